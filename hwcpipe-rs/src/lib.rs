@@ -2,4 +2,7 @@
 //!
 //! See `README.md` beside this crate for an overview and an example.
 #![deny(missing_docs)]
+#![deny(unsafe_code)]
 
+pub mod gpu;
+mod sys;

@@ -1,0 +1,1 @@
+//! Mali GPU counters through the kbase kernel driver.

@@ -1,0 +1,1 @@
+//! Kernel calls of the Mali kbase driver: open, ioctl, mmap, poll.
