@@ -1,0 +1,190 @@
+//! The counter model: one description per counter, ids `1..=N` equal to positions.
+
+use std::fmt;
+
+/// Identifier of a counter: its 1-based position in [`crate::Lizard::counters`].
+///
+/// Valid ids are `1..=N`; `0` is never valid. The id of a counter is always its position, for every source
+/// (there is no separate "internal" id that could disagree with the position).
+pub type CounterId = u32;
+
+/// Where a counter's values come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Source {
+    /// The gatord daemon (Arm Streamline), over TCP.
+    Gatord,
+    /// HWCPipe's CPU side (Linux `perf_event_open`).
+    HwcPipeCpu,
+    /// HWCPipe's GPU side (Mali kbase driver).
+    HwcPipeGpu,
+}
+
+/// How the samples of a counter combine into one reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CounterClass {
+    /// Each sample is the counter's level at that moment (memory in use, temperature): readings are the mean.
+    Absolute,
+    /// Each sample counts what happened since the previous sample: readings are the sum.
+    Delta,
+}
+
+/// The numeric type a counter's readings naturally have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ResultType {
+    /// Whole numbers: read with [`crate::Lizard::read_int`].
+    Integer,
+    /// Fractional numbers: read with [`crate::Lizard::read_double`].
+    Floating,
+}
+
+/// The unit of a counter's values, after the multiplier is applied.
+///
+/// The named variants are the units the Lizard C API can describe plus `MegaHertz` and `MilliVolts`, which it
+/// folds (MHz readings are scaled to Hz; mV is its own unit here). Any other unit text is kept in `Other`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Units {
+    /// No unit given.
+    Unknown,
+    /// Bytes (`B`).
+    Bytes,
+    /// Degrees Celsius (`°C`).
+    Celsius,
+    /// Hertz (`Hz`).
+    Hertz,
+    /// Megahertz (`MHz`): readings are multiplied by 1 000 000 and so come out in Hz.
+    MegaHertz,
+    /// Memory pages (`pages`).
+    Pages,
+    /// Revolutions per minute (`RPM`).
+    Rpm,
+    /// Seconds (`s`).
+    Seconds,
+    /// Volts (`V`).
+    Volts,
+    /// Millivolts (`mV`).
+    MilliVolts,
+    /// Any other unit text, verbatim (`cycles`, `%`, `instructions`, ...).
+    Other(String),
+}
+
+impl Units {
+    /// Maps a unit string as gatord's events XML and HWCPipe spell it (exact, case-sensitive) to a unit.
+    pub fn parse(text: &str) -> Units {
+        match text {
+            "" => Units::Unknown,
+            "B" | "bytes" => Units::Bytes,
+            "°C" => Units::Celsius,
+            "Hz" => Units::Hertz,
+            "MHz" => Units::MegaHertz,
+            "pages" => Units::Pages,
+            "RPM" => Units::Rpm,
+            "s" => Units::Seconds,
+            "V" => Units::Volts,
+            "mV" => Units::MilliVolts,
+            other => Units::Other(other.to_owned()),
+        }
+    }
+
+    /// The factor a raw value is scaled by because of the unit: 1 000 000 for MHz (readings are in Hz), else 1.
+    pub fn scale(&self) -> f64 {
+        match self {
+            Units::MegaHertz => 1_000_000.0,
+            _ => 1.0,
+        }
+    }
+}
+
+impl fmt::Display for Units {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = match self {
+            Units::Unknown => "",
+            Units::Bytes => "B",
+            Units::Celsius => "°C",
+            Units::Hertz => "Hz",
+            Units::MegaHertz => "MHz",
+            Units::Pages => "pages",
+            Units::Rpm => "RPM",
+            Units::Seconds => "s",
+            Units::Volts => "V",
+            Units::MilliVolts => "mV",
+            Units::Other(text) => text,
+        };
+        f.write_str(text)
+    }
+}
+
+/// The description of one counter.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Counter {
+    /// The counter's id, equal to its 1-based position in the counter list.
+    pub id: CounterId,
+    /// The gatord counter name (`ARM_Mali-G71_GPU_ACTIVE`, `Linux_meminfo_memfree`); the HWCPipe counter name
+    /// (`GpuCycles`) for HWCPipe counters.
+    pub key: String,
+    /// The event's `name` (gatord) or the HWCPipe counter name.
+    pub name: String,
+    /// The event's `title` (gatord), or `HWCPipe CPU` / `HWCPipe GPU`.
+    pub title: String,
+    /// A sentence describing the counter.
+    pub description: String,
+    /// The category the counter is listed under.
+    pub category: String,
+    /// Factor every value is multiplied by when read (gatord `multiplier`; 1 when absent).
+    pub multiplier: f64,
+    /// The unit of the readings.
+    pub units: Units,
+    /// How samples combine into a reading.
+    pub class: CounterClass,
+    /// Where the values come from.
+    pub source: Source,
+    /// The natural numeric type of the readings.
+    pub result_type: ResultType,
+}
+
+impl Counter {
+    /// The combined scale applied to every reading: the multiplier times the unit scale (MHz → Hz).
+    pub fn scale(&self) -> f64 {
+        self.multiplier * self.units.scale()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_parse_covers_the_full_set() {
+        let cases = [
+            ("", Units::Unknown),
+            ("B", Units::Bytes),
+            ("bytes", Units::Bytes),
+            ("°C", Units::Celsius),
+            ("Hz", Units::Hertz),
+            ("MHz", Units::MegaHertz),
+            ("pages", Units::Pages),
+            ("RPM", Units::Rpm),
+            ("s", Units::Seconds),
+            ("V", Units::Volts),
+            ("mV", Units::MilliVolts),
+            ("cycles", Units::Other("cycles".into())),
+        ];
+        for (text, units) in cases {
+            assert_eq!(Units::parse(text), units, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn units_display_round_trips() {
+        for text in [
+            "", "B", "°C", "Hz", "MHz", "pages", "RPM", "s", "V", "mV", "%",
+        ] {
+            assert_eq!(Units::parse(text).to_string(), text);
+        }
+    }
+
+    #[test]
+    fn mhz_scales_by_a_million() {
+        assert_eq!(Units::MegaHertz.scale(), 1e6);
+        assert_eq!(Units::Hertz.scale(), 1.0);
+    }
+}

@@ -1,0 +1,289 @@
+//! The thread-safe, bounded sample store that every capture thread writes into.
+//!
+//! One ring buffer per counter, each holding at most `capacity` samples. When a buffer is full the oldest sample
+//! is dropped and counted, so memory stays bounded however long a capture runs. Every method takes the one lock
+//! for a short, allocation-free (amortised) critical section; a poisoned lock is recovered, never a panic.
+
+use std::collections::VecDeque;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use crate::counter::CounterId;
+
+/// Default number of samples kept per counter (about a minute at gatord's 1 kHz sample rate).
+pub const DEFAULT_CAPACITY: usize = 65_536;
+
+/// One sampled value, keeping its type.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    /// An integer value (every gatord value, HWCPipe CPU counts).
+    Int(i64),
+    /// A fractional value (HWCPipe GPU formulas).
+    Float(f64),
+}
+
+impl Value {
+    /// The value as a double: integers are converted numerically, never reinterpreted.
+    pub fn as_f64(self) -> f64 {
+        match self {
+            Value::Int(v) => v as f64,
+            Value::Float(v) => v,
+        }
+    }
+}
+
+/// One timestamped sample of a counter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    /// Nanoseconds since the engine's time origin (see [`crate::Lizard::now_ns`]).
+    pub timestamp_ns: u64,
+    /// The sampled value.
+    pub value: Value,
+}
+
+/// An inclusive window of timestamps selecting the samples of one capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// First timestamp included, in nanoseconds.
+    pub start_ns: u64,
+    /// Last timestamp included, in nanoseconds.
+    pub end_ns: u64,
+}
+
+impl Window {
+    /// Whether `timestamp_ns` lies inside the window.
+    pub fn contains(&self, timestamp_ns: u64) -> bool {
+        (self.start_ns..=self.end_ns).contains(&timestamp_ns)
+    }
+}
+
+#[derive(Debug, Default)]
+struct Buffer {
+    samples: VecDeque<Sample>,
+    dropped: u64,
+}
+
+/// Per-counter bounded sample buffers behind one lock, shared by the capture threads and the reader.
+#[derive(Debug)]
+pub struct SampleStore {
+    capacity: usize,
+    buffers: Mutex<Vec<Buffer>>,
+}
+
+impl SampleStore {
+    /// A store for counters `1..=counters`, keeping at most `capacity` samples per counter (at least 1).
+    pub fn new(counters: usize, capacity: usize) -> SampleStore {
+        let buffers = (0..counters).map(|_| Buffer::default()).collect();
+        SampleStore {
+            capacity: capacity.max(1),
+            buffers: Mutex::new(buffers),
+        }
+    }
+
+    /// The most samples kept per counter.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The number of counters the store has buffers for.
+    pub fn counters(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Buffer>> {
+        self.buffers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn index(id: CounterId) -> Option<usize> {
+        (id as usize).checked_sub(1)
+    }
+
+    /// Appends one sample to counter `id`, dropping (and counting) the oldest if the buffer is full.
+    ///
+    /// Returns `false` (and stores nothing) when `id` is not a counter of this store.
+    pub fn push(&self, id: CounterId, sample: Sample) -> bool {
+        let mut buffers = self.lock();
+        Self::push_locked(&mut buffers, self.capacity, id, sample)
+    }
+
+    /// Appends many samples under one lock. Samples for ids outside the store are skipped; returns how many
+    /// were stored.
+    pub fn push_all(&self, samples: impl IntoIterator<Item = (CounterId, Sample)>) -> usize {
+        let mut buffers = self.lock();
+        let mut stored = 0;
+        for (id, sample) in samples {
+            if Self::push_locked(&mut buffers, self.capacity, id, sample) {
+                stored += 1;
+            }
+        }
+        stored
+    }
+
+    fn push_locked(buffers: &mut [Buffer], capacity: usize, id: CounterId, sample: Sample) -> bool {
+        let Some(buffer) = Self::index(id).and_then(|i| buffers.get_mut(i)) else {
+            return false;
+        };
+        if buffer.samples.len() >= capacity {
+            buffer.samples.pop_front();
+            buffer.dropped += 1;
+        }
+        buffer.samples.push_back(sample);
+        true
+    }
+
+    /// A copy of counter `id`'s samples, oldest first, optionally only those inside `window`; `None` for an
+    /// id outside the store.
+    pub fn samples(&self, id: CounterId, window: Option<Window>) -> Option<Vec<Sample>> {
+        let buffers = self.lock();
+        let buffer = buffers.get(Self::index(id)?)?;
+        Some(match window {
+            None => buffer.samples.iter().copied().collect(),
+            Some(w) => buffer
+                .samples
+                .iter()
+                .filter(|s| w.contains(s.timestamp_ns))
+                .copied()
+                .collect(),
+        })
+    }
+
+    /// How many samples of counter `id` were dropped because its buffer was full; `None` for an unknown id.
+    pub fn dropped(&self, id: CounterId) -> Option<u64> {
+        let buffers = self.lock();
+        buffers.get(Self::index(id)?).map(|b| b.dropped)
+    }
+
+    /// Empties the buffers of the given counters and resets their drop counts.
+    pub fn clear(&self, ids: impl IntoIterator<Item = CounterId>) {
+        let mut buffers = self.lock();
+        for id in ids {
+            if let Some(buffer) = Self::index(id).and_then(|i| buffers.get_mut(i)) {
+                *buffer = Buffer::default();
+            }
+        }
+    }
+
+    /// Empties every buffer and resets every drop count.
+    pub fn clear_all(&self) {
+        let mut buffers = self.lock();
+        for buffer in buffers.iter_mut() {
+            *buffer = Buffer::default();
+        }
+    }
+
+    /// Discards every sample older than `timestamp_ns` (not counted as dropped): keeps a long-running
+    /// persistent session from filling the buffers with samples no capture window will select.
+    pub fn prune_before(&self, timestamp_ns: u64) {
+        let mut buffers = self.lock();
+        for buffer in buffers.iter_mut() {
+            while buffer
+                .samples
+                .front()
+                .is_some_and(|s| s.timestamp_ns < timestamp_ns)
+            {
+                buffer.samples.pop_front();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::sync::Arc;
+
+    fn s(t: u64, v: i64) -> Sample {
+        Sample {
+            timestamp_ns: t,
+            value: Value::Int(v),
+        }
+    }
+
+    #[test]
+    fn unknown_ids_are_refused_not_panicking() {
+        let store = SampleStore::new(2, 4);
+        assert!(!store.push(0, s(0, 1)));
+        assert!(!store.push(3, s(0, 1)));
+        assert!(store.samples(0, None).is_none());
+        assert!(store.samples(3, None).is_none());
+        assert!(store.dropped(u32::MAX).is_none());
+        assert!(store.push(2, s(0, 1)));
+    }
+
+    #[test]
+    fn full_buffer_drops_oldest_and_counts() {
+        let store = SampleStore::new(1, 3);
+        for v in 0..5 {
+            store.push(1, s(v as u64, v));
+        }
+        let values: Vec<_> = store.samples(1, None).unwrap();
+        assert_eq!(values, vec![s(2, 2), s(3, 3), s(4, 4)]);
+        assert_eq!(store.dropped(1), Some(2));
+        store.clear([1]);
+        assert_eq!(store.dropped(1), Some(0));
+        assert!(store.samples(1, None).unwrap().is_empty());
+    }
+
+    #[test]
+    fn window_selects_inclusive_range() {
+        let store = SampleStore::new(1, 16);
+        for t in 0..10 {
+            store.push(1, s(t, t as i64));
+        }
+        let w = Window {
+            start_ns: 3,
+            end_ns: 5,
+        };
+        let got = store.samples(1, Some(w)).unwrap();
+        assert_eq!(got, vec![s(3, 3), s(4, 4), s(5, 5)]);
+        store.prune_before(8);
+        assert_eq!(store.samples(1, None).unwrap(), vec![s(8, 8), s(9, 9)]);
+        assert_eq!(store.dropped(1), Some(0));
+    }
+
+    #[test]
+    fn zero_capacity_is_raised_to_one() {
+        let store = SampleStore::new(1, 0);
+        assert_eq!(store.capacity(), 1);
+        store.push(1, s(1, 1));
+        store.push(1, s(2, 2));
+        assert_eq!(store.samples(1, None).unwrap(), vec![s(2, 2)]);
+    }
+
+    #[test]
+    fn concurrent_writers_lose_nothing() {
+        let store = Arc::new(SampleStore::new(2, 100_000));
+        let threads: Vec<_> = (1..=2)
+            .map(|id| {
+                let store = Arc::clone(&store);
+                std::thread::spawn(move || {
+                    for v in 0..10_000 {
+                        store.push(id, s(v, v as i64));
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(store.samples(1, None).unwrap().len(), 10_000);
+        assert_eq!(store.samples(2, None).unwrap().len(), 10_000);
+    }
+
+    proptest! {
+        #[test]
+        fn keeps_the_newest_capacity_samples(values in proptest::collection::vec(any::<i64>(), 0..200),
+                                             capacity in 1usize..50) {
+            let store = SampleStore::new(1, capacity);
+            let stored = store.push_all(values.iter().enumerate().map(|(t, &v)| (1, s(t as u64, v))));
+            prop_assert_eq!(stored, values.len());
+            let kept: Vec<i64> = store.samples(1, None).unwrap().iter().map(|s| match s.value {
+                Value::Int(v) => v,
+                Value::Float(_) => unreachable!(),
+            }).collect();
+            let start = values.len().saturating_sub(capacity);
+            prop_assert_eq!(&kept[..], &values[start..]);
+            prop_assert_eq!(store.dropped(1).unwrap(), start as u64);
+        }
+    }
+}
