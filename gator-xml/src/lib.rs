@@ -1,5 +1,29 @@
-//! Typed reader and writer for the XML documents of the Arm Streamline gatord daemon (events, counters, captured, configuration, session, request).
-//!
-//! See `README.md` beside this crate for an overview and an example.
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+
+pub mod configuration;
+mod error;
+mod event_class;
+pub mod events;
+mod raw;
+mod reader;
+mod request;
+mod units;
+mod write;
+
+pub use configuration::{
+    Configurations, CounterConfiguration, SpeConfiguration, CONFIGURATION_REVISION,
+};
+pub use error::{NumberError, Position, XmlError};
+pub use event_class::{DisplayMode, EventClass};
+pub use events::{Category, CounterSet, Event, Events};
+pub use raw::{RawElement, MAX_DEPTH};
+pub use request::{Request, RequestType};
+pub use units::Units;
+
+/// The XML parser this crate reads with, re-exported so callers (and benches) use the very same version.
+pub use roxmltree;
+
+/// Attributes an element carried that the typed model does not name, by attribute name.
+pub type Attributes = std::collections::BTreeMap<String, String>;

@@ -1,0 +1,69 @@
+//! [`Category`]: a `<category>` of an events document and the events it groups.
+
+use super::event::Event;
+use super::option_set::OptionSet;
+use crate::error::XmlError;
+use crate::raw::RawElement;
+use crate::reader::Element;
+use crate::Attributes;
+
+/// `<category name counter_set per_cpu supports_event_based_sampling>`: a group of events shown together.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Category {
+    /// `name`. Not unique: the merged document repeats names such as "Mali Shader Core" once per GPU.
+    pub name: String,
+    /// `counter_set`: the counter set whose slots the programmable events of this category use.
+    pub counter_set: Option<String>,
+    /// `per_cpu` (yes|no).
+    pub per_cpu: Option<bool>,
+    /// `supports_event_based_sampling` (yes|true).
+    pub supports_event_based_sampling: Option<bool>,
+    /// The `<event>` children in document order.
+    pub events: Vec<Event>,
+    /// The `<option_set>` children in document order.
+    pub option_sets: Vec<OptionSet>,
+    /// Other child elements, kept verbatim.
+    pub other: Vec<RawElement>,
+    /// Attributes not modelled above.
+    pub extra: Attributes,
+}
+
+impl Category {
+    /// The option set named `name`.
+    pub fn option_set(&self, name: &str) -> Option<&OptionSet> {
+        self.option_sets.iter().find(|s| s.name == name)
+    }
+
+    /// The programmable event (no `counter` attribute) with event code `code`.
+    pub fn programmable_event(&self, code: u64) -> Option<&Event> {
+        self.events
+            .iter()
+            .find(|e| e.counter.is_none() && e.event == Some(code))
+    }
+
+    pub(crate) fn read(el: Element<'_, '_>) -> Result<Self, XmlError> {
+        let mut cat = Category {
+            name: el.required("name")?.to_owned(),
+            counter_set: el.string("counter_set"),
+            per_cpu: el.boolean("per_cpu")?,
+            supports_event_based_sampling: el.boolean("supports_event_based_sampling")?,
+            extra: el.extra(&[
+                "name",
+                "counter_set",
+                "per_cpu",
+                "supports_event_based_sampling",
+            ]),
+            ..Category::default()
+        };
+        for child in el.children() {
+            match child.tag_name().name() {
+                "event" => cat.events.push(Event::read(el.child(child, "event"))?),
+                "option_set" => cat
+                    .option_sets
+                    .push(OptionSet::read(el.child(child, "option_set"))?),
+                _ => cat.other.push(el.child(child, "element").raw()?),
+            }
+        }
+        Ok(cat)
+    }
+}

@@ -1,0 +1,303 @@
+//! [`Event`]: one `<event>` element of an events document, with every attribute gatord documents.
+
+use crate::error::XmlError;
+use crate::event_class::{DisplayMode, EventClass};
+use crate::reader::Element;
+use crate::units::Units;
+use crate::Attributes;
+
+/// One entry of an `activityN` / `activity_colorN` attribute pair.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Activity {
+    /// The `N` in `activityN`.
+    pub index: u32,
+    /// The activity label (`activityN`), if given.
+    pub name: Option<String>,
+    /// The colour (`activity_colorN`, `0x00RRGGBB`), if given.
+    pub color: Option<u32>,
+}
+
+/// A `<valid-op-type class sub-class/>` child of an SPE event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ValidOpType {
+    /// The operation class (`load-store`, `branch`, `other`).
+    pub class: String,
+    /// The operation sub-class (`load`, `sve`, ...), if given.
+    pub sub_class: Option<String>,
+    /// Attributes not modelled above.
+    pub extra: Attributes,
+}
+
+/// An `<event>`: a counter (fixed, when `counter` is set) or a programmable event code.
+///
+/// Attributes that are absent stay `None`; the `effective_*` methods apply gatord's defaults. Attributes this
+/// crate does not know are kept in [`Event::extra`], so a document read here loses nothing.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Event {
+    /// `counter`: the fixed counter name. Absent for programmable events, which are selected by
+    /// [`Event::event`] in a slot of the category's counter set.
+    pub counter: Option<String>,
+    /// `event`: the event code (hexadecimal with `0x`, or decimal).
+    pub event: Option<u64>,
+    /// `title`: the group shown first in "title: name". SPE events have none.
+    pub title: Option<String>,
+    /// `name`: the event name. Required.
+    pub name: String,
+    /// `description`.
+    pub description: Option<String>,
+    /// `class`; absent means delta.
+    pub class: Option<EventClass>,
+    /// `display`.
+    pub display: Option<DisplayMode>,
+    /// `units`.
+    pub units: Option<Units>,
+    /// `multiplier`; absent means 1.
+    pub multiplier: Option<f64>,
+    /// `average_selection` (yes|no).
+    pub average_selection: Option<bool>,
+    /// `average_cores` (yes).
+    pub average_cores: Option<bool>,
+    /// `percentage` (yes).
+    pub percentage: Option<bool>,
+    /// `derived` (yes).
+    pub derived: Option<bool>,
+    /// `per_cpu` (yes).
+    pub per_cpu: Option<bool>,
+    /// `proc` (no).
+    pub proc: Option<bool>,
+    /// `advanced` (yes): hidden behind an "advanced" switch in the UI.
+    pub advanced: Option<bool>,
+    /// `rendering_type` (e.g. `bar`).
+    pub rendering_type: Option<String>,
+    /// `series_composition` (e.g. `overlay`).
+    pub series_composition: Option<String>,
+    /// `color` (`0x00RRGGBB`).
+    pub color: Option<u32>,
+    /// `activityN` / `activity_colorN` pairs, ordered by `N`.
+    pub activities: Vec<Activity>,
+    /// `cores`: the number of cores of an uncore counter.
+    pub cores: Option<u32>,
+    /// `option_set`: the name of an `<option_set>` of the category that qualifies this event.
+    pub option_set: Option<String>,
+    /// `regex` (ftrace events).
+    pub regex: Option<String>,
+    /// `tracepoint` (ftrace events).
+    pub tracepoint: Option<String>,
+    /// `arg` (ftrace events).
+    pub arg: Option<String>,
+    /// `bit` (SPE events): the bit of the SPE events packet.
+    pub bit: Option<u32>,
+    /// `flag` (a mask, hexadecimal with `0x` or decimal).
+    pub flag: Option<u64>,
+    /// `filter-bit` (SPE events).
+    pub filter_bit: Option<u32>,
+    /// `condition-bit` (SPE events).
+    pub condition_bit: Option<u32>,
+    /// `ratio-label` (SPE events).
+    pub ratio_label: Option<String>,
+    /// `set-label` (SPE events).
+    pub set_label: Option<String>,
+    /// `clear-label` (SPE events).
+    pub clear_label: Option<String>,
+    /// `set-mode` (SPE events: `neutral`, `positive`, ...).
+    pub set_mode: Option<String>,
+    /// `show-by-default` (SPE events, e.g. `set`).
+    pub show_by_default: Option<String>,
+    /// `<valid-op-type>` children (SPE events).
+    pub valid_op_types: Vec<ValidOpType>,
+    /// Attributes not modelled above (for example `ddk_version`, added by the daemon at run time).
+    pub extra: Attributes,
+}
+
+impl Event {
+    /// The class gatord applies: the `class` attribute, or delta when absent.
+    pub fn effective_class(&self) -> EventClass {
+        self.class.clone().unwrap_or(EventClass::Delta)
+    }
+
+    /// The multiplier gatord applies: the `multiplier` attribute, or 1 when absent.
+    pub fn effective_multiplier(&self) -> f64 {
+        self.multiplier.unwrap_or(1.0)
+    }
+
+    /// "title: name", as Streamline labels an event (just the name when there is no title).
+    pub fn label(&self) -> String {
+        match &self.title {
+            Some(title) => format!("{title}: {}", self.name),
+            None => self.name.clone(),
+        }
+    }
+
+    /// Every attribute of this event rendered back to text, `(name, value)`, in a fixed order.
+    ///
+    /// Numbers are written in gatord's style (`0x` hexadecimal for codes, masks and colours) and flags as
+    /// `yes`/`no`, so values equal the source text up to number formatting and boolean spelling.
+    pub fn attributes(&self) -> Vec<(String, String)> {
+        let mut out: Vec<(String, String)> = Vec::new();
+        let mut put = |name: &str, value: Option<String>| {
+            if let Some(v) = value {
+                out.push((name.to_owned(), v));
+            }
+        };
+        let yes_no = |b: Option<bool>| b.map(|b| if b { "yes" } else { "no" }.to_owned());
+        let hex = |v: Option<u64>| v.map(|v| format!("0x{v:x}"));
+        put("counter", self.counter.clone());
+        put("event", hex(self.event));
+        put("title", self.title.clone());
+        put("name", Some(self.name.clone()));
+        put("description", self.description.clone());
+        put("class", self.class.as_ref().map(|c| c.as_str().to_owned()));
+        put(
+            "display",
+            self.display.as_ref().map(|d| d.as_str().to_owned()),
+        );
+        put("units", self.units.as_ref().map(|u| u.as_str().to_owned()));
+        put("multiplier", self.multiplier.map(|m| m.to_string()));
+        put("average_selection", yes_no(self.average_selection));
+        put("average_cores", yes_no(self.average_cores));
+        put("percentage", yes_no(self.percentage));
+        put("derived", yes_no(self.derived));
+        put("per_cpu", yes_no(self.per_cpu));
+        put("proc", yes_no(self.proc));
+        put("advanced", yes_no(self.advanced));
+        put("rendering_type", self.rendering_type.clone());
+        put("series_composition", self.series_composition.clone());
+        put("color", self.color.map(|c| format!("0x{c:08x}")));
+        for a in &self.activities {
+            put(&format!("activity{}", a.index), a.name.clone());
+            put(
+                &format!("activity_color{}", a.index),
+                a.color.map(|c| format!("0x{c:08x}")),
+            );
+        }
+        put("cores", self.cores.map(|c| c.to_string()));
+        put("option_set", self.option_set.clone());
+        put("regex", self.regex.clone());
+        put("tracepoint", self.tracepoint.clone());
+        put("arg", self.arg.clone());
+        put("bit", self.bit.map(|v| v.to_string()));
+        put("flag", hex(self.flag));
+        put("filter-bit", self.filter_bit.map(|v| v.to_string()));
+        put("condition-bit", self.condition_bit.map(|v| v.to_string()));
+        put("ratio-label", self.ratio_label.clone());
+        put("set-label", self.set_label.clone());
+        put("clear-label", self.clear_label.clone());
+        put("set-mode", self.set_mode.clone());
+        put("show-by-default", self.show_by_default.clone());
+        for (k, v) in &self.extra {
+            put(k, Some(v.clone()));
+        }
+        out
+    }
+
+    /// Reads an `<event>` element; one pass over its attributes.
+    pub(crate) fn read(el: Element<'_, '_>) -> Result<Self, XmlError> {
+        let mut ev = Event::default();
+        let mut has_name = false;
+        for attr in el.node.attributes() {
+            let name = attr.name();
+            let v = attr.value();
+            match name {
+                "counter" => ev.counter = Some(v.to_owned()),
+                "event" => ev.event = Some(el.int_value(name, v)?),
+                "title" => ev.title = Some(v.to_owned()),
+                "name" => {
+                    ev.name = v.to_owned();
+                    has_name = true;
+                }
+                "description" => ev.description = Some(v.to_owned()),
+                "class" => ev.class = Some(EventClass::parse(v)),
+                "display" => ev.display = Some(DisplayMode::parse(v)),
+                "units" => ev.units = Some(Units::parse(v)),
+                "multiplier" => ev.multiplier = Some(el.float_value(name, v)?),
+                "average_selection" => ev.average_selection = Some(el.bool_value(name, v)?),
+                "average_cores" => ev.average_cores = Some(el.bool_value(name, v)?),
+                "percentage" => ev.percentage = Some(el.bool_value(name, v)?),
+                "derived" => ev.derived = Some(el.bool_value(name, v)?),
+                "per_cpu" => ev.per_cpu = Some(el.bool_value(name, v)?),
+                "proc" => ev.proc = Some(el.bool_value(name, v)?),
+                "advanced" => ev.advanced = Some(el.bool_value(name, v)?),
+                "rendering_type" => ev.rendering_type = Some(v.to_owned()),
+                "series_composition" => ev.series_composition = Some(v.to_owned()),
+                "color" => ev.color = Some(el.hex_value(name, v)?),
+                "cores" => ev.cores = Some(el.int_value(name, v)?),
+                "option_set" => ev.option_set = Some(v.to_owned()),
+                "regex" => ev.regex = Some(v.to_owned()),
+                "tracepoint" => ev.tracepoint = Some(v.to_owned()),
+                "arg" => ev.arg = Some(v.to_owned()),
+                "bit" => ev.bit = Some(el.int_value(name, v)?),
+                "flag" => ev.flag = Some(el.int_value(name, v)?),
+                "filter-bit" => ev.filter_bit = Some(el.int_value(name, v)?),
+                "condition-bit" => ev.condition_bit = Some(el.int_value(name, v)?),
+                "ratio-label" => ev.ratio_label = Some(v.to_owned()),
+                "set-label" => ev.set_label = Some(v.to_owned()),
+                "clear-label" => ev.clear_label = Some(v.to_owned()),
+                "set-mode" => ev.set_mode = Some(v.to_owned()),
+                "show-by-default" => ev.show_by_default = Some(v.to_owned()),
+                _ => {
+                    if !read_activity(&el, &mut ev.activities, name, v)? {
+                        ev.extra.insert(name.to_owned(), v.to_owned());
+                    }
+                }
+            }
+        }
+        if !has_name {
+            return Err(XmlError::MissingAttribute {
+                element: el.name,
+                attribute: "name",
+                position: el.position(),
+            });
+        }
+        ev.activities.sort_by_key(|a| a.index);
+        for child in el.children() {
+            if child.tag_name().name() == "valid-op-type" {
+                let c = el.child(child, "valid-op-type");
+                ev.valid_op_types.push(ValidOpType {
+                    class: c.required("class")?.to_owned(),
+                    sub_class: c.string("sub-class"),
+                    extra: c.extra(&["class", "sub-class"]),
+                });
+            }
+        }
+        Ok(ev)
+    }
+}
+
+/// Reads `activityN` / `activity_colorN`; false when `name` is neither.
+fn read_activity(
+    el: &Element<'_, '_>,
+    activities: &mut Vec<Activity>,
+    name: &str,
+    value: &str,
+) -> Result<bool, XmlError> {
+    let (index, is_color) = if let Some(n) = name.strip_prefix("activity_color") {
+        (n, true)
+    } else if let Some(n) = name.strip_prefix("activity") {
+        (n, false)
+    } else {
+        return Ok(false);
+    };
+    if index.is_empty() || !index.bytes().all(|b| b.is_ascii_digit()) {
+        return Ok(false);
+    }
+    let Ok(index) = index.parse::<u32>() else {
+        return Ok(false);
+    };
+    let pos = match activities.iter().position(|a| a.index == index) {
+        Some(p) => p,
+        None => {
+            activities.push(Activity {
+                index,
+                name: None,
+                color: None,
+            });
+            activities.len() - 1
+        }
+    };
+    if is_color {
+        activities[pos].color = Some(el.hex_value(name, value)?);
+    } else {
+        activities[pos].name = Some(value.to_owned());
+    }
+    Ok(true)
+}
