@@ -1,7 +1,27 @@
-//! Typed, no_std model of the Armv8/Armv9 PMUv3 performance monitor registers, events and overflow arithmetic, with a software PMU.
-//!
-//! See `README.md` beside this crate for an overview and an example.
+#![doc = include_str!("../README.md")]
 #![no_std]
 #![deny(missing_docs)]
 #![cfg_attr(not(target_arch = "aarch64"), forbid(unsafe_code))]
 
+#[cfg(any(test, feature = "std"))]
+extern crate std;
+
+pub mod regs;
+pub mod version;
+
+pub use regs::counter_set::{CounterSet, NoSuchCounter};
+pub use regs::field::{Access, FieldInfo, FieldOverflow, Register, Res0Violation};
+pub use regs::id_aa64dfr0::IdAa64Dfr0;
+pub use regs::pmccfiltr::Pmccfiltr;
+pub use regs::pmceid::{CommonEventSet, NotDiscoverable, PmceidBit};
+pub use regs::pmcfgr::Pmcfgr;
+pub use regs::pmcr::Pmcr;
+pub use regs::pmevtyper::{EventNotEncodable, Pmevtyper, ThresholdCondition};
+pub use regs::pmmir::{Pmmir, ReservedBusWidth};
+pub use regs::pmselr::{Pmselr, Selected};
+pub use regs::pmuserenr::Pmuserenr;
+pub use version::{PmuSupport, PmuVersion, ReservedPmuVer};
+pub mod encoding;
+pub mod event;
+pub mod external;
+pub use event::CommonEvent;
