@@ -1,5 +1,26 @@
 //! Sans-IO client and daemon state machines, framing and APC frame decoding for the Arm Streamline gatord protocol.
 //!
-//! See `README.md` beside this crate for an overview and an example.
+//! No sockets, clocks or threads: bytes go in, events and bytes come out.
+//!
+//! - [`sleb128`]: gatord's `packInt`/`packInt64` integers.
+//! - [`header`], [`command`], [`response`]: the 5-byte-header messages in both directions.
+//! - [`handshake`]: `STREAMLINE\n` and `GATOR <n>\n`; [`ProtocolVersion`].
+//! - [`apc`]: zero-copy APC frames ([`apc::Frame::parse`]) and their encoders; local capture files.
+//! - [`client::Session`] and [`daemon::Session`]: the two ends of a connection.
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+
+pub mod apc;
+pub mod client;
+pub mod command;
+pub mod daemon;
+pub mod handshake;
+pub mod header;
+pub mod response;
+pub mod sleb128;
+mod status;
+mod version;
+
+pub use status::Decoded;
+pub use version::ProtocolVersion;

@@ -1,0 +1,534 @@
+//! The client side of a gatord connection as a sans-IO state machine.
+
+use std::collections::VecDeque;
+
+use thiserror::Error;
+
+use crate::command::{encode_command, CommandType};
+use crate::handshake::{decode_gator_line, encode_legacy_version_line, HandshakeError, STREAMLINE};
+use crate::header::{EncodeError, DEFAULT_MAX_COMMAND_PAYLOAD, DEFAULT_MAX_RESPONSE_PAYLOAD};
+use crate::response::{decode_response, Response, ResponseError, ResponseType};
+use crate::status::Decoded;
+use crate::version::ProtocolVersion;
+
+/// The XML declaration every request starts with (gatord NAKs requests without it).
+pub const XML_DECLARATION: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
+
+/// Limits and options of a [`Session`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Largest response payload accepted; a longer header is an error before anything is buffered for it.
+    pub max_response_payload: u32,
+    /// Largest command payload sent (gatord refuses more than 1 MiB).
+    pub max_command_payload: u32,
+    /// If set, a legacy `VERSION <n>\n` line is sent before `STREAMLINE\n`, as Lizard does with 671.
+    pub legacy_version_line: Option<u32>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            max_response_payload: DEFAULT_MAX_RESPONSE_PAYLOAD,
+            max_command_payload: DEFAULT_MAX_COMMAND_PAYLOAD,
+            legacy_version_line: None,
+        }
+    }
+}
+
+/// Where a [`Session`] is in the conversation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Waiting for the `GATOR <n>` answer (commands may already be queued).
+    Handshaking,
+    /// Handshake done; XML requests, deliveries, PING and APC_START are allowed.
+    Setup,
+    /// APC_START sent; frames arrive; PING and APC_STOP are allowed.
+    Capturing,
+    /// APC_STOP sent; remaining frames arrive until the end marker.
+    Stopping,
+    /// The zero-length APC_DATA end marker arrived; the daemon closes the connection next.
+    Ended,
+    /// DISCONNECT or EXIT was sent; later input is ignored.
+    Disconnected,
+    /// The peer closed the connection cleanly ([`Session::handle_eof`]).
+    Closed,
+    /// A protocol violation was reported; the session accepts nothing more.
+    Failed,
+}
+
+/// Something the daemon said, in arrival order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// The handshake completed.
+    Connected {
+        /// The daemon's protocol version.
+        version: ProtocolVersion,
+    },
+    /// The XML document answering [`Session::request_xml`].
+    Xml {
+        /// The requested type (`events`, `counters`, `captured`, …).
+        request: String,
+        /// The document bytes.
+        document: Vec<u8>,
+    },
+    /// The daemon refused an XML request (text such as `Unknown request`).
+    XmlRejected {
+        /// The requested type.
+        request: String,
+        /// The NAK text.
+        message: Vec<u8>,
+    },
+    /// The delivered document was accepted (ACK).
+    Delivered,
+    /// The delivered document was refused (NAK).
+    DeliveryRejected {
+        /// The NAK text (usually empty).
+        message: Vec<u8>,
+    },
+    /// A PING was acknowledged.
+    Pong,
+    /// The `<current_config>` document answering [`Session::request_current_config`].
+    CurrentConfig(Vec<u8>),
+    /// One APC frame (`packInt frame_type` + body); decode it with [`crate::apc::Frame::parse`].
+    ApcFrame(Vec<u8>),
+    /// The zero-length APC_DATA: the capture (or, after [`Event::DaemonError`], the connection) is over.
+    EndOfCapture,
+    /// The daemon reported a fatal error; [`Event::EndOfCapture`] normally follows.
+    DaemonError(Vec<u8>),
+    /// A chunk of the daemon's capture log.
+    GatorLog(Vec<u8>),
+    /// The capture log is complete.
+    GatorLogEnd,
+    /// The profiled application was started.
+    ActivityStarted,
+    /// The peer closed the connection at a message boundary.
+    Closed,
+}
+
+/// A protocol violation or a misuse of the session.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ClientError {
+    /// The daemon's handshake answer is malformed.
+    #[error("bad handshake from the daemon")]
+    Handshake(#[from] HandshakeError),
+    /// A response header is unknown or announces a payload over the limit.
+    #[error("bad response from the daemon")]
+    Response(#[from] ResponseError),
+    /// A well-formed response arrived that does not answer anything outstanding in this state.
+    #[error("unexpected {kind:?} response in state {state:?}")]
+    UnexpectedResponse {
+        /// The response type.
+        kind: ResponseType,
+        /// The session state when it arrived.
+        state: State,
+    },
+    /// A command was issued in a state that does not allow it.
+    #[error("{command:?} is not allowed in state {state:?}")]
+    InvalidState {
+        /// The command.
+        command: CommandType,
+        /// The session state.
+        state: State,
+    },
+    /// A command needs a newer daemon than the one connected.
+    #[error("{command:?} needs protocol {needed}, the daemon speaks {version}")]
+    Unsupported {
+        /// The command.
+        command: CommandType,
+        /// The first protocol with it.
+        needed: ProtocolVersion,
+        /// The daemon's protocol.
+        version: ProtocolVersion,
+    },
+    /// A command payload is over the limit.
+    #[error("command payload too large")]
+    Encode(#[from] EncodeError),
+    /// An XML request type that is not a plain name (letters, digits, `_`, `-`).
+    #[error("invalid XML request type {0:?}")]
+    InvalidRequestType(String),
+    /// The peer closed the connection in the middle of a message.
+    #[error("connection closed with {buffered} byte(s) of an incomplete message")]
+    TruncatedAtEof {
+        /// The bytes of the incomplete message.
+        buffered: usize,
+    },
+    /// The session already reported an error and accepts nothing more.
+    #[error("the session already failed")]
+    Failed,
+}
+
+/// What an outstanding command waits for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Pending {
+    Ping,
+    Xml(String),
+    Deliver,
+    CurrentConfig,
+}
+
+/// The client side of one gatord connection: bytes in, events and bytes out, no I/O.
+///
+/// # Methods
+/// - getters: [`state`](Self::state), [`protocol_version`](Self::protocol_version)
+/// - input: [`handle_input`](Self::handle_input) with bytes read from the socket,
+///   [`handle_eof`](Self::handle_eof) when the read side is closed
+/// - commands: [`ping`](Self::ping), [`request_xml`](Self::request_xml), [`deliver_xml`](Self::deliver_xml),
+///   [`request_current_config`](Self::request_current_config), [`start_capture`](Self::start_capture),
+///   [`stop_capture`](Self::stop_capture), [`disconnect`](Self::disconnect), [`exit_daemon`](Self::exit_daemon)
+/// - outputs: [`poll_transmit`](Self::poll_transmit) (bytes to write), [`poll_event`](Self::poll_event)
+///
+/// # Call order
+/// 1. [`Session::new`] queues the handshake (`STREAMLINE\n`); write what [`poll_transmit`](Self::poll_transmit)
+///    gives.
+/// 2. Issue commands at any time their state allows (they may be queued before the handshake answer arrives);
+///    after each, call `poll_transmit` and write the bytes.
+/// 3. Feed every byte read to [`handle_input`](Self::handle_input) (any split is fine), then drain
+///    [`poll_event`](Self::poll_event) until it returns `None`. At end of stream call
+///    [`handle_eof`](Self::handle_eof).
+///
+/// Replies are matched to commands in order, as gatord answers them in order. An error from `handle_input`
+/// leaves the events decoded before it in the queue and puts the session in [`State::Failed`].
+#[derive(Debug)]
+pub struct Session {
+    config: Config,
+    state: State,
+    version: Option<ProtocolVersion>,
+    pending: VecDeque<Pending>,
+    events: VecDeque<Event>,
+    transmit: Vec<u8>,
+    inbuf: Vec<u8>,
+    inpos: usize,
+}
+
+impl Session {
+    /// A new session with the handshake queued for transmission.
+    pub fn new(config: Config) -> Session {
+        let mut transmit = Vec::new();
+        if let Some(version) = config.legacy_version_line {
+            encode_legacy_version_line(version, &mut transmit);
+        }
+        transmit.extend_from_slice(STREAMLINE);
+        Session {
+            config,
+            state: State::Handshaking,
+            version: None,
+            pending: VecDeque::new(),
+            events: VecDeque::new(),
+            transmit,
+            inbuf: Vec::new(),
+            inpos: 0,
+        }
+    }
+
+    /// The current state.
+    pub fn state(&self) -> State {
+        self.state
+    }
+
+    /// The daemon's protocol version, once the handshake is done.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.version
+    }
+
+    /// Moves the bytes waiting to be sent to the end of `out`; returns how many were moved.
+    pub fn poll_transmit(&mut self, out: &mut Vec<u8>) -> usize {
+        let n = self.transmit.len();
+        out.append(&mut self.transmit);
+        n
+    }
+
+    /// The next event, if any.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    /// Queues PING; [`Event::Pong`] answers it. Allowed from the start until the end marker.
+    pub fn ping(&mut self) -> Result<(), ClientError> {
+        self.require(
+            CommandType::Ping,
+            &[
+                State::Handshaking,
+                State::Setup,
+                State::Capturing,
+                State::Stopping,
+            ],
+        )?;
+        self.send(CommandType::Ping, &[])?;
+        self.pending.push_back(Pending::Ping);
+        Ok(())
+    }
+
+    /// Queues `<?xml …?>\n<request type="KIND"/>`; [`Event::Xml`] or [`Event::XmlRejected`] answers it.
+    ///
+    /// `kind` is `events`, `counters`, `captured`, `configuration`, `defaults` or any other plain name.
+    pub fn request_xml(&mut self, kind: &str) -> Result<(), ClientError> {
+        self.require(CommandType::RequestXml, &[State::Handshaking, State::Setup])?;
+        let plain = !kind.is_empty()
+            && kind
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !plain {
+            return Err(ClientError::InvalidRequestType(kind.to_owned()));
+        }
+        let document = format!("{XML_DECLARATION}\n<request type=\"{kind}\"/>");
+        self.send(CommandType::RequestXml, document.as_bytes())?;
+        self.pending.push_back(Pending::Xml(kind.to_owned()));
+        Ok(())
+    }
+
+    /// Queues DELIVER_XML with a `<session>` or `<configurations>` document; [`Event::Delivered`] or
+    /// [`Event::DeliveryRejected`] answers it.
+    pub fn deliver_xml(&mut self, document: &[u8]) -> Result<(), ClientError> {
+        self.require(CommandType::DeliverXml, &[State::Handshaking, State::Setup])?;
+        self.send(CommandType::DeliverXml, document)?;
+        self.pending.push_back(Pending::Deliver);
+        Ok(())
+    }
+
+    /// Queues REQUEST_CURRENT_CONFIG (protocol ≥ 750); [`Event::CurrentConfig`] answers it.
+    pub fn request_current_config(&mut self) -> Result<(), ClientError> {
+        self.require(
+            CommandType::RequestCurrentConfig,
+            &[State::Handshaking, State::Setup],
+        )?;
+        self.require_version(CommandType::RequestCurrentConfig, ProtocolVersion::V750)?;
+        self.send(CommandType::RequestCurrentConfig, &[])?;
+        self.pending.push_back(Pending::CurrentConfig);
+        Ok(())
+    }
+
+    /// Queues APC_START. There is no reply: [`Event::ApcFrame`]s follow.
+    pub fn start_capture(&mut self) -> Result<(), ClientError> {
+        self.require(CommandType::ApcStart, &[State::Handshaking, State::Setup])?;
+        self.send(CommandType::ApcStart, &[])?;
+        self.state = State::Capturing;
+        Ok(())
+    }
+
+    /// Queues APC_STOP. The remaining frames follow, then [`Event::EndOfCapture`].
+    pub fn stop_capture(&mut self) -> Result<(), ClientError> {
+        self.require(CommandType::ApcStop, &[State::Capturing])?;
+        self.send(CommandType::ApcStop, &[])?;
+        self.state = State::Stopping;
+        Ok(())
+    }
+
+    /// Queues DISCONNECT (no reply; the daemon closes). Later input is ignored.
+    pub fn disconnect(&mut self) -> Result<(), ClientError> {
+        self.require(
+            CommandType::Disconnect,
+            &[
+                State::Handshaking,
+                State::Setup,
+                State::Capturing,
+                State::Stopping,
+                State::Ended,
+            ],
+        )?;
+        self.send(CommandType::Disconnect, &[])?;
+        self.state = State::Disconnected;
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Queues EXIT (protocol ≥ 750): the daemon process itself exits. Later input is ignored.
+    pub fn exit_daemon(&mut self) -> Result<(), ClientError> {
+        self.require(
+            CommandType::Exit,
+            &[
+                State::Handshaking,
+                State::Setup,
+                State::Capturing,
+                State::Stopping,
+                State::Ended,
+            ],
+        )?;
+        self.require_version(CommandType::Exit, ProtocolVersion::V750)?;
+        self.send(CommandType::Exit, &[])?;
+        self.state = State::Disconnected;
+        self.pending.clear();
+        Ok(())
+    }
+
+    /// Feeds bytes read from the connection. Complete messages become events; a partial one is kept.
+    pub fn handle_input(&mut self, bytes: &[u8]) -> Result<(), ClientError> {
+        match self.state {
+            State::Failed => return Err(ClientError::Failed),
+            State::Disconnected | State::Closed => return Ok(()),
+            _ => {}
+        }
+        let result = if self.inpos == self.inbuf.len() {
+            // Nothing buffered: decode straight from the caller's bytes and keep only the tail.
+            self.inbuf.clear();
+            self.inpos = 0;
+            let used = self.process(bytes);
+            let used = used.map_err(|e| self.fail(e))?;
+            if self.state != State::Disconnected {
+                self.inbuf.extend_from_slice(&bytes[used..]);
+            }
+            Ok(())
+        } else {
+            self.inbuf.extend_from_slice(bytes);
+            let buffered = std::mem::take(&mut self.inbuf);
+            let used = self.process(&buffered[self.inpos..]);
+            self.inbuf = buffered;
+            let used = used.map_err(|e| self.fail(e))?;
+            self.inpos += used;
+            if self.inpos == self.inbuf.len() {
+                self.inbuf.clear();
+                self.inpos = 0;
+            } else if self.inpos > self.inbuf.len() / 2 {
+                self.inbuf.drain(..self.inpos);
+                self.inpos = 0;
+            }
+            Ok(())
+        };
+        result
+    }
+
+    /// Reports that the peer closed the connection. Clean at a message boundary ([`Event::Closed`]), an error
+    /// inside a message.
+    pub fn handle_eof(&mut self) -> Result<(), ClientError> {
+        match self.state {
+            State::Failed => return Err(ClientError::Failed),
+            State::Closed => return Ok(()),
+            _ => {}
+        }
+        let buffered = self.inbuf.len() - self.inpos;
+        if buffered > 0 && self.state != State::Disconnected {
+            return Err(self.fail(ClientError::TruncatedAtEof { buffered }));
+        }
+        self.state = State::Closed;
+        self.pending.clear();
+        self.events.push_back(Event::Closed);
+        Ok(())
+    }
+
+    fn fail(&mut self, error: ClientError) -> ClientError {
+        self.state = State::Failed;
+        error
+    }
+
+    fn require(&self, command: CommandType, allowed: &[State]) -> Result<(), ClientError> {
+        if allowed.contains(&self.state) {
+            Ok(())
+        } else {
+            Err(ClientError::InvalidState {
+                command,
+                state: self.state,
+            })
+        }
+    }
+
+    fn require_version(
+        &self,
+        command: CommandType,
+        needed: ProtocolVersion,
+    ) -> Result<(), ClientError> {
+        match self.version {
+            Some(version) if !version.at_least(needed) => Err(ClientError::Unsupported {
+                command,
+                needed,
+                version,
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn send(&mut self, kind: CommandType, payload: &[u8]) -> Result<(), ClientError> {
+        encode_command(
+            kind,
+            payload,
+            self.config.max_command_payload,
+            &mut self.transmit,
+        )?;
+        Ok(())
+    }
+
+    /// Decodes as many whole messages from `buf` as possible; returns the bytes used.
+    fn process(&mut self, buf: &[u8]) -> Result<usize, ClientError> {
+        let mut pos = 0;
+        while pos < buf.len() {
+            if matches!(self.state, State::Disconnected) {
+                return Ok(buf.len());
+            }
+            if self.version.is_none() {
+                match decode_gator_line(&buf[pos..])? {
+                    Decoded::Partial => break,
+                    Decoded::Complete { value, consumed } => {
+                        pos += consumed;
+                        self.version = Some(value);
+                        // Commands queued before the answer (APC_START) may have moved the state on already.
+                        if self.state == State::Handshaking {
+                            self.state = State::Setup;
+                        }
+                        self.events.push_back(Event::Connected { version: value });
+                    }
+                }
+                continue;
+            }
+            match decode_response(&buf[pos..], self.config.max_response_payload)? {
+                Decoded::Partial => break,
+                Decoded::Complete { value, consumed } => {
+                    pos += consumed;
+                    self.on_response(value)?;
+                }
+            }
+        }
+        Ok(pos)
+    }
+
+    fn on_response(&mut self, response: Response<'_>) -> Result<(), ClientError> {
+        let unexpected = ClientError::UnexpectedResponse {
+            kind: response.kind,
+            state: self.state,
+        };
+        if self.state == State::Ended {
+            return Err(unexpected);
+        }
+        let payload = response.payload;
+        let event = match response.kind {
+            ResponseType::Xml => match self.pending.pop_front() {
+                Some(Pending::Xml(request)) => Event::Xml {
+                    request,
+                    document: payload.to_vec(),
+                },
+                _ => return Err(unexpected),
+            },
+            ResponseType::Ack => match self.pending.pop_front() {
+                Some(Pending::Ping) => Event::Pong,
+                Some(Pending::Deliver) => Event::Delivered,
+                _ => return Err(unexpected),
+            },
+            ResponseType::Nak => match self.pending.pop_front() {
+                Some(Pending::Xml(request)) => Event::XmlRejected {
+                    request,
+                    message: payload.to_vec(),
+                },
+                Some(Pending::Deliver) => Event::DeliveryRejected {
+                    message: payload.to_vec(),
+                },
+                _ => return Err(unexpected),
+            },
+            ResponseType::CurrentConfig => match self.pending.pop_front() {
+                Some(Pending::CurrentConfig) => Event::CurrentConfig(payload.to_vec()),
+                _ => return Err(unexpected),
+            },
+            ResponseType::ApcData if payload.is_empty() => {
+                self.state = State::Ended;
+                self.pending.clear();
+                Event::EndOfCapture
+            }
+            ResponseType::ApcData => match self.state {
+                State::Capturing | State::Stopping => Event::ApcFrame(payload.to_vec()),
+                _ => return Err(unexpected),
+            },
+            ResponseType::GatorLog if payload.is_empty() => Event::GatorLogEnd,
+            ResponseType::GatorLog => Event::GatorLog(payload.to_vec()),
+            ResponseType::ActivityStarted => Event::ActivityStarted,
+            ResponseType::Error => Event::DaemonError(payload.to_vec()),
+        };
+        self.events.push_back(event);
+        Ok(())
+    }
+}

@@ -1,0 +1,255 @@
+//! Signed LEB128, the integer encoding gatord calls `packInt` (32-bit) and `packInt64` (64-bit).
+//!
+//! Each byte carries 7 value bits, least significant group first; bit 7 says another byte follows and bit 6 of
+//! the last byte is the sign. gatord emits the shortest form: at most 5 bytes for an `i32` and 10 for an `i64`.
+//! Unsigned values are cast to signed before encoding, so a `u32 ≥ 2^31` arrives as a negative `i32`.
+//!
+//! The decoders here are total: a missing continuation byte is [`Sleb128Error::Truncated`], more bytes than the
+//! width allows is [`Sleb128Error::Overlong`], and a final group whose bits do not fit the width is
+//! [`Sleb128Error::Overflow`].
+
+use thiserror::Error;
+
+/// The longest encoding of a 64-bit value.
+pub const MAX_LEN_I64: usize = 10;
+/// The longest encoding of a 32-bit value.
+pub const MAX_LEN_I32: usize = 5;
+
+/// Why a SLEB128 integer could not be decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum Sleb128Error {
+    /// The input ended while the last byte read still had its continuation bit set (or was empty).
+    #[error("SLEB128 integer truncated after {read} byte(s)")]
+    Truncated {
+        /// How many bytes were available.
+        read: usize,
+    },
+    /// More continuation bytes than the width allows (more than 10 for 64 bits, 5 for 32 bits).
+    #[error("SLEB128 integer longer than {max} bytes")]
+    Overlong {
+        /// The maximum length for this width.
+        max: usize,
+    },
+    /// The final byte carries bits that do not fit the width (not a plain sign extension).
+    #[error("SLEB128 integer does not fit in {bits} bits")]
+    Overflow {
+        /// The width being decoded, 32 or 64.
+        bits: u32,
+    },
+}
+
+/// Appends the SLEB128 encoding of `value` (gatord `packInt64`) to `out`.
+#[inline]
+pub fn encode_i64(mut value: i64, out: &mut Vec<u8>) {
+    loop {
+        let byte = (value & 0x7f) as u8;
+        value >>= 7;
+        let done = (value == 0 && byte & 0x40 == 0) || (value == -1 && byte & 0x40 != 0);
+        if done {
+            out.push(byte);
+            return;
+        }
+        out.push(byte | 0x80);
+    }
+}
+
+/// Appends the SLEB128 encoding of `value` (gatord `packInt`) to `out`.
+#[inline]
+pub fn encode_i32(value: i32, out: &mut Vec<u8>) {
+    encode_i64(i64::from(value), out);
+}
+
+/// How many bytes [`encode_i64`] writes for `value`.
+pub fn encoded_len(value: i64) -> usize {
+    let significant = if value < 0 {
+        64 - value.leading_ones()
+    } else {
+        64 - value.leading_zeros()
+    };
+    // One sign bit plus the significant bits, 7 per byte.
+    (significant as usize + 1).div_ceil(7).max(1)
+}
+
+/// Decodes one 64-bit SLEB128 integer from the start of `input`; returns the value and the bytes consumed.
+#[inline]
+pub fn decode_i64(input: &[u8]) -> Result<(i64, usize), Sleb128Error> {
+    // Fast path: one byte holds -64..=63.
+    if let Some(&first) = input.first() {
+        if first < 0x80 {
+            return Ok((i64::from(((first << 1) as i8) >> 1), 1));
+        }
+    }
+    decode_slow(input, 64, MAX_LEN_I64)
+}
+
+/// Decodes one 32-bit SLEB128 integer from the start of `input`; returns the value and the bytes consumed.
+#[inline]
+pub fn decode_i32(input: &[u8]) -> Result<(i32, usize), Sleb128Error> {
+    if let Some(&first) = input.first() {
+        if first < 0x80 {
+            return Ok((i32::from(((first << 1) as i8) >> 1), 1));
+        }
+    }
+    let (value, len) = decode_slow(input, 32, MAX_LEN_I32)?;
+    // decode_slow has already checked that the value fits in 32 bits.
+    let narrow = i32::try_from(value).map_err(|_| Sleb128Error::Overflow { bits: 32 })?;
+    Ok((narrow, len))
+}
+
+/// The general decoder for a `bits`-wide integer of at most `max` bytes.
+fn decode_slow(input: &[u8], bits: u32, max: usize) -> Result<(i64, usize), Sleb128Error> {
+    let mut result: i64 = 0;
+    let mut shift: u32 = 0;
+    for (index, &byte) in input.iter().enumerate() {
+        if index == max {
+            return Err(Sleb128Error::Overlong { max });
+        }
+        let group = i64::from(byte & 0x7f);
+        if index + 1 == max {
+            // The last allowed byte: only the bits that fit the width, plus a pure sign extension, are legal.
+            let room = bits - shift; // 1 for i64 (63), 4 for i32 (28)
+            let sign_mask = 0x7fu8 >> room << room; // the bits above the room
+            let high = byte & sign_mask;
+            let negative = byte & (1 << (room - 1)) != 0;
+            if byte & 0x80 != 0 {
+                return Err(Sleb128Error::Overlong { max });
+            }
+            if high != 0 && high != sign_mask {
+                return Err(Sleb128Error::Overflow { bits });
+            }
+            if (high != 0) != negative {
+                return Err(Sleb128Error::Overflow { bits });
+            }
+        }
+        result |= group.wrapping_shl(shift);
+        shift += 7;
+        if byte & 0x80 == 0 {
+            if shift < 64 && byte & 0x40 != 0 {
+                result |= -1i64 << shift;
+            }
+            if bits == 32 && i32::try_from(result).is_err() {
+                return Err(Sleb128Error::Overflow { bits });
+            }
+            return Ok((result, index + 1));
+        }
+    }
+    Err(Sleb128Error::Truncated { read: input.len() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(value: i64) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode_i64(value, &mut out);
+        out
+    }
+
+    #[test]
+    fn table_from_gatord_matches() {
+        let table: &[(i64, &[u8])] = &[
+            (0, &[0x00]),
+            (3, &[0x03]),
+            (5, &[0x05]),
+            (63, &[0x3f]),
+            (64, &[0xc0, 0x00]),
+            (127, &[0xff, 0x00]),
+            (128, &[0x80, 0x01]),
+            (300, &[0xac, 0x02]),
+            (-1, &[0x7f]),
+            (-64, &[0x40]),
+            (-65, &[0xbf, 0x7f]),
+            (1 << 31, &[0x80, 0x80, 0x80, 0x80, 0x08]),
+            (407_871, &[0xbf, 0xf2, 0x18]),
+            (24_318_210_048, &[0x80, 0xe0, 0xe9, 0xcb, 0xda, 0x00]),
+        ];
+        for &(value, bytes) in table {
+            assert_eq!(enc(value), bytes, "encoding {value}");
+            assert_eq!(
+                decode_i64(bytes),
+                Ok((value, bytes.len())),
+                "decoding {value}"
+            );
+            assert_eq!(encoded_len(value), bytes.len(), "length of {value}");
+        }
+    }
+
+    #[test]
+    fn extremes_round_trip() {
+        for value in [
+            i64::MIN,
+            i64::MAX,
+            i64::MIN + 1,
+            i64::MAX - 1,
+            i32::MIN as i64,
+            i32::MAX as i64,
+        ] {
+            let bytes = enc(value);
+            assert!(bytes.len() <= MAX_LEN_I64);
+            assert_eq!(decode_i64(&bytes), Ok((value, bytes.len())));
+        }
+        for value in [i32::MIN, i32::MAX, 0, -1] {
+            let mut bytes = Vec::new();
+            encode_i32(value, &mut bytes);
+            assert!(bytes.len() <= MAX_LEN_I32);
+            assert_eq!(decode_i32(&bytes), Ok((value, bytes.len())));
+        }
+    }
+
+    #[test]
+    fn empty_and_truncated_inputs_are_errors() {
+        assert_eq!(decode_i64(&[]), Err(Sleb128Error::Truncated { read: 0 }));
+        assert_eq!(
+            decode_i64(&[0x80, 0x80]),
+            Err(Sleb128Error::Truncated { read: 2 })
+        );
+        assert_eq!(
+            decode_i32(&[0xff]),
+            Err(Sleb128Error::Truncated { read: 1 })
+        );
+    }
+
+    #[test]
+    fn overlong_inputs_are_errors() {
+        assert_eq!(
+            decode_i64(&[0x80; 11]),
+            Err(Sleb128Error::Overlong { max: 10 })
+        );
+        assert_eq!(
+            decode_i64(&[0x80; 10]),
+            Err(Sleb128Error::Overlong { max: 10 })
+        );
+        assert_eq!(
+            decode_i32(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x00]),
+            Err(Sleb128Error::Overlong { max: 5 })
+        );
+    }
+
+    #[test]
+    fn values_too_wide_are_overflow_errors() {
+        // 10th byte with more than the sign bit.
+        let mut bytes = vec![0x80; 9];
+        bytes.push(0x02);
+        assert_eq!(decode_i64(&bytes), Err(Sleb128Error::Overflow { bits: 64 }));
+        // i32: 2^32 does not fit.
+        assert_eq!(
+            decode_i32(&[0x80, 0x80, 0x80, 0x80, 0x10]),
+            Err(Sleb128Error::Overflow { bits: 32 })
+        );
+        // i32: the 5-byte form of 2^31 (a u32 sent through packInt64) is not an i32.
+        assert_eq!(
+            decode_i32(&[0x80, 0x80, 0x80, 0x80, 0x08]),
+            Err(Sleb128Error::Overflow { bits: 32 })
+        );
+    }
+
+    #[test]
+    fn a_u32_cast_to_i32_comes_back_negative() {
+        let mut bytes = Vec::new();
+        encode_i32(0xdead_beef_u32 as i32, &mut bytes);
+        assert_eq!(bytes.len(), 5);
+        let (value, _) = decode_i32(&bytes).unwrap();
+        assert_eq!(value as u32, 0xdead_beef);
+    }
+}
