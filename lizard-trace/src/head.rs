@@ -1,0 +1,214 @@
+//! The record head stored in the ring and in ring files (format version 1, little-endian, 66 bytes).
+//!
+//! | Offset | Size | Field |
+//! |---|---|---|
+//! | 0 | 8 | `seq`: the ring's sequence number, consecutive over every record the ring ever stored |
+//! | 8 | 4 | `len`: payload bytes that follow the head |
+//! | 12 | 10 | `module`: module tag, UTF-8, zero-padded |
+//! | 22 | 8 | `timestamp_ns`: `CLOCK_MONOTONIC_RAW` at the client's record call |
+//! | 30 | 20 | `file`: source file name, UTF-8, zero-padded |
+//! | 50 | 4 | `line`: source line |
+//! | 54 | 4 | `client_pid`: the sender's process id, from the kernel (`SO_PEERCRED`), not from the sender |
+//! | 58 | 8 | `client_seq`: the sender's own record counter; a gap means the client dropped records |
+
+use crate::error::{HeadError, TagError};
+use crate::tag::{FileTag, ModuleTag};
+
+/// Bytes of a record head.
+pub const HEAD_LEN: usize = 66;
+
+/// Version of the record head and ring file layout.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// What a writer says about a record: everything in the head except the ring's `seq` and the payload `len`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RecordMeta {
+    /// Module tag.
+    pub module: ModuleTag,
+    /// `CLOCK_MONOTONIC_RAW` nanoseconds when the record was made.
+    pub timestamp_ns: u64,
+    /// Source file name.
+    pub file: FileTag,
+    /// Source line.
+    pub line: u32,
+    /// Process id of the client.
+    pub client_pid: u32,
+    /// The client's own sequence number for this record.
+    pub client_seq: u64,
+}
+
+impl RecordMeta {
+    /// Metadata with a module tag, file name and line; the other fields are zero.
+    pub fn new(module: &str, file: &str, line: u32) -> Result<RecordMeta, TagError> {
+        Ok(RecordMeta {
+            module: ModuleTag::new(module)?,
+            file: FileTag::new(file)?,
+            line,
+            ..RecordMeta::default()
+        })
+    }
+}
+
+/// A decoded record head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RecordHead {
+    /// The ring's sequence number.
+    pub seq: u64,
+    /// Payload length in bytes.
+    pub len: u32,
+    /// Everything the writer supplied.
+    pub meta: RecordMeta,
+}
+
+/// Reads a little-endian u32 at `at` of a slice known to be long enough.
+fn u32_at(bytes: &[u8; HEAD_LEN], at: usize) -> u32 {
+    let mut v = [0; 4];
+    v.copy_from_slice(&bytes[at..at + 4]);
+    u32::from_le_bytes(v)
+}
+
+/// Reads a little-endian u64 at `at` of a slice known to be long enough.
+fn u64_at(bytes: &[u8; HEAD_LEN], at: usize) -> u64 {
+    let mut v = [0; 8];
+    v.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(v)
+}
+
+impl RecordHead {
+    /// Size of the whole record, head and payload, in bytes.
+    pub fn record_len(&self) -> u64 {
+        HEAD_LEN as u64 + u64::from(self.len)
+    }
+
+    /// Writes the head's 66 bytes.
+    pub fn encode(&self) -> [u8; HEAD_LEN] {
+        let mut out = [0; HEAD_LEN];
+        out[0..8].copy_from_slice(&self.seq.to_le_bytes());
+        out[8..12].copy_from_slice(&self.len.to_le_bytes());
+        out[12..22].copy_from_slice(self.meta.module.field());
+        out[22..30].copy_from_slice(&self.meta.timestamp_ns.to_le_bytes());
+        out[30..50].copy_from_slice(self.meta.file.field());
+        out[50..54].copy_from_slice(&self.meta.line.to_le_bytes());
+        out[54..58].copy_from_slice(&self.meta.client_pid.to_le_bytes());
+        out[58..66].copy_from_slice(&self.meta.client_seq.to_le_bytes());
+        out
+    }
+
+    /// Decodes a head from the start of `bytes` (extra bytes are ignored).
+    pub fn decode(bytes: &[u8]) -> Result<RecordHead, HeadError> {
+        let bytes: &[u8; HEAD_LEN] = bytes
+            .get(..HEAD_LEN)
+            .and_then(|b| b.try_into().ok())
+            .ok_or(HeadError::Truncated {
+                len: bytes.len(),
+                needed: HEAD_LEN,
+            })?;
+        let mut module = [0; 10];
+        module.copy_from_slice(&bytes[12..22]);
+        let mut file = [0; 20];
+        file.copy_from_slice(&bytes[30..50]);
+        Ok(RecordHead {
+            seq: u64_at(bytes, 0),
+            len: u32_at(bytes, 8),
+            meta: RecordMeta {
+                module: ModuleTag::decode(&module).map_err(HeadError::Module)?,
+                timestamp_ns: u64_at(bytes, 22),
+                file: FileTag::decode(&file).map_err(HeadError::File)?,
+                line: u32_at(bytes, 50),
+                client_pid: u32_at(bytes, 54),
+                client_seq: u64_at(bytes, 58),
+            },
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sample() -> RecordHead {
+        RecordHead {
+            seq: 0x0102_0304_0506_0708,
+            len: 0x0A0B_0C0D,
+            meta: RecordMeta {
+                module: ModuleTag::new("gpu").unwrap(),
+                timestamp_ns: 0x1112_1314_1516_1718,
+                file: FileTag::new("submit.rs").unwrap(),
+                line: 42,
+                client_pid: 4321,
+                client_seq: 7,
+            },
+        }
+    }
+
+    #[test]
+    fn layout_is_little_endian_at_documented_offsets() {
+        let bytes = sample().encode();
+        assert_eq!(&bytes[0..8], &[8, 7, 6, 5, 4, 3, 2, 1]);
+        assert_eq!(&bytes[8..12], &[0x0D, 0x0C, 0x0B, 0x0A]);
+        assert_eq!(&bytes[12..22], b"gpu\0\0\0\0\0\0\0");
+        assert_eq!(
+            &bytes[22..30],
+            &[0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11]
+        );
+        assert_eq!(&bytes[30..50], b"submit.rs\0\0\0\0\0\0\0\0\0\0\0");
+        assert_eq!(&bytes[50..54], &[42, 0, 0, 0]);
+        assert_eq!(&bytes[54..58], &4321u32.to_le_bytes());
+        assert_eq!(&bytes[58..66], &[7, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(RecordHead::decode(&bytes).unwrap(), sample());
+        assert_eq!(sample().record_len(), 66 + 0x0A0B_0C0D);
+    }
+
+    #[test]
+    fn every_short_prefix_is_truncated() {
+        let bytes = sample().encode();
+        for len in 0..HEAD_LEN {
+            assert_eq!(
+                RecordHead::decode(&bytes[..len]),
+                Err(HeadError::Truncated {
+                    len,
+                    needed: HEAD_LEN
+                })
+            );
+        }
+    }
+
+    #[test]
+    fn bad_module_and_file_are_rejected() {
+        let mut bytes = sample().encode();
+        bytes[12] = 0xFF;
+        assert!(matches!(
+            RecordHead::decode(&bytes),
+            Err(HeadError::Module(TagError::NotUtf8(_)))
+        ));
+        let mut bytes = sample().encode();
+        bytes[49] = b'x';
+        assert!(matches!(
+            RecordHead::decode(&bytes),
+            Err(HeadError::File(TagError::BadPadding { at: 19 }))
+        ));
+    }
+
+    proptest! {
+        #[test]
+        fn round_trip(seq: u64, len: u32, ts: u64, line: u32, pid: u32, cseq: u64,
+                      module in "[a-z]{0,10}", file in "[a-z._]{0,20}") {
+            let head = RecordHead {
+                seq, len,
+                meta: RecordMeta {
+                    module: ModuleTag::new(&module).unwrap(),
+                    timestamp_ns: ts,
+                    file: FileTag::new(&file).unwrap(),
+                    line, client_pid: pid, client_seq: cseq,
+                },
+            };
+            prop_assert_eq!(RecordHead::decode(&head.encode()).unwrap(), head);
+        }
+
+        #[test]
+        fn decode_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..100)) {
+            let _ = RecordHead::decode(&bytes);
+        }
+    }
+}

@@ -1,0 +1,502 @@
+//! [`TraceRing`]: the server-private, fixed-capacity ring that overwrites its oldest records.
+
+use std::fmt;
+
+use crate::error::RingError;
+use crate::head::{RecordHead, RecordMeta, HEAD_LEN};
+
+/// The ring's directory: what it holds and what it lost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Directory {
+    /// Bytes the ring may use for records (heads and payloads).
+    pub capacity: u64,
+    /// Sequence number of the oldest record held; equals `next_seq` when the ring is empty.
+    pub first_seq: u64,
+    /// Sequence number the next record will get; also the number of records ever stored.
+    pub next_seq: u64,
+    /// Records held.
+    pub record_count: u64,
+    /// Bytes held by records (heads and payloads), never more than `capacity`.
+    pub bytes_used: u64,
+    /// Records dropped to make room for newer ones.
+    pub records_overwritten: u64,
+}
+
+/// A stored record: its head and a view of its payload inside the ring.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Record<'a> {
+    /// The decoded head.
+    head: RecordHead,
+    /// The payload bytes.
+    payload: &'a [u8],
+}
+
+impl<'a> Record<'a> {
+    /// Makes a record view from its parts (used by readers of other stores of the same format).
+    pub fn new(head: RecordHead, payload: &'a [u8]) -> Self {
+        Record { head, payload }
+    }
+
+    /// The whole head.
+    pub fn head(&self) -> &RecordHead {
+        &self.head
+    }
+
+    /// The ring's sequence number of this record.
+    pub fn seq(&self) -> u64 {
+        self.head.seq
+    }
+
+    /// The module tag.
+    pub fn module(&self) -> &str {
+        self.head.meta.module.as_str()
+    }
+
+    /// The source file name.
+    pub fn file(&self) -> &str {
+        self.head.meta.file.as_str()
+    }
+
+    /// The source line.
+    pub fn line(&self) -> u32 {
+        self.head.meta.line
+    }
+
+    /// `CLOCK_MONOTONIC_RAW` nanoseconds when the client recorded it.
+    pub fn timestamp_ns(&self) -> u64 {
+        self.head.meta.timestamp_ns
+    }
+
+    /// Process id of the client that sent it.
+    pub fn client_pid(&self) -> u32 {
+        self.head.meta.client_pid
+    }
+
+    /// The client's own sequence number for it.
+    pub fn client_seq(&self) -> u64 {
+        self.head.meta.client_seq
+    }
+
+    /// The payload.
+    pub fn payload(&self) -> &'a [u8] {
+        self.payload
+    }
+}
+
+impl fmt::Debug for Record<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Record")
+            .field("head", &self.head)
+            .field("payload_len", &self.payload.len())
+            .finish()
+    }
+}
+
+/// A bounded ring of trace records that overwrites the oldest ones when a new one does not fit.
+///
+/// Each record is its 66-byte head ([`crate::head`]) followed by its payload, stored contiguously: a record that
+/// does not fit before the end of the buffer starts again at offset 0, and the unused tail is skipped. The buffer
+/// is reserved once at creation and never grows past `capacity` bytes; pages are touched only as records reach
+/// them. Every stored record gets the next sequence number, so a reader that remembers the last sequence it saw
+/// learns exactly how many records were overwritten since ([`TraceRing::since`]).
+///
+/// Call contract: [`TraceRing::push`] stores; [`TraceRing::iter`], [`TraceRing::since`] and
+/// [`TraceRing::window`] read, oldest first; [`TraceRing::directory`] summarises. Saving and loading are in
+/// [`crate::ring_file`].
+pub struct TraceRing {
+    /// Record bytes; its length is the high-water mark, its reserved capacity the ring capacity.
+    buf: Vec<u8>,
+    /// The ring capacity.
+    capacity: usize,
+    /// Offset of the oldest record.
+    tail: usize,
+    /// Offset one past the newest record.
+    head: usize,
+    /// While records wrap around: the end of the records at the top of the buffer.
+    wrap_end: Option<usize>,
+    /// Records held.
+    count: u64,
+    /// Sequence number of the oldest record.
+    first_seq: u64,
+    /// Sequence number of the next record.
+    next_seq: u64,
+    /// Bytes held by records.
+    bytes_used: u64,
+    /// Records overwritten.
+    overwritten: u64,
+}
+
+impl fmt::Debug for TraceRing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TraceRing")
+            .field("directory", &self.directory())
+            .finish()
+    }
+}
+
+impl TraceRing {
+    /// The smallest capacity: one head with an empty payload.
+    pub const MIN_CAPACITY: usize = HEAD_LEN;
+
+    /// An empty ring holding at most `capacity` bytes of records; sequence numbers start at 0.
+    pub fn new(capacity: usize) -> Result<TraceRing, RingError> {
+        Self::with_start(capacity, 0, 0)
+    }
+
+    /// An empty ring whose next record gets `next_seq`, as after `overwritten` records were dropped.
+    pub(crate) fn with_start(
+        capacity: usize,
+        next_seq: u64,
+        overwritten: u64,
+    ) -> Result<TraceRing, RingError> {
+        if capacity < Self::MIN_CAPACITY {
+            return Err(RingError::CapacityTooSmall {
+                capacity,
+                min: Self::MIN_CAPACITY,
+            });
+        }
+        let mut buf = Vec::new();
+        buf.try_reserve_exact(capacity)
+            .map_err(|_| RingError::Alloc { capacity })?;
+        Ok(TraceRing {
+            buf,
+            capacity,
+            tail: 0,
+            head: 0,
+            wrap_end: None,
+            count: 0,
+            first_seq: next_seq,
+            next_seq,
+            bytes_used: 0,
+            overwritten,
+        })
+    }
+
+    /// A ring of capacity 0 that allocates nothing and stores nothing: what a stopped server keeps.
+    pub(crate) fn unallocated() -> TraceRing {
+        TraceRing {
+            buf: Vec::new(),
+            capacity: 0,
+            tail: 0,
+            head: 0,
+            wrap_end: None,
+            count: 0,
+            first_seq: 0,
+            next_seq: 0,
+            bytes_used: 0,
+            overwritten: 0,
+        }
+    }
+
+    /// The capacity in bytes.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Records held.
+    pub fn len(&self) -> usize {
+        self.count as usize
+    }
+
+    /// Whether the ring holds no record.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The directory.
+    pub fn directory(&self) -> Directory {
+        Directory {
+            capacity: self.capacity as u64,
+            first_seq: self.first_seq,
+            next_seq: self.next_seq,
+            record_count: self.count,
+            bytes_used: self.bytes_used,
+            records_overwritten: self.overwritten,
+        }
+    }
+
+    /// Stores a record, overwriting the oldest records until it fits, and returns its sequence number.
+    ///
+    /// Fails only when head plus payload exceed the capacity; the ring is then unchanged.
+    pub fn push(&mut self, meta: &RecordMeta, payload: &[u8]) -> Result<u64, RingError> {
+        let seq = self.next_seq;
+        self.store(seq, meta, payload, true)?;
+        self.next_seq += 1;
+        Ok(seq)
+    }
+
+    /// Stores a record with a given sequence number; with `evict` false it fails instead of overwriting.
+    pub(crate) fn store(
+        &mut self,
+        seq: u64,
+        meta: &RecordMeta,
+        payload: &[u8],
+        evict: bool,
+    ) -> Result<(), RingError> {
+        let size = HEAD_LEN as u64 + payload.len() as u64;
+        let len = u32::try_from(payload.len())
+            .ok()
+            .filter(|_| size <= self.capacity as u64);
+        let Some(len) = len else {
+            return Err(RingError::RecordTooLarge {
+                size,
+                capacity: self.capacity,
+            });
+        };
+        let size = size as usize;
+        let pos = loop {
+            if let Some(pos) = self.free_slot(size) {
+                break pos;
+            }
+            if !evict {
+                return Err(RingError::RecordTooLarge {
+                    size: size as u64,
+                    capacity: self.capacity,
+                });
+            }
+            self.evict_oldest();
+        };
+        if pos + size > self.buf.len() {
+            // Within the reserved capacity: never reallocates.
+            self.buf.resize(pos + size, 0);
+        }
+        let head = RecordHead {
+            seq,
+            len,
+            meta: *meta,
+        };
+        self.buf[pos..pos + HEAD_LEN].copy_from_slice(&head.encode());
+        self.buf[pos + HEAD_LEN..pos + size].copy_from_slice(payload);
+        self.head = pos + size;
+        self.count += 1;
+        self.bytes_used += size as u64;
+        Ok(())
+    }
+
+    /// Sets the sequence number of the next record (after loading records with their own numbers).
+    pub(crate) fn set_next_seq(&mut self, next_seq: u64) {
+        self.next_seq = next_seq;
+    }
+
+    /// Where a record of `size` bytes can go without overwriting, if anywhere; may start wrapping.
+    fn free_slot(&mut self, size: usize) -> Option<usize> {
+        if self.count == 0 {
+            self.tail = 0;
+            self.head = 0;
+            self.wrap_end = None;
+            return Some(0);
+        }
+        match self.wrap_end {
+            None if self.capacity - self.head >= size => Some(self.head),
+            None if self.tail >= size => {
+                self.wrap_end = Some(self.head);
+                Some(0)
+            }
+            None => None,
+            Some(_) if self.tail - self.head >= size => Some(self.head),
+            Some(_) => None,
+        }
+    }
+
+    /// Drops the oldest record.
+    fn evict_oldest(&mut self) {
+        let size = self.record_size_at(self.tail);
+        self.tail += size;
+        self.count -= 1;
+        self.bytes_used -= size as u64;
+        self.first_seq += 1;
+        self.overwritten += 1;
+        if self.wrap_end == Some(self.tail) {
+            self.tail = 0;
+            self.wrap_end = None;
+        }
+        if self.count == 0 {
+            self.tail = 0;
+            self.head = 0;
+            self.wrap_end = None;
+        }
+    }
+
+    /// Size of the record stored at `pos` (head plus payload).
+    fn record_size_at(&self, pos: usize) -> usize {
+        let mut len = [0; 4];
+        len.copy_from_slice(&self.buf[pos + 8..pos + 12]);
+        HEAD_LEN + u32::from_le_bytes(len) as usize
+    }
+
+    /// All records, oldest first.
+    pub fn iter(&self) -> Iter<'_> {
+        Iter {
+            ring: self,
+            pos: self.tail,
+            left: self.count,
+        }
+    }
+
+    /// The record with sequence number `seq`, if still held.
+    pub fn get(&self, seq: u64) -> Option<Record<'_>> {
+        if seq < self.first_seq || seq >= self.next_seq {
+            return None;
+        }
+        self.iter().nth((seq - self.first_seq) as usize)
+    }
+
+    /// The records a reader has not seen yet, given the sequence number it expects next, and how many it missed
+    /// because they were overwritten first.
+    pub fn since(&self, next_expected: u64) -> Since<'_> {
+        let missed = self.first_seq.saturating_sub(next_expected);
+        let skip = next_expected.saturating_sub(self.first_seq).min(self.count);
+        let mut records = self.iter();
+        records.advance(skip);
+        Since { missed, records }
+    }
+
+    /// The records whose timestamp lies in `[start_ns, end_ns)`, oldest first. Timestamps come from many
+    /// clients, so they are filtered, not assumed sorted.
+    pub fn window(&self, start_ns: u64, end_ns: u64) -> impl Iterator<Item = Record<'_>> + '_ {
+        self.iter()
+            .filter(move |r| r.timestamp_ns() >= start_ns && r.timestamp_ns() < end_ns)
+    }
+}
+
+/// Iterator over a ring's records, oldest first.
+#[derive(Debug, Clone)]
+pub struct Iter<'a> {
+    /// The ring.
+    ring: &'a TraceRing,
+    /// Offset of the next record.
+    pos: usize,
+    /// Records left.
+    left: u64,
+}
+
+impl Iter<'_> {
+    /// Skips `n` records.
+    fn advance(&mut self, n: u64) {
+        for _ in 0..n {
+            if self.left == 0 {
+                return;
+            }
+            self.step_wrap();
+            self.pos += self.ring.record_size_at(self.pos);
+            self.left -= 1;
+        }
+    }
+
+    /// Moves to offset 0 when the records at the top of the buffer are done.
+    fn step_wrap(&mut self) {
+        if self.ring.wrap_end == Some(self.pos) {
+            self.pos = 0;
+        }
+    }
+}
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = Record<'a>;
+
+    fn next(&mut self) -> Option<Record<'a>> {
+        if self.left == 0 {
+            return None;
+        }
+        self.step_wrap();
+        let buf = &self.ring.buf;
+        // The ring stores only heads it encoded itself, so decoding cannot fail; stop if it ever did.
+        let head = RecordHead::decode(buf.get(self.pos..)?).ok()?;
+        let start = self.pos + HEAD_LEN;
+        let payload = buf.get(start..start + head.len as usize)?;
+        self.pos = start + payload.len();
+        self.left -= 1;
+        Some(Record { head, payload })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (0, Some(self.left as usize))
+    }
+}
+
+/// What [`TraceRing::since`] returns.
+#[derive(Debug, Clone)]
+pub struct Since<'a> {
+    /// Records the reader expected that were overwritten before it read them: the gap it must report.
+    pub missed: u64,
+    /// The records from the expected sequence number (or the oldest held, if that is later) on.
+    pub records: Iter<'a>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(i: u64) -> RecordMeta {
+        RecordMeta {
+            client_seq: i,
+            timestamp_ns: i * 10,
+            ..RecordMeta::new("m", "f.rs", 1).unwrap()
+        }
+    }
+
+    #[test]
+    fn capacity_below_one_head_is_rejected() {
+        assert_eq!(
+            TraceRing::new(65).unwrap_err(),
+            RingError::CapacityTooSmall {
+                capacity: 65,
+                min: 66
+            }
+        );
+        let mut ring = TraceRing::new(66).unwrap();
+        assert_eq!(ring.push(&meta(0), b"").unwrap(), 0);
+        assert_eq!(ring.push(&meta(1), b"").unwrap(), 1);
+        assert_eq!(ring.len(), 1);
+        assert_eq!(
+            ring.push(&meta(2), b"x"),
+            Err(RingError::RecordTooLarge {
+                size: 67,
+                capacity: 66
+            })
+        );
+        assert_eq!(ring.directory().next_seq, 2);
+    }
+
+    #[test]
+    fn oversized_push_leaves_the_ring_unchanged() {
+        let mut ring = TraceRing::new(200).unwrap();
+        ring.push(&meta(0), &[1; 50]).unwrap();
+        let before = ring.directory();
+        assert!(ring.push(&meta(1), &[0; 135]).is_err());
+        assert_eq!(ring.directory(), before);
+        assert_eq!(ring.iter().next().unwrap().payload(), &[1; 50]);
+    }
+
+    #[test]
+    fn unseen_records_and_missed_count() {
+        let mut ring = TraceRing::new(3 * (HEAD_LEN + 4)).unwrap();
+        for i in 0..5u64 {
+            ring.push(&meta(i), &(i as u32).to_le_bytes()).unwrap();
+        }
+        // Holds 2, 3, 4.
+        let since = ring.since(1);
+        assert_eq!(since.missed, 1);
+        assert_eq!(
+            since.records.map(|r| r.seq()).collect::<Vec<_>>(),
+            [2, 3, 4]
+        );
+        let since = ring.since(4);
+        assert_eq!(since.missed, 0);
+        assert_eq!(since.records.map(|r| r.seq()).collect::<Vec<_>>(), [4]);
+        assert_eq!(ring.since(9).records.count(), 0);
+        assert_eq!(ring.get(3).unwrap().payload(), &3u32.to_le_bytes());
+        assert!(ring.get(1).is_none());
+        assert!(ring.get(5).is_none());
+    }
+
+    #[test]
+    fn window_is_half_open() {
+        let mut ring = TraceRing::new(4096).unwrap();
+        for i in 0..10u64 {
+            ring.push(&meta(i), b"").unwrap();
+        }
+        let seqs: Vec<u64> = ring.window(20, 50).map(|r| r.seq()).collect();
+        assert_eq!(seqs, [2, 3, 4]);
+    }
+}

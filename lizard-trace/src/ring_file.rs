@@ -1,0 +1,350 @@
+//! Saving a [`TraceRing`] to a file and loading it back (format version 1, little-endian).
+//!
+//! | Offset | Size | Field |
+//! |---|---|---|
+//! | 0 | 8 | magic `LZTRRING` |
+//! | 8 | 4 | format version, [`FORMAT_VERSION`] |
+//! | 12 | 4 | record head size, 66 |
+//! | 16 | 8 | capacity |
+//! | 24 | 8 | first sequence number |
+//! | 32 | 8 | next sequence number |
+//! | 40 | 8 | record count |
+//! | 48 | 8 | bytes used |
+//! | 56 | 8 | records overwritten |
+//! | 64 | … | the records, oldest first, each a head ([`crate::head`]) and its payload, nothing between them |
+//!
+//! Loading checks everything before trusting it: the directory against itself, each head, each sequence number
+//! against its position, every length against the capacity (nothing is allocated from a length in the file
+//! beyond the capacity, itself bounded by the caller), and that nothing follows the last record.
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::path::Path;
+
+use crate::error::RingFileError;
+use crate::head::{RecordHead, FORMAT_VERSION, HEAD_LEN};
+use crate::ring::TraceRing;
+
+/// First bytes of a ring file.
+pub const RING_FILE_MAGIC: [u8; 8] = *b"LZTRRING";
+
+/// Bytes before the first record.
+pub const RING_FILE_HEADER_LEN: usize = 64;
+
+/// The largest capacity [`TraceRing::load`] accepts (1 GiB); use [`TraceRing::read_from`] for another limit.
+pub const DEFAULT_LOAD_LIMIT: u64 = 1 << 30;
+
+/// Reads exactly `buf.len()` bytes, reporting a short file as [`RingFileError::Truncated`].
+fn read_exact_or<R: Read>(
+    reader: &mut R,
+    buf: &mut [u8],
+    what: &'static str,
+) -> Result<(), RingFileError> {
+    reader.read_exact(buf).map_err(|err| {
+        if err.kind() == io::ErrorKind::UnexpectedEof {
+            RingFileError::Truncated { what }
+        } else {
+            RingFileError::Io(err)
+        }
+    })
+}
+
+/// Little-endian u64 at `at`.
+fn u64_at(bytes: &[u8; RING_FILE_HEADER_LEN], at: usize) -> u64 {
+    let mut v = [0; 8];
+    v.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(v)
+}
+
+/// Little-endian u32 at `at`.
+fn u32_at(bytes: &[u8; RING_FILE_HEADER_LEN], at: usize) -> u32 {
+    let mut v = [0; 4];
+    v.copy_from_slice(&bytes[at..at + 4]);
+    u32::from_le_bytes(v)
+}
+
+impl TraceRing {
+    /// Writes the ring to `path` (created or replaced).
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), RingFileError> {
+        let mut out = BufWriter::new(File::create(path)?);
+        self.write_to(&mut out)?;
+        out.flush()?;
+        Ok(())
+    }
+
+    /// Writes the ring in the ring file format.
+    pub fn write_to<W: Write>(&self, out: &mut W) -> Result<(), RingFileError> {
+        let dir = self.directory();
+        let mut header = [0u8; RING_FILE_HEADER_LEN];
+        header[0..8].copy_from_slice(&RING_FILE_MAGIC);
+        header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        header[12..16].copy_from_slice(&(HEAD_LEN as u32).to_le_bytes());
+        header[16..24].copy_from_slice(&dir.capacity.to_le_bytes());
+        header[24..32].copy_from_slice(&dir.first_seq.to_le_bytes());
+        header[32..40].copy_from_slice(&dir.next_seq.to_le_bytes());
+        header[40..48].copy_from_slice(&dir.record_count.to_le_bytes());
+        header[48..56].copy_from_slice(&dir.bytes_used.to_le_bytes());
+        header[56..64].copy_from_slice(&dir.records_overwritten.to_le_bytes());
+        out.write_all(&header)?;
+        for record in self.iter() {
+            out.write_all(&record.head().encode())?;
+            out.write_all(record.payload())?;
+        }
+        Ok(())
+    }
+
+    /// Loads a ring saved by [`TraceRing::save`]; refuses capacities above [`DEFAULT_LOAD_LIMIT`].
+    pub fn load(path: impl AsRef<Path>) -> Result<TraceRing, RingFileError> {
+        let mut input = BufReader::new(File::open(path)?);
+        Self::read_from(&mut input, DEFAULT_LOAD_LIMIT)
+    }
+
+    /// Reads a ring in the ring file format, refusing capacities above `max_capacity`.
+    pub fn read_from<R: Read>(
+        input: &mut R,
+        max_capacity: u64,
+    ) -> Result<TraceRing, RingFileError> {
+        let mut header = [0u8; RING_FILE_HEADER_LEN];
+        read_exact_or(input, &mut header, "the file header")?;
+        if header[0..8] != RING_FILE_MAGIC {
+            return Err(RingFileError::BadMagic);
+        }
+        let version = u32_at(&header, 8);
+        if version != FORMAT_VERSION {
+            return Err(RingFileError::UnsupportedVersion(version));
+        }
+        let head_len = u32_at(&header, 12);
+        if head_len as usize != HEAD_LEN {
+            return Err(RingFileError::HeadSize(head_len));
+        }
+        let capacity = u64_at(&header, 16);
+        let first_seq = u64_at(&header, 24);
+        let next_seq = u64_at(&header, 32);
+        let count = u64_at(&header, 40);
+        let bytes_used = u64_at(&header, 48);
+        let overwritten = u64_at(&header, 56);
+        if capacity > max_capacity {
+            return Err(RingFileError::CapacityTooLarge {
+                capacity,
+                max: max_capacity,
+            });
+        }
+        let expected_next = first_seq
+            .checked_add(count)
+            .ok_or(RingFileError::Directory {
+                field: "record count",
+                found: count,
+                expected: u64::MAX - first_seq,
+            })?;
+        if next_seq != expected_next {
+            return Err(RingFileError::Directory {
+                field: "next sequence",
+                found: next_seq,
+                expected: expected_next,
+            });
+        }
+        if overwritten > first_seq {
+            return Err(RingFileError::Directory {
+                field: "records overwritten",
+                found: overwritten,
+                expected: first_seq,
+            });
+        }
+        if bytes_used > capacity || count > capacity / HEAD_LEN as u64 {
+            return Err(RingFileError::Overfull { capacity });
+        }
+        let capacity_usize =
+            usize::try_from(capacity).map_err(|_| RingFileError::CapacityTooLarge {
+                capacity,
+                max: usize::MAX as u64,
+            })?;
+        let mut ring = TraceRing::with_start(capacity_usize, first_seq, overwritten)
+            .map_err(RingFileError::Ring)?;
+        let mut used = 0u64;
+        let mut payload = Vec::new();
+        for index in 0..count {
+            let mut head_bytes = [0u8; HEAD_LEN];
+            read_exact_or(input, &mut head_bytes, "a record head")?;
+            let head = RecordHead::decode(&head_bytes)
+                .map_err(|source| RingFileError::Head { index, source })?;
+            let expected = first_seq + index;
+            if head.seq != expected {
+                return Err(RingFileError::Sequence {
+                    index,
+                    expected,
+                    found: head.seq,
+                });
+            }
+            used += head.record_len();
+            if used > capacity {
+                return Err(RingFileError::Overfull { capacity });
+            }
+            payload.clear();
+            payload.resize(head.len as usize, 0);
+            read_exact_or(input, &mut payload, "a record payload")?;
+            ring.store(head.seq, &head.meta, &payload, false)
+                .map_err(|_| RingFileError::Overfull { capacity })?;
+        }
+        ring.set_next_seq(next_seq);
+        if used != bytes_used {
+            return Err(RingFileError::Directory {
+                field: "bytes used",
+                found: bytes_used,
+                expected: used,
+            });
+        }
+        let mut probe = [0u8; 1];
+        match input.read(&mut probe) {
+            Ok(0) => Ok(ring),
+            Ok(_) => Err(RingFileError::TrailingBytes),
+            Err(err) => Err(RingFileError::Io(err)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::head::RecordMeta;
+
+    fn ring_with(n: u64, capacity: usize) -> TraceRing {
+        let mut ring = TraceRing::new(capacity).unwrap();
+        for i in 0..n {
+            let meta = RecordMeta {
+                client_seq: i,
+                ..RecordMeta::new("mod", "file.rs", i as u32).unwrap()
+            };
+            ring.push(&meta, &vec![i as u8; (i % 7) as usize * 10])
+                .unwrap();
+        }
+        ring
+    }
+
+    fn bytes_of(ring: &TraceRing) -> Vec<u8> {
+        let mut out = Vec::new();
+        ring.write_to(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn header_layout() {
+        let ring = ring_with(3, 1000);
+        let bytes = bytes_of(&ring);
+        assert_eq!(&bytes[0..8], b"LZTRRING");
+        assert_eq!(&bytes[8..16], &[1, 0, 0, 0, 66, 0, 0, 0]);
+        assert_eq!(&bytes[16..24], &1000u64.to_le_bytes());
+        assert_eq!(&bytes[32..40], &3u64.to_le_bytes());
+        assert_eq!(bytes.len(), 64 + 3 * 66 + 10 + 20);
+    }
+
+    #[test]
+    fn round_trip_after_wrap() {
+        let ring = ring_with(50, 1000);
+        let back = TraceRing::read_from(&mut &bytes_of(&ring)[..], 1 << 20).unwrap();
+        assert_eq!(back.directory(), ring.directory());
+        assert!(back.iter().eq(ring.iter()));
+    }
+
+    #[test]
+    fn every_prefix_is_truncated() {
+        let bytes = bytes_of(&ring_with(4, 1000));
+        for len in 0..bytes.len() {
+            let err = TraceRing::read_from(&mut &bytes[..len], 1 << 20).unwrap_err();
+            assert!(
+                matches!(err, RingFileError::Truncated { .. }),
+                "{len}: {err:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn header_errors() {
+        let good = bytes_of(&ring_with(2, 1000));
+        let load = |b: &[u8]| TraceRing::read_from(&mut &b[..], 1 << 20).unwrap_err();
+        let mut b = good.clone();
+        b[0] = b'X';
+        assert!(matches!(load(&b), RingFileError::BadMagic));
+        let mut b = good.clone();
+        b[8] = 2;
+        assert!(matches!(load(&b), RingFileError::UnsupportedVersion(2)));
+        let mut b = good.clone();
+        b[12] = 65;
+        assert!(matches!(load(&b), RingFileError::HeadSize(65)));
+        assert!(matches!(
+            TraceRing::read_from(&mut &good[..], 999).unwrap_err(),
+            RingFileError::CapacityTooLarge {
+                capacity: 1000,
+                max: 999
+            }
+        ));
+        let mut b = good.clone();
+        b[16..24].copy_from_slice(&10u64.to_le_bytes());
+        assert!(matches!(load(&b), RingFileError::Overfull { capacity: 10 }));
+        let mut b = good.clone();
+        b[32] = 9;
+        assert!(matches!(
+            load(&b),
+            RingFileError::Directory {
+                field: "next sequence",
+                ..
+            }
+        ));
+        let mut b = good.clone();
+        b[56] = 1;
+        assert!(matches!(
+            load(&b),
+            RingFileError::Directory {
+                field: "records overwritten",
+                ..
+            }
+        ));
+        let mut b = good.clone();
+        b[48] = b[48].wrapping_add(1);
+        assert!(matches!(
+            load(&b),
+            RingFileError::Directory {
+                field: "bytes used",
+                ..
+            }
+        ));
+        let mut b = good.clone();
+        b.push(0);
+        assert!(matches!(load(&b), RingFileError::TrailingBytes));
+    }
+
+    #[test]
+    fn record_errors() {
+        let good = bytes_of(&ring_with(2, 1000));
+        let load = |b: &[u8]| TraceRing::read_from(&mut &b[..], 1 << 20).unwrap_err();
+        // Second record starts after the first head (66 bytes) and its empty payload.
+        let second = 64 + 66;
+        let mut b = good.clone();
+        b[second] = 5;
+        assert!(matches!(
+            load(&b),
+            RingFileError::Sequence {
+                index: 1,
+                expected: 1,
+                found: 5
+            }
+        ));
+        let mut b = good.clone();
+        b[64 + 12] = 0xFF;
+        assert!(matches!(load(&b), RingFileError::Head { index: 0, .. }));
+        // A lying payload length: far beyond the capacity, rejected before any read or allocation.
+        let mut b = good;
+        b[second + 8..second + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(matches!(
+            load(&b),
+            RingFileError::Overfull { capacity: 1000 }
+        ));
+    }
+
+    #[test]
+    fn huge_record_count_is_rejected_before_reading() {
+        let mut b = bytes_of(&ring_with(0, 1000));
+        b[32..40].copy_from_slice(&u64::MAX.to_le_bytes());
+        b[40..48].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(TraceRing::read_from(&mut &b[..], 1 << 20).is_err());
+    }
+}

@@ -1,0 +1,486 @@
+//! [`TraceServer`]: a thread that accepts trace clients on a UNIX socket and stores their records in a
+//! [`TraceRing`].
+
+use std::io::{self, Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use crate::error::{MessageError, RingFileError, ServerError};
+use crate::head::RecordMeta;
+use crate::memfd;
+use crate::message::{Message, PayloadKind, MAX_INLINE_PAYLOAD, MESSAGE_HEAD_LEN};
+use crate::ring::{Directory, TraceRing};
+use crate::socket_name::{SocketName, MAX_SOCKET_NAME_LEN};
+use crate::sys;
+
+/// Default ring capacity of a server: 64 MiB.
+pub const DEFAULT_CAPACITY: usize = 64 << 20;
+
+/// Default largest payload a server accepts: 16 MiB.
+pub const DEFAULT_MAX_PAYLOAD: u32 = 16 << 20;
+
+/// Default largest number of clients connected at once.
+pub const DEFAULT_MAX_CLIENTS: usize = 256;
+
+/// Messages read from one client before the server turns to the others.
+const BATCH: usize = 64;
+
+/// Server settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// Ring capacity in bytes (ignored by [`TraceServer::start_with_ring`]).
+    pub capacity: usize,
+    /// Largest payload accepted, inline or in a memfd; larger claims are rejected before any mapping.
+    pub max_payload: u32,
+    /// Connections beyond this many are closed at once and counted in [`ServerStats::connections_refused`].
+    pub max_clients: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            capacity: DEFAULT_CAPACITY,
+            max_payload: DEFAULT_MAX_PAYLOAD,
+            max_clients: DEFAULT_MAX_CLIENTS,
+        }
+    }
+}
+
+impl ServerConfig {
+    /// The default settings with another ring capacity.
+    pub fn with_capacity(capacity: usize) -> Self {
+        ServerConfig {
+            capacity,
+            ..ServerConfig::default()
+        }
+    }
+}
+
+/// Messages the server rejected, by reason. A rejected message never reaches the ring and never closes the
+/// connection it came on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Rejections {
+    /// Heads that do not decode: too short, bad version, kind or tags, lying lengths.
+    pub malformed: u64,
+    /// Datagrams longer than the receive limit, or claimed payloads above [`ServerConfig::max_payload`].
+    pub oversized: u64,
+    /// Descriptors where none belong, more than one, none for a memfd message, or truncated.
+    pub bad_fds: u64,
+    /// Payload memfds that are not memfds, are not sealed, are smaller than claimed or cannot be mapped.
+    pub bad_memfd: u64,
+    /// Records larger than the whole ring.
+    pub too_large_for_ring: u64,
+}
+
+impl Rejections {
+    /// All rejected messages.
+    pub fn total(&self) -> u64 {
+        self.malformed + self.oversized + self.bad_fds + self.bad_memfd + self.too_large_for_ring
+    }
+}
+
+/// What a server has done so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ServerStats {
+    /// Connections accepted.
+    pub connections_accepted: u64,
+    /// Connections closed at once because [`ServerConfig::max_clients`] were connected.
+    pub connections_refused: u64,
+    /// Clients connected now.
+    pub clients_connected: u64,
+    /// Connections that ended (the client closed, exited or died).
+    pub disconnects: u64,
+    /// Records stored in the ring.
+    pub records_stored: u64,
+    /// Of those, records whose payload came in a memfd.
+    pub records_memfd: u64,
+    /// Payload bytes stored.
+    pub payload_bytes_stored: u64,
+    /// Messages rejected.
+    pub rejected: Rejections,
+}
+
+/// State shared by the server thread and its handle.
+#[derive(Debug)]
+struct State {
+    /// The records.
+    ring: TraceRing,
+    /// The counters.
+    stats: ServerStats,
+    /// False once the server thread has ended.
+    running: bool,
+}
+
+/// The shared state and the condition signalled when it changes.
+#[derive(Debug)]
+struct Shared {
+    /// The state.
+    state: Mutex<State>,
+    /// Signalled after each batch of messages and each connection change.
+    changed: Condvar,
+}
+
+impl Shared {
+    /// Locks the state; a poisoned lock still holds consistent data (the ring is updated in one call).
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A trace server running on its own thread.
+///
+/// It listens on a `SOCK_SEQPACKET` UNIX socket ([`SocketName`]: abstract or path), takes each client's process
+/// id from the kernel, and stores every valid record in its [`TraceRing`], overwriting the oldest when full.
+/// Bad messages are counted in [`ServerStats::rejected`] and skipped; a client that dies loses only the
+/// record it had not sent yet. Dropping the server (or [`TraceServer::stop`]) ends the thread, closes every
+/// connection and removes a path socket's file.
+///
+/// Call contract: start with [`TraceServer::start`] or [`TraceServer::start_with_ring`]; observe with
+/// [`TraceServer::stats`], [`TraceServer::directory`], [`TraceServer::with_ring`],
+/// [`TraceServer::wait_until`]; persist with [`TraceServer::save`]; end with [`TraceServer::stop`], which
+/// returns the ring.
+#[derive(Debug)]
+pub struct TraceServer {
+    /// Where it listens.
+    name: SocketName,
+    /// State shared with the thread.
+    shared: Arc<Shared>,
+    /// Writing a byte (or closing) wakes the thread to stop.
+    wake: Option<UnixStream>,
+    /// The server thread.
+    thread: Option<JoinHandle<()>>,
+}
+
+impl TraceServer {
+    /// Starts a server on `name` with an empty ring of `config.capacity` bytes.
+    pub fn start(name: &SocketName, config: ServerConfig) -> Result<TraceServer, ServerError> {
+        let ring = TraceRing::new(config.capacity)?;
+        Self::start_with_ring(name, ring, config)
+    }
+
+    /// Starts a server on `name` that continues `ring` (for example one loaded from a file): new records get
+    /// the sequence numbers after the ring's.
+    pub fn start_with_ring(
+        name: &SocketName,
+        ring: TraceRing,
+        config: ServerConfig,
+    ) -> Result<TraceServer, ServerError> {
+        if name.is_empty() || name.len() > MAX_SOCKET_NAME_LEN {
+            return Err(ServerError::BadName {
+                name: name.clone(),
+                max: MAX_SOCKET_NAME_LEN,
+            });
+        }
+        let listener = bind(name)?;
+        let (wake, wake_rx) = UnixStream::pair().map_err(ServerError::Thread)?;
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                ring,
+                stats: ServerStats::default(),
+                running: true,
+            }),
+            changed: Condvar::new(),
+        });
+        let thread_shared = Arc::clone(&shared);
+        let thread = thread::Builder::new()
+            .name("lizard-trace".into())
+            .spawn(move || {
+                let mut server = Loop {
+                    listener,
+                    wake: wake_rx,
+                    clients: Vec::new(),
+                    shared: thread_shared,
+                    config,
+                    buf: vec![0; MESSAGE_HEAD_LEN + MAX_INLINE_PAYLOAD],
+                };
+                server.run();
+                server.shared.lock().running = false;
+                server.shared.changed.notify_all();
+            })
+            .map_err(ServerError::Thread)?;
+        Ok(TraceServer {
+            name: name.clone(),
+            shared,
+            wake: Some(wake),
+            thread: Some(thread),
+        })
+    }
+
+    /// Where the server listens.
+    pub fn name(&self) -> &SocketName {
+        &self.name
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> ServerStats {
+        self.shared.lock().stats
+    }
+
+    /// The ring's directory.
+    pub fn directory(&self) -> Directory {
+        self.shared.lock().ring.directory()
+    }
+
+    /// Whether the server thread is still serving.
+    pub fn is_running(&self) -> bool {
+        self.shared.lock().running
+    }
+
+    /// Runs `f` on the ring; the server stores nothing meanwhile, so keep `f` short.
+    pub fn with_ring<T>(&self, f: impl FnOnce(&TraceRing) -> T) -> T {
+        f(&self.shared.lock().ring)
+    }
+
+    /// Saves a snapshot of the ring to `path`.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<(), RingFileError> {
+        self.with_ring(|ring| ring.save(path))
+    }
+
+    /// Waits until `done` holds for the counters or `timeout` passes; returns the last counters seen and
+    /// whether `done` held.
+    pub fn wait_until(
+        &self,
+        timeout: Duration,
+        mut done: impl FnMut(&ServerStats) -> bool,
+    ) -> (ServerStats, bool) {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.shared.lock();
+        loop {
+            if done(&state.stats) {
+                return (state.stats, true);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || !state.running {
+                return (state.stats, done(&state.stats));
+            }
+            state = match self.shared.changed.wait_timeout(state, left) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    }
+
+    /// Stops the server, closes every connection and returns the ring.
+    pub fn stop(mut self) -> TraceRing {
+        self.shutdown();
+        let mut state = self.shared.lock();
+        std::mem::replace(&mut state.ring, TraceRing::unallocated())
+    }
+
+    /// Ends the thread and removes a path socket's file.
+    fn shutdown(&mut self) {
+        if let Some(mut wake) = self.wake.take() {
+            // A failed write still wakes the thread: dropping `wake` closes the pair.
+            let _ = wake.write_all(&[1]);
+        }
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+        if let SocketName::Path(path) = &self.name {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+impl Drop for TraceServer {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// Binds the listening socket, replacing a stale socket file no server answers on.
+fn bind(name: &SocketName) -> Result<OwnedFd, ServerError> {
+    let listen_err = |source| ServerError::Listen {
+        name: name.clone(),
+        source,
+    };
+    match sys::listen(name, 128) {
+        Ok(fd) => Ok(fd),
+        Err(err) if err.raw_os_error() == Some(libc::EADDRINUSE) => match name {
+            SocketName::Path(path) if sys::connect(name).is_err() => {
+                std::fs::remove_file(path).map_err(listen_err)?;
+                sys::listen(name, 128).map_err(listen_err)
+            }
+            _ => Err(ServerError::InUse(name.clone())),
+        },
+        Err(err) => Err(listen_err(err)),
+    }
+}
+
+/// One connected client.
+#[derive(Debug)]
+struct Client {
+    /// Its socket.
+    fd: OwnedFd,
+    /// Its process id, from `SO_PEERCRED`.
+    pid: u32,
+}
+
+/// Why a message was rejected.
+enum Reject {
+    /// See [`Rejections::malformed`].
+    Malformed,
+    /// See [`Rejections::oversized`].
+    Oversized,
+    /// See [`Rejections::bad_fds`].
+    BadFds,
+    /// See [`Rejections::bad_memfd`].
+    BadMemfd,
+    /// See [`Rejections::too_large_for_ring`].
+    TooLargeForRing,
+}
+
+/// The server thread's state.
+struct Loop {
+    /// The listening socket.
+    listener: OwnedFd,
+    /// Readable when the handle asks the thread to stop.
+    wake: UnixStream,
+    /// Connected clients.
+    clients: Vec<Client>,
+    /// State shared with the handle.
+    shared: Arc<Shared>,
+    /// Settings.
+    config: ServerConfig,
+    /// Receive buffer: one message head and the largest inline payload.
+    buf: Vec<u8>,
+}
+
+impl Loop {
+    /// Serves until woken to stop or until `poll` fails.
+    fn run(&mut self) {
+        loop {
+            let mut set = Vec::with_capacity(self.clients.len() + 2);
+            set.push(sys::poll_entry(self.wake.as_fd(), sys::POLLIN));
+            set.push(sys::poll_entry(self.listener.as_fd(), sys::POLLIN));
+            for client in &self.clients {
+                set.push(sys::poll_entry(client.fd.as_fd(), sys::POLLIN));
+            }
+            if sys::poll(&mut set, -1).is_err() {
+                return;
+            }
+            if set[0].revents != 0 {
+                let mut byte = [0u8; 1];
+                let _ = (&self.wake).read(&mut byte);
+                return;
+            }
+            let mut changed = false;
+            let mut index = self.clients.len();
+            while index > 0 {
+                index -= 1;
+                if set[index + 2].revents == 0 {
+                    continue;
+                }
+                changed = true;
+                if !self.drain(index) {
+                    self.clients.swap_remove(index);
+                    self.shared.lock().stats.disconnects += 1;
+                }
+            }
+            if set[1].revents != 0 {
+                changed = true;
+                self.accept_all();
+            }
+            if changed {
+                self.shared.lock().stats.clients_connected = self.clients.len() as u64;
+                self.shared.changed.notify_all();
+            }
+        }
+    }
+
+    /// Accepts every pending connection.
+    fn accept_all(&mut self) {
+        while let Ok(Some(fd)) = sys::accept(self.listener.as_fd()) {
+            let mut state = self.shared.lock();
+            if self.clients.len() >= self.config.max_clients {
+                state.stats.connections_refused += 1;
+                continue;
+            }
+            state.stats.connections_accepted += 1;
+            let pid = sys::peer_pid(fd.as_fd()).unwrap_or(0);
+            self.clients.push(Client { fd, pid });
+        }
+    }
+
+    /// Reads up to [`BATCH`] messages from client `index`; false when the connection ended.
+    fn drain(&mut self, index: usize) -> bool {
+        for _ in 0..BATCH {
+            let received = match sys::recv(self.clients[index].fd.as_fd(), &mut self.buf) {
+                Ok(received) => received,
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return false,
+            };
+            if received.len == 0 && !received.truncated && received.fds.is_empty() {
+                // End of stream (an empty datagram reads the same and also ends the connection).
+                return false;
+            }
+            let pid = self.clients[index].pid;
+            let outcome = self.handle(pid, received);
+            let mut state = self.shared.lock();
+            let rejected = &mut state.stats.rejected;
+            match outcome {
+                Ok(()) => {}
+                Err(Reject::Malformed) => rejected.malformed += 1,
+                Err(Reject::Oversized) => rejected.oversized += 1,
+                Err(Reject::BadFds) => rejected.bad_fds += 1,
+                Err(Reject::BadMemfd) => rejected.bad_memfd += 1,
+                Err(Reject::TooLargeForRing) => rejected.too_large_for_ring += 1,
+            }
+        }
+        true
+    }
+
+    /// Validates one received message and stores its record.
+    fn handle(&mut self, pid: u32, received: sys::Received) -> Result<(), Reject> {
+        if received.truncated {
+            return Err(Reject::Oversized);
+        }
+        if received.control_truncated {
+            return Err(Reject::BadFds);
+        }
+        let message = match Message::decode(&self.buf[..received.len], self.config.max_payload) {
+            Ok(message) => message,
+            Err(MessageError::PayloadTooLarge { .. }) => return Err(Reject::Oversized),
+            Err(_) => return Err(Reject::Malformed),
+        };
+        let head = message.head;
+        let meta = RecordMeta {
+            module: head.module,
+            timestamp_ns: head.timestamp_ns,
+            file: head.file,
+            line: head.line,
+            client_pid: pid,
+            client_seq: head.client_seq,
+        };
+        let shared = &self.shared;
+        let store = |payload: &[u8]| {
+            let mut state = shared.lock();
+            state.ring.push(&meta, payload)?;
+            state.stats.records_stored += 1;
+            state.stats.payload_bytes_stored += payload.len() as u64;
+            if head.kind == PayloadKind::Memfd {
+                state.stats.records_memfd += 1;
+            }
+            Ok::<(), crate::error::RingError>(())
+        };
+        let stored = match head.kind {
+            PayloadKind::Inline if received.fds.is_empty() => store(message.inline),
+            PayloadKind::Inline => return Err(Reject::BadFds),
+            PayloadKind::Memfd => {
+                let [fd] = received.fds.as_slice() else {
+                    return Err(Reject::BadFds);
+                };
+                memfd::with_payload(fd.as_fd(), head.payload_len, store)
+                    .map_err(|_| Reject::BadMemfd)?
+            }
+        };
+        stored.map_err(|_| Reject::TooLargeForRing)
+    }
+}

@@ -1,0 +1,67 @@
+//! The client end of the transport: a connected `SOCK_SEQPACKET` UNIX socket that sends one datagram per
+//! message, with an optional file descriptor attached as `SCM_RIGHTS`.
+//!
+//! [`crate::TraceClient`] is built on it; tools and tests use it directly to send arbitrary bytes.
+
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::time::{Duration, Instant};
+
+use crate::socket_name::SocketName;
+use crate::sys;
+
+/// A connection to a trace server.
+#[derive(Debug)]
+pub struct Connection {
+    /// The connected socket.
+    fd: OwnedFd,
+}
+
+impl Connection {
+    /// Connects to the server listening on `name`.
+    pub fn connect(name: &SocketName) -> io::Result<Connection> {
+        Ok(Connection {
+            fd: sys::connect(name)?,
+        })
+    }
+
+    /// Sends one datagram, waiting for room in the socket queue if needed.
+    pub fn send(&self, bytes: &[u8], fd: Option<BorrowedFd<'_>>) -> io::Result<usize> {
+        sys::send(self.fd.as_fd(), bytes, fd, false)
+    }
+
+    /// Sends one datagram, failing with [`io::ErrorKind::WouldBlock`] when the queue is full.
+    pub fn try_send(&self, bytes: &[u8], fd: Option<BorrowedFd<'_>>) -> io::Result<usize> {
+        sys::send(self.fd.as_fd(), bytes, fd, true)
+    }
+
+    /// Sends one datagram, waiting at most `timeout` for room; `Ok(false)` when the time ran out.
+    pub fn send_timeout(
+        &self,
+        bytes: &[u8],
+        fd: Option<BorrowedFd<'_>>,
+        timeout: Duration,
+    ) -> io::Result<bool> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.try_send(bytes, fd) {
+                Ok(_) => return Ok(true),
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {}
+                Err(err) => return Err(err),
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(false);
+            }
+            let ms = i32::try_from(left.as_millis().max(1)).unwrap_or(i32::MAX);
+            let mut set = [sys::poll_entry(self.fd.as_fd(), sys::POLLOUT)];
+            sys::poll(&mut set, ms)?;
+        }
+    }
+}
+
+impl AsFd for Connection {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}
