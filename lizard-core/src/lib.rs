@@ -4,11 +4,20 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod config;
 pub mod counter;
+pub mod error;
+mod gatord;
+pub mod hwc;
+mod lizard;
 pub mod reduce;
 pub mod store;
 pub mod transport;
 
+pub use config::{CaptureMode, Config, SampleRate};
 pub use counter::{Counter, CounterClass, CounterId, ResultType, Source, Units};
+pub use error::Error;
+pub use hwc::{HwcBackend, HwcCounterInfo};
+pub use lizard::Lizard;
 pub use store::{Sample, SampleStore, Value, Window};
 pub use transport::{GatordAddress, Timeouts, Transport, TransportError};

@@ -1,0 +1,124 @@
+//! Engine configuration: which sources to use, timeouts, buffer sizes and the capture mode.
+
+use std::time::Duration;
+
+use crate::store::DEFAULT_CAPACITY;
+use crate::transport::{GatordAddress, Timeouts};
+
+/// The longest XML or APC payload accepted from gatord by default: 64 MiB, far above the 3 MB merged events
+/// document a real gatord 9.7 sends, far below gatord's own 256 MiB ceiling.
+pub const DEFAULT_MAX_MESSAGE_LEN: u32 = 64 * 1024 * 1024;
+
+/// How gatord sessions map onto `start_capture` / `stop_capture` pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CaptureMode {
+    /// Every start opens a fresh gatord session (configuration connection, then capture connection) and every
+    /// stop ends it (APC_STOP, drain to the end marker, close). Exact: all samples gatord produced during the
+    /// capture are kept. Costs two TCP connections and a gatord session per pair, and gatord needs about a
+    /// second to release a session, so back-to-back pairs can hit "Session already in progress".
+    #[default]
+    Reconnecting,
+    /// One gatord session stays open across many start/stop pairs; each pair selects the samples whose
+    /// timestamps fall between its start and its stop. A pair costs no connection, which suits per-draw use.
+    ///
+    /// Trade-off: gatord samples at its own rate (about every 1 ms for hardware counters at
+    /// `sample_rate="normal"`, every 100 ms for polled counters), so a window shorter than the sample period
+    /// may select no sample at all, and samples are attributed by their timestamp, not by exact start/stop
+    /// instants. `stop_capture` waits (up to [`Config::flush_timeout`]) until gatord has delivered a sample
+    /// stamped after the stop, so each stop costs up to one `live_rate` period on a real daemon.
+    Persistent,
+}
+
+/// The `sample_rate` the session XML asks gatord for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SampleRate {
+    /// 10 007 Hz.
+    High,
+    /// 1 009 Hz (gatord's usual rate).
+    #[default]
+    Normal,
+    /// 101 Hz.
+    Low,
+    /// No periodic sampling.
+    None,
+}
+
+impl SampleRate {
+    /// The word gatord's session XML uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SampleRate::High => "high",
+            SampleRate::Normal => "normal",
+            SampleRate::Low => "low",
+            SampleRate::None => "none",
+        }
+    }
+}
+
+/// Everything [`crate::Lizard::configure`] needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Where gatord listens; `None` does not use gatord at all.
+    pub gatord: Option<GatordAddress>,
+    /// Whether to read counters directly through HWCPipe (CPU perf events, Mali GPU).
+    pub hwcpipe: bool,
+    /// Connect and per-read/write timeouts for every gatord socket.
+    pub timeouts: Timeouts,
+    /// The longest a `stop_capture` waits for gatord's end-of-capture marker before closing the connection.
+    pub stop_timeout: Duration,
+    /// Persistent mode only: the longest a `stop_capture` waits for gatord to deliver samples stamped after the
+    /// stop.
+    pub flush_timeout: Duration,
+    /// The HWCPipe sampling interval (the sampler sleeps between samples; it never spins).
+    pub sample_interval: Duration,
+    /// The most samples kept per counter; older samples are dropped and counted.
+    pub capacity: usize,
+    /// The longest payload accepted from gatord; a longer announced length is a protocol error and is never
+    /// allocated.
+    pub max_message_len: u32,
+    /// How gatord sessions map onto capture pairs.
+    pub mode: CaptureMode,
+    /// The `sample_rate` asked of gatord.
+    pub sample_rate: SampleRate,
+    /// The `live_rate` (ms) asked of gatord: how often it flushes captured data to the socket.
+    pub live_rate_ms: u32,
+}
+
+impl Default for Config {
+    /// gatord at `127.0.0.1:8080` and HWCPipe both on, reconnecting mode, 1 ms HWCPipe interval.
+    fn default() -> Self {
+        Config {
+            gatord: Some(GatordAddress::default()),
+            hwcpipe: true,
+            timeouts: Timeouts::default(),
+            stop_timeout: Duration::from_secs(3),
+            flush_timeout: Duration::from_millis(500),
+            sample_interval: Duration::from_millis(1),
+            capacity: DEFAULT_CAPACITY,
+            max_message_len: DEFAULT_MAX_MESSAGE_LEN,
+            mode: CaptureMode::Reconnecting,
+            sample_rate: SampleRate::Normal,
+            live_rate_ms: 100,
+        }
+    }
+}
+
+impl Config {
+    /// Only gatord at `address`, no HWCPipe.
+    pub fn gatord_only(address: GatordAddress) -> Config {
+        Config {
+            gatord: Some(address),
+            hwcpipe: false,
+            ..Config::default()
+        }
+    }
+
+    /// Only HWCPipe, no gatord.
+    pub fn hwcpipe_only() -> Config {
+        Config {
+            gatord: None,
+            hwcpipe: true,
+            ..Config::default()
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! The engine's error type: one variant per way a call can fail, the cause kept.
+
+use std::time::Duration;
+
+use crate::counter::CounterId;
+use crate::transport::TransportError;
+
+/// Why an engine call failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No counter source could be configured: neither gatord nor HWCPipe gave any counter.
+    #[error("no counter source is available (gatord: {gatord}; HWCPipe: {hwcpipe})")]
+    NoSource {
+        /// Why gatord gave no counters.
+        gatord: Box<Error>,
+        /// Why HWCPipe gave no counters.
+        hwcpipe: Box<Error>,
+    },
+    /// The source was switched off in the configuration.
+    #[error("disabled in the configuration")]
+    SourceDisabled,
+    /// The source was reachable but offered no counter this engine can use.
+    #[error("the source offers no usable counter")]
+    NoCounters,
+    /// A counter id outside `1..=N`.
+    #[error("unknown counter id {id} (valid ids are 1..={count})")]
+    UnknownCounter {
+        /// The id given.
+        id: CounterId,
+        /// The number of counters.
+        count: usize,
+    },
+    /// `start_capture` while a capture is running.
+    #[error("a capture is already running")]
+    CaptureRunning,
+    /// `stop_capture` with no capture running.
+    #[error("no capture is running")]
+    NotCapturing,
+    /// `start_capture` with no counter enabled.
+    #[error("no counter is enabled")]
+    NothingEnabled,
+    /// The socket to gatord failed (connect, timeout, closed, OS error).
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    /// gatord closed the connection during a capture. Samples received before are kept and readable.
+    #[error("gatord disconnected during the capture; samples received before are kept")]
+    Disconnected,
+    /// Some APC frames from gatord were malformed. They were skipped (values decoded before the fault in a
+    /// frame are kept); every other sample is readable.
+    #[error("{count} malformed APC frame(s) from gatord were skipped")]
+    MalformedFrames {
+        /// How many frames were malformed.
+        count: u64,
+        /// The fault in the first one.
+        #[source]
+        first: gator_proto::apc::FrameError,
+    },
+    /// gatord's `captured` key map bound no key to any enabled counter, so no value could be attributed.
+    #[error("gatord bound no capture key to the enabled counters {0:?}")]
+    KeysNotBound(Vec<String>),
+    /// The receiver thread panicked (a bug); the connection was closed.
+    #[error("the gatord receiver thread panicked")]
+    ReceiverPanicked,
+    /// gatord did not send the end-of-capture marker within the stop deadline; the connection was closed and
+    /// the samples received before are kept.
+    #[error("gatord sent no end-of-capture marker within {0:?}; samples received before are kept")]
+    StopTimeout(Duration),
+    /// gatord is serving another client ("Session already in progress"). gatord allows one session at a time
+    /// and takes about a second to release one: retry after [`Error::SESSION_RETRY_AFTER`].
+    #[error("gatord session already in progress (another client, or the previous session not yet released); retry in about {:?}", Error::SESSION_RETRY_AFTER)]
+    SessionInProgress,
+    /// gatord reported an error (`RESPONSE_ERROR`) with this text.
+    #[error("gatord reported an error: {0}")]
+    Daemon(String),
+    /// gatord refused a request (`RESPONSE_NAK`), with its text if any.
+    #[error("gatord refused {what}: {text:?}")]
+    Refused {
+        /// The request that was refused.
+        what: &'static str,
+        /// gatord's explanation, possibly empty.
+        text: String,
+    },
+    /// gatord answered with a response of an unexpected type.
+    #[error("gatord answered {what} with response type {response_type:#04x}")]
+    UnexpectedResponse {
+        /// The request that was answered.
+        what: &'static str,
+        /// The response type byte received.
+        response_type: u8,
+    },
+    /// The bytes from gatord broke the protocol (bad handshake, bad header, malformed frame, oversize length).
+    #[error("protocol error from gatord while {what}: {detail}")]
+    Protocol {
+        /// What the engine was doing.
+        what: &'static str,
+        /// What was wrong.
+        detail: String,
+    },
+    /// An XML document from gatord could not be read.
+    #[error("cannot read the {document} XML from gatord")]
+    Xml {
+        /// Which document (`events`, `counters`, `captured`).
+        document: &'static str,
+        /// The reader's error.
+        #[source]
+        source: gator_xml::XmlError,
+    },
+    /// A gatord reply is not UTF-8 text.
+    #[error("the {0} XML from gatord is not UTF-8")]
+    NotUtf8(&'static str),
+    /// HWCPipe failed.
+    #[error("HWCPipe failed: {0}")]
+    HwcPipe(String),
+    /// A capture thread could not be started.
+    #[error("cannot start a capture thread")]
+    Thread(#[source] std::io::Error),
+}
+
+impl Error {
+    /// How long to wait before retrying after [`Error::SessionInProgress`].
+    pub const SESSION_RETRY_AFTER: Duration = Duration::from_millis(1100);
+
+    /// Whether retrying the same call later may succeed (the daemon busy or slow).
+    pub fn is_retryable(&self) -> bool {
+        matches!(
+            self,
+            Error::SessionInProgress
+                | Error::StopTimeout(_)
+                | Error::Transport(TransportError::Timeout(..))
+        )
+    }
+}

@@ -1,0 +1,274 @@
+//! Turning APC frames from gatord into timestamped samples: the one place a gatord value becomes a sample.
+//!
+//! - BLOCK_COUNTER (type 5): keys 0/1/2 are timestamp/tid/core markers and may appear any number of times; every
+//!   other key is looked up in the `captured` key map and its value stored with the latest timestamp.
+//! - COUNTER (type 4, gatord ≤ 9.1): one timestamped value.
+//! - Every other frame type is ignored.
+//!
+//! gatord timestamps are nanoseconds since its capture start; the sink adds the engine time at which APC_START
+//! was sent, so gatord samples and HWCPipe samples share one time base.
+
+use std::collections::HashMap;
+
+use gator_proto::apc::{Frame, FrameError, Record};
+use gator_proto::ProtocolVersion;
+
+use crate::counter::CounterId;
+use crate::store::{Sample, Value};
+
+/// gatord counter keys (from the `captured` XML) to engine counter ids.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyMap {
+    keys: HashMap<i32, CounterId>,
+}
+
+impl KeyMap {
+    /// An empty map.
+    pub fn new() -> KeyMap {
+        KeyMap::default()
+    }
+
+    /// Maps `key` to `id`. The marker keys 0, 1 and 2 and key values gatord uses for "not bound" (≤ 2) are
+    /// refused (returns `false`).
+    pub fn insert(&mut self, key: i32, id: CounterId) -> bool {
+        if key <= 2 {
+            return false;
+        }
+        self.keys.insert(key, id);
+        true
+    }
+
+    /// The counter bound to `key`.
+    pub fn get(&self, key: i32) -> Option<CounterId> {
+        self.keys.get(&key).copied()
+    }
+
+    /// Whether no key is bound.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+}
+
+/// Converts frames of one gatord session into samples.
+#[derive(Debug, Clone)]
+pub struct FrameSink {
+    version: ProtocolVersion,
+    keys: KeyMap,
+    offset_ns: u64,
+    latest_ns: Option<u64>,
+}
+
+impl FrameSink {
+    /// A sink for a session speaking `version`, with the key map from its `captured` XML, whose capture
+    /// started at engine time `offset_ns`.
+    pub fn new(version: ProtocolVersion, keys: KeyMap, offset_ns: u64) -> FrameSink {
+        FrameSink {
+            version,
+            keys,
+            offset_ns,
+            latest_ns: None,
+        }
+    }
+
+    /// The latest engine timestamp seen in any counter frame.
+    pub fn latest_ns(&self) -> Option<u64> {
+        self.latest_ns
+    }
+
+    fn engine_time(&mut self, gatord_ns: i64) -> u64 {
+        let t = self
+            .offset_ns
+            .saturating_add(u64::try_from(gatord_ns).unwrap_or(0));
+        self.latest_ns = Some(self.latest_ns.map_or(t, |l| l.max(t)));
+        t
+    }
+
+    /// Decodes one APC payload and appends its samples to `out`. Values decoded before a malformed record are
+    /// kept; the error is returned after them.
+    pub fn frame(
+        &mut self,
+        payload: &[u8],
+        out: &mut Vec<(CounterId, Sample)>,
+    ) -> Result<(), FrameError> {
+        match Frame::parse(payload, self.version)? {
+            Frame::BlockCounter(block) => {
+                let mut timestamp = self.offset_ns;
+                for record in block.records() {
+                    match record? {
+                        Record::Timestamp(t) => timestamp = self.engine_time(t),
+                        Record::Tid(_) | Record::Core(_) => {}
+                        Record::Value { key, value } => {
+                            if let Some(id) = self.keys.get(key) {
+                                out.push((
+                                    id,
+                                    Sample {
+                                        timestamp_ns: timestamp,
+                                        value: Value::Int(value),
+                                    },
+                                ));
+                            }
+                        }
+                    }
+                }
+                Ok(())
+            }
+            Frame::Counter(counter) => {
+                let timestamp_ns = self.engine_time(counter.timestamp);
+                if let Some(id) = self.keys.get(counter.key) {
+                    out.push((
+                        id,
+                        Sample {
+                            timestamp_ns,
+                            value: Value::Int(counter.value),
+                        },
+                    ));
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gator_proto::apc::{BlockCounter, Counter};
+
+    fn block(records: &[Record]) -> Vec<u8> {
+        let mut out = Vec::new();
+        BlockCounter::encode(0, records.iter().copied(), &mut out);
+        out
+    }
+
+    fn sink(offset: u64) -> FrameSink {
+        let mut keys = KeyMap::new();
+        assert!(keys.insert(0x5e, 1));
+        assert!(keys.insert(0x5c, 2));
+        assert!(!keys.insert(2, 3));
+        FrameSink::new(ProtocolVersion::V950, keys, offset)
+    }
+
+    #[test]
+    fn real_first_frame_of_the_recording() {
+        // The first BLOCK_COUNTER frame of ../shared/data/gatord-9.7.2/live-session/d2c.bin (gatord 9.7.2).
+        let payload = [
+            0x05, 0x00, 0x00, 0xbf, 0xf2, 0x18, 0xde, 0x00, 0x80, 0xe0, 0xe9, 0xcb, 0xda, 0x00,
+            0xdc, 0x00, 0x80, 0xa0, 0xfa, 0xc8, 0x03, 0xe6, 0x00, 0x00,
+        ];
+        let mut out = Vec::new();
+        let mut sink = sink(1000);
+        sink.frame(&payload, &mut out).unwrap();
+        let t = 1000 + 407_871;
+        assert_eq!(
+            out,
+            vec![
+                (
+                    1,
+                    Sample {
+                        timestamp_ns: t,
+                        value: Value::Int(24_318_210_048)
+                    }
+                ),
+                (
+                    2,
+                    Sample {
+                        timestamp_ns: t,
+                        value: Value::Int(958_304_256)
+                    }
+                ),
+            ]
+        );
+        assert_eq!(sink.latest_ns(), Some(t));
+    }
+
+    #[test]
+    fn many_markers_per_frame() {
+        let payload = block(&[
+            Record::Timestamp(10),
+            Record::Core(1),
+            Record::Value {
+                key: 0x5e,
+                value: 1,
+            },
+            Record::Timestamp(20),
+            Record::Tid(7),
+            Record::Value {
+                key: 0x5e,
+                value: 2,
+            },
+            Record::Value {
+                key: 0x99,
+                value: 3,
+            },
+        ]);
+        let mut out = Vec::new();
+        sink(0).frame(&payload, &mut out).unwrap();
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].1.timestamp_ns, 10);
+        assert_eq!(out[1].1.timestamp_ns, 20);
+    }
+
+    #[test]
+    fn counter_frames_are_stored() {
+        let mut payload = Vec::new();
+        Counter {
+            timestamp: 50,
+            core: 0,
+            key: 0x5c,
+            value: -4,
+        }
+        .encode(&mut payload);
+        let mut out = Vec::new();
+        sink(5).frame(&payload, &mut out).unwrap();
+        assert_eq!(
+            out,
+            vec![(
+                2,
+                Sample {
+                    timestamp_ns: 55,
+                    value: Value::Int(-4)
+                }
+            )]
+        );
+    }
+
+    #[test]
+    fn malformed_record_keeps_earlier_values_and_reports() {
+        let mut payload = block(&[
+            Record::Timestamp(1),
+            Record::Value {
+                key: 0x5e,
+                value: 9,
+            },
+        ]);
+        payload.extend_from_slice(&[0x5e, 0x80]); // a value whose continuation byte never ends
+        let mut out = Vec::new();
+        let err = sink(0).frame(&payload, &mut out).unwrap_err();
+        assert!(matches!(err, FrameError::Int { .. }), "{err:?}");
+        assert_eq!(out.len(), 1);
+    }
+
+    #[test]
+    fn empty_and_other_frames() {
+        let mut out = Vec::new();
+        assert_eq!(sink(0).frame(&[], &mut out), Err(FrameError::Empty));
+        sink(0).frame(&[0x0c, 0x00], &mut out).ok();
+        sink(0).frame(&[0x63, 1, 2, 3], &mut out).unwrap();
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn negative_timestamps_clamp_to_the_session_start() {
+        let payload = block(&[
+            Record::Timestamp(-5),
+            Record::Value {
+                key: 0x5e,
+                value: 1,
+            },
+        ]);
+        let mut out = Vec::new();
+        sink(100).frame(&payload, &mut out).unwrap();
+        assert_eq!(out[0].1.timestamp_ns, 100);
+    }
+}

@@ -1,0 +1,329 @@
+//! A gatord capture session and its receiver thread.
+//!
+//! Opening follows what works with the real daemon: the `<configurations>` document on one connection (gatord
+//! saves it and binds keys when the next connection's child starts), then a new connection for the `<session>`
+//! document, the `captured` key map (the only source of keys) and APC_START. A receiver thread then reads
+//! frames until the end marker, the peer closing, or a framing error, storing samples as they arrive.
+//!
+//! Stopping sends APC_STOP and waits for the receiver to see the end marker, up to a deadline; past it the
+//! socket is shut down, which wakes the receiver at once. The receiver is always joined and both socket handles
+//! are closed when the session is dropped.
+
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use gator_proto::apc::FrameError;
+use gator_proto::client::{Event, Session};
+
+use super::apc::{FrameSink, KeyMap};
+use super::connection::{daemon_error, protocol_error, Connection, READ_CHUNK};
+use super::xml;
+use crate::config::SampleRate;
+use crate::counter::CounterId;
+use crate::error::Error;
+use crate::hwc::sampler::nanos_since;
+use crate::store::SampleStore;
+use crate::transport::{GatordAddress, Timeouts, Transport, TransportError};
+
+/// What opening a session needs.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub(crate) address: GatordAddress,
+    pub(crate) timeouts: Timeouts,
+    pub(crate) max_len: u32,
+    pub(crate) sample_rate: SampleRate,
+    pub(crate) live_rate_ms: u32,
+    /// Enabled gatord counters: engine id and gatord counter name.
+    pub(crate) counters: Vec<(CounterId, String)>,
+}
+
+/// Progress the receiver shares with the engine.
+#[derive(Debug, Default)]
+struct Progress {
+    latest_ns: Option<u64>,
+    finished: bool,
+}
+
+#[derive(Debug, Default)]
+struct Shared {
+    progress: Mutex<Progress>,
+    changed: Condvar,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, Progress> {
+        self.progress.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// How the receiver thread ended.
+#[derive(Debug, Default)]
+struct Exit {
+    /// The zero-length APC_DATA arrived.
+    ended: bool,
+    /// The peer closed (or reset) the connection before the end marker.
+    closed: bool,
+    /// A fatal error: framing broken, socket error.
+    fatal: Option<Error>,
+    /// gatord's RESPONSE_ERROR, if it sent one.
+    daemon: Option<Error>,
+    malformed: u64,
+    first_malformed: Option<FrameError>,
+}
+
+/// A running gatord capture.
+#[derive(Debug)]
+pub(crate) struct Capture {
+    counters: Vec<CounterId>,
+    session: Arc<Mutex<Session>>,
+    writer: Transport,
+    shared: Arc<Shared>,
+    done: mpsc::Receiver<()>,
+    thread: Option<JoinHandle<Exit>>,
+}
+
+/// Connection 1: deliver the configuration, then disconnect.
+fn deliver_configuration(plan: &Plan) -> Result<(), Error> {
+    let mut conn = Connection::open(&plan.address, plan.timeouts, plan.max_len)?;
+    let names: Vec<&str> = plan.counters.iter().map(|(_, n)| n.as_str()).collect();
+    conn.deliver_xml("configuration", &xml::configurations(&names))?;
+    conn.disconnect();
+    Ok(())
+}
+
+/// Binds the keys of the `captured` document to the enabled counters (the only place keys come from).
+fn bind_keys(captured: &str, counters: &[(CounterId, String)]) -> Result<KeyMap, Error> {
+    let entries = xml::captured_keys(captured)?;
+    let mut keys = KeyMap::new();
+    for (id, name) in counters {
+        if let Some((key, _)) = entries.iter().find(|(_, n)| n == name) {
+            keys.insert(*key, *id);
+        }
+    }
+    if keys.is_empty() {
+        return Err(Error::KeysNotBound(
+            counters.iter().map(|(_, n)| n.clone()).collect(),
+        ));
+    }
+    Ok(keys)
+}
+
+impl Capture {
+    /// Opens the two connections, starts the capture and the receiver thread.
+    pub(crate) fn open(
+        plan: &Plan,
+        store: Arc<SampleStore>,
+        epoch: Instant,
+    ) -> Result<Capture, Error> {
+        deliver_configuration(plan)?;
+        let mut conn = Connection::open(&plan.address, plan.timeouts, plan.max_len)?;
+        conn.deliver_xml(
+            "session",
+            &xml::session(plan.sample_rate, plan.live_rate_ms),
+        )?;
+        let captured = conn.request_xml("captured")?;
+        let keys = bind_keys(&captured, &plan.counters)?;
+        let version = conn.version();
+        let offset_ns = nanos_since(epoch);
+        let (session, reader, writer) = conn.start_capture()?;
+        let session = Arc::new(Mutex::new(session));
+        let shared = Arc::new(Shared::default());
+        let (done_tx, done) = mpsc::channel();
+        let sink = FrameSink::new(version, keys, offset_ns);
+        let thread = {
+            let session = Arc::clone(&session);
+            let shared = Arc::clone(&shared);
+            std::thread::Builder::new()
+                .name("lizard-gatord".into())
+                .spawn(move || receive(reader, session, sink, store, shared, done_tx))
+                .map_err(Error::Thread)?
+        };
+        Ok(Capture {
+            counters: plan.counters.iter().map(|(id, _)| *id).collect(),
+            session,
+            writer,
+            shared,
+            done,
+            thread: Some(thread),
+        })
+    }
+
+    /// The counters this session captures.
+    pub(crate) fn counters(&self) -> &[CounterId] {
+        &self.counters
+    }
+
+    /// Whether the receiver has ended (end marker, close or error).
+    pub(crate) fn is_finished(&self) -> bool {
+        self.shared.lock().finished
+    }
+
+    /// Waits until a sample stamped at or after `timestamp_ns` has arrived, the receiver has ended, or
+    /// `timeout` has passed. Returns `false` only if the receiver has ended.
+    pub(crate) fn wait_for(&self, timestamp_ns: u64, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut progress = self.shared.lock();
+        loop {
+            if progress.finished {
+                return false;
+            }
+            if progress.latest_ns.is_some_and(|t| t >= timestamp_ns) {
+                return true;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return true;
+            }
+            progress = self
+                .shared
+                .changed
+                .wait_timeout(progress, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Sends APC_STOP, waits up to `timeout` for the end marker, joins the receiver and closes the socket.
+    ///
+    /// Errors, in order of precedence: [`Error::StopTimeout`], a framing or socket error,
+    /// [`Error::Disconnected`] (closed before the end marker), gatord's own error, [`Error::MalformedFrames`].
+    /// Samples received before any of them stay in the store.
+    pub(crate) fn stop(mut self, timeout: Duration) -> Result<(), Error> {
+        self.finish(timeout)
+    }
+
+    fn finish(&mut self, timeout: Duration) -> Result<(), Error> {
+        let Some(thread) = self.thread.take() else {
+            return Ok(());
+        };
+        let mut out = Vec::new();
+        {
+            let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
+            if session.stop_capture().is_ok() {
+                session.poll_transmit(&mut out);
+            }
+        }
+        // A failed write means the daemon is gone; the receiver sees the close and reports it.
+        let _ = self.writer.write_all(&out);
+        let timed_out = match self.done.recv_timeout(timeout) {
+            Err(RecvTimeoutError::Timeout) => {
+                self.writer.shutdown();
+                true
+            }
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => false,
+        };
+        let exit = thread.join();
+        self.writer.shutdown();
+        let exit = exit.map_err(|_| Error::ReceiverPanicked)?;
+        if timed_out {
+            return Err(Error::StopTimeout(timeout));
+        }
+        if let Some(err) = exit.fatal {
+            return Err(err);
+        }
+        if let Some(err) = exit.daemon {
+            return Err(err);
+        }
+        if exit.closed && !exit.ended {
+            return Err(Error::Disconnected);
+        }
+        if let Some(first) = exit.first_malformed {
+            return Err(Error::MalformedFrames {
+                count: exit.malformed,
+                first,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Capture {
+    /// Stops a capture that was not stopped (with a short deadline), always joining the receiver.
+    fn drop(&mut self) {
+        let _ = self.finish(Duration::from_millis(200));
+    }
+}
+
+fn receive(
+    mut reader: Transport,
+    session: Arc<Mutex<Session>>,
+    mut sink: FrameSink,
+    store: Arc<SampleStore>,
+    shared: Arc<Shared>,
+    done: mpsc::Sender<()>,
+) -> Exit {
+    let mut exit = Exit::default();
+    let mut buf = vec![0u8; READ_CHUNK];
+    let mut events = Vec::new();
+    let mut samples = Vec::new();
+    let mut reported = None;
+    loop {
+        let read = reader.read_some(&mut buf);
+        let mut stop = false;
+        {
+            let mut session = session.lock().unwrap_or_else(PoisonError::into_inner);
+            let fed = match read {
+                Ok(n) => session.handle_input(&buf[..n]),
+                // No data within the read timeout: gatord can be idle for long; the stop deadline bounds waits.
+                Err(TransportError::Timeout(..)) => Ok(()),
+                Err(TransportError::Closed(_)) => {
+                    exit.closed = true;
+                    stop = true;
+                    session.handle_eof()
+                }
+                Err(err) => {
+                    exit.fatal = Some(err.into());
+                    stop = true;
+                    Ok(())
+                }
+            };
+            if let Err(err) = fed {
+                exit.fatal
+                    .get_or_insert(protocol_error("reading APC data", err));
+                stop = true;
+            }
+            while let Some(event) = session.poll_event() {
+                events.push(event);
+            }
+        }
+        for event in events.drain(..) {
+            match event {
+                Event::ApcFrame(frame) => {
+                    if let Err(err) = sink.frame(&frame, &mut samples) {
+                        exit.malformed += 1;
+                        exit.first_malformed.get_or_insert(err);
+                    }
+                }
+                Event::EndOfCapture => {
+                    exit.ended = true;
+                    stop = true;
+                }
+                Event::DaemonError(text) => {
+                    exit.daemon.get_or_insert(daemon_error(&text));
+                }
+                Event::Closed => {
+                    exit.closed = true;
+                    stop = true;
+                }
+                _ => {}
+            }
+        }
+        if !samples.is_empty() {
+            store.push_all(samples.drain(..));
+        }
+        if sink.latest_ns() != reported {
+            reported = sink.latest_ns();
+            shared.lock().latest_ns = reported;
+            shared.changed.notify_all();
+        }
+        if stop {
+            break;
+        }
+    }
+    shared.lock().finished = true;
+    shared.changed.notify_all();
+    drop(done);
+    exit
+}

@@ -1,0 +1,194 @@
+//! One blocking connection to gatord: a [`Transport`] driving `gator-proto`'s sans-IO client state machine.
+//!
+//! The state machine does the framing and checking (handshake line, 5-byte headers, the payload limit checked
+//! before anything is allocated for it, replies matched to commands); this module only moves bytes between it
+//! and the socket, and turns its events into results.
+
+use gator_proto::client::{ClientError, Config as ClientConfig, Event, Session};
+use gator_proto::ProtocolVersion;
+
+use crate::error::Error;
+use crate::transport::{GatordAddress, Timeouts, Transport, TransportError};
+
+/// The text gatord sends (in a RESPONSE_ERROR) to a client that connects while another session runs.
+pub const SESSION_IN_PROGRESS: &str = "Session already in progress";
+
+/// Bytes read from the socket per call.
+pub(crate) const READ_CHUNK: usize = 64 * 1024;
+
+/// Maps a RESPONSE_ERROR text to the engine error.
+pub(crate) fn daemon_error(payload: &[u8]) -> Error {
+    let text = String::from_utf8_lossy(payload).trim().to_owned();
+    if text.contains(SESSION_IN_PROGRESS) {
+        Error::SessionInProgress
+    } else {
+        Error::Daemon(text)
+    }
+}
+
+/// Maps a state-machine error to the engine error.
+pub(crate) fn protocol_error(what: &'static str, err: ClientError) -> Error {
+    Error::Protocol {
+        what,
+        detail: err.to_string(),
+    }
+}
+
+fn unexpected(what: &'static str, event: &Event) -> Error {
+    match event {
+        Event::DaemonError(text) => daemon_error(text),
+        Event::Closed | Event::EndOfCapture => Error::Transport(TransportError::Closed(what)),
+        other => Error::Protocol {
+            what,
+            detail: format!("unexpected reply {}", event_name(other)),
+        },
+    }
+}
+
+fn event_name(event: &Event) -> &'static str {
+    match event {
+        Event::Connected { .. } => "handshake",
+        Event::Xml { .. } => "XML",
+        Event::XmlRejected { .. } => "NAK",
+        Event::Delivered => "ACK",
+        Event::DeliveryRejected { .. } => "NAK",
+        Event::Pong => "ACK",
+        Event::CurrentConfig(_) => "CURRENT_CONFIG",
+        Event::ApcFrame(_) => "APC_DATA",
+        Event::EndOfCapture => "end of capture",
+        Event::DaemonError(_) => "ERROR",
+        Event::GatorLog(_) | Event::GatorLogEnd => "GATOR_LOG",
+        Event::ActivityStarted => "ACTIVITY_STARTED",
+        Event::Closed => "close",
+    }
+}
+
+/// A connected, handshaken gatord connection.
+#[derive(Debug)]
+pub(crate) struct Connection {
+    transport: Transport,
+    session: Session,
+    buf: Vec<u8>,
+}
+
+impl Connection {
+    /// Connects, sends `STREAMLINE\n`, reads the `GATOR <n>\n` answer and PINGs: a daemon busy with another
+    /// session answers the first command with "Session already in progress" ([`Error::SessionInProgress`]).
+    pub(crate) fn open(
+        address: &GatordAddress,
+        timeouts: Timeouts,
+        max_len: u32,
+    ) -> Result<Connection, Error> {
+        let transport = Transport::connect(address, timeouts)?;
+        let session = Session::new(ClientConfig {
+            max_response_payload: max_len,
+            ..ClientConfig::default()
+        });
+        let mut conn = Connection {
+            transport,
+            session,
+            buf: vec![0; READ_CHUNK],
+        };
+        conn.session
+            .ping()
+            .map_err(|e| protocol_error("sending PING", e))?;
+        conn.flush()?;
+        loop {
+            match conn.next_event("waiting for the handshake and PING")? {
+                Event::Connected { .. } => {}
+                Event::Pong => return Ok(conn),
+                other => return Err(unexpected("waiting for the PING reply", &other)),
+            }
+        }
+    }
+
+    /// The protocol version the daemon announced (after [`Connection::open`], always known).
+    pub(crate) fn version(&self) -> ProtocolVersion {
+        self.session
+            .protocol_version()
+            .unwrap_or(ProtocolVersion::V670)
+    }
+
+    /// Writes whatever the state machine has queued.
+    pub(crate) fn flush(&mut self) -> Result<(), Error> {
+        let mut out = Vec::new();
+        self.session.poll_transmit(&mut out);
+        if !out.is_empty() {
+            self.transport.write_all(&out)?;
+        }
+        Ok(())
+    }
+
+    /// The next event, reading from the socket as needed.
+    fn next_event(&mut self, what: &'static str) -> Result<Event, Error> {
+        loop {
+            if let Some(event) = self.session.poll_event() {
+                return Ok(event);
+            }
+            match self.transport.read_some(&mut self.buf) {
+                Ok(n) => self
+                    .session
+                    .handle_input(&self.buf[..n])
+                    .map_err(|e| protocol_error(what, e))?,
+                Err(TransportError::Closed(_)) => self
+                    .session
+                    .handle_eof()
+                    .map_err(|e| protocol_error(what, e))?,
+                Err(err) => return Err(err.into()),
+            }
+        }
+    }
+
+    /// Asks for an XML document and returns it as text.
+    pub(crate) fn request_xml(&mut self, what: &'static str) -> Result<String, Error> {
+        self.session
+            .request_xml(what)
+            .map_err(|e| protocol_error("sending an XML request", e))?;
+        self.flush()?;
+        match self.next_event(what)? {
+            Event::Xml { document, .. } => {
+                String::from_utf8(document).map_err(|_| Error::NotUtf8(what))
+            }
+            Event::XmlRejected { message, .. } => Err(Error::Refused {
+                what,
+                text: String::from_utf8_lossy(&message).into_owned(),
+            }),
+            other => Err(unexpected(what, &other)),
+        }
+    }
+
+    /// Delivers an XML document (`<configurations>` or `<session>`) and waits for the ACK.
+    pub(crate) fn deliver_xml(&mut self, what: &'static str, xml: &str) -> Result<(), Error> {
+        self.session
+            .deliver_xml(xml.as_bytes())
+            .map_err(|e| protocol_error("delivering XML", e))?;
+        self.flush()?;
+        match self.next_event(what)? {
+            Event::Delivered => Ok(()),
+            Event::DeliveryRejected { message } => Err(Error::Refused {
+                what,
+                text: String::from_utf8_lossy(&message).into_owned(),
+            }),
+            other => Err(unexpected(what, &other)),
+        }
+    }
+
+    /// Sends DISCONNECT (gatord answers by closing) and closes the socket. Errors are ignored: the connection
+    /// is finished either way.
+    pub(crate) fn disconnect(mut self) {
+        if self.session.disconnect().is_ok() {
+            let _ = self.flush();
+        }
+    }
+
+    /// Sends APC_START and splits the connection into the pieces a capture needs: the state machine, the
+    /// socket for reading and a second handle on it for writing.
+    pub(crate) fn start_capture(mut self) -> Result<(Session, Transport, Transport), Error> {
+        self.session
+            .start_capture()
+            .map_err(|e| protocol_error("sending APC_START", e))?;
+        self.flush()?;
+        let writer = self.transport.try_clone()?;
+        Ok((self.session, self.transport, writer))
+    }
+}

@@ -1,0 +1,156 @@
+//! gatord counter discovery: the events and counters documents on one short connection, then DISCONNECT.
+//!
+//! The counter list is the events document's events, in document order, that have a fixed `counter` name
+//! which the daemon's counters document lists. A name listed twice in the events document is taken once (the
+//! first occurrence), so every gatord counter has exactly one capture key later.
+
+use std::collections::HashSet;
+
+use gator_proto::ProtocolVersion;
+use gator_xml::{EventClass, Events};
+
+use super::connection::Connection;
+use super::xml;
+use crate::counter::{Counter, CounterClass, ResultType, Source, Units};
+use crate::error::Error;
+use crate::transport::{GatordAddress, Timeouts};
+
+/// What discovery found.
+#[derive(Debug, Clone)]
+pub(crate) struct Discovered {
+    /// The counters, ids still 0 (the engine numbers all sources together).
+    pub(crate) counters: Vec<Counter>,
+    /// The daemon's protocol version.
+    pub(crate) version: ProtocolVersion,
+}
+
+/// Connects, reads the two documents, disconnects and builds the counter list.
+pub(crate) fn discover(
+    address: &GatordAddress,
+    timeouts: Timeouts,
+    max_len: u32,
+) -> Result<Discovered, Error> {
+    let mut conn = Connection::open(address, timeouts, max_len)?;
+    let version = conn.version();
+    let events = conn.request_xml("events")?;
+    let counters = conn.request_xml("counters")?;
+    conn.disconnect();
+    Ok(Discovered {
+        counters: counters_from(&events, &counters)?,
+        version,
+    })
+}
+
+/// The gatord counters described by `events_xml` and available according to `counters_xml`.
+pub(crate) fn counters_from(events_xml: &str, counters_xml: &str) -> Result<Vec<Counter>, Error> {
+    let events = Events::parse(events_xml).map_err(|source| Error::Xml {
+        document: "events",
+        source,
+    })?;
+    let available: HashSet<String> = xml::counter_names(counters_xml)?.into_iter().collect();
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for (category, event) in events.events() {
+        let Some(key) = event.counter.as_deref() else {
+            continue;
+        };
+        if !available.contains(key) || !seen.insert(key.to_owned()) {
+            continue;
+        }
+        let multiplier = match event.effective_multiplier() {
+            m if m.is_finite() && m != 0.0 => m,
+            _ => 1.0,
+        };
+        out.push(Counter {
+            id: 0,
+            key: key.to_owned(),
+            name: event.name.clone(),
+            title: event.title.clone().unwrap_or_default(),
+            description: event.description.clone().unwrap_or_default(),
+            category: category.name.clone(),
+            multiplier,
+            units: event
+                .units
+                .as_ref()
+                .map_or(Units::Unknown, |u| Units::parse(u.as_str())),
+            class: match event.effective_class() {
+                EventClass::Absolute => CounterClass::Absolute,
+                _ => CounterClass::Delta,
+            },
+            source: Source::Gatord,
+            result_type: if multiplier == 1.0 {
+                ResultType::Integer
+            } else {
+                ResultType::Floating
+            },
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const G71: &str = include_str!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/data/gatord-9.7.2/events/events-Mali-G71_hw.xml"
+    ));
+
+    #[test]
+    fn filters_by_the_counters_list_in_events_order() {
+        let events = format!("<?xml version=\"1.0\"?>\n<events>\n{G71}\n</events>");
+        let counters = "<counters><counter name=\"ARM_Mali-G71_GPU_ACTIVE\"/>\
+                        <counter name=\"ARM_Mali-G71_JS0_ACTIVE\"/><counter name=\"NOT_IN_EVENTS\"/></counters>";
+        let list = counters_from(&events, counters).unwrap();
+        let keys: Vec<_> = list.iter().map(|c| c.key.as_str()).collect();
+        let first = G71.find("ARM_Mali-G71_GPU_ACTIVE").unwrap();
+        let second = G71.find("ARM_Mali-G71_JS0_ACTIVE").unwrap();
+        if first < second {
+            assert_eq!(keys, ["ARM_Mali-G71_GPU_ACTIVE", "ARM_Mali-G71_JS0_ACTIVE"]);
+        } else {
+            assert_eq!(keys, ["ARM_Mali-G71_JS0_ACTIVE", "ARM_Mali-G71_GPU_ACTIVE"]);
+        }
+        assert!(list
+            .iter()
+            .all(|c| c.source == Source::Gatord && !c.category.is_empty()));
+    }
+
+    #[test]
+    fn attributes_map_to_the_counter_model() {
+        let events = r#"<events><category name="Memory">
+            <event counter="mem" title="Memory" name="Free" class="absolute" units="B" multiplier="0.5" description="d"/>
+            <event counter="clk" title="Clock" name="Freq" units="MHz"/>
+            <event counter="mem" title="Again" name="Duplicate"/>
+            <event event="0x11" title="Prog" name="Programmable"/>
+            <event counter="zero" title="Z" name="Z" multiplier="0"/>
+        </category></events>"#;
+        let counters = r#"<counters><counter name="mem"/><counter name="clk"/><counter name="zero"/></counters>"#;
+        let list = counters_from(events, counters).unwrap();
+        assert_eq!(list.len(), 3);
+        assert_eq!(list[0].class, CounterClass::Absolute);
+        assert_eq!(list[0].units, Units::Bytes);
+        assert_eq!(list[0].multiplier, 0.5);
+        assert_eq!(list[0].result_type, ResultType::Floating);
+        assert_eq!(list[0].description, "d");
+        assert_eq!(list[1].class, CounterClass::Delta);
+        assert_eq!(list[1].units, Units::MegaHertz);
+        assert_eq!(list[1].result_type, ResultType::Integer);
+        assert_eq!(list[2].multiplier, 1.0);
+    }
+
+    #[test]
+    fn malformed_events_are_an_error() {
+        let err = counters_from("<events><category", "<counters/>").unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::Xml {
+                    document: "events",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+    }
+}

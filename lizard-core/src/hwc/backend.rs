@@ -1,0 +1,39 @@
+//! The seam between the engine and a directly-read counter source (HWCPipe, or a stand-in in tests).
+
+use std::fmt;
+
+use crate::counter::{ResultType, Source, Units};
+use crate::error::Error;
+use crate::store::Value;
+
+/// The description of one counter a [`HwcBackend`] offers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HwcCounterInfo {
+    /// The counter's name (`Cycles`, `GpuCycles`): the engine's `key` and `name`.
+    pub name: String,
+    /// A sentence describing it.
+    pub description: String,
+    /// Its unit.
+    pub units: Units,
+    /// CPU or GPU side.
+    pub source: Source,
+    /// Integer or fractional values.
+    pub result_type: ResultType,
+}
+
+/// A source of counters read directly (no daemon): it lists its counters once, then samples the enabled ones.
+///
+/// Call order: [`counters`](HwcBackend::counters) at configure time; then, per capture,
+/// [`start`](HwcBackend::start) once, [`sample`](HwcBackend::sample) any number of times, [`stop`](HwcBackend::stop)
+/// once. Every sample reports, per enabled counter, what happened **since the previous sample** (or since
+/// `start` for the first one): the engine sums these deltas.
+pub trait HwcBackend: Send + fmt::Debug {
+    /// The counters this backend can really read, in a fixed order (index = position in this list).
+    fn counters(&self) -> Vec<HwcCounterInfo>;
+    /// Begins counting the counters at these indices (into [`counters`](HwcBackend::counters)).
+    fn start(&mut self, enabled: &[usize]) -> Result<(), Error>;
+    /// Appends `(index, delta since the previous sample)` for every enabled counter that has a value.
+    fn sample(&mut self, out: &mut Vec<(usize, Value)>) -> Result<(), Error>;
+    /// Stops counting. Must not fail; calling it twice is harmless.
+    fn stop(&mut self);
+}

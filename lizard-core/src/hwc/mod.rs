@@ -1,0 +1,38 @@
+//! The direct counter source: the [`HwcBackend`] seam, its HWCPipe implementation and the sampler thread.
+
+pub(crate) mod backend;
+pub(crate) mod sampler;
+
+pub use backend::{HwcBackend, HwcCounterInfo};
+
+use crate::counter::{Counter, CounterClass, Source};
+use crate::error::Error;
+
+/// Opens HWCPipe on this machine (CPU perf events and, if present, the Mali GPU).
+pub(crate) fn open_hwcpipe() -> Result<Box<dyn HwcBackend>, Error> {
+    Err(Error::HwcPipe(
+        "HWCPipe is not available in this build".into(),
+    ))
+}
+
+/// The engine counter for a backend counter (id assigned later). Every direct counter reports per-sample
+/// deltas, so it is a delta counter: readings are sums over the capture.
+pub(crate) fn counter_from(info: HwcCounterInfo) -> Counter {
+    let (title, category) = match info.source {
+        Source::HwcPipeGpu => ("HWCPipe GPU", "HWCPipe GPU Counter"),
+        _ => ("HWCPipe CPU", "HWCPipe CPU Counter"),
+    };
+    Counter {
+        id: 0,
+        key: info.name.clone(),
+        name: info.name,
+        title: title.to_owned(),
+        description: info.description,
+        category: category.to_owned(),
+        multiplier: 1.0,
+        units: info.units,
+        class: CounterClass::Delta,
+        source: info.source,
+        result_type: info.result_type,
+    }
+}

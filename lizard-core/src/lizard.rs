@@ -1,0 +1,474 @@
+//! [`Lizard`]: the engine tying the counter list, the sources, the capture threads and the store together.
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use gator_proto::ProtocolVersion;
+
+use crate::config::{CaptureMode, Config};
+use crate::counter::{Counter, CounterId, Source};
+use crate::error::Error;
+use crate::gatord::capture::{Capture, Plan};
+use crate::gatord::discovery;
+use crate::hwc::backend::HwcBackend;
+use crate::hwc::sampler::{nanos_since, Sampler, SharedBackend};
+use crate::reduce;
+use crate::store::{Sample, SampleStore, Window};
+use crate::transport::GatordAddress;
+
+/// The gatord source after discovery.
+#[derive(Debug)]
+struct GatordSource {
+    address: GatordAddress,
+    version: ProtocolVersion,
+}
+
+/// The direct (HWCPipe) source after discovery.
+struct HwcSource {
+    backend: SharedBackend,
+    /// The id of the backend's counter 0.
+    first_id: CounterId,
+    count: usize,
+}
+
+impl std::fmt::Debug for HwcSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HwcSource")
+            .field("first_id", &self.first_id)
+            .field("count", &self.count)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What is running between `start_capture` and `stop_capture`.
+#[derive(Debug)]
+struct Running {
+    start_ns: u64,
+    /// Reconnecting mode: this capture's own gatord session.
+    gatord: Option<Capture>,
+    /// Whether gatord counters take part (persistent mode uses the shared session).
+    uses_gatord: bool,
+    sampler: Option<Sampler>,
+}
+
+impl std::fmt::Debug for Sampler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Sampler")
+    }
+}
+
+/// The Lizard engine: one counter list over gatord and HWCPipe, captures on background threads, reads with
+/// documented reductions.
+///
+/// # Methods
+/// - setup: [`configure`](Self::configure), [`configure_with_backend`](Self::configure_with_backend)
+/// - the counter list: [`counters`](Self::counters), [`count`](Self::count), [`counter`](Self::counter);
+///   sources: [`gatord_error`](Self::gatord_error), [`hwcpipe_error`](Self::hwcpipe_error),
+///   [`protocol_version`](Self::protocol_version)
+/// - selection: [`enable`](Self::enable), [`disable`](Self::disable), [`disable_all`](Self::disable_all),
+///   [`is_enabled`](Self::is_enabled)
+/// - capture: [`start_capture`](Self::start_capture), [`stop_capture`](Self::stop_capture),
+///   [`is_capturing`](Self::is_capturing), [`close_session`](Self::close_session)
+/// - reads: [`samples`](Self::samples), [`read_int`](Self::read_int), [`read_double`](Self::read_double),
+///   [`dropped`](Self::dropped), [`now_ns`](Self::now_ns)
+///
+/// # Ids
+/// Counter ids are `1..=count()` and equal positions: gatord counters first (events document order, filtered
+/// by the daemon's counters list), then HWCPipe CPU, then HWCPipe GPU. Every method taking an id returns
+/// [`Error::UnknownCounter`] for an id outside that range.
+///
+/// # Threads
+/// A capture runs a gatord receiver thread and/or an HWCPipe sampler thread; both write one thread-safe
+/// [`SampleStore`]. `stop_capture` joins them (with deadlines), and dropping the engine stops and joins
+/// everything and closes every socket.
+#[derive(Debug)]
+pub struct Lizard {
+    config: Config,
+    counters: Vec<Counter>,
+    enabled: Vec<bool>,
+    gatord: Option<GatordSource>,
+    gatord_error: Option<Error>,
+    hwc: Option<HwcSource>,
+    hwc_error: Option<Error>,
+    store: Arc<SampleStore>,
+    epoch: Instant,
+    running: Option<Running>,
+    window: Option<Window>,
+    persistent: Option<Capture>,
+}
+
+impl Lizard {
+    /// Discovers counters from gatord (if configured) and HWCPipe (if enabled).
+    ///
+    /// Succeeds if at least one source gives counters; [`gatord_error`](Self::gatord_error) and
+    /// [`hwcpipe_error`](Self::hwcpipe_error) then say which source failed and why. Fails with
+    /// [`Error::NoSource`] (carrying both reasons) otherwise.
+    pub fn configure(config: Config) -> Result<Lizard, Error> {
+        let backend = if config.hwcpipe {
+            crate::hwc::open_hwcpipe()
+        } else {
+            Err(Error::SourceDisabled)
+        };
+        Self::build(config, backend)
+    }
+
+    /// Like [`configure`](Self::configure), with `backend` as the direct counter source instead of HWCPipe
+    /// (`config.hwcpipe` is ignored). Its counters follow the gatord counters.
+    pub fn configure_with_backend(
+        config: Config,
+        backend: Box<dyn HwcBackend>,
+    ) -> Result<Lizard, Error> {
+        Self::build(config, Ok(backend))
+    }
+
+    fn build(config: Config, backend: Result<Box<dyn HwcBackend>, Error>) -> Result<Lizard, Error> {
+        let mut counters = Vec::new();
+        let (gatord, gatord_error) = match &config.gatord {
+            None => (None, Some(Error::SourceDisabled)),
+            Some(address) => {
+                match discovery::discover(address, config.timeouts, config.max_message_len) {
+                    Ok(found) if found.counters.is_empty() => (None, Some(Error::NoCounters)),
+                    Ok(found) => {
+                        counters.extend(found.counters);
+                        (
+                            Some(GatordSource {
+                                address: address.clone(),
+                                version: found.version,
+                            }),
+                            None,
+                        )
+                    }
+                    Err(err) => (None, Some(err)),
+                }
+            }
+        };
+        let (hwc, hwc_error) = match backend {
+            Err(err) => (None, Some(err)),
+            Ok(backend) => {
+                let infos = backend.counters();
+                if infos.is_empty() {
+                    (None, Some(Error::NoCounters))
+                } else {
+                    let first_id = counters.len() as CounterId + 1;
+                    let count = infos.len();
+                    counters.extend(infos.into_iter().map(crate::hwc::counter_from));
+                    (
+                        Some(HwcSource {
+                            backend: Arc::new(Mutex::new(backend)),
+                            first_id,
+                            count,
+                        }),
+                        None,
+                    )
+                }
+            }
+        };
+        if counters.is_empty() {
+            return Err(Error::NoSource {
+                gatord: Box::new(gatord_error.unwrap_or(Error::NoCounters)),
+                hwcpipe: Box::new(hwc_error.unwrap_or(Error::NoCounters)),
+            });
+        }
+        for (index, counter) in counters.iter_mut().enumerate() {
+            counter.id = index as CounterId + 1;
+        }
+        let store = Arc::new(SampleStore::new(counters.len(), config.capacity));
+        Ok(Lizard {
+            enabled: vec![false; counters.len()],
+            counters,
+            gatord,
+            gatord_error,
+            hwc,
+            hwc_error,
+            store,
+            epoch: Instant::now(),
+            running: None,
+            window: None,
+            persistent: None,
+            config,
+        })
+    }
+
+    /// The configuration in effect.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Every counter, id `i` at index `i - 1`.
+    pub fn counters(&self) -> &[Counter] {
+        &self.counters
+    }
+
+    /// The number of counters (the largest valid id).
+    pub fn count(&self) -> usize {
+        self.counters.len()
+    }
+
+    fn index(&self, id: CounterId) -> Result<usize, Error> {
+        (id as usize)
+            .checked_sub(1)
+            .filter(|&i| i < self.counters.len())
+            .ok_or(Error::UnknownCounter {
+                id,
+                count: self.counters.len(),
+            })
+    }
+
+    /// The description of counter `id`.
+    pub fn counter(&self, id: CounterId) -> Result<&Counter, Error> {
+        Ok(&self.counters[self.index(id)?])
+    }
+
+    /// Why gatord gives no counters (`None` when it does).
+    pub fn gatord_error(&self) -> Option<&Error> {
+        self.gatord_error.as_ref()
+    }
+
+    /// Why HWCPipe gives no counters (`None` when it does).
+    pub fn hwcpipe_error(&self) -> Option<&Error> {
+        self.hwc_error.as_ref()
+    }
+
+    /// The protocol version gatord announced at discovery (`None` without gatord).
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.gatord.as_ref().map(|g| g.version)
+    }
+
+    /// Selects counter `id` for the next capture. Takes effect at the next `start_capture`.
+    pub fn enable(&mut self, id: CounterId) -> Result<(), Error> {
+        let i = self.index(id)?;
+        self.enabled[i] = true;
+        Ok(())
+    }
+
+    /// Deselects counter `id`. Takes effect at the next `start_capture`.
+    pub fn disable(&mut self, id: CounterId) -> Result<(), Error> {
+        let i = self.index(id)?;
+        self.enabled[i] = false;
+        Ok(())
+    }
+
+    /// Deselects every counter.
+    pub fn disable_all(&mut self) {
+        self.enabled.iter_mut().for_each(|e| *e = false);
+    }
+
+    /// Whether counter `id` is selected.
+    pub fn is_enabled(&self, id: CounterId) -> Result<bool, Error> {
+        Ok(self.enabled[self.index(id)?])
+    }
+
+    /// Whether a capture is running.
+    pub fn is_capturing(&self) -> bool {
+        self.running.is_some()
+    }
+
+    /// Nanoseconds since the engine was configured: the time base of every [`Sample::timestamp_ns`].
+    pub fn now_ns(&self) -> u64 {
+        nanos_since(self.epoch)
+    }
+
+    fn enabled_ids(&self, pick: impl Fn(Source) -> bool) -> Vec<CounterId> {
+        self.counters
+            .iter()
+            .zip(&self.enabled)
+            .filter(|(c, &on)| on && pick(c.source))
+            .map(|(c, _)| c.id)
+            .collect()
+    }
+
+    fn plan(&self, gatord: &GatordSource, ids: &[CounterId]) -> Plan {
+        Plan {
+            address: gatord.address.clone(),
+            timeouts: self.config.timeouts,
+            max_len: self.config.max_message_len,
+            sample_rate: self.config.sample_rate,
+            live_rate_ms: self.config.live_rate_ms,
+            counters: ids
+                .iter()
+                .map(|&id| (id, self.counters[id as usize - 1].key.clone()))
+                .collect(),
+        }
+    }
+
+    /// Starts capturing the enabled counters.
+    ///
+    /// Reconnecting mode: clears every stored sample, opens a gatord session (configuration connection, then
+    /// capture connection) if gatord counters are enabled, and starts the HWCPipe sampler (which samples once
+    /// before this returns) if HWCPipe counters are enabled. Persistent mode: reuses the open gatord session
+    /// when the enabled gatord counters are unchanged (no connection at all), opening one otherwise.
+    ///
+    /// Fails without starting anything if any enabled source cannot start; [`Error::SessionInProgress`] means
+    /// gatord is still busy with another session (retry after [`Error::SESSION_RETRY_AFTER`]).
+    pub fn start_capture(&mut self) -> Result<(), Error> {
+        if self.running.is_some() {
+            return Err(Error::CaptureRunning);
+        }
+        let gatord_ids = self.enabled_ids(|s| s == Source::Gatord);
+        let hwc_ids = self.enabled_ids(|s| s != Source::Gatord);
+        if gatord_ids.is_empty() && hwc_ids.is_empty() {
+            return Err(Error::NothingEnabled);
+        }
+        let persistent = self.config.mode == CaptureMode::Persistent;
+        if !persistent {
+            self.store.clear_all();
+        }
+        let mut own_gatord = None;
+        if let (false, Some(gatord)) = (gatord_ids.is_empty(), self.gatord.as_ref()) {
+            if persistent {
+                let reusable = self
+                    .persistent
+                    .as_ref()
+                    .is_some_and(|c| c.counters() == gatord_ids.as_slice() && !c.is_finished());
+                if !reusable {
+                    if let Some(old) = self.persistent.take() {
+                        let _ = old.stop(self.config.stop_timeout);
+                    }
+                    let plan = self.plan(gatord, &gatord_ids);
+                    self.persistent =
+                        Some(Capture::open(&plan, Arc::clone(&self.store), self.epoch)?);
+                }
+            } else {
+                let plan = self.plan(gatord, &gatord_ids);
+                own_gatord = Some(Capture::open(&plan, Arc::clone(&self.store), self.epoch)?);
+            }
+        }
+        let start_ns = self.now_ns();
+        if persistent {
+            self.store.prune_before(start_ns);
+            self.store.clear(hwc_ids.iter().copied());
+        }
+        let mut sampler = None;
+        if let (false, Some(hwc)) = (hwc_ids.is_empty(), self.hwc.as_ref()) {
+            let map = hwc_ids
+                .iter()
+                .map(|&id| ((id - hwc.first_id) as usize, id))
+                .collect();
+            match Sampler::start(
+                Arc::clone(&hwc.backend),
+                map,
+                Arc::clone(&self.store),
+                self.epoch,
+                self.config.sample_interval,
+            ) {
+                Ok(s) => sampler = Some(s),
+                Err(err) => {
+                    if let Some(capture) = own_gatord {
+                        let _ = capture.stop(self.config.stop_timeout);
+                    }
+                    return Err(err);
+                }
+            }
+        }
+        self.window = None;
+        self.running = Some(Running {
+            start_ns,
+            gatord: own_gatord,
+            uses_gatord: !gatord_ids.is_empty(),
+            sampler,
+        });
+        Ok(())
+    }
+
+    /// Stops the capture: the HWCPipe sampler takes its last sample and is joined; in reconnecting mode the
+    /// gatord session is stopped (APC_STOP, drain to the end marker within
+    /// [`Config::stop_timeout`](crate::Config::stop_timeout)) and closed; in persistent mode the engine waits
+    /// (up to [`Config::flush_timeout`](crate::Config::flush_timeout)) for gatord samples stamped after the
+    /// stop, and the session stays open.
+    ///
+    /// Always returns promptly and always leaves the engine stopped. Samples received before any error stay
+    /// readable: [`Error::Disconnected`] (gatord died), [`Error::StopTimeout`] (no end marker),
+    /// [`Error::MalformedFrames`], a protocol error, or an HWCPipe error.
+    pub fn stop_capture(&mut self) -> Result<(), Error> {
+        let running = self.running.take().ok_or(Error::NotCapturing)?;
+        let hwc_result = running.sampler.map_or(Ok(()), Sampler::stop);
+        let end_ns = self.now_ns();
+        let gatord_result = match running.gatord {
+            Some(capture) => capture.stop(self.config.stop_timeout),
+            None if running.uses_gatord => self.flush_persistent(end_ns),
+            None => Ok(()),
+        };
+        self.window = match self.config.mode {
+            CaptureMode::Reconnecting => None,
+            CaptureMode::Persistent => Some(Window {
+                start_ns: running.start_ns,
+                end_ns,
+            }),
+        };
+        gatord_result.and(hwc_result)
+    }
+
+    fn flush_persistent(&mut self, end_ns: u64) -> Result<(), Error> {
+        let alive = match &self.persistent {
+            Some(capture) => capture.wait_for(end_ns, self.config.flush_timeout),
+            None => false,
+        };
+        if alive {
+            return Ok(());
+        }
+        match self.persistent.take() {
+            Some(capture) => match capture.stop(self.config.stop_timeout) {
+                Ok(()) | Err(Error::StopTimeout(_)) => Err(Error::Disconnected),
+                Err(err) => Err(err),
+            },
+            None => Err(Error::Disconnected),
+        }
+    }
+
+    /// Persistent mode: ends the open gatord session now (APC_STOP, drain, close). Harmless when none is open.
+    pub fn close_session(&mut self) -> Result<(), Error> {
+        match self.persistent.take() {
+            Some(capture) => capture.stop(self.config.stop_timeout),
+            None => Ok(()),
+        }
+    }
+
+    fn current_window(&self) -> Option<Window> {
+        match (&self.running, self.config.mode) {
+            (Some(running), CaptureMode::Persistent) => Some(Window {
+                start_ns: running.start_ns,
+                end_ns: u64::MAX,
+            }),
+            (Some(_), CaptureMode::Reconnecting) => None,
+            (None, _) => self.window,
+        }
+    }
+
+    /// The samples of counter `id` in the last (or running) capture, oldest first.
+    pub fn samples(&self, id: CounterId) -> Result<Vec<Sample>, Error> {
+        self.index(id)?;
+        Ok(self
+            .store
+            .samples(id, self.current_window())
+            .unwrap_or_default())
+    }
+
+    /// How many samples of counter `id` were dropped because its buffer was full.
+    pub fn dropped(&self, id: CounterId) -> Result<u64, Error> {
+        self.index(id)?;
+        Ok(self.store.dropped(id).unwrap_or(0))
+    }
+
+    /// The integer reading of counter `id` over the last capture (see [`crate::reduce`] for the rules).
+    pub fn read_int(&self, id: CounterId) -> Result<i64, Error> {
+        let samples = self.samples(id)?;
+        Ok(reduce::read_int(self.counter(id)?, &samples))
+    }
+
+    /// The floating-point reading of counter `id` over the last capture (see [`crate::reduce`]).
+    pub fn read_double(&self, id: CounterId) -> Result<f64, Error> {
+        let samples = self.samples(id)?;
+        Ok(reduce::read_double(self.counter(id)?, &samples))
+    }
+}
+
+impl Drop for Lizard {
+    /// Stops a running capture and closes the persistent session, joining every thread and closing every
+    /// socket.
+    fn drop(&mut self) {
+        if self.running.is_some() {
+            let _ = self.stop_capture();
+        }
+        let _ = self.close_session();
+    }
+}
