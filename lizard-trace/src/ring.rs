@@ -220,42 +220,39 @@ impl TraceRing {
     /// Fails only when head plus payload exceed the capacity; the ring is then unchanged.
     pub fn push(&mut self, meta: &RecordMeta, payload: &[u8]) -> Result<u64, RingError> {
         let seq = self.next_seq;
-        self.store(seq, meta, payload, true)?;
+        self.store(seq, meta, payload)?;
         self.next_seq += 1;
         Ok(seq)
     }
 
-    /// Stores a record with a given sequence number; with `evict` false it fails instead of overwriting.
-    pub(crate) fn store(
-        &mut self,
-        seq: u64,
-        meta: &RecordMeta,
-        payload: &[u8],
-        evict: bool,
-    ) -> Result<(), RingError> {
-        let size = HEAD_LEN as u64 + payload.len() as u64;
-        let len = u32::try_from(payload.len())
-            .ok()
-            .filter(|_| size <= self.capacity as u64);
-        let Some(len) = len else {
-            return Err(RingError::RecordTooLarge {
-                size,
-                capacity: self.capacity,
-            });
-        };
-        let size = size as usize;
+    /// Stores a record with a given sequence number, overwriting the oldest records until it fits.
+    fn store(&mut self, seq: u64, meta: &RecordMeta, payload: &[u8]) -> Result<(), RingError> {
+        let (size, len) = self.record_size(payload)?;
         let pos = loop {
             if let Some(pos) = self.free_slot(size) {
                 break pos;
             }
-            if !evict {
-                return Err(RingError::RecordTooLarge {
-                    size: size as u64,
-                    capacity: self.capacity,
-                });
-            }
             self.evict_oldest();
         };
+        self.write_record(pos, seq, len, meta, payload);
+        Ok(())
+    }
+
+    /// Head plus payload size of a record, if it can fit the ring at all.
+    fn record_size(&self, payload: &[u8]) -> Result<(usize, u32), RingError> {
+        let size = HEAD_LEN as u64 + payload.len() as u64;
+        match u32::try_from(payload.len()) {
+            Ok(len) if size <= self.capacity as u64 => Ok((size as usize, len)),
+            _ => Err(RingError::RecordTooLarge {
+                size,
+                capacity: self.capacity,
+            }),
+        }
+    }
+
+    /// Writes a record at `pos`, where [`Self::free_slot`] or [`Self::restore_record`] found room.
+    fn write_record(&mut self, pos: usize, seq: u64, len: u32, meta: &RecordMeta, payload: &[u8]) {
+        let size = HEAD_LEN + payload.len();
         if pos + size > self.buf.len() {
             // Within the reserved capacity: never reallocates.
             self.buf.resize(pos + size, 0);
@@ -270,6 +267,49 @@ impl TraceRing {
         self.head = pos + size;
         self.count += 1;
         self.bytes_used += size as u64;
+    }
+
+    /// Offset of the oldest record in the buffer (0 when empty): with the records, it fixes the layout.
+    pub(crate) fn oldest_offset(&self) -> usize {
+        self.tail
+    }
+
+    /// Starts restoring a saved ring: the first restored record goes at `oldest_offset`.
+    pub(crate) fn restore_start(&mut self, oldest_offset: usize) {
+        self.tail = oldest_offset;
+        self.head = oldest_offset;
+    }
+
+    /// Appends a saved record where the original ring had it: after the previous one, or at offset 0 when it
+    /// did not fit before the end. Fails when it would overlap the oldest record or pass the end.
+    pub(crate) fn restore_record(
+        &mut self,
+        seq: u64,
+        meta: &RecordMeta,
+        payload: &[u8],
+    ) -> Result<(), RingError> {
+        let (size, len) = self.record_size(payload)?;
+        let too_large = RingError::RecordTooLarge {
+            size: size as u64,
+            capacity: self.capacity,
+        };
+        let mut pos = self.head;
+        if self.wrap_end.is_none() && pos + size > self.capacity {
+            if self.count == 0 {
+                return Err(too_large);
+            }
+            self.wrap_end = Some(pos);
+            pos = 0;
+        }
+        let limit = if self.wrap_end.is_some() {
+            self.tail
+        } else {
+            self.capacity
+        };
+        if pos + size > limit {
+            return Err(too_large);
+        }
+        self.write_record(pos, seq, len, meta, payload);
         Ok(())
     }
 

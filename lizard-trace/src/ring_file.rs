@@ -11,7 +11,8 @@
 //! | 40 | 8 | record count |
 //! | 48 | 8 | bytes used |
 //! | 56 | 8 | records overwritten |
-//! | 64 | … | the records, oldest first, each a head ([`crate::head`]) and its payload, nothing between them |
+//! | 64 | 8 | offset of the oldest record in the ring buffer, so a loaded ring overwrites exactly as the saved one |
+//! | 72 | … | the records, oldest first, each a head ([`crate::head`]) and its payload, nothing between them |
 //!
 //! Loading checks everything before trusting it: the directory against itself, each head, each sequence number
 //! against its position, every length against the capacity (nothing is allocated from a length in the file
@@ -29,7 +30,7 @@ use crate::ring::TraceRing;
 pub const RING_FILE_MAGIC: [u8; 8] = *b"LZTRRING";
 
 /// Bytes before the first record.
-pub const RING_FILE_HEADER_LEN: usize = 64;
+pub const RING_FILE_HEADER_LEN: usize = 72;
 
 /// The largest capacity [`TraceRing::load`] accepts (1 GiB); use [`TraceRing::read_from`] for another limit.
 pub const DEFAULT_LOAD_LIMIT: u64 = 1 << 30;
@@ -85,6 +86,7 @@ impl TraceRing {
         header[40..48].copy_from_slice(&dir.record_count.to_le_bytes());
         header[48..56].copy_from_slice(&dir.bytes_used.to_le_bytes());
         header[56..64].copy_from_slice(&dir.records_overwritten.to_le_bytes());
+        header[64..72].copy_from_slice(&(self.oldest_offset() as u64).to_le_bytes());
         out.write_all(&header)?;
         for record in self.iter() {
             out.write_all(&record.head().encode())?;
@@ -123,6 +125,7 @@ impl TraceRing {
         let count = u64_at(&header, 40);
         let bytes_used = u64_at(&header, 48);
         let overwritten = u64_at(&header, 56);
+        let oldest_offset = u64_at(&header, 64);
         if capacity > max_capacity {
             return Err(RingFileError::CapacityTooLarge {
                 capacity,
@@ -158,8 +161,16 @@ impl TraceRing {
                 capacity,
                 max: usize::MAX as u64,
             })?;
+        if oldest_offset >= capacity.max(1) || (count == 0 && oldest_offset != 0) {
+            return Err(RingFileError::Directory {
+                field: "oldest record offset",
+                found: oldest_offset,
+                expected: 0,
+            });
+        }
         let mut ring = TraceRing::with_start(capacity_usize, first_seq, overwritten)
             .map_err(RingFileError::Ring)?;
+        ring.restore_start(oldest_offset as usize);
         let mut used = 0u64;
         let mut payload = Vec::new();
         for index in 0..count {
@@ -182,7 +193,7 @@ impl TraceRing {
             payload.clear();
             payload.resize(head.len as usize, 0);
             read_exact_or(input, &mut payload, "a record payload")?;
-            ring.store(head.seq, &head.meta, &payload, false)
+            ring.restore_record(head.seq, &head.meta, &payload)
                 .map_err(|_| RingFileError::Overfull { capacity })?;
         }
         ring.set_next_seq(next_seq);
@@ -234,7 +245,8 @@ mod tests {
         assert_eq!(&bytes[8..16], &[1, 0, 0, 0, 66, 0, 0, 0]);
         assert_eq!(&bytes[16..24], &1000u64.to_le_bytes());
         assert_eq!(&bytes[32..40], &3u64.to_le_bytes());
-        assert_eq!(bytes.len(), 64 + 3 * 66 + 10 + 20);
+        assert_eq!(&bytes[64..72], &[0; 8]);
+        assert_eq!(bytes.len(), 72 + 3 * 66 + 10 + 20);
     }
 
     #[test]
@@ -308,6 +320,21 @@ mod tests {
             }
         ));
         let mut b = good.clone();
+        b[64..72].copy_from_slice(&999u64.to_le_bytes());
+        assert!(matches!(
+            load(&b),
+            RingFileError::Overfull { capacity: 1000 }
+        ));
+        let mut b = good.clone();
+        b[64..72].copy_from_slice(&1000u64.to_le_bytes());
+        assert!(matches!(
+            load(&b),
+            RingFileError::Directory {
+                field: "oldest record offset",
+                ..
+            }
+        ));
+        let mut b = good.clone();
         b.push(0);
         assert!(matches!(load(&b), RingFileError::TrailingBytes));
     }
@@ -317,7 +344,7 @@ mod tests {
         let good = bytes_of(&ring_with(2, 1000));
         let load = |b: &[u8]| TraceRing::read_from(&mut &b[..], 1 << 20).unwrap_err();
         // Second record starts after the first head (66 bytes) and its empty payload.
-        let second = 64 + 66;
+        let second = 72 + 66;
         let mut b = good.clone();
         b[second] = 5;
         assert!(matches!(
@@ -329,7 +356,7 @@ mod tests {
             }
         ));
         let mut b = good.clone();
-        b[64 + 12] = 0xFF;
+        b[72 + 12] = 0xFF;
         assert!(matches!(load(&b), RingFileError::Head { index: 0, .. }));
         // A lying payload length: far beyond the capacity, rejected before any read or allocation.
         let mut b = good;
