@@ -1,5 +1,28 @@
-//! Sans-IO decoder and encoder for MIPI STPv2 System Trace Macrocell streams and CoreSight formatted trace.
-//!
-//! See `README.md` beside this crate for an overview and an example.
+#![doc = include_str!("../README.md")]
+#![no_std]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(test)]
+extern crate std;
+
+pub mod decoder;
+pub mod deformat;
+pub mod dump;
+pub mod element;
+#[cfg(feature = "alloc")]
+pub mod encoder;
+pub mod error;
+pub mod keystone;
+pub mod opcode;
+pub mod packet;
+pub mod timestamp;
+
+pub use decoder::{Event, Events, StpDecoder, Unsynced};
+pub use dump::{dump, DumpOptions, Framing, Item, Record};
+pub use element::{Element, ElementDecoder, ElementKind};
+pub use error::{DecodeError, EncodeError, FrameError, FrameErrorAt, StpError, Truncation};
+pub use packet::{DataWidth, IdWidth, Packet, PacketKind, PacketType};
+pub use timestamp::{Timestamp, TsFormat};

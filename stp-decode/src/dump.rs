@@ -1,0 +1,457 @@
+//! One call from a trace buffer to a listing: deformat, decode and resolve elements for one trace ID.
+//!
+//! [`dump`] is the entry point for tools such as `lizard stm-dump`: it walks a whole CoreSight trace
+//! buffer (or a raw STP stream) and yields [`Record`]s in stream order: each packet, followed by the
+//! element it makes; decode errors; skipped unsynchronised ranges; frame errors; and a final
+//! [`Item::EndOfTrace`]. Records print as one text line ([`core::fmt::Display`]) and expose their fields
+//! as `(name, value)` pairs ([`Record::visit_fields`]) for JSON writers, without any serialisation
+//! dependency.
+
+use core::fmt;
+
+use crate::decoder::{Event, StpDecoder, Unsynced};
+use crate::deformat::{Deformatter, FrameMode, FRAME_LEN};
+use crate::element::{Element, ElementDecoder, ElementKind};
+use crate::error::{DecodeError, FrameErrorAt};
+use crate::packet::{Packet, PacketKind};
+use crate::timestamp::Timestamp;
+
+/// How the buffer carries the STP stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Framing {
+    /// CoreSight formatter frames (ETB/ETF/ETR memory or TPIU capture); only `trace_id` is decoded.
+    Formatted(FrameMode),
+    /// The buffer is the STP byte stream itself (one source, no frames).
+    #[default]
+    Raw,
+}
+
+/// Options for [`dump`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DumpOptions {
+    /// Trace ID of the STM (`STMTCSR[22:16]`); ignored for [`Framing::Raw`].
+    pub trace_id: u8,
+    /// How the buffer is laid out.
+    pub framing: Framing,
+}
+
+impl DumpOptions {
+    /// A formatted ETB/ETF/ETR buffer with the STM on `trace_id`.
+    pub const fn formatted(trace_id: u8) -> Self {
+        DumpOptions {
+            trace_id,
+            framing: Framing::Formatted(FrameMode::Memory),
+        }
+    }
+
+    /// A raw STP byte stream.
+    pub const fn raw() -> Self {
+        DumpOptions {
+            trace_id: 0,
+            framing: Framing::Raw,
+        }
+    }
+}
+
+/// What a record holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Item {
+    /// A decoded packet.
+    Packet(Packet),
+    /// The element made by the packet just before.
+    Element(Element),
+    /// A packet that could not be decoded (the decoder then hunts for an ASYNC).
+    DecodeError(DecodeError),
+    /// Nibbles skipped while unsynchronised.
+    Unsynced(Unsynced),
+    /// A formatter frame that could not be demultiplexed (its bytes are lost).
+    FrameError(FrameErrorAt),
+    /// The end of the buffer.
+    EndOfTrace,
+}
+
+/// One line of a listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    /// Byte offset in the buffer of the byte holding the first nibble, when known (it is not known for
+    /// the start of a long unsynchronised range, nor for the end of the trace).
+    pub offset: Option<u64>,
+    /// Nibble offset in the trace ID's STP stream (for frame errors: the stream position reached).
+    pub nibble: u64,
+    /// What it holds.
+    pub item: Item,
+}
+
+/// A field value for [`Record::visit_fields`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Field {
+    /// An unsigned number.
+    U64(u64),
+    /// A flag.
+    Bool(bool),
+    /// A name.
+    Str(&'static str),
+}
+
+fn visit_ts(ts: Option<Timestamp>, f: &mut dyn FnMut(&'static str, Field)) {
+    if let Some(ts) = ts {
+        if let Some(abs) = ts.absolute {
+            f("timestamp", Field::U64(abs));
+        }
+        f("ts_update", Field::U64(ts.update));
+        f("ts_nibbles", Field::U64(u64::from(ts.nibbles)));
+    }
+}
+
+impl Record {
+    /// The record's kind: `packet`, `element`, `decode_error`, `unsynced`, `frame_error`, `end_of_trace`.
+    pub const fn kind(&self) -> &'static str {
+        match self.item {
+            Item::Packet(_) => "packet",
+            Item::Element(_) => "element",
+            Item::DecodeError(_) => "decode_error",
+            Item::Unsynced(_) => "unsynced",
+            Item::FrameError(_) => "frame_error",
+            Item::EndOfTrace => "end_of_trace",
+        }
+    }
+
+    /// Calls `f` with each field as `(name, value)`: `record`, `offset` (if known), `nibble`, then
+    /// per-kind fields (`type`, `master`, `channel`, `data`, `width`, `marker`, `timestamp`,
+    /// `ts_update`, `ts_nibbles`, `error`, ...). Error messages are available through `Display` of the
+    /// item's error.
+    pub fn visit_fields(&self, f: &mut dyn FnMut(&'static str, Field)) {
+        f("record", Field::Str(self.kind()));
+        if let Some(offset) = self.offset {
+            f("offset", Field::U64(offset));
+        }
+        f("nibble", Field::U64(self.nibble));
+        match self.item {
+            Item::Packet(p) => {
+                f("type", Field::Str(p.packet_type().name()));
+                match p.kind {
+                    PacketKind::Master { master, .. } => f("master", Field::U64(master.into())),
+                    PacketKind::Channel { channel, .. } => f("channel", Field::U64(channel.into())),
+                    PacketKind::MasterError { value } | PacketKind::GlobalError { value } => {
+                        f("error", Field::U64(value.into()))
+                    }
+                    PacketKind::Data { value, .. } => f("data", Field::U64(value)),
+                    PacketKind::User { value, .. } => f("data", Field::U64(value)),
+                    PacketKind::Time {
+                        clock,
+                        version,
+                        time,
+                        ..
+                    } => {
+                        f("clock", Field::U64(clock.into()));
+                        f("time_version", Field::U64(version.into()));
+                        f("time", Field::U64(time));
+                    }
+                    PacketKind::Trigger { value, .. } => f("trigger", Field::U64(value.into())),
+                    PacketKind::Frequency { hz, .. } => f("frequency", Field::U64(hz)),
+                    PacketKind::Xsync { id, .. } => f("xsync", Field::U64(id.into())),
+                    PacketKind::Version { version } => f("version", Field::U64(version.into())),
+                    PacketKind::Null { .. } | PacketKind::Flag { .. } | PacketKind::Async => {}
+                }
+                visit_ts(p.kind.timestamp(), f);
+            }
+            Item::Element(e) => {
+                f("type", Field::Str(e.kind.name()));
+                if let Some(m) = e.master {
+                    f("master", Field::U64(m.into()));
+                }
+                if let Some(c) = e.channel {
+                    f("channel", Field::U64(c.into()));
+                }
+                match e.kind {
+                    ElementKind::Data {
+                        width,
+                        value,
+                        marker,
+                        ..
+                    } => {
+                        f("width", Field::U64(width.bits().into()));
+                        f("data", Field::U64(value));
+                        f("marker", Field::Bool(marker));
+                    }
+                    ElementKind::Trigger { value, .. } => f("trigger", Field::U64(value.into())),
+                    ElementKind::Frequency { hz, .. } => f("frequency", Field::U64(hz)),
+                    ElementKind::MasterError { value } | ElementKind::GlobalError { value } => {
+                        f("error", Field::U64(value.into()))
+                    }
+                    ElementKind::User { value, .. } => f("data", Field::U64(value)),
+                    ElementKind::Time { clock, time, .. } => {
+                        f("clock", Field::U64(clock.into()));
+                        f("time", Field::U64(time));
+                    }
+                    ElementKind::Xsync { id, .. } => f("xsync", Field::U64(id.into())),
+                    ElementKind::Flag { .. } | ElementKind::Timestamp { .. } => {}
+                }
+                visit_ts(e.kind.timestamp(), f);
+            }
+            Item::DecodeError(e) => f("error", Field::Str(error_name(&e))),
+            Item::Unsynced(u) => f("nibbles", Field::U64(u.nibbles)),
+            Item::FrameError(e) => {
+                f("frame_offset", Field::U64(e.offset));
+                f(
+                    "error",
+                    Field::Str(match e.error {
+                        crate::FrameError::ReservedId { .. } => "reserved_id",
+                        crate::FrameError::LostAlignment { .. } => "lost_alignment",
+                    }),
+                );
+            }
+            Item::EndOfTrace => {}
+        }
+    }
+}
+
+fn error_name(e: &DecodeError) -> &'static str {
+    use crate::StpError::*;
+    match e.error {
+        ReservedOpcode { .. } => "reserved_opcode",
+        InvalidAsync => "invalid_async",
+        BadTimestampLength { .. } => "bad_timestamp_length",
+        TimestampBeforeVersion { .. } => "timestamp_before_version",
+        UnsupportedVersion { .. } => "unsupported_version",
+        Truncated { .. } => "truncated",
+    }
+}
+
+impl fmt::Display for Record {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.offset {
+            Some(o) => write!(f, "{o:>8}  ")?,
+            None => f.write_str("       ?  ")?,
+        }
+        match &self.item {
+            Item::Packet(p) => write!(f, "{p}"),
+            Item::Element(e) => write!(f, "  -> {e}"),
+            Item::DecodeError(e) => write!(f, "ERROR {}", e.error),
+            Item::Unsynced(u) => write!(f, "UNSYNCED {} nibbles skipped", u.nibbles),
+            Item::FrameError(e) => write!(f, "FRAME ERROR {}", e.error),
+            Item::EndOfTrace => f.write_str("END OF TRACE"),
+        }
+    }
+}
+
+const RING: usize = 256;
+const PENDING: usize = 32;
+
+/// The iterator [`dump`] returns.
+#[derive(Debug, Clone)]
+pub struct TraceDump<'a> {
+    buffer: &'a [u8],
+    pos: usize,
+    options: DumpOptions,
+    deformatter: Deformatter,
+    decoder: StpDecoder,
+    elements: ElementDecoder,
+    ring: [u64; RING],
+    stream_bytes: u64,
+    frame: [(u8, u64); FRAME_LEN],
+    frame_len: usize,
+    frame_index: usize,
+    pending: [Option<Record>; PENDING],
+    pending_head: usize,
+    pending_len: usize,
+    done: bool,
+}
+
+/// Decodes a whole buffer; see the module documentation.
+///
+/// ```
+/// use stp_decode::dump::{dump, DumpOptions, Item};
+/// // A raw STP stream: ASYNC, VERSION 3, M8 0x41, D8 0x5A (nibbles 1 4 1 4 5 A, low nibble first).
+/// let mut bytes = vec![0xFF; 10];
+/// bytes.extend([0x0F, 0x0F, 0x30, 0x41, 0x41, 0xA5]);
+/// let lines: Vec<String> = dump(&bytes, DumpOptions::raw()).map(|r| r.to_string()).collect();
+/// assert!(lines[3].ends_with("D8 data=0x5a"), "{lines:?}");
+/// assert!(lines[4].contains("DATA master=0x41 channel=0x0000 D8 0x5a"));
+/// ```
+pub fn dump(buffer: &[u8], options: DumpOptions) -> TraceDump<'_> {
+    let mode = match options.framing {
+        Framing::Formatted(mode) => mode,
+        Framing::Raw => FrameMode::Memory,
+    };
+    TraceDump {
+        buffer,
+        pos: 0,
+        options,
+        deformatter: Deformatter::new(mode),
+        decoder: StpDecoder::new(),
+        elements: ElementDecoder::new(),
+        ring: [0; RING],
+        stream_bytes: 0,
+        frame: [(0, 0); FRAME_LEN],
+        frame_len: 0,
+        frame_index: 0,
+        pending: [None; PENDING],
+        pending_head: 0,
+        pending_len: 0,
+        done: false,
+    }
+}
+
+struct Sink<'s> {
+    ring: &'s [u64; RING],
+    stream_bytes: u64,
+    elements: &'s mut ElementDecoder,
+    pending: &'s mut [Option<Record>; PENDING],
+    head: usize,
+    len: &'s mut usize,
+}
+
+impl Sink<'_> {
+    fn offset_of(&self, nibble: u64) -> Option<u64> {
+        let byte = nibble / 2;
+        (byte < self.stream_bytes && self.stream_bytes - byte <= RING as u64)
+            .then(|| self.ring[(byte % RING as u64) as usize])
+    }
+
+    fn push(&mut self, record: Record) {
+        debug_assert!(*self.len < PENDING);
+        if *self.len < PENDING {
+            self.pending[(self.head + *self.len) % PENDING] = Some(record);
+            *self.len += 1;
+        }
+    }
+
+    fn event(&mut self, event: Event) {
+        let (nibble, item) = match event {
+            Event::Packet(p) => (p.offset, Item::Packet(p)),
+            Event::Error(e) => (e.offset, Item::DecodeError(e)),
+            Event::Unsynced(u) => (u.offset, Item::Unsynced(u)),
+        };
+        let offset = self.offset_of(nibble);
+        self.push(Record {
+            offset,
+            nibble,
+            item,
+        });
+        if let Some(element) = self.elements.on_event(&event) {
+            self.push(Record {
+                offset,
+                nibble,
+                item: Item::Element(element),
+            });
+        }
+    }
+}
+
+impl TraceDump<'_> {
+    fn pop(&mut self) -> Option<Record> {
+        if self.pending_len == 0 {
+            return None;
+        }
+        let r = self.pending[self.pending_head].take();
+        self.pending_head = (self.pending_head + 1) % PENDING;
+        self.pending_len -= 1;
+        r
+    }
+
+    fn sink(&mut self) -> (Sink<'_>, &mut StpDecoder) {
+        (
+            Sink {
+                ring: &self.ring,
+                stream_bytes: self.stream_bytes,
+                elements: &mut self.elements,
+                pending: &mut self.pending,
+                head: self.pending_head,
+                len: &mut self.pending_len,
+            },
+            &mut self.decoder,
+        )
+    }
+
+    /// Loads the next frame's bytes for the trace ID (or the next chunk of a raw buffer).
+    fn load(&mut self) {
+        let start = self.pos;
+        if self.options.framing == Framing::Raw {
+            let end = (start + FRAME_LEN).min(self.buffer.len());
+            for (i, &b) in self.buffer[start..end].iter().enumerate() {
+                self.frame[i] = (b, (start + i) as u64);
+            }
+            self.frame_len = end - start;
+            self.pos = end;
+            return;
+        }
+        let want = FRAME_LEN - self.deformatter.pending();
+        let end = (start + want).min(self.buffer.len());
+        self.pos = end;
+        self.frame_len = 0;
+        let trace_id = self.options.trace_id;
+        let nibble = self.decoder.offset();
+        let mut frames = self.deformatter.feed(&self.buffer[start..end]);
+        for result in frames.by_ref() {
+            match result {
+                Ok(frame) => {
+                    for b in frame.bytes.iter().filter(|b| b.id == trace_id) {
+                        if self.frame_len < FRAME_LEN {
+                            self.frame[self.frame_len] =
+                                (b.byte, frame.offset + u64::from(b.index));
+                            self.frame_len += 1;
+                        }
+                    }
+                }
+                Err(error) => {
+                    let record = Record {
+                        offset: Some(error.offset),
+                        nibble,
+                        item: Item::FrameError(error),
+                    };
+                    if self.pending_len < PENDING {
+                        self.pending[(self.pending_head + self.pending_len) % PENDING] =
+                            Some(record);
+                        self.pending_len += 1;
+                    }
+                }
+            }
+        }
+        // Any bytes the frame iterator did not reach stay for the next call.
+        self.pos = start + frames.consumed();
+    }
+}
+
+impl Iterator for TraceDump<'_> {
+    type Item = Record;
+
+    fn next(&mut self) -> Option<Record> {
+        loop {
+            if let Some(record) = self.pop() {
+                return Some(record);
+            }
+            if self.frame_index < self.frame_len {
+                let (byte, offset) = self.frame[self.frame_index];
+                self.frame_index += 1;
+                self.ring[(self.stream_bytes % RING as u64) as usize] = offset;
+                self.stream_bytes += 1;
+                let (mut sink, decoder) = self.sink();
+                let mut events = decoder.feed(core::slice::from_ref(&byte));
+                for event in events.by_ref() {
+                    sink.event(event);
+                }
+                continue;
+            }
+            if self.done {
+                return None;
+            }
+            if self.pos < self.buffer.len() {
+                self.frame_index = 0;
+                self.load();
+                continue;
+            }
+            let nibble = self.decoder.offset();
+            let (mut sink, decoder) = self.sink();
+            for event in decoder.finish() {
+                sink.event(event);
+            }
+            sink.push(Record {
+                offset: None,
+                nibble,
+                item: Item::EndOfTrace,
+            });
+            self.done = true;
+        }
+    }
+}
