@@ -9,6 +9,7 @@ pub mod current_config;
 mod error;
 mod event_class;
 pub mod events;
+pub mod pmus;
 mod raw;
 mod reader;
 mod request;
@@ -25,6 +26,7 @@ pub use current_config::{CurrentConfig, DaemonState};
 pub use error::{NumberError, Position, XmlError};
 pub use event_class::{DisplayMode, EventClass};
 pub use events::{Category, CounterSet, Event, Events};
+pub use pmus::{Pmu, Pmus, UncorePmu};
 pub use raw::{RawElement, MAX_DEPTH};
 pub use request::{Request, RequestType};
 pub use session::{
