@@ -100,7 +100,7 @@ impl<'a> Frame<'a> {
             Frame::PerfData(frame) => {
                 encode_i32(FrameType::PerfData.code(), out);
                 encode_i32(frame.cpu, out);
-                out.extend_from_slice(&frame.byte_length.to_le_bytes());
+                out.extend_from_slice(&frame.packed_length.to_le_bytes());
                 out.extend_from_slice(frame.raw_words);
             }
             Frame::PerfAux(frame) => frame.encode(out),

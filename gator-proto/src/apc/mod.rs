@@ -27,7 +27,10 @@ pub use frame::Frame;
 pub use frame_type::FrameType;
 pub use local_capture::{LocalCaptureError, LocalCaptureReader};
 pub use name::{Name, NameMessage};
-pub use perf_attrs::{CounterValue, CounterValues, KeyMap, PerfAttrs, PerfAttrsMessage};
+pub use perf_attrs::{
+    encode_counters_message, encode_keys_message, CounterValue, CounterValues, KeyMap, PerfAttrs,
+    PerfAttrsMessage,
+};
 pub use perf_aux::PerfAux;
 pub use perf_data::{PerfData, Words};
 pub use perf_sync::PerfSync;

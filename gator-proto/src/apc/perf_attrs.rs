@@ -42,16 +42,19 @@ pub const CODE_KERNEL_MODULE_BUILD_ID: i32 = 15;
 /// Offset of the `size` field inside `struct perf_event_attr`.
 const PEA_SIZE_OFFSET: usize = 4;
 
-/// A PERF_ATTRS frame.
+/// A PERF_ATTRS frame: the legacy core field, then any number of messages (gatord packs several PEA, COMM or
+/// MAPS messages into one frame, and sometimes sends a frame with none).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PerfAttrs<'a> {
     /// The legacy core field.
     pub core: i32,
-    /// The message.
-    pub message: PerfAttrsMessage<'a>,
+    /// How many messages the frame holds.
+    pub count: usize,
+    /// The validated messages, encoded.
+    raw_messages: &'a [u8],
 }
 
-/// The content of a [`PerfAttrs`] frame.
+/// One message of a [`PerfAttrs`] frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PerfAttrsMessage<'a> {
     /// 1: a raw `struct perf_event_attr` (its own `size` field gives the length) and the gator key it feeds.
@@ -109,7 +112,7 @@ pub enum PerfAttrsMessage<'a> {
     HeaderEvent(&'a [u8]),
     /// 14: the kernel's build id.
     KernelBuildId(&'a [u8]),
-    /// Any other code, kept opaque.
+    /// Any other code, kept opaque. Its length is unknown, so it takes the rest of the frame.
     Other {
         /// The message code.
         code: i32,
@@ -146,10 +149,60 @@ pub struct CounterValue {
 }
 
 impl<'a> PerfAttrs<'a> {
-    /// Decodes the body that follows the frame type byte.
+    /// Decodes the body that follows the frame type byte, checking every message.
     pub fn parse(body: &'a [u8]) -> Result<PerfAttrs<'a>, FrameError> {
         let mut cursor = Cursor::new(body);
         let core = cursor.i32("core")?;
+        let raw_messages = cursor.rest();
+        let mut count = 0;
+        while !cursor.rest().is_empty() {
+            PerfAttrsMessage::parse(&mut cursor)?;
+            count += 1;
+        }
+        Ok(PerfAttrs {
+            core,
+            count,
+            raw_messages,
+        })
+    }
+
+    /// The messages in wire order.
+    pub fn messages(&self) -> impl Iterator<Item = PerfAttrsMessage<'a>> + 'a {
+        let mut cursor = Cursor::new(self.raw_messages);
+        // Validated by `parse`, so a read cannot fail; stop if one ever does.
+        std::iter::from_fn(move || {
+            if cursor.rest().is_empty() {
+                return None;
+            }
+            PerfAttrsMessage::parse(&mut cursor).ok()
+        })
+    }
+
+    /// Appends the whole frame (frame type included) as it was received.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        Self::encode_header(self.core, out);
+        out.extend_from_slice(self.raw_messages);
+    }
+
+    /// Appends a whole frame holding `messages`.
+    pub fn encode_messages(core: i32, messages: &[PerfAttrsMessage<'_>], out: &mut Vec<u8>) {
+        Self::encode_header(core, out);
+        for message in messages {
+            message.encode(out);
+        }
+    }
+
+    /// Appends the frame type and core field; follow with messages ([`PerfAttrsMessage::encode`],
+    /// [`encode_keys_message`], [`encode_counters_message`]).
+    pub fn encode_header(core: i32, out: &mut Vec<u8>) {
+        encode_i32(FrameType::PerfAttrs.code(), out);
+        encode_i32(core, out);
+    }
+}
+
+impl<'a> PerfAttrsMessage<'a> {
+    /// Reads one message (code and body) at the cursor.
+    fn parse(cursor: &mut Cursor<'a>) -> Result<PerfAttrsMessage<'a>, FrameError> {
         let code = cursor.i32("code")?;
         let message = match code {
             CODE_PEA => {
@@ -234,15 +287,12 @@ impl<'a> PerfAttrs<'a> {
                 body: cursor.take_rest(),
             },
         };
-        cursor.finish("perf attrs message")?;
-        Ok(PerfAttrs { core, message })
+        Ok(message)
     }
 
-    /// Appends the whole frame (frame type included).
+    /// Appends the message (code and body).
     pub fn encode(&self, out: &mut Vec<u8>) {
-        encode_i32(FrameType::PerfAttrs.code(), out);
-        encode_i32(self.core, out);
-        match self.message {
+        match *self {
             PerfAttrsMessage::Pea { attr, key } => {
                 encode_i32(CODE_PEA, out);
                 out.extend_from_slice(attr);
@@ -296,32 +346,28 @@ impl<'a> PerfAttrs<'a> {
             }
         }
     }
+}
 
-    /// Appends a whole KEYS frame mapping perf sample ids to gator keys.
-    pub fn encode_keys(core: i32, pairs: &[(i64, i32)], out: &mut Vec<u8>) {
-        encode_i32(FrameType::PerfAttrs.code(), out);
-        encode_i32(core, out);
-        encode_i32(CODE_KEYS, out);
-        encode_i32(i32::try_from(pairs.len()).unwrap_or(i32::MAX), out);
-        for &(id, key) in pairs {
-            encode_i64(id, out);
-            encode_i32(key, out);
-        }
+/// Appends a KEYS message mapping perf sample ids to gator keys (after [`PerfAttrs::encode_header`]).
+pub fn encode_keys_message(pairs: &[(i64, i32)], out: &mut Vec<u8>) {
+    encode_i32(CODE_KEYS, out);
+    encode_i32(i32::try_from(pairs.len()).unwrap_or(i32::MAX), out);
+    for &(id, key) in pairs {
+        encode_i64(id, out);
+        encode_i32(key, out);
     }
+}
 
-    /// Appends a whole COUNTERS frame; the `-1` terminator is added.
-    pub fn encode_counters(core: i32, timestamp: i64, values: &[CounterValue], out: &mut Vec<u8>) {
-        encode_i32(FrameType::PerfAttrs.code(), out);
-        encode_i32(core, out);
-        encode_i32(CODE_COUNTERS, out);
-        encode_i64(timestamp, out);
-        for value in values {
-            encode_i32(value.core, out);
-            encode_i32(value.key, out);
-            encode_i64(value.value, out);
-        }
-        encode_i32(-1, out);
+/// Appends a COUNTERS message with its `-1` terminator (after [`PerfAttrs::encode_header`]).
+pub fn encode_counters_message(timestamp: i64, values: &[CounterValue], out: &mut Vec<u8>) {
+    encode_i32(CODE_COUNTERS, out);
+    encode_i64(timestamp, out);
+    for value in values {
+        encode_i32(value.core, out);
+        encode_i32(value.key, out);
+        encode_i64(value.value, out);
     }
+    encode_i32(-1, out);
 }
 
 fn text_message(code: i32, text: &[u8], out: &mut Vec<u8>) {
@@ -367,93 +413,90 @@ impl<'a> CounterValues<'a> {
 mod tests {
     use super::*;
 
-    fn round_trip(frame: PerfAttrs<'_>) {
+    fn round_trip(messages: &[PerfAttrsMessage<'_>]) {
         let mut out = Vec::new();
-        frame.encode(&mut out);
-        assert_eq!(PerfAttrs::parse(&out[1..]), Ok(frame));
+        PerfAttrs::encode_messages(0, messages, &mut out);
+        let frame = PerfAttrs::parse(&out[1..]).unwrap();
+        assert_eq!(frame.count, messages.len());
+        assert_eq!(frame.messages().collect::<Vec<_>>(), messages);
+        let mut again = Vec::new();
+        frame.encode(&mut again);
+        assert_eq!(again, out);
+    }
+
+    fn only(body: &[u8]) -> PerfAttrsMessage<'_> {
+        let frame = PerfAttrs::parse(body).unwrap();
+        assert_eq!(frame.count, 1);
+        frame.messages().next().unwrap()
     }
 
     #[test]
     fn observed_online_cpu_decodes() {
         // `0b 00 07 e5 bb 82 39 00` from the gatord 9.7.2 capture.
-        let frame = PerfAttrs::parse(&[0x00, 0x07, 0xe5, 0xbb, 0x82, 0x39, 0x00]).unwrap();
+        let message = only(&[0x00, 0x07, 0xe5, 0xbb, 0x82, 0x39, 0x00]);
         assert_eq!(
-            frame.message,
+            message,
             PerfAttrsMessage::OnlineCpu {
                 timestamp: 119_578_085,
                 cpu: 0
             }
         );
-        round_trip(frame);
     }
 
     #[test]
-    fn text_messages_round_trip() {
-        round_trip(PerfAttrs {
-            core: 0,
-            message: PerfAttrsMessage::Format(b"name: sched_switch"),
-        });
-        round_trip(PerfAttrs {
-            core: 0,
-            message: PerfAttrsMessage::Kallsyms(b"ffff t _text\n"),
-        });
-        round_trip(PerfAttrs {
-            core: 0,
-            message: PerfAttrsMessage::HeaderPage(b"field: u64 timestamp"),
-        });
-        round_trip(PerfAttrs {
-            core: 0,
-            message: PerfAttrsMessage::HeaderEvent(b"type_len : 5 bits"),
-        });
-        round_trip(PerfAttrs {
-            core: 0,
-            message: PerfAttrsMessage::Maps {
+    fn observed_empty_frame_has_no_messages() {
+        // `0b 00` is sent twice in the gatord 9.7.2 capture.
+        let frame = PerfAttrs::parse(&[0x00]).unwrap();
+        assert_eq!(frame.count, 0);
+        assert_eq!(frame.messages().count(), 0);
+    }
+
+    #[test]
+    fn messages_round_trip() {
+        let attr = {
+            let mut attr = vec![0u8; 16];
+            attr[PEA_SIZE_OFFSET] = 16;
+            attr
+        };
+        round_trip(&[
+            PerfAttrsMessage::Format(b"name: sched_switch"),
+            PerfAttrsMessage::Kallsyms(b"ffff t _text\n"),
+            PerfAttrsMessage::HeaderPage(b"field: u64 timestamp"),
+            PerfAttrsMessage::HeaderEvent(b"type_len : 5 bits"),
+            PerfAttrsMessage::Maps {
                 pid: 1,
                 tid: 1,
                 text: b"00400000",
             },
-        });
-        round_trip(PerfAttrs {
-            core: 0,
-            message: PerfAttrsMessage::Comm {
+            PerfAttrsMessage::Comm {
                 pid: 7,
                 tid: 8,
                 image: b"/bin/sleep",
                 comm: b"sleep",
             },
-        });
-        round_trip(PerfAttrs {
-            core: 0,
-            message: PerfAttrsMessage::KernelBuildId(&[0xab; 20]),
-        });
-        round_trip(PerfAttrs {
-            core: 0,
-            message: PerfAttrsMessage::OfflineCpu {
+            PerfAttrsMessage::KernelBuildId(&[0xab; 20]),
+            PerfAttrsMessage::OfflineCpu {
                 timestamp: 5,
                 cpu: 3,
             },
-        });
-        round_trip(PerfAttrs {
-            core: 0,
-            message: PerfAttrsMessage::Other {
-                code: 13,
-                body: &[1, 2],
-            },
-        });
-    }
-
-    #[test]
-    fn pea_uses_the_attr_size_field() {
-        let mut attr = vec![0u8; 16];
-        attr[0] = 1;
-        attr[PEA_SIZE_OFFSET] = 16;
-        round_trip(PerfAttrs {
-            core: 0,
-            message: PerfAttrsMessage::Pea {
+            PerfAttrsMessage::Pea {
                 attr: &attr,
                 key: 0x10,
             },
-        });
+            PerfAttrsMessage::Pea {
+                attr: &attr,
+                key: 0x7fff_fffd,
+            },
+            PerfAttrsMessage::Other {
+                code: 13,
+                body: &[1, 2],
+            },
+        ]);
+        round_trip(&[]);
+    }
+
+    #[test]
+    fn pea_size_errors() {
         // A size larger than the frame is truncated.
         let body = [0x00, 0x01, 1, 0, 0, 0, 0x90, 0, 0, 0, 0];
         assert!(matches!(
@@ -477,17 +520,8 @@ mod tests {
     #[test]
     fn keys_and_counters_round_trip() {
         let mut out = Vec::new();
-        PerfAttrs::encode_keys(0, &[(1001, 4), (1002, 6), (-1, 8)], &mut out);
-        let frame = PerfAttrs::parse(&out[1..]).unwrap();
-        let PerfAttrsMessage::Keys(map) = frame.message else {
-            panic!("not keys")
-        };
-        assert_eq!(
-            map.iter().collect::<Vec<_>>(),
-            [(1001, 4), (1002, 6), (-1, 8)]
-        );
-        round_trip(frame);
-
+        PerfAttrs::encode_header(0, &mut out);
+        encode_keys_message(&[(1001, 4), (1002, 6), (-1, 8)], &mut out);
         let values = [
             CounterValue {
                 core: 0,
@@ -500,15 +534,23 @@ mod tests {
                 value: -2,
             },
         ];
-        let mut out = Vec::new();
-        PerfAttrs::encode_counters(0, 77, &values, &mut out);
+        encode_counters_message(77, &values, &mut out);
         let frame = PerfAttrs::parse(&out[1..]).unwrap();
-        let PerfAttrsMessage::Counters(read) = frame.message else {
+        let messages: Vec<_> = frame.messages().collect();
+        let PerfAttrsMessage::Keys(map) = messages[0] else {
+            panic!("not keys")
+        };
+        assert_eq!(map.count, 3);
+        assert_eq!(
+            map.iter().collect::<Vec<_>>(),
+            [(1001, 4), (1002, 6), (-1, 8)]
+        );
+        let PerfAttrsMessage::Counters(read) = messages[1] else {
             panic!("not counters")
         };
         assert_eq!(read.timestamp, 77);
         assert_eq!(read.iter().collect::<Vec<_>>(), values);
-        round_trip(frame);
+        round_trip(&messages);
     }
 
     #[test]
@@ -529,9 +571,14 @@ mod tests {
             PerfAttrs::parse(&[0x00, 0x03, b'x']),
             Err(FrameError::MissingTerminator { .. })
         ));
+        // A second message that breaks off.
         assert!(matches!(
-            PerfAttrs::parse(&[0x00, 0x03, b'x', 0, 1]),
-            Err(FrameError::TrailingBytes { .. })
+            PerfAttrs::parse(&[0x00, 0x03, b'x', 0, 0x07]),
+            Err(FrameError::Int { .. })
+        ));
+        assert!(matches!(
+            PerfAttrs::parse(&[]),
+            Err(FrameError::Int { field: "core", .. })
         ));
     }
 }

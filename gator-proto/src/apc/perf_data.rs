@@ -1,7 +1,8 @@
 //! PERF_DATA frames (type 12): raw perf ring-buffer records.
 //!
-//! Layout: `packInt cpu`, `u32 little-endian byte_length`, then `byte_length / 8` words, each a `packInt64` of
-//! one u64 of the perf records (records are padded to 8 bytes).
+//! Layout: `packInt cpu`, `u32 little-endian length` of what follows, then the words of the perf records (padded
+//! to 8 bytes), each u64 word as a `packInt64`. The length counts the packed bytes, not the record bytes: in the
+//! gatord 9.7.2 recording it always equals the rest of the frame.
 
 use super::cursor::Cursor;
 use super::error::FrameError;
@@ -13,8 +14,8 @@ use crate::sleb128::{decode_i64, encode_i32, encode_i64};
 pub struct PerfData<'a> {
     /// The CPU whose ring buffer the records came from.
     pub cpu: i32,
-    /// The length of the records in bytes (a multiple of 8 from real daemons).
-    pub byte_length: u32,
+    /// The length in bytes of the packed words that follow.
+    pub packed_length: u32,
     /// The encoded words.
     pub raw_words: &'a [u8],
 }
@@ -24,11 +25,13 @@ impl<'a> PerfData<'a> {
     pub fn parse(body: &'a [u8]) -> Result<PerfData<'a>, FrameError> {
         let mut cursor = Cursor::new(body);
         let cpu = cursor.i32("cpu")?;
-        let byte_length = cursor.u32_le("byte_length")?;
+        let packed_length = cursor.u32_le("packed_length")?;
+        let raw_words = cursor.bytes(u64::from(packed_length), "words")?;
+        cursor.finish("words")?;
         Ok(PerfData {
             cpu,
-            byte_length,
-            raw_words: cursor.rest(),
+            packed_length,
+            raw_words,
         })
     }
 
@@ -43,11 +46,13 @@ impl<'a> PerfData<'a> {
     pub fn encode(cpu: i32, words: &[u64], out: &mut Vec<u8>) {
         encode_i32(FrameType::PerfData.code(), out);
         encode_i32(cpu, out);
-        let byte_length = u32::try_from(words.len() * 8).unwrap_or(u32::MAX);
-        out.extend_from_slice(&byte_length.to_le_bytes());
+        let length_at = out.len();
+        out.extend_from_slice(&[0; 4]);
         for &word in words {
             encode_i64(word as i64, out);
         }
+        let packed = u32::try_from(out.len() - length_at - 4).unwrap_or(u32::MAX);
+        out[length_at..length_at + 4].copy_from_slice(&packed.to_le_bytes());
     }
 }
 
@@ -97,7 +102,7 @@ mod tests {
         PerfData::encode(2, &words, &mut out);
         let frame = PerfData::parse(&out[1..]).unwrap();
         assert_eq!(frame.cpu, 2);
-        assert_eq!(frame.byte_length, 40);
+        assert_eq!(frame.packed_length as usize, out.len() - 6);
         assert_eq!(frame.words().collect::<Result<Vec<_>, _>>().unwrap(), words);
     }
 
@@ -106,15 +111,34 @@ mod tests {
         assert!(matches!(
             PerfData::parse(&[0, 1, 2]),
             Err(FrameError::Truncated {
-                field: "byte_length",
+                field: "packed_length",
                 ..
             })
         ));
     }
 
     #[test]
+    fn length_must_match_the_words() {
+        assert!(matches!(
+            PerfData::parse(&[0, 2, 0, 0, 0, 0x01]),
+            Err(FrameError::Truncated {
+                field: "words",
+                needed: 2,
+                available: 1
+            })
+        ));
+        assert!(matches!(
+            PerfData::parse(&[0, 0, 0, 0, 0, 0x01]),
+            Err(FrameError::TrailingBytes {
+                after: "words",
+                count: 1
+            })
+        ));
+    }
+
+    #[test]
     fn truncated_word_is_an_error() {
-        let frame = PerfData::parse(&[0, 8, 0, 0, 0, 0x80]).unwrap();
+        let frame = PerfData::parse(&[0, 1, 0, 0, 0, 0x80]).unwrap();
         assert!(matches!(
             frame.words().next(),
             Some(Err(FrameError::Int { field: "word", .. }))
