@@ -165,43 +165,58 @@ pub(crate) fn peer_pid(fd: BorrowedFd<'_>) -> io::Result<u32> {
     Ok(u32::try_from(cred.pid).unwrap_or(0))
 }
 
-/// Control-message buffer, aligned for `cmsghdr`: room for 12 descriptors. More than that sets `MSG_CTRUNC`
-/// (the kernel closes the rest); a message needs at most one.
+/// Control-message buffer of `N` bytes, aligned for `cmsghdr`.
 #[repr(C, align(8))]
-struct ControlBuffer([u8; 64]);
+struct ControlBuffer<const N: usize>([u8; N]);
 
-/// Sends one message, with `fd` attached as `SCM_RIGHTS` when given. Never raises `SIGPIPE`.
+/// Receive control buffer size: room for 12 descriptors. More sets `MSG_CTRUNC` (the kernel closes the rest);
+/// a valid message carries at most one.
+const RECV_CONTROL: usize = 64;
+
+/// Send control buffer size: room for 36 descriptors, more than a receiver accepts, so tests can send too many.
+const SEND_CONTROL: usize = 160;
+
+/// Sends one message with `fds` attached as one `SCM_RIGHTS` message (at most 36). Never raises `SIGPIPE`.
 ///
 /// With `nonblocking` the call fails with [`io::ErrorKind::WouldBlock`] instead of waiting for room.
 pub(crate) fn send(
     sock: BorrowedFd<'_>,
     bytes: &[u8],
-    fd: Option<BorrowedFd<'_>>,
+    fds: &[BorrowedFd<'_>],
     nonblocking: bool,
 ) -> io::Result<usize> {
     let mut iov = libc::iovec {
         iov_base: bytes.as_ptr().cast_mut().cast::<libc::c_void>(),
         iov_len: bytes.len(),
     };
-    let mut control = ControlBuffer([0; 64]);
+    let mut control = ControlBuffer([0; SEND_CONTROL]);
     // SAFETY: msghdr is plain old data; all-zero is a valid empty header.
     let mut msg: libc::msghdr = unsafe { mem::zeroed() };
     msg.msg_iov = &mut iov;
     msg.msg_iovlen = 1;
-    if let Some(fd) = fd {
-        let raw: RawFd = fd.as_raw_fd();
+    if !fds.is_empty() {
+        let data_len = mem::size_of_val(fds) as u32;
         // SAFETY: CMSG_SPACE is a pure size computation.
-        let space = unsafe { libc::CMSG_SPACE(mem::size_of::<RawFd>() as u32) } as usize;
+        let space = unsafe { libc::CMSG_SPACE(data_len) } as usize;
+        if space > control.0.len() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "too many descriptors for one message",
+            ));
+        }
         msg.msg_control = control.0.as_mut_ptr().cast::<libc::c_void>();
         msg.msg_controllen = space;
-        // SAFETY: msg_control points at `space` (<= 64) writable, aligned bytes, so CMSG_FIRSTHDR returns a
-        // header inside them; CMSG_LEN/CMSG_DATA address that header's room for exactly one RawFd.
+        // SAFETY: msg_control points at `space` (checked <= SEND_CONTROL) writable, aligned bytes, so CMSG_FIRSTHDR
+        // returns a header inside them, and CMSG_DATA has room for `fds.len()` RawFds after it.
         unsafe {
             let cmsg = libc::CMSG_FIRSTHDR(&msg);
             (*cmsg).cmsg_level = libc::SOL_SOCKET;
             (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-            (*cmsg).cmsg_len = libc::CMSG_LEN(mem::size_of::<RawFd>() as u32) as usize;
-            ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), raw);
+            (*cmsg).cmsg_len = libc::CMSG_LEN(data_len) as usize;
+            let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
+            for (i, fd) in fds.iter().enumerate() {
+                ptr::write_unaligned(data.add(i), fd.as_raw_fd());
+            }
         }
     }
     let flags = libc::MSG_NOSIGNAL | if nonblocking { libc::MSG_DONTWAIT } else { 0 };
@@ -231,7 +246,7 @@ pub(crate) fn recv(sock: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<Received>
         iov_base: buf.as_mut_ptr().cast::<libc::c_void>(),
         iov_len: buf.len(),
     };
-    let mut control = ControlBuffer([0; 64]);
+    let mut control = ControlBuffer([0; RECV_CONTROL]);
     // SAFETY: msghdr is plain old data; all-zero is a valid empty header.
     let mut msg: libc::msghdr = unsafe { mem::zeroed() };
     msg.msg_iov = &mut iov;

@@ -27,12 +27,18 @@ impl Connection {
 
     /// Sends one datagram, waiting for room in the socket queue if needed.
     pub fn send(&self, bytes: &[u8], fd: Option<BorrowedFd<'_>>) -> io::Result<usize> {
-        sys::send(self.fd.as_fd(), bytes, fd, false)
+        sys::send(self.fd.as_fd(), bytes, fd.as_slice(), false)
+    }
+
+    /// Sends one datagram with any number of descriptors attached (at most 36), waiting for room if needed.
+    /// A valid message carries at most one; this exists to test how servers treat more.
+    pub fn send_fds(&self, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> io::Result<usize> {
+        sys::send(self.fd.as_fd(), bytes, fds, false)
     }
 
     /// Sends one datagram, failing with [`io::ErrorKind::WouldBlock`] when the queue is full.
     pub fn try_send(&self, bytes: &[u8], fd: Option<BorrowedFd<'_>>) -> io::Result<usize> {
-        sys::send(self.fd.as_fd(), bytes, fd, true)
+        sys::send(self.fd.as_fd(), bytes, fd.as_slice(), true)
     }
 
     /// Sends one datagram, waiting at most `timeout` for room; `Ok(false)` when the time ran out.
