@@ -113,12 +113,7 @@ fn block_policy_waits_then_drops_after_its_timeout() {
     };
     let mut client = TraceClient::connect_with(&name, config).unwrap();
     let outcome = server.with_ring(|_| {
-        for i in 0..200_000u32 {
-            if client.record("m", &i.to_le_bytes()).unwrap() == Delivery::Dropped {
-                return Some(i);
-            }
-        }
-        None
+        (0..200_000u32).find(|i| client.record("m", &i.to_le_bytes()).unwrap() == Delivery::Dropped)
     });
     assert!(outcome.is_some(), "the queue never filled");
     assert_eq!(client.stats().dropped, 1);
