@@ -82,6 +82,9 @@ pub struct Config {
     pub sample_rate: SampleRate,
     /// The `live_rate` (ms) asked of gatord: how often it flushes captured data to the socket.
     pub live_rate_ms: u32,
+    /// How long to keep retrying a connection that gatord answers with "Session already in progress" (it
+    /// releases a session shortly after the previous connection closes); after that the error is returned.
+    pub busy_retry: Duration,
 }
 
 impl Default for Config {
@@ -99,6 +102,7 @@ impl Default for Config {
             mode: CaptureMode::Reconnecting,
             sample_rate: SampleRate::Normal,
             live_rate_ms: 100,
+            busy_retry: Duration::from_secs(2),
         }
     }
 }

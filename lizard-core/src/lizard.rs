@@ -126,7 +126,12 @@ impl Lizard {
         let (gatord, gatord_error) = match &config.gatord {
             None => (None, Some(Error::SourceDisabled)),
             Some(address) => {
-                match discovery::discover(address, config.timeouts, config.max_message_len) {
+                match discovery::discover(
+                    address,
+                    config.timeouts,
+                    config.max_message_len,
+                    config.busy_retry,
+                ) {
                     Ok(found) if found.counters.is_empty() => (None, Some(Error::NoCounters)),
                     Ok(found) => {
                         counters.extend(found.counters);
@@ -284,6 +289,7 @@ impl Lizard {
             max_len: self.config.max_message_len,
             sample_rate: self.config.sample_rate,
             live_rate_ms: self.config.live_rate_ms,
+            busy_retry: self.config.busy_retry,
             counters: ids
                 .iter()
                 .map(|&id| (id, self.counters[id as usize - 1].key.clone()))

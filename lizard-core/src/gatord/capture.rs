@@ -35,6 +35,7 @@ pub(crate) struct Plan {
     pub(crate) max_len: u32,
     pub(crate) sample_rate: SampleRate,
     pub(crate) live_rate_ms: u32,
+    pub(crate) busy_retry: Duration,
     /// Enabled gatord counters: engine id and gatord counter name.
     pub(crate) counters: Vec<(CounterId, String)>,
 }
@@ -86,7 +87,8 @@ pub(crate) struct Capture {
 
 /// Connection 1: deliver the configuration, then disconnect.
 fn deliver_configuration(plan: &Plan) -> Result<(), Error> {
-    let mut conn = Connection::open(&plan.address, plan.timeouts, plan.max_len)?;
+    let mut conn =
+        Connection::open_retrying(&plan.address, plan.timeouts, plan.max_len, plan.busy_retry)?;
     let names: Vec<&str> = plan.counters.iter().map(|(_, n)| n.as_str()).collect();
     conn.deliver_xml("configuration", &xml::configurations(&names))?;
     conn.disconnect();
@@ -118,7 +120,8 @@ impl Capture {
         epoch: Instant,
     ) -> Result<Capture, Error> {
         deliver_configuration(plan)?;
-        let mut conn = Connection::open(&plan.address, plan.timeouts, plan.max_len)?;
+        let mut conn =
+            Connection::open_retrying(&plan.address, plan.timeouts, plan.max_len, plan.busy_retry)?;
         conn.deliver_xml(
             "session",
             &xml::session(plan.sample_rate, plan.live_rate_ms),

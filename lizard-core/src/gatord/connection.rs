@@ -5,6 +5,8 @@
 //! and the socket, and turns its events into results.
 
 use gator_proto::client::{ClientError, Config as ClientConfig, Event, Session};
+use std::time::{Duration, Instant};
+
 use gator_proto::ProtocolVersion;
 
 use crate::error::Error;
@@ -98,6 +100,27 @@ impl Connection {
                 Event::Connected { .. } => {}
                 Event::Pong => return Ok(conn),
                 other => return Err(unexpected("waiting for the PING reply", &other)),
+            }
+        }
+    }
+
+    /// [`Connection::open`], retried while gatord answers "Session already in progress" (it releases a session
+    /// a moment after the previous connection closes), for up to `busy_retry` in total.
+    pub(crate) fn open_retrying(
+        address: &GatordAddress,
+        timeouts: Timeouts,
+        max_len: u32,
+        busy_retry: Duration,
+    ) -> Result<Connection, Error> {
+        let deadline = Instant::now() + busy_retry;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match Connection::open(address, timeouts, max_len) {
+                Err(Error::SessionInProgress) if Instant::now() + pause < deadline => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(100));
+                }
+                other => return other,
             }
         }
     }

@@ -5,6 +5,7 @@
 //! first occurrence), so every gatord counter has exactly one capture key later.
 
 use std::collections::HashSet;
+use std::time::Duration;
 
 use gator_proto::ProtocolVersion;
 use gator_xml::{EventClass, Events};
@@ -29,8 +30,9 @@ pub(crate) fn discover(
     address: &GatordAddress,
     timeouts: Timeouts,
     max_len: u32,
+    busy_retry: Duration,
 ) -> Result<Discovered, Error> {
-    let mut conn = Connection::open(address, timeouts, max_len)?;
+    let mut conn = Connection::open_retrying(address, timeouts, max_len, busy_retry)?;
     let version = conn.version();
     let events = conn.request_xml("events")?;
     let counters = conn.request_xml("counters")?;

@@ -1,0 +1,400 @@
+//! One simulated gatord connection: `gator-proto`'s daemon state machine over a socket, answering the way
+//! gatord does, streaming frames during a capture and injecting the configured faults.
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use gator_proto::apc::summary::{encode_summary, Clocks};
+use gator_proto::apc::{BlockCounter, Counter, Record};
+use gator_proto::daemon::{Config as DaemonConfig, Event, Session};
+use gator_proto::ProtocolVersion;
+
+use super::config::Stream;
+use super::documents;
+use super::server::{Shared, Stats};
+use super::workload::synthetic_value;
+use crate::gatord::connection::SESSION_IN_PROGRESS;
+
+/// A capture in progress on this connection.
+#[derive(Debug)]
+struct Capturing {
+    started: Instant,
+    sample: u64,
+    next_due: Instant,
+}
+
+/// What the connection does after a step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    Continue,
+    Close,
+}
+
+struct Conn<'a> {
+    stream: TcpStream,
+    shared: &'a Shared,
+    session: Session,
+    /// `(key, name)` bound when the connection started (the saved configuration).
+    bound: Vec<(i32, String)>,
+    /// Counters configured on this connection: listed in `captured` with key 0, never streamed.
+    late: Vec<String>,
+    capturing: Option<Capturing>,
+    /// APC frames sent on this connection (SUMMARY excluded): the index fault knobs count.
+    frames: usize,
+    /// Streaming stopped for good (after an oversize header or an ignored APC_STOP).
+    silent: bool,
+}
+
+/// Serves one connection until the client closes, the capture ends or the simulator stops.
+pub(crate) fn serve(stream: TcpStream, shared: &Shared, busy: bool) {
+    let period = match &shared.config.stream {
+        Stream::Synthetic { period } => *period,
+        _ => Duration::from_millis(5),
+    };
+    let tick = period.clamp(Duration::from_micros(100), Duration::from_millis(5));
+    if stream.set_read_timeout(Some(tick)).is_err() || stream.set_nodelay(true).is_err() {
+        return;
+    }
+    let bound = {
+        let state = shared.state();
+        shared
+            .counters
+            .iter()
+            .enumerate()
+            .filter(|(_, name)| state.configuration.contains(name))
+            .map(|(i, name)| (documents::key_for(i), name.clone()))
+            .collect()
+    };
+    let mut conn = Conn {
+        stream,
+        shared,
+        session: Session::new(DaemonConfig {
+            protocol_version: shared.config.protocol,
+            ..DaemonConfig::default()
+        }),
+        bound,
+        late: Vec::new(),
+        capturing: None,
+        frames: 0,
+        silent: false,
+    };
+    conn.run(busy);
+    let _ = conn.stream.shutdown(Shutdown::Both);
+}
+
+impl Conn<'_> {
+    fn run(&mut self, busy: bool) {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            if self.shared.stop.load(Ordering::SeqCst) {
+                return;
+            }
+            match self.stream.read(&mut buf) {
+                Ok(0) => return,
+                Ok(n) => {
+                    if self.session.handle_input(&buf[..n]).is_err() {
+                        // gatord reports a broken command stream and closes.
+                        let _ = self.session.send_error(b"Target error: invalid command");
+                        let _ = self.flush();
+                        return;
+                    }
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return,
+            }
+            let mut next = Next::Continue;
+            while let Some(event) = self.session.poll_event() {
+                next = if busy {
+                    self.busy(event)
+                } else {
+                    self.handle(event)
+                };
+                if next == Next::Close {
+                    break;
+                }
+            }
+            if next == Next::Continue {
+                next = self.stream_due();
+            }
+            if self.flush().is_err() || next == Next::Close {
+                return;
+            }
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let mut out = Vec::new();
+        self.session.poll_transmit(&mut out);
+        if out.is_empty() {
+            return Ok(());
+        }
+        self.stream.write_all(&out)
+    }
+
+    /// gatord with another session running: the handshake, then one command answered with an error.
+    fn busy(&mut self, event: Event) -> Next {
+        match event {
+            Event::Connected { .. } => Next::Continue,
+            _ => {
+                let _ = self.session.send_error_only(SESSION_IN_PROGRESS.as_bytes());
+                Stats::bump(&self.shared.stats.busy_rejections);
+                Next::Close
+            }
+        }
+    }
+
+    fn handle(&mut self, event: Event) -> Next {
+        match event {
+            Event::Connected { .. } => {}
+            Event::Ping => self.session.send_ack(),
+            Event::RequestXml {
+                request_type,
+                document,
+            } => self.request(request_type.as_deref(), &document),
+            Event::DeliverXml(document) => self.deliver(&document),
+            Event::ApcStart => return self.start(),
+            Event::ApcStop => return self.stop(),
+            Event::Disconnect | Event::Exit => return Next::Close,
+            Event::RequestCurrentConfig => {
+                let doc = format!(
+                    "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<current_config pid=\"{}\" uid=\"0\">\n\
+                     <state is_system_wide=\"yes\" is_waiting_on_command=\"no\" /></current_config>\n",
+                    std::process::id()
+                );
+                let _ = self.session.send_current_config(doc.as_bytes());
+            }
+        }
+        Next::Continue
+    }
+
+    fn request(&mut self, kind: Option<&str>, document: &[u8]) {
+        let declared = document.trim_ascii_start().starts_with(b"<?xml");
+        // gatord 9 looks for <request> below the document node and misses it without a declaration.
+        let kind = if declared || !self.shared.config.protocol.at_least(ProtocolVersion::V910) {
+            kind
+        } else {
+            None
+        };
+        let reply = match kind {
+            Some("events") => Some(self.shared.events.clone()),
+            Some("counters") => Some(documents::counters_document(&self.shared.counters)),
+            Some("captured") => Some(match &self.shared.config.captured_xml {
+                Some(text) => text.clone(),
+                None => {
+                    let mut entries = self.bound.clone();
+                    entries.extend(
+                        self.late
+                            .iter()
+                            .filter(|n| !self.bound.iter().any(|(_, b)| b == *n))
+                            .map(|n| (0, n.clone())),
+                    );
+                    documents::captured_document(self.shared.config.protocol.0, &entries)
+                }
+            }),
+            Some("configuration") | Some("defaults") => Some(documents::configuration_document(
+                &self.shared.state().configuration,
+            )),
+            _ => None,
+        };
+        let _ = match reply {
+            Some(xml) => self.session.send_xml(xml.as_bytes()),
+            None => self.session.send_nak(b"Unknown request"),
+        };
+    }
+
+    fn deliver(&mut self, document: &[u8]) {
+        match documents::delivered(document) {
+            Some((root, names)) if root == "configurations" => {
+                self.shared.state().configuration = names.clone();
+                self.late = names;
+                Stats::bump(&self.shared.stats.configurations);
+                self.session.send_ack();
+            }
+            Some((root, _)) if root == "session" => self.session.send_ack(),
+            _ => {
+                let _ = self.session.send_nak(b"");
+            }
+        }
+    }
+
+    fn start(&mut self) -> Next {
+        Stats::bump(&self.shared.stats.captures);
+        let now = Instant::now();
+        self.capturing = Some(Capturing {
+            started: now,
+            sample: 0,
+            next_due: now,
+        });
+        match self.shared.config.stream.clone() {
+            Stream::Raw(frames) => {
+                for frame in frames {
+                    if self.send_frame(&frame) == Next::Close {
+                        return Next::Close;
+                    }
+                }
+                self.silent = true;
+            }
+            Stream::Samples(samples) => {
+                self.send_summary();
+                for sample in samples {
+                    let frame = self.encode_values(
+                        sample.timestamp_ns,
+                        sample.values.iter().filter_map(|(name, value)| {
+                            self.bound
+                                .iter()
+                                .find(|(_, b)| b == name)
+                                .map(|&(key, _)| (key, *value))
+                        }),
+                    );
+                    for f in frame {
+                        if self.send_frame(&f) == Next::Close {
+                            return Next::Close;
+                        }
+                    }
+                }
+                self.silent = true;
+            }
+            Stream::Synthetic { .. } => self.send_summary(),
+        }
+        Next::Continue
+    }
+
+    fn stop(&mut self) -> Next {
+        if self.capturing.is_none() {
+            // APC_STOP before a start: the gatord child exits quietly.
+            return Next::Close;
+        }
+        self.capturing = None;
+        if self.shared.config.faults.no_end_marker {
+            self.silent = true;
+            return Next::Continue;
+        }
+        self.session.send_end_of_capture();
+        Stats::bump(&self.shared.stats.end_markers);
+        Next::Close
+    }
+
+    fn send_summary(&mut self) {
+        let realtime = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
+        let uptime = i64::try_from(self.shared.started.elapsed().as_nanos()).unwrap_or(i64::MAX);
+        let clocks = Clocks {
+            realtime_ns: realtime,
+            boottime_ns: uptime,
+            monotonic_raw_ns: uptime,
+            monotonic_ns: Some(uptime),
+        };
+        let mut frame = Vec::new();
+        let attributes: [(&[u8], &[u8]); 3] = [
+            (b"uname", b"Linux lizard-sim"),
+            (b"PAGESIZE", b"4096"),
+            (b"nosync", b""),
+        ];
+        encode_summary(self.shared.config.protocol, &clocks, attributes, &mut frame);
+        if self.session.send_apc_frame(&frame).is_ok() {
+            Stats::bump(&self.shared.stats.frames);
+        }
+    }
+
+    /// The frames carrying `values` at `timestamp_ns`: one BLOCK_COUNTER, or one COUNTER per value.
+    fn encode_values(
+        &self,
+        timestamp_ns: i64,
+        values: impl Iterator<Item = (i32, i64)>,
+    ) -> Vec<Vec<u8>> {
+        if self.shared.config.counter_frames {
+            values
+                .map(|(key, value)| {
+                    let mut out = Vec::new();
+                    Counter {
+                        timestamp: timestamp_ns,
+                        core: 0,
+                        key,
+                        value,
+                    }
+                    .encode(&mut out);
+                    out
+                })
+                .collect()
+        } else {
+            let mut out = Vec::new();
+            let records = std::iter::once(Record::Timestamp(timestamp_ns))
+                .chain(values.map(|(key, value)| Record::Value { key, value }));
+            BlockCounter::encode(0, records, &mut out);
+            vec![out]
+        }
+    }
+
+    /// Sends one APC frame, applying the fault knobs for its index.
+    fn send_frame(&mut self, frame: &[u8]) -> Next {
+        let index = self.frames;
+        self.frames += 1;
+        let faults = &self.shared.config.faults;
+        if faults.die_after_frames == Some(index) {
+            let _ = self.flush();
+            return Next::Close;
+        }
+        if faults.oversize_length_at == Some(index) {
+            let _ = self.flush();
+            let _ = self.stream.write_all(&[0x03, 0xf0, 0xff, 0xff, 0xff]);
+            self.silent = true;
+            return Next::Continue;
+        }
+        let sent = if faults.malformed_frame_at == Some(index) {
+            // A BLOCK_COUNTER whose last value has a continuation bit and no end.
+            self.session
+                .send_apc_frame(&[0x05, 0x00, 0x00, 0x01, 0x08, 0x80])
+        } else {
+            self.session.send_apc_frame(frame)
+        };
+        if sent.is_ok() {
+            Stats::bump(&self.shared.stats.frames);
+        }
+        Next::Continue
+    }
+
+    /// Synthetic stream: sends the samples that are due.
+    fn stream_due(&mut self) -> Next {
+        let Stream::Synthetic { period } = self.shared.config.stream else {
+            return Next::Continue;
+        };
+        if self.silent {
+            return Next::Continue;
+        }
+        let Some(capturing) = &mut self.capturing else {
+            return Next::Continue;
+        };
+        let now = Instant::now();
+        if now < capturing.next_due {
+            return Next::Continue;
+        }
+        capturing.next_due += period.max(Duration::from_micros(100));
+        if capturing.next_due + period * 10 < now {
+            // Far behind (a loaded machine): skip ahead instead of bursting.
+            capturing.next_due = now + period;
+        }
+        let sample = capturing.sample;
+        capturing.sample += 1;
+        let timestamp = i64::try_from(capturing.started.elapsed().as_nanos()).unwrap_or(i64::MAX);
+        let values: Vec<(i32, i64)> = self
+            .bound
+            .iter()
+            .enumerate()
+            .map(|(i, &(key, _))| (key, synthetic_value(i, sample)))
+            .collect();
+        for frame in self.encode_values(timestamp, values.into_iter()) {
+            if self.send_frame(&frame) == Next::Close {
+                return Next::Close;
+            }
+        }
+        Next::Continue
+    }
+}

@@ -1,0 +1,155 @@
+//! The XML documents the simulated gatord serves, built the way gatord builds them.
+
+use gator_xml::Events;
+
+use super::config::SimConfig;
+use super::workload::DEFAULT_EVENTS_XML;
+
+fn escape(value: &str) -> String {
+    value
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The events document to serve: the configured text (a fragment wrapped in `<events>`) or the default.
+pub(crate) fn events_document(config: &SimConfig) -> String {
+    match &config.events_xml {
+        None => DEFAULT_EVENTS_XML.to_owned(),
+        Some(text) if text.trim_start().starts_with("<?xml") || text.contains("<events") => {
+            text.clone()
+        }
+        Some(fragment) => {
+            format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<events>\n{fragment}\n</events>\n")
+        }
+    }
+}
+
+/// The counter names the daemon offers: configured, or every fixed counter of the events document.
+pub(crate) fn available_counters(config: &SimConfig, events: &str) -> Vec<String> {
+    if let Some(names) = &config.counters {
+        return names.clone();
+    }
+    let Ok(events) = Events::parse(events) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = Vec::new();
+    for (_, event) in events.events() {
+        if let Some(name) = &event.counter {
+            if !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+    }
+    names
+}
+
+/// The `<counters>` document listing `names`.
+pub(crate) fn counters_document(names: &[String]) -> String {
+    let mut out = String::from(
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<counters supports-multiple-ebs=\"yes\">\n",
+    );
+    for name in names {
+        out.push_str(&format!("  <counter name=\"{}\" />\n", escape(name)));
+    }
+    out.push_str("</counters>\n");
+    out
+}
+
+/// The key gatord allocates to the counter at `index` of its counter list at start-up: even, from 4.
+pub(crate) fn key_for(index: usize) -> i32 {
+    4 + 2 * i32::try_from(index).unwrap_or(i32::MAX / 2 - 2)
+}
+
+/// The `<configurations>` document of the saved configuration.
+pub(crate) fn configuration_document(names: &[String]) -> String {
+    let mut out = String::from(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<configurations revision=\"3\">\n",
+    );
+    for name in names {
+        out.push_str(&format!(
+            "  <configuration counter=\"{}\" />\n",
+            escape(name)
+        ));
+    }
+    out.push_str("</configurations>\n");
+    out
+}
+
+/// The `<captured>` document: `(key, name)` per configured counter (key 0 for counters configured on this very
+/// connection, which gatord has not bound).
+pub(crate) fn captured_document(protocol: i64, entries: &[(i32, String)]) -> String {
+    let mut out = format!(
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<captured version=\"1\" backtrace_processing=\"none\" \
+         type=\"Perf\" protocol=\"{protocol}\">\n  <target sample_rate=\"1009\" name=\"lizard-sim\" cores=\"1\" />\n  <counters>\n"
+    );
+    for (key, name) in entries {
+        out.push_str(&format!(
+            "    <counter key=\"0x{key:x}\" type=\"{}\" />\n",
+            escape(name)
+        ));
+    }
+    out.push_str("  </counters>\n</captured>\n");
+    out
+}
+
+/// The root element name and, for `<configurations>`, the configured counter names of a delivered document.
+pub(crate) fn delivered(document: &[u8]) -> Option<(String, Vec<String>)> {
+    let text = std::str::from_utf8(document).ok()?;
+    let doc = gator_xml::roxmltree::Document::parse(text).ok()?;
+    let root = doc.root_element();
+    let names = root
+        .children()
+        .filter(|n| n.has_tag_name("configuration"))
+        .filter_map(|n| n.attribute("counter").map(str::to_owned))
+        .collect();
+    Some((root.tag_name().name().to_owned(), names))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_documents_are_read_back_by_the_engine() {
+        let names = vec!["a&b".to_owned(), "c".to_owned()];
+        let counters = crate::gatord::xml::counter_names(&counters_document(&names)).unwrap();
+        assert_eq!(counters, names);
+        let captured = captured_document(950, &[(key_for(0), "a&b".into()), (0, "c".into())]);
+        let keys = crate::gatord::xml::captured_keys(&captured).unwrap();
+        assert_eq!(keys, vec![(4, "a&b".to_owned()), (0, "c".to_owned())]);
+        let (root, configured) = delivered(configuration_document(&names).as_bytes()).unwrap();
+        assert_eq!(root, "configurations");
+        assert_eq!(configured, names);
+    }
+
+    #[test]
+    fn default_counters_come_from_the_events() {
+        let config = SimConfig::default();
+        let names = available_counters(&config, &events_document(&config));
+        assert_eq!(
+            names,
+            [
+                "Sim_ccnt",
+                "Sim_instructions",
+                "Sim_memfree",
+                "Sim_freq",
+                "Sim_power"
+            ]
+        );
+    }
+
+    #[test]
+    fn fragments_are_wrapped() {
+        let config = SimConfig {
+            events_xml: Some(
+                "<category name=\"x\"><event counter=\"k\" name=\"n\"/></category>".into(),
+            ),
+            ..SimConfig::default()
+        };
+        let doc = events_document(&config);
+        assert!(doc.contains("<events>"));
+        assert_eq!(available_counters(&config, &doc), ["k"]);
+    }
+}
