@@ -25,3 +25,5 @@ pub mod encoding;
 pub mod event;
 pub mod external;
 pub use event::CommonEvent;
+pub mod overflow;
+pub mod soft_pmu;
