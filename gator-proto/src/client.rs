@@ -532,3 +532,304 @@ impl Session {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn connected(version: &[u8]) -> Session {
+        let mut session = Session::new(Config::default());
+        session.handle_input(version).unwrap();
+        assert!(matches!(
+            session.poll_event(),
+            Some(Event::Connected { .. })
+        ));
+        session
+    }
+
+    fn sent(session: &mut Session) -> Vec<u8> {
+        let mut out = Vec::new();
+        session.poll_transmit(&mut out);
+        out
+    }
+
+    #[test]
+    fn handshake_is_sent_first_with_optional_legacy_line() {
+        let mut session = Session::new(Config {
+            legacy_version_line: Some(671),
+            ..Config::default()
+        });
+        assert_eq!(sent(&mut session), b"VERSION 671\nSTREAMLINE\n");
+        assert_eq!(session.state(), State::Handshaking);
+        assert_eq!(session.protocol_version(), None);
+        session.handle_input(b"GATOR 1234\n").unwrap();
+        assert_eq!(session.protocol_version(), Some(ProtocolVersion(1234)));
+        assert_eq!(session.state(), State::Setup);
+    }
+
+    #[test]
+    fn bad_handshake_fails_the_session() {
+        let mut session = Session::new(Config::default());
+        assert_eq!(
+            session.handle_input(b"HELLO"),
+            Err(ClientError::Handshake(HandshakeError::BadMagic))
+        );
+        assert_eq!(session.state(), State::Failed);
+        assert_eq!(
+            session.handle_input(b"GATOR 950\n"),
+            Err(ClientError::Failed)
+        );
+        assert_eq!(session.handle_eof(), Err(ClientError::Failed));
+    }
+
+    #[test]
+    fn commands_queued_before_the_answer_are_matched_after_it() {
+        let mut session = Session::new(Config::default());
+        session.ping().unwrap();
+        session.start_capture().unwrap();
+        session
+            .handle_input(b"GATOR 950\n\x04\0\0\0\0\x03\x02\0\0\0\x05\x00")
+            .unwrap();
+        assert_eq!(
+            session.poll_event(),
+            Some(Event::Connected {
+                version: ProtocolVersion::V950
+            })
+        );
+        assert_eq!(session.poll_event(), Some(Event::Pong));
+        assert_eq!(session.poll_event(), Some(Event::ApcFrame(vec![5, 0])));
+        assert_eq!(session.state(), State::Capturing);
+    }
+
+    #[test]
+    fn unexpected_responses_are_errors() {
+        for (input, kind) in [
+            (&b"\x04\0\0\0\0"[..], ResponseType::Ack),
+            (b"\x05\0\0\0\0", ResponseType::Nak),
+            (b"\x01\x01\0\0\0x", ResponseType::Xml),
+            (b"\x06\0\0\0\0", ResponseType::CurrentConfig),
+            (b"\x03\x01\0\0\0\x05", ResponseType::ApcData),
+        ] {
+            let mut session = connected(b"GATOR 950\n");
+            assert_eq!(
+                session.handle_input(input),
+                Err(ClientError::UnexpectedResponse {
+                    kind,
+                    state: State::Setup
+                }),
+                "{input:?}"
+            );
+        }
+        // An ACK where an XML document is awaited.
+        let mut session = connected(b"GATOR 950\n");
+        session.request_xml("events").unwrap();
+        assert!(matches!(
+            session.handle_input(b"\x04\0\0\0\0"),
+            Err(ClientError::UnexpectedResponse { .. })
+        ));
+        // Anything after the end marker.
+        let mut session = connected(b"GATOR 950\n");
+        session.handle_input(b"\x03\0\0\0\0").unwrap();
+        assert_eq!(
+            session.handle_input(b"\x04\0\0\0\0"),
+            Err(ClientError::UnexpectedResponse {
+                kind: ResponseType::Ack,
+                state: State::Ended
+            })
+        );
+    }
+
+    #[test]
+    fn unknown_and_oversized_responses_are_errors() {
+        let mut session = connected(b"GATOR 950\n");
+        assert_eq!(
+            session.handle_input(&[0x02]),
+            Err(ClientError::Response(ResponseError::UnknownType(2)))
+        );
+        let mut session = Session::new(Config {
+            max_response_payload: 16,
+            ..Config::default()
+        });
+        session.handle_input(b"GATOR 950\n").unwrap();
+        session.request_xml("events").unwrap();
+        assert_eq!(
+            session.handle_input(&[0x01, 0xc4, 0x22, 0x2f, 0x00]),
+            Err(ClientError::Response(ResponseError::TooLarge {
+                length: 3_089_092,
+                max: 16
+            }))
+        );
+    }
+
+    #[test]
+    fn commands_in_the_wrong_state_are_errors() {
+        let mut session = connected(b"GATOR 950\n");
+        assert_eq!(
+            session.stop_capture(),
+            Err(ClientError::InvalidState {
+                command: CommandType::ApcStop,
+                state: State::Setup
+            })
+        );
+        session.start_capture().unwrap();
+        assert_eq!(
+            session.request_xml("captured"),
+            Err(ClientError::InvalidState {
+                command: CommandType::RequestXml,
+                state: State::Capturing
+            })
+        );
+        assert!(session.deliver_xml(b"<session/>").is_err());
+        assert!(session.start_capture().is_err());
+        session.ping().unwrap();
+        session.stop_capture().unwrap();
+        session.disconnect().unwrap();
+        assert!(session.ping().is_err());
+        assert!(session.disconnect().is_err());
+    }
+
+    #[test]
+    fn newer_commands_need_protocol_750() {
+        let mut session = connected(b"GATOR 670\n");
+        assert_eq!(
+            session.request_current_config(),
+            Err(ClientError::Unsupported {
+                command: CommandType::RequestCurrentConfig,
+                needed: ProtocolVersion::V750,
+                version: ProtocolVersion::V670
+            })
+        );
+        assert!(session.exit_daemon().is_err());
+        let mut session = connected(b"GATOR 950\n");
+        session.exit_daemon().unwrap();
+        assert_eq!(session.state(), State::Disconnected);
+        assert_eq!(sent(&mut session).last_chunk::<5>(), Some(&[6, 0, 0, 0, 0]));
+    }
+
+    #[test]
+    fn bad_request_types_and_large_deliveries_are_refused() {
+        let mut session = connected(b"GATOR 950\n");
+        assert_eq!(
+            session.request_xml("a\"/><x"),
+            Err(ClientError::InvalidRequestType("a\"/><x".into()))
+        );
+        assert!(session.request_xml("").is_err());
+        let mut session = Session::new(Config {
+            max_command_payload: 4,
+            ..Config::default()
+        });
+        assert_eq!(
+            session.deliver_xml(b"<session/>"),
+            Err(ClientError::Encode(EncodeError::PayloadTooLarge {
+                length: 10,
+                max: 4
+            }))
+        );
+    }
+
+    #[test]
+    fn request_carries_the_xml_declaration() {
+        let mut session = connected(b"GATOR 950\n");
+        sent(&mut session);
+        session.request_xml("captured").unwrap();
+        let bytes = sent(&mut session);
+        assert_eq!(bytes[0], 0);
+        assert_eq!(
+            &bytes[5..],
+            b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<request type=\"captured\"/>"
+        );
+    }
+
+    #[test]
+    fn daemon_error_then_end_marker() {
+        let mut session = connected(b"GATOR 950\n");
+        session.deliver_xml(b"<session/>").unwrap();
+        let mut input = vec![0xff, 0x26, 0, 0, 0];
+        input.extend_from_slice(b"Invalid sample rate () in session xml.");
+        input.extend_from_slice(&[3, 0, 0, 0, 0]);
+        session.handle_input(&input).unwrap();
+        assert_eq!(
+            session.poll_event(),
+            Some(Event::DaemonError(
+                b"Invalid sample rate () in session xml.".to_vec()
+            ))
+        );
+        assert_eq!(session.poll_event(), Some(Event::EndOfCapture));
+        assert_eq!(session.state(), State::Ended);
+    }
+
+    #[test]
+    fn logs_activity_and_current_config() {
+        let mut session = connected(b"GATOR 950\n");
+        session.request_current_config().unwrap();
+        session.start_capture().unwrap();
+        session
+            .handle_input(b"\x06\x03\0\0\0<c/>\x08\0\0\0\0\x07\x02\0\0\0ab\x07\0\0\0\0")
+            .unwrap_err();
+        // `<c/>` is 4 bytes, so the header above is wrong on purpose: the 4th byte is read as a type.
+        let mut session = connected(b"GATOR 950\n");
+        session.request_current_config().unwrap();
+        session.start_capture().unwrap();
+        session
+            .handle_input(b"\x06\x04\0\0\0<c/>\x08\0\0\0\0\x07\x02\0\0\0ab\x07\0\0\0\0")
+            .unwrap();
+        let events: Vec<Event> = std::iter::from_fn(|| session.poll_event()).collect();
+        assert_eq!(
+            events,
+            [
+                Event::CurrentConfig(b"<c/>".to_vec()),
+                Event::ActivityStarted,
+                Event::GatorLog(b"ab".to_vec()),
+                Event::GatorLogEnd
+            ]
+        );
+    }
+
+    #[test]
+    fn delivery_nak_and_xml_nak() {
+        let mut session = connected(b"GATOR 950\n");
+        session.deliver_xml(b"<foo/>").unwrap();
+        session.request_xml("bogus").unwrap();
+        session
+            .handle_input(b"\x05\0\0\0\0\x05\x0f\0\0\0Unknown request")
+            .unwrap();
+        assert_eq!(
+            session.poll_event(),
+            Some(Event::DeliveryRejected { message: vec![] })
+        );
+        assert_eq!(
+            session.poll_event(),
+            Some(Event::XmlRejected {
+                request: "bogus".into(),
+                message: b"Unknown request".to_vec()
+            })
+        );
+    }
+
+    #[test]
+    fn eof_inside_a_message_is_an_error() {
+        let mut session = connected(b"GATOR 950\n");
+        session.request_xml("events").unwrap();
+        session.handle_input(&[0x01, 0x10, 0, 0, 0, b'<']).unwrap();
+        assert_eq!(
+            session.handle_eof(),
+            Err(ClientError::TruncatedAtEof { buffered: 6 })
+        );
+        let mut session = Session::new(Config::default());
+        session.handle_input(b"GATOR 9").unwrap();
+        assert_eq!(
+            session.handle_eof(),
+            Err(ClientError::TruncatedAtEof { buffered: 7 })
+        );
+    }
+
+    #[test]
+    fn input_after_disconnect_is_ignored() {
+        let mut session = connected(b"GATOR 950\n");
+        session.disconnect().unwrap();
+        session.handle_input(&[0xee, 0xee]).unwrap();
+        assert_eq!(session.poll_event(), None);
+        session.handle_eof().unwrap();
+        assert_eq!(session.poll_event(), Some(Event::Closed));
+    }
+}
