@@ -71,12 +71,11 @@ fn a_client_killed_mid_record_loses_only_that_record() {
 
     // Every record that arrived is whole, in order, from the child, without gaps.
     server.with_ring(|ring| {
-        let mut next = ring.iter().next().unwrap().client_seq();
-        for r in ring.iter() {
+        let first = ring.iter().next().unwrap().client_seq();
+        for (expected, r) in (first..).zip(ring.iter()) {
             assert_eq!(r.client_pid(), child_pid);
-            assert_eq!(r.client_seq(), next);
+            assert_eq!(r.client_seq(), expected);
             assert_eq!(r.payload(), &payload(r.client_seq())[..]);
-            next += 1;
         }
         assert_eq!(ring.directory().next_seq, stats.records_stored);
     });
