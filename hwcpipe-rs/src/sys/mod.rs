@@ -1,4 +1,329 @@
-//! The one seam through which every kernel call (perf_event_open, read, ioctl, mmap, poll, close) passes.
+//! The one seam through which every kernel call of this crate passes.
+//!
+//! CPU counters use [`PerfSys`]: `perf_event_open`, `read`, the perf `ioctl`s and `close`. The
+//! real implementation is [`LinuxPerf`]; tests hand the profiler their own [`PerfSys`] to feed it
+//! refusals (`EACCES`, `ENOENT`, `EINVAL`), short reads and malformed group records without a
+//! special kernel. Every descriptor is an [`OwnedFd`], so nothing leaks on an error path, and
+//! `errno` becomes an [`io::Error`] in exactly one place, [`check`].
+//!
+//! [`spawn_gated`] starts a child process that waits, before `execve`, until its counters have been
+//! opened, so the child is counted from its first instruction and nothing else is.
 #![allow(unsafe_code)]
 
 pub(crate) mod kbase;
+pub mod perf_event_attr;
+
+use std::fmt;
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command};
+use std::thread::JoinHandle;
+
+pub use perf_event_attr::PerfEventAttr;
+
+/// `PERF_IOC_FLAG_GROUP`: apply an ioctl to the leader and every member of its group.
+const PERF_IOC_FLAG_GROUP: libc::c_ulong = 1;
+/// `PERF_EVENT_IOC_ENABLE` = `_IO('$', 0)`.
+const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+/// `PERF_EVENT_IOC_DISABLE` = `_IO('$', 1)`.
+const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
+/// `PERF_EVENT_IOC_RESET` = `_IO('$', 3)`.
+const PERF_EVENT_IOC_RESET: libc::c_ulong = 0x2403;
+/// `PERF_EVENT_IOC_ID` = `_IOR('$', 7, __u64 *)`.
+const PERF_EVENT_IOC_ID: libc::c_ulong = 0x8008_2407;
+
+/// Where `perf_event_paranoid` lives.
+const PARANOID_PATH: &str = "/proc/sys/kernel/perf_event_paranoid";
+
+/// A perf `ioctl` on an event descriptor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PerfIoctl {
+    /// `PERF_EVENT_IOC_ENABLE` with `PERF_IOC_FLAG_GROUP`: start the whole group.
+    EnableGroup,
+    /// `PERF_EVENT_IOC_DISABLE` with `PERF_IOC_FLAG_GROUP`: stop the whole group.
+    DisableGroup,
+    /// `PERF_EVENT_IOC_RESET` with `PERF_IOC_FLAG_GROUP`: zero every count of the group.
+    ResetGroup,
+    /// `PERF_EVENT_IOC_ID`: the kernel's unique id of the event (the value returned).
+    Id,
+}
+
+impl PerfIoctl {
+    /// The name of the request as the kernel headers spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            PerfIoctl::EnableGroup => "PERF_EVENT_IOC_ENABLE",
+            PerfIoctl::DisableGroup => "PERF_EVENT_IOC_DISABLE",
+            PerfIoctl::ResetGroup => "PERF_EVENT_IOC_RESET",
+            PerfIoctl::Id => "PERF_EVENT_IOC_ID",
+        }
+    }
+}
+
+/// The kernel calls of the CPU profiler. [`LinuxPerf`] makes them for real.
+///
+/// An implementation must behave like the kernel: `perf_event_open` returns a new descriptor
+/// or an `errno`; `read` fills at most `buf.len()` bytes and says how many; `ioctl` returns the
+/// event id for [`PerfIoctl::Id`] and 0 otherwise.
+pub trait PerfSys: Send + Sync + fmt::Debug {
+    /// `perf_event_open(attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC)`; `group` is the leader's
+    /// descriptor, or `None` to start a new group.
+    fn perf_event_open(
+        &self,
+        attr: &PerfEventAttr,
+        pid: i32,
+        cpu: i32,
+        group: Option<BorrowedFd<'_>>,
+    ) -> io::Result<OwnedFd>;
+
+    /// `read(fd, buf)`: the number of bytes read.
+    fn read(&self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize>;
+
+    /// A perf `ioctl` on `fd`.
+    fn ioctl(&self, fd: BorrowedFd<'_>, request: PerfIoctl) -> io::Result<u64>;
+
+    /// `close(fd)`, reporting the error a plain drop would swallow.
+    fn close(&self, fd: OwnedFd) -> io::Result<()>;
+
+    /// The value of `/proc/sys/kernel/perf_event_paranoid`, used to explain a refusal.
+    fn perf_event_paranoid(&self) -> io::Result<i32> {
+        let text = std::fs::read_to_string(PARANOID_PATH)?;
+        text.trim()
+            .parse()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    }
+}
+
+/// The real kernel: `syscall(SYS_perf_event_open)`, `read(2)`, `ioctl(2)`, `close(2)`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LinuxPerf;
+
+/// The one place a C return value becomes an [`io::Error`]: a negative result means `errno`.
+fn check<T: Copy + PartialOrd + Default>(ret: T) -> io::Result<T> {
+    if ret < T::default() {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+impl PerfSys for LinuxPerf {
+    fn perf_event_open(
+        &self,
+        attr: &PerfEventAttr,
+        pid: i32,
+        cpu: i32,
+        group: Option<BorrowedFd<'_>>,
+    ) -> io::Result<OwnedFd> {
+        let group_fd: RawFd = group.map_or(-1, |fd| fd.as_raw_fd());
+        // SAFETY: `attr` points to a live, initialised `perf_event_attr` whose `size` field
+        // (64) matches the bytes the kernel may read; the other arguments are plain integers.
+        let ret = check(unsafe {
+            libc::syscall(
+                libc::SYS_perf_event_open,
+                attr as *const PerfEventAttr,
+                pid as libc::c_long,
+                cpu as libc::c_long,
+                group_fd as libc::c_long,
+                perf_event_attr::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
+            )
+        })?;
+        let raw = RawFd::try_from(ret).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
+        // SAFETY: the kernel just returned `raw` as a new descriptor that nothing else owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+    }
+
+    fn read(&self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            // SAFETY: `buf` is a valid, writable region of `buf.len()` bytes for the whole call.
+            let ret = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            match check(ret) {
+                Ok(n) => return Ok(n as usize),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn ioctl(&self, fd: BorrowedFd<'_>, request: PerfIoctl) -> io::Result<u64> {
+        let raw = fd.as_raw_fd();
+        let (code, group) = match request {
+            PerfIoctl::EnableGroup => (PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP),
+            PerfIoctl::DisableGroup => (PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP),
+            PerfIoctl::ResetGroup => (PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP),
+            PerfIoctl::Id => {
+                let mut id: u64 = 0;
+                // SAFETY: PERF_EVENT_IOC_ID writes one u64 through the pointer, which points to
+                // the live local `id`.
+                check(unsafe { libc::ioctl(raw, PERF_EVENT_IOC_ID as _, &mut id as *mut u64) })?;
+                return Ok(id);
+            }
+        };
+        // SAFETY: ENABLE, DISABLE and RESET take an integer flag argument and touch no memory.
+        check(unsafe { libc::ioctl(raw, code as _, group) })?;
+        Ok(0)
+    }
+
+    fn close(&self, fd: OwnedFd) -> io::Result<()> {
+        let raw = fd.into_raw_fd();
+        // SAFETY: `raw` came out of an `OwnedFd`, so this is its only owner and it is closed once.
+        check(unsafe { libc::close(raw) })?;
+        Ok(())
+    }
+}
+
+/// A pipe whose both ends are close-on-exec: (read end, write end).
+fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds: [RawFd; 2] = [-1, -1];
+    // SAFETY: `fds` is a writable array of two ints, as pipe2 requires.
+    check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
+    // SAFETY: pipe2 succeeded, so both entries are new descriptors owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+/// A child process that has been forked but waits before `execve` until [`release`](Self::release).
+///
+/// Dropping it without releasing makes the child exit without running the program.
+#[derive(Debug)]
+pub struct GatedChild {
+    pid: i32,
+    gate: OwnedFd,
+    spawner: JoinHandle<io::Result<Child>>,
+}
+
+impl GatedChild {
+    /// The child's process id, valid from now on (before and after `execve`).
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// Lets the child call `execve` and waits until it has; returns the running [`Child`].
+    pub fn release(self) -> io::Result<Child> {
+        let mut gate = File::from(self.gate);
+        let written = gate.write_all(b"g");
+        drop(gate);
+        let spawned = self
+            .spawner
+            .join()
+            .map_err(|_| io::Error::other("the thread spawning the child panicked"))?;
+        written.and(spawned)
+    }
+}
+
+/// Forks `command` so that the child stops just before `execve` until [`GatedChild::release`].
+///
+/// `Command::spawn` only returns once the child has called `execve`, so it runs on a helper
+/// thread; the child reports its pid through a pipe, then blocks reading a second pipe (the gate).
+pub fn spawn_gated(mut command: Command) -> io::Result<GatedChild> {
+    let (pid_read, pid_write) = pipe_cloexec()?;
+    let (gate_read, gate_write) = pipe_cloexec()?;
+    let (pid_read_raw, pid_write_raw) = (pid_read.as_raw_fd(), pid_write.as_raw_fd());
+    let (gate_read_raw, gate_write_raw) = (gate_read.as_raw_fd(), gate_write.as_raw_fd());
+    let hook = move || -> io::Result<()> {
+        // Only async-signal-safe calls from here on: this runs in the forked child.
+        // SAFETY: these are the parent's pipe ends, duplicated into this child by fork; the child
+        // owns its copies and closes the two it must not hold.
+        unsafe {
+            libc::close(pid_read_raw);
+            libc::close(gate_write_raw);
+        }
+        // SAFETY: getpid has no preconditions.
+        let pid = unsafe { libc::getpid() };
+        let bytes = pid.to_ne_bytes();
+        // SAFETY: `bytes` is a live 4-byte buffer; a short or failed write shows up in the parent
+        // as a short read of the pid pipe.
+        unsafe {
+            libc::write(pid_write_raw, bytes.as_ptr().cast(), bytes.len());
+            libc::close(pid_write_raw);
+        }
+        let mut byte = 0u8;
+        loop {
+            // SAFETY: `byte` is a live, writable 1-byte buffer.
+            let n = unsafe { libc::read(gate_read_raw, (&mut byte as *mut u8).cast(), 1) };
+            match n {
+                1 => return Ok(()),
+                0 => return Err(io::Error::from_raw_os_error(libc::ECANCELED)),
+                _ => {
+                    let err = io::Error::last_os_error();
+                    if err.kind() != io::ErrorKind::Interrupted {
+                        return Err(err);
+                    }
+                }
+            }
+        }
+    };
+    // SAFETY: the hook only calls close, getpid, write and read, which are async-signal-safe, and
+    // allocates nothing.
+    unsafe {
+        command.pre_exec(hook);
+    }
+    let spawner = std::thread::Builder::new()
+        .name("hwcpipe-spawn".into())
+        .spawn(move || {
+            let child = command.spawn();
+            drop(pid_write);
+            drop(gate_read);
+            child
+        })?;
+    let mut pid_bytes = [0u8; 4];
+    let mut pid_pipe = File::from(pid_read);
+    if let Err(read_error) = pid_pipe.read_exact(&mut pid_bytes) {
+        drop(gate_write);
+        return Err(match spawner.join() {
+            Ok(Err(spawn_error)) => spawn_error,
+            _ => read_error,
+        });
+    }
+    Ok(GatedChild {
+        pid: i32::from_ne_bytes(pid_bytes),
+        gate: gate_write,
+        spawner,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gated_child_runs_only_after_release() {
+        let mut cmd = Command::new("true");
+        cmd.stdout(std::process::Stdio::null());
+        let gated = spawn_gated(cmd).expect("spawn");
+        assert!(gated.pid() > 0);
+        let mut child = gated.release().expect("release");
+        assert!(child.wait().expect("wait").success());
+    }
+
+    #[test]
+    fn gated_child_of_a_missing_program_reports_the_spawn_error() {
+        let gated = spawn_gated(Command::new("/nonexistent/program")).expect("fork");
+        let err = gated.release().expect_err("exec must fail");
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+    }
+
+    #[test]
+    fn dropping_the_gate_cancels_the_child() {
+        let gated = spawn_gated(Command::new("true")).expect("fork");
+        drop(gated);
+    }
+
+    #[test]
+    fn real_close_of_a_valid_descriptor_succeeds() {
+        let fd = OwnedFd::from(File::open("/dev/null").unwrap());
+        LinuxPerf.close(fd).unwrap();
+    }
+
+    #[test]
+    fn invalid_attribute_is_refused_with_errno() {
+        let mut attr = PerfEventAttr::counting(perf_event_attr::PERF_TYPE_SOFTWARE, 1);
+        attr.size = 1;
+        let err = LinuxPerf.perf_event_open(&attr, 0, -1, None).unwrap_err();
+        assert!(matches!(
+            err.raw_os_error(),
+            Some(libc::E2BIG) | Some(libc::EINVAL)
+        ));
+    }
+}

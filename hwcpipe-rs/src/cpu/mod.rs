@@ -1,0 +1,18 @@
+//! CPU counters through Linux `perf_event_open`.
+//!
+//! [`CpuCounter`] lists HWCPipe's 17 counters and seven software ones; [`CpuProfiler`] opens them
+//! for a [`CpuTarget`] and reads them as per-sample deltas ([`CpuSample`]).
+
+mod config;
+mod counter;
+mod error;
+pub mod group_read;
+mod profiler;
+mod sample;
+pub mod scaling;
+
+pub use config::{CpuConfig, CpuTarget, KernelCounting};
+pub use counter::{CpuCounter, PerfEvent, UnknownCpuCounter};
+pub use error::{CpuError, UnavailableReason};
+pub use profiler::CpuProfiler;
+pub use sample::{CpuReading, CpuSample};

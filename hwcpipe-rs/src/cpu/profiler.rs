@@ -1,0 +1,561 @@
+//! [`CpuProfiler`]: CPU counters opened with `perf_event_open` in groups, read with one `read()`
+//! per group, reduced to per-sample deltas.
+
+use std::fmt;
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::process::Child;
+use std::sync::Arc;
+
+use super::config::{CpuConfig, CpuTarget, KernelCounting};
+use super::counter::CpuCounter;
+use super::error::{CpuError, UnavailableReason};
+use super::group_read::{record_len, GroupRecord};
+use super::sample::{CpuReading, CpuSample};
+use super::scaling::Interval;
+use crate::sys::perf_event_attr::{
+    flag, PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED,
+    PERF_FORMAT_TOTAL_TIME_RUNNING,
+};
+use crate::sys::{self, GatedChild, LinuxPerf, PerfEventAttr, PerfIoctl, PerfSys};
+
+/// The `read_format` of every event: one read of the leader returns the whole group, with the
+/// enabled and running times for multiplex scaling and the event ids to check the order.
+const READ_FORMAT: u64 = PERF_FORMAT_GROUP
+    | PERF_FORMAT_TOTAL_TIME_ENABLED
+    | PERF_FORMAT_TOTAL_TIME_RUNNING
+    | PERF_FORMAT_ID;
+
+/// Events scheduled onto the PMU together, read with one `read()` of the leader (`fds[0]`).
+#[derive(Debug)]
+struct Group {
+    fds: Vec<OwnedFd>,
+    counters: Vec<CpuCounter>,
+    ids: Vec<u64>,
+    prev_raw: Vec<u64>,
+    prev_enabled: u64,
+    prev_running: u64,
+    buf: Vec<u8>,
+}
+
+impl Group {
+    fn new() -> Self {
+        Group {
+            fds: Vec::new(),
+            counters: Vec::new(),
+            ids: Vec::new(),
+            prev_raw: Vec::new(),
+            prev_enabled: 0,
+            prev_running: 0,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Reads the group into `buf` and checks the record: its size, its member count, its ids.
+    fn read<'b>(
+        sys: &dyn PerfSys,
+        leader: &OwnedFd,
+        buf: &'b mut [u8],
+        ids: &[u64],
+    ) -> Result<GroupRecord<'b>, CpuError> {
+        let expected = buf.len();
+        let got = sys.read(leader.as_fd(), buf).map_err(CpuError::Read)?;
+        if got < expected {
+            return Err(CpuError::ShortRead { expected, got });
+        }
+        let record = GroupRecord::parse(&buf[..got], ids.len())?;
+        for (position, ((_, found), &expected)) in record.entries().zip(ids).enumerate() {
+            if found != expected {
+                return Err(CpuError::UnexpectedEventId {
+                    position,
+                    expected,
+                    found,
+                });
+            }
+        }
+        Ok(record)
+    }
+
+    /// Takes the current values as the starting point of the next interval.
+    fn baseline(&mut self, sys: &dyn PerfSys) -> Result<(), CpuError> {
+        let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids)?;
+        for (prev, (value, _)) in self.prev_raw.iter_mut().zip(record.entries()) {
+            *prev = value;
+        }
+        self.prev_enabled = record.time_enabled;
+        self.prev_running = record.time_running;
+        Ok(())
+    }
+
+    /// Reads the group and records the interval of each member into `sample`.
+    fn sample(
+        &mut self,
+        sys: &dyn PerfSys,
+        totals: &mut [u64; CpuCounter::COUNT],
+        sample: &mut CpuSample,
+    ) -> Result<(), CpuError> {
+        let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids)?;
+        let enabled = since("time_enabled", self.prev_enabled, record.time_enabled)?;
+        let running = since("time_running", self.prev_running, record.time_running)?;
+        for ((value, _), (&prev, counter)) in record
+            .entries()
+            .zip(self.prev_raw.iter().zip(&self.counters))
+        {
+            since(counter.name(), prev, value)?;
+        }
+        // Every value checked: commit the interval.
+        for ((value, _), (prev, &counter)) in record
+            .entries()
+            .zip(self.prev_raw.iter_mut().zip(&self.counters))
+        {
+            let interval = Interval {
+                raw: value - *prev,
+                enabled,
+                running,
+            };
+            *prev = value;
+            let delta = interval.scaled();
+            let total = &mut totals[counter.index()];
+            *total = total.saturating_add(delta);
+            sample.record(CpuReading {
+                counter,
+                delta,
+                total: *total,
+                raw_delta: interval.raw,
+                time_enabled: enabled,
+                time_running: running,
+            });
+        }
+        self.prev_enabled = record.time_enabled;
+        self.prev_running = record.time_running;
+        Ok(())
+    }
+}
+
+/// `current - previous`, or a typed error when the kernel's value went backwards.
+fn since(what: &'static str, previous: u64, current: u64) -> Result<u64, CpuError> {
+    current
+        .checked_sub(previous)
+        .ok_or(CpuError::WentBackwards {
+            what,
+            previous,
+            current,
+        })
+}
+
+/// The child process being measured, if any.
+#[derive(Debug)]
+enum ChildState {
+    None,
+    Gated(GatedChild),
+    Running(Child),
+}
+
+/// CPU counters of one target, read through `perf_event_open`.
+///
+/// Call order: [`new`](Self::new) (opens every selected counter it can, records why the others
+/// failed) → [`run`](Self::run) → [`sample`](Self::sample) any number of times →
+/// [`stop`](Self::stop); `run` may be called again to start over. Getters
+/// ([`available_counters`](Self::available_counters),
+/// [`unavailable_counters`](Self::unavailable_counters), ...) work at any time.
+///
+/// Software events share one group and hardware events are put in groups of at most
+/// [`CpuConfig::hardware_group_size`]; a sample is one `read()` per group. Each value is the
+/// change since the previous sample, scaled by `time_enabled / time_running` when the kernel
+/// multiplexed the group ([`CpuReading::is_multiplexed`] says so).
+pub struct CpuProfiler {
+    sys: Arc<dyn PerfSys>,
+    groups: Vec<Group>,
+    available: Vec<CpuCounter>,
+    unavailable: Vec<(CpuCounter, UnavailableReason)>,
+    enabled: Vec<CpuCounter>,
+    sample: CpuSample,
+    totals: [u64; CpuCounter::COUNT],
+    running: bool,
+    started_once: bool,
+    kernel_excluded: bool,
+    pid: i32,
+    child: ChildState,
+}
+
+impl fmt::Debug for CpuProfiler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CpuProfiler")
+            .field("available", &self.available)
+            .field("unavailable", &self.unavailable)
+            .field("enabled", &self.enabled)
+            .field("running", &self.running)
+            .field("kernel_excluded", &self.kernel_excluded)
+            .field("pid", &self.pid)
+            .finish_non_exhaustive()
+    }
+}
+
+/// State while opening the events.
+struct Opener<'s> {
+    sys: &'s dyn PerfSys,
+    pid: i32,
+    mode: KernelCounting,
+    exclude_kernel: bool,
+    enable_on_exec: bool,
+    last_denial: Option<io::Error>,
+    paranoid: Option<Option<i32>>,
+}
+
+impl Opener<'_> {
+    fn attr(&self, type_: u32, config: u64, leader: bool) -> PerfEventAttr {
+        let mut attr = PerfEventAttr::counting(type_, config);
+        attr.read_format = READ_FORMAT;
+        attr.flags = flag::INHERIT;
+        if leader {
+            attr.flags |= flag::DISABLED;
+            if self.enable_on_exec {
+                attr.flags |= flag::ENABLE_ON_EXEC;
+            }
+        }
+        if self.exclude_kernel {
+            attr.flags |= flag::EXCLUDE_KERNEL | flag::EXCLUDE_HV;
+        }
+        attr
+    }
+
+    fn paranoid(&mut self) -> Option<i32> {
+        let sys = self.sys;
+        *self
+            .paranoid
+            .get_or_insert_with(|| sys.perf_event_paranoid().ok())
+    }
+
+    /// Opens one event, falling back to user-space counting when allowed and needed.
+    fn open(
+        &mut self,
+        type_: u32,
+        config: u64,
+        leader: Option<&OwnedFd>,
+    ) -> Result<(OwnedFd, u64), UnavailableReason> {
+        let attr = self.attr(type_, config, leader.is_none());
+        let group = leader.map(|fd| fd.as_fd());
+        let mut result = self.sys.perf_event_open(&attr, self.pid, -1, group);
+        if let Err(e) = &result {
+            let denied = matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM));
+            if denied && self.mode == KernelCounting::Auto && !self.exclude_kernel {
+                self.exclude_kernel = true;
+                let attr = self.attr(type_, config, leader.is_none());
+                result = self.sys.perf_event_open(&attr, self.pid, -1, group);
+                if result.is_err() {
+                    self.exclude_kernel = false;
+                }
+            }
+        }
+        let fd = match result {
+            Ok(fd) => fd,
+            Err(e) => {
+                let errno = e.raw_os_error().unwrap_or(libc::EIO);
+                let paranoid = if matches!(errno, libc::EACCES | libc::EPERM) {
+                    let level = self.paranoid();
+                    self.last_denial = Some(e);
+                    level
+                } else {
+                    None
+                };
+                return Err(UnavailableReason::from_open_errno(errno, paranoid));
+            }
+        };
+        match self.sys.ioctl(fd.as_fd(), PerfIoctl::Id) {
+            Ok(id) => Ok((fd, id)),
+            Err(e) => {
+                let errno = e.raw_os_error().unwrap_or(libc::EIO);
+                // The event is useless without its id; the close error adds nothing to that.
+                let _ = self.sys.close(fd);
+                Err(UnavailableReason::NoEventId { errno })
+            }
+        }
+    }
+}
+
+impl CpuProfiler {
+    /// Opens the counters of `config` with the real kernel.
+    pub fn new(config: CpuConfig) -> Result<Self, CpuError> {
+        Self::with_sys(config, Arc::new(LinuxPerf))
+    }
+
+    /// Opens the counters of `config` through `sys` (a simulated kernel in tests).
+    pub fn with_sys(config: CpuConfig, sys: Arc<dyn PerfSys>) -> Result<Self, CpuError> {
+        let mut requested: Vec<CpuCounter> = Vec::with_capacity(config.counters.len());
+        for c in config.counters {
+            if !requested.contains(&c) {
+                requested.push(c);
+            }
+        }
+        if requested.is_empty() {
+            return Err(CpuError::NothingSelected);
+        }
+        let (pid, child) = match config.target {
+            CpuTarget::CallingThread => (0, ChildState::None),
+            CpuTarget::Pid(pid) => (pid, ChildState::None),
+            CpuTarget::Spawn(command) => {
+                let gated = sys::spawn_gated(command).map_err(CpuError::Spawn)?;
+                (gated.pid(), ChildState::Gated(gated))
+            }
+        };
+        let mut opener = Opener {
+            sys: sys.as_ref(),
+            pid,
+            mode: config.kernel,
+            exclude_kernel: config.kernel == KernelCounting::Exclude,
+            enable_on_exec: matches!(child, ChildState::Gated(_)),
+            last_denial: None,
+            paranoid: None,
+        };
+        let group_size = config.hardware_group_size.max(1);
+        let mut groups: Vec<Group> = Vec::new();
+        let mut software_group: Option<usize> = None;
+        let mut hardware_group: Option<usize> = None;
+        let mut available = Vec::new();
+        let mut unavailable = Vec::new();
+        for counter in requested {
+            let event = counter.event();
+            let Some((type_, config)) = event.type_and_config() else {
+                unavailable.push((counter, UnavailableReason::NotOnThisArchitecture));
+                continue;
+            };
+            let slot = if event.is_hardware() {
+                match hardware_group {
+                    Some(g) if groups[g].fds.len() < group_size => &mut hardware_group,
+                    _ => {
+                        hardware_group = None;
+                        &mut hardware_group
+                    }
+                }
+            } else {
+                &mut software_group
+            };
+            let index = *slot.get_or_insert_with(|| {
+                groups.push(Group::new());
+                groups.len() - 1
+            });
+            let group = &mut groups[index];
+            match opener.open(type_, config, group.fds.first()) {
+                Ok((fd, id)) => {
+                    group.fds.push(fd);
+                    group.counters.push(counter);
+                    group.ids.push(id);
+                    available.push(counter);
+                }
+                Err(reason) => unavailable.push((counter, reason)),
+            }
+        }
+        groups.retain(|g| !g.fds.is_empty());
+        let kernel_excluded = opener.exclude_kernel;
+        let last_denial = opener.last_denial.take();
+        let paranoid = opener.paranoid.flatten();
+        if available.is_empty() {
+            // Denied by the kernel every time it was asked (Arm events on another architecture
+            // never reach it).
+            let all_denied = unavailable.iter().all(|(_, r)| {
+                matches!(
+                    r,
+                    UnavailableReason::PermissionDenied { .. }
+                        | UnavailableReason::NotOnThisArchitecture
+                )
+            });
+            return Err(match (all_denied, last_denial) {
+                (true, Some(source)) => CpuError::PermissionDenied { paranoid, source },
+                _ => CpuError::NoCounterAvailable { unavailable },
+            });
+        }
+        for group in &mut groups {
+            let n = group.counters.len();
+            group.buf = vec![0; record_len(n)];
+            group.prev_raw = vec![0; n];
+        }
+        let mut profiler = CpuProfiler {
+            sample: CpuSample::new(available.clone()),
+            enabled: available.clone(),
+            sys,
+            groups,
+            available,
+            unavailable,
+            totals: [0; CpuCounter::COUNT],
+            running: false,
+            started_once: false,
+            kernel_excluded,
+            pid,
+            child,
+        };
+        // A counter is only listed as available once its group has been read successfully.
+        for group in &mut profiler.groups {
+            group.baseline(profiler.sys.as_ref())?;
+        }
+        Ok(profiler)
+    }
+
+    /// The counters that opened and are read, in selection order.
+    pub fn available_counters(&self) -> &[CpuCounter] {
+        &self.available
+    }
+
+    /// The selected counters that could not be opened, with the reason.
+    pub fn unavailable_counters(&self) -> &[(CpuCounter, UnavailableReason)] {
+        &self.unavailable
+    }
+
+    /// `Ok` when `counter` is read, else why not ([`UnavailableReason::NotSelected`] when it was
+    /// not in the selection).
+    pub fn availability(&self, counter: CpuCounter) -> Result<(), UnavailableReason> {
+        if self.available.contains(&counter) {
+            return Ok(());
+        }
+        Err(self
+            .unavailable
+            .iter()
+            .find(|(c, _)| *c == counter)
+            .map_or(UnavailableReason::NotSelected, |(_, r)| *r))
+    }
+
+    /// The counters reported by [`sample`](Self::sample).
+    pub fn enabled_counters(&self) -> &[CpuCounter] {
+        &self.enabled
+    }
+
+    /// Chooses the counters reported by [`sample`](Self::sample); each must be available.
+    pub fn set_enabled(&mut self, counters: &[CpuCounter]) -> Result<(), CpuError> {
+        for &counter in counters {
+            self.availability(counter)
+                .map_err(|reason| CpuError::Unavailable { counter, reason })?;
+        }
+        self.enabled.clear();
+        for &c in counters {
+            if !self.enabled.contains(&c) {
+                self.enabled.push(c);
+            }
+        }
+        self.sample.set_order(&self.enabled);
+        Ok(())
+    }
+
+    /// Whether kernel code is excluded from the counts (asked for, or the automatic fallback).
+    pub fn kernel_excluded(&self) -> bool {
+        self.kernel_excluded
+    }
+
+    /// The process id counted: 0 for the calling thread.
+    pub fn target_pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// The measured child process, once `run()` has let it start.
+    pub fn child(&mut self) -> Option<&mut Child> {
+        match &mut self.child {
+            ChildState::Running(child) => Some(child),
+            _ => None,
+        }
+    }
+
+    /// Whether `run()` was called and `stop()` was not.
+    pub fn is_running(&self) -> bool {
+        self.running
+    }
+
+    /// Zeroes the counts and starts counting; the next [`sample`](Self::sample) covers the time
+    /// from here. A spawned child starts running now.
+    pub fn run(&mut self) -> Result<(), CpuError> {
+        let sys = self.sys.as_ref();
+        let first_exec = matches!(self.child, ChildState::Gated(_)) && !self.started_once;
+        for group in &mut self.groups {
+            let leader = group.fds[0].as_fd();
+            ioctl(sys, leader, PerfIoctl::ResetGroup)?;
+            if !first_exec {
+                ioctl(sys, leader, PerfIoctl::EnableGroup)?;
+            }
+            group.baseline(sys)?;
+        }
+        self.totals = [0; CpuCounter::COUNT];
+        self.sample.reset();
+        self.running = true;
+        self.started_once = true;
+        if let ChildState::Gated(_) = self.child {
+            let ChildState::Gated(gated) = std::mem::replace(&mut self.child, ChildState::None)
+            else {
+                unreachable!("matched just above")
+            };
+            let child = gated.release().map_err(CpuError::Spawn)?;
+            self.child = ChildState::Running(child);
+        }
+        Ok(())
+    }
+
+    /// Reads every group once and returns the change of each enabled counter since the previous
+    /// sample. Allocates nothing.
+    pub fn sample(&mut self) -> Result<&CpuSample, CpuError> {
+        if !self.running {
+            return Err(CpuError::NotRunning);
+        }
+        self.sample.begin();
+        for group in &mut self.groups {
+            group.sample(self.sys.as_ref(), &mut self.totals, &mut self.sample)?;
+        }
+        Ok(&self.sample)
+    }
+
+    /// The most recent sample.
+    pub fn last_sample(&self) -> &CpuSample {
+        &self.sample
+    }
+
+    /// Stops counting. Calling it when not running does nothing.
+    pub fn stop(&mut self) -> Result<(), CpuError> {
+        if !self.running {
+            return Ok(());
+        }
+        self.running = false;
+        for group in &self.groups {
+            ioctl(
+                self.sys.as_ref(),
+                group.fds[0].as_fd(),
+                PerfIoctl::DisableGroup,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Closes every descriptor, reporting the first error `close` gave.
+    pub fn close(mut self) -> Result<(), CpuError> {
+        self.close_all()
+    }
+
+    fn close_all(&mut self) -> Result<(), CpuError> {
+        let mut first = Ok(());
+        for group in std::mem::take(&mut self.groups) {
+            // Members first, the leader last.
+            for fd in group.fds.into_iter().rev() {
+                if let Err(e) = self.sys.close(fd) {
+                    if first.is_ok() {
+                        first = Err(CpuError::Close(e));
+                    }
+                }
+            }
+        }
+        first
+    }
+}
+
+fn ioctl(
+    sys: &dyn PerfSys,
+    fd: std::os::fd::BorrowedFd<'_>,
+    request: PerfIoctl,
+) -> Result<(), CpuError> {
+    sys.ioctl(fd, request)
+        .map(drop)
+        .map_err(|source| CpuError::Ioctl {
+            request: request.name(),
+            source,
+        })
+}
+
+impl Drop for CpuProfiler {
+    fn drop(&mut self) {
+        // Errors of close cannot be reported from drop; `close()` reports them.
+        let _ = self.close_all();
+    }
+}

@@ -1,0 +1,219 @@
+//! The CPU profiler against the real kernel of the machine running the tests: software events
+//! must count real work, hardware events must either count or be reported unavailable with the
+//! kernel's reason, and a spawned child's work must be attributed to it. The measured bytes are the
+//! kernel's own `perf_event_open` group records; nothing is simulated here.
+
+use std::hint::black_box;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use hwcpipe::cpu::{CpuConfig, CpuCounter, CpuProfiler, CpuTarget, PerfEvent, UnavailableReason};
+use hwcpipe::{Availability, Counter, HwcPipe, Value};
+
+/// Spins for `ms` milliseconds while touching freshly mapped pages (page faults). Each block is
+/// larger than glibc's largest mmap threshold (32 MiB), so it is a fresh mapping every time.
+fn busy_allocating(ms: u64) -> u64 {
+    const BLOCK: usize = 34 << 20;
+    let start = Instant::now();
+    let mut acc = 0u64;
+    loop {
+        let mut pages = vec![0u8; BLOCK];
+        for i in (0..pages.len()).step_by(4096) {
+            pages[i] = i as u8;
+        }
+        acc = acc.wrapping_add(u64::from(black_box(pages[BLOCK - 4096])));
+        drop(pages);
+        if start.elapsed() >= Duration::from_millis(ms) {
+            return acc;
+        }
+    }
+}
+
+#[test]
+fn software_counters_count_a_busy_allocating_loop() {
+    let mut p =
+        CpuProfiler::new(CpuConfig::new(&CpuCounter::SOFTWARE)).expect("software perf events");
+    assert_eq!(p.available_counters(), CpuCounter::SOFTWARE);
+    p.run().unwrap();
+    black_box(busy_allocating(50));
+    let s = p.sample().unwrap();
+    let task_clock = s.get(CpuCounter::TaskClock).unwrap();
+    assert!(
+        task_clock >= 20_000_000,
+        "task-clock {task_clock} ns for 50 ms of spinning"
+    );
+    assert!(s.get(CpuCounter::CpuClock).unwrap() > 0);
+    assert!(s.get(CpuCounter::PageFaults).unwrap() > 0);
+    assert!(s.get(CpuCounter::MinorFaults).unwrap() > 0);
+    assert!(!s.is_multiplexed(), "software events are never multiplexed");
+    p.stop().unwrap();
+}
+
+#[test]
+fn hardware_counters_count_or_say_why_not() {
+    let mut p = CpuProfiler::new(CpuConfig::all()).expect("at least the software events open");
+    for c in CpuCounter::HWCPIPE {
+        match p.availability(c) {
+            Ok(()) => {}
+            Err(UnavailableReason::Unsupported { errno }) => {
+                assert!(
+                    [libc::ENOENT, libc::EOPNOTSUPP, libc::ENODEV].contains(&errno),
+                    "{c}: {errno}"
+                );
+            }
+            Err(UnavailableReason::NotOnThisArchitecture) => {
+                assert!(matches!(c.event(), PerfEvent::ArmRaw(_)));
+                assert_ne!(std::env::consts::ARCH, "aarch64");
+            }
+            Err(other) => panic!("{c}: unexpected reason {other}"),
+        }
+    }
+    // Never listed as working when it did not open.
+    for (c, _) in p.unavailable_counters() {
+        assert!(!p.available_counters().contains(c));
+    }
+    p.run().unwrap();
+    black_box(busy_allocating(20));
+    let s = p.sample().unwrap();
+    for c in [CpuCounter::Cycles, CpuCounter::Instructions] {
+        if let Some(v) = s.get(c) {
+            assert!(v > 0, "{c} is available, so it must count the loop");
+        }
+    }
+}
+
+#[test]
+fn deltas_add_up_to_the_totals() {
+    let mut p = CpuProfiler::new(CpuConfig::new(&[
+        CpuCounter::TaskClock,
+        CpuCounter::PageFaults,
+    ]))
+    .unwrap();
+    p.run().unwrap();
+    let mut sums = [0u64; 2];
+    for _ in 0..5 {
+        black_box(busy_allocating(5));
+        let s = p.sample().unwrap();
+        for (sum, c) in sums
+            .iter_mut()
+            .zip([CpuCounter::TaskClock, CpuCounter::PageFaults])
+        {
+            *sum += s.get(c).unwrap();
+            assert_eq!(s.total(c), Some(*sum), "{c}");
+        }
+    }
+    assert!(sums[0] > 0 && sums[1] > 0);
+}
+
+#[test]
+fn a_spawned_child_is_measured_not_the_parent() {
+    // The child spins for about 200 ms of CPU time; the parent only sleeps.
+    let mut cmd = Command::new("sh");
+    cmd.args(["-c", "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"]);
+    let config = CpuConfig::new(&[CpuCounter::TaskClock, CpuCounter::ContextSwitches])
+        .target(CpuTarget::Spawn(cmd));
+    let mut child_profiler = CpuProfiler::new(config).expect("child counters");
+    assert!(child_profiler.target_pid() > 0);
+    assert!(
+        child_profiler.child().is_none(),
+        "held before exec until run()"
+    );
+    let mut parent_profiler = CpuProfiler::new(CpuConfig::new(&[CpuCounter::TaskClock])).unwrap();
+    parent_profiler.run().unwrap();
+    child_profiler.run().unwrap();
+    let status = child_profiler.child().expect("running").wait().unwrap();
+    assert!(status.success());
+    let child_ns = child_profiler
+        .sample()
+        .unwrap()
+        .get(CpuCounter::TaskClock)
+        .unwrap();
+    let parent_ns = parent_profiler
+        .sample()
+        .unwrap()
+        .get(CpuCounter::TaskClock)
+        .unwrap();
+    assert!(child_ns > 10_000_000, "child task-clock {child_ns} ns");
+    assert!(
+        parent_ns < child_ns / 2,
+        "parent {parent_ns} ns vs child {child_ns} ns"
+    );
+}
+
+#[test]
+fn an_existing_process_is_measured_by_pid() {
+    let mut child = Command::new("sh")
+        .args(["-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"])
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let config = CpuConfig::new(&[CpuCounter::TaskClock]).target(CpuTarget::Pid(pid));
+    let mut p = CpuProfiler::new(config).expect("counters of a child of ours");
+    p.run().unwrap();
+    child.wait().unwrap();
+    let ns = p.sample().unwrap().get(CpuCounter::TaskClock).unwrap();
+    assert!(ns > 0, "task-clock of pid {pid}: {ns}");
+}
+
+#[test]
+fn a_program_that_does_not_exist_is_a_spawn_error() {
+    let config = CpuConfig::new(&[CpuCounter::TaskClock])
+        .target(CpuTarget::Spawn(Command::new("/nonexistent/hwcpipe-test")));
+    let mut p = CpuProfiler::new(config).expect("the fork itself works");
+    let err = p.run().unwrap_err();
+    assert!(matches!(err, hwcpipe::CpuError::Spawn(_)), "{err:?}");
+}
+
+#[test]
+fn hwcpipe_new_lists_every_counter_with_its_availability() {
+    let mut pipe = HwcPipe::new();
+    let listed: Vec<_> = pipe.counters().collect();
+    assert_eq!(listed.len(), 24 + 37);
+    assert_eq!(listed[0].0, Counter::Cpu(CpuCounter::Cycles));
+    assert_eq!(listed[24].1.name, "GpuCycles");
+    for (counter, info, availability) in &listed {
+        assert_eq!(info.name, counter.info().name);
+        if let Counter::Cpu(c) = counter {
+            if CpuCounter::SOFTWARE.contains(c) {
+                assert!(availability.is_available(), "{c}: {availability}");
+            }
+        }
+    }
+    if pipe.gpu_profiler().is_none() {
+        assert!(pipe.gpu_error().is_some(), "a missing GPU keeps its reason");
+        let why = pipe.availability(hwcpipe::GpuCounter::GpuCycles);
+        assert!(matches!(why, Availability::NoGpuProfiler(_)), "{why}");
+    }
+    pipe.run().unwrap();
+    black_box(busy_allocating(10));
+    let m = pipe.sample().unwrap();
+    match m.get(CpuCounter::TaskClock) {
+        Some(Value::Int(ns)) => assert!(ns > 0),
+        other => panic!("task clock {other:?}"),
+    }
+    assert!(m.iter().count() >= 7);
+    pipe.stop().unwrap();
+}
+
+#[test]
+fn json_selection_opens_the_named_counters() {
+    let mut pipe = HwcPipe::from_json(r#"{"cpu": ["TaskClock", "PageFaults"]}"#).unwrap();
+    assert!(pipe.gpu_profiler().is_none() && pipe.gpu_error().is_none());
+    assert!(matches!(
+        pipe.availability(hwcpipe::GpuCounter::GpuCycles),
+        Availability::SideNotSelected
+    ));
+    pipe.run().unwrap();
+    black_box(busy_allocating(5));
+    let m = pipe.sample().unwrap();
+    let counters: Vec<_> = m.iter().map(|(c, _)| c).collect();
+    assert_eq!(
+        counters,
+        [
+            Counter::Cpu(CpuCounter::TaskClock),
+            Counter::Cpu(CpuCounter::PageFaults)
+        ]
+    );
+    let err = HwcPipe::from_json(r#"{"cpu": ["TaskClok"]}"#).unwrap_err();
+    assert!(err.to_string().contains("TaskClock"), "{err}");
+}

@@ -1,0 +1,438 @@
+//! Error paths and arithmetic of the CPU profiler, driven through the `PerfSys` seam by the
+//! simulated perf kernel in `tests/support` (no bytes from outside: the records it returns are
+//! built in the kernel's `PERF_FORMAT_GROUP` layout).
+
+mod support;
+
+use std::sync::Arc;
+
+use hwcpipe::cpu::{
+    CpuConfig, CpuCounter, CpuError, CpuProfiler, KernelCounting, UnavailableReason,
+};
+use hwcpipe::sys::perf_event_attr::{flag, PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE};
+use hwcpipe::{HwcPipe, Value};
+use support::FakePerf;
+
+const SOFTWARE: [CpuCounter; 7] = CpuCounter::SOFTWARE;
+const TASK_CLOCK: u64 = 1;
+const PAGE_FAULTS: u64 = 2;
+
+fn profiler(fake: &Arc<FakePerf>, config: CpuConfig) -> Result<CpuProfiler, CpuError> {
+    CpuProfiler::with_sys(config, fake.clone())
+}
+
+#[test]
+fn software_counters_are_one_group_read_once_per_sample() {
+    let fake = Arc::new(FakePerf::new(2));
+    let mut p = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap();
+    assert_eq!(p.available_counters(), SOFTWARE);
+    let leaders = fake.events().iter().filter(|e| e.leader.is_none()).count();
+    assert_eq!(leaders, 1);
+    p.run().unwrap();
+    let before = fake.reads();
+    fake.advance(1_000, 1_000, |config| config * 10 + 1);
+    let s = p.sample().unwrap();
+    assert_eq!(fake.reads() - before, 1);
+    assert_eq!(s.get(CpuCounter::TaskClock), Some(TASK_CLOCK * 10 + 1));
+    assert_eq!(s.get(CpuCounter::PageFaults), Some(PAGE_FAULTS * 10 + 1));
+    assert!(!s.is_multiplexed());
+}
+
+#[test]
+fn only_the_leader_starts_disabled_and_all_inherit() {
+    let fake = Arc::new(FakePerf::new(2));
+    let _p = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap();
+    let opened = fake.opened();
+    assert!(opened[0].has(flag::DISABLED));
+    assert!(opened[1..].iter().all(|a| !a.has(flag::DISABLED)));
+    assert!(opened
+        .iter()
+        .all(|a| a.has(flag::INHERIT) && !a.has(flag::EXCLUDE_KERNEL)));
+}
+
+#[test]
+fn deltas_add_up_to_totals() {
+    let fake = Arc::new(FakePerf::new(2));
+    let mut p = profiler(&fake, CpuConfig::new(&[CpuCounter::TaskClock])).unwrap();
+    p.run().unwrap();
+    let mut sum = 0;
+    for step in 1..=10u64 {
+        fake.advance(100, 100, |_| step * 7);
+        let r = *p.sample().unwrap().reading(CpuCounter::TaskClock).unwrap();
+        assert_eq!(r.delta, step * 7);
+        sum += r.delta;
+        assert_eq!(r.total, sum);
+    }
+    // run() starts over.
+    p.stop().unwrap();
+    p.run().unwrap();
+    fake.advance(100, 100, |_| 3);
+    assert_eq!(p.sample().unwrap().total(CpuCounter::TaskClock), Some(3));
+}
+
+#[test]
+fn stopped_groups_do_not_count() {
+    let fake = Arc::new(FakePerf::new(2));
+    let mut p = profiler(&fake, CpuConfig::new(&[CpuCounter::TaskClock])).unwrap();
+    p.run().unwrap();
+    p.stop().unwrap();
+    fake.advance(100, 100, |_| 5);
+    assert!(matches!(p.sample(), Err(CpuError::NotRunning)));
+    p.stop().unwrap();
+}
+
+#[test]
+fn multiplexed_counts_are_scaled_and_flagged() {
+    let fake = Arc::new(FakePerf::new(2));
+    let mut p = profiler(&fake, CpuConfig::new(&[CpuCounter::TaskClock])).unwrap();
+    p.run().unwrap();
+    fake.advance(1_000, 250, |_| 100);
+    let r = *p.sample().unwrap().reading(CpuCounter::TaskClock).unwrap();
+    assert_eq!((r.raw_delta, r.delta), (100, 400));
+    assert!(r.is_multiplexed() && p.last_sample().is_multiplexed());
+    fake.advance(1_000, 0, |_| 0);
+    let r = *p.sample().unwrap().reading(CpuCounter::TaskClock).unwrap();
+    assert_eq!(r.delta, 0);
+    assert!(!r.was_counted());
+    let mut pipe = HwcPipe::from_profilers(Some(Ok(p)), None);
+    fake.advance(1_000, 500, |_| 1);
+    let m = pipe.sample().unwrap();
+    assert!(m.is_multiplexed());
+    assert_eq!(m.get(CpuCounter::TaskClock), Some(Value::Int(2)));
+}
+
+#[test]
+fn hardware_events_are_split_into_groups_of_the_configured_size() {
+    let fake = Arc::new(FakePerf::new(2));
+    let mut config = CpuConfig::new(&[
+        CpuCounter::Cycles,
+        CpuCounter::Instructions,
+        CpuCounter::CacheReferences,
+        CpuCounter::TaskClock,
+        CpuCounter::CacheMisses,
+        CpuCounter::BranchInstructions,
+    ]);
+    config.hardware_group_size = 2;
+    let mut p = profiler(&fake, config).unwrap();
+    let leaders = fake.events().iter().filter(|e| e.leader.is_none()).count();
+    assert_eq!(leaders, 4, "3 hardware groups of 2 and 1 software group");
+    p.run().unwrap();
+    let before = fake.reads();
+    fake.advance(10, 10, |c| c + 1);
+    let s = p.sample().unwrap();
+    assert_eq!(fake.reads() - before, 4);
+    assert_eq!(s.get(CpuCounter::CacheMisses), Some(4));
+    let order: Vec<_> = s.iter().map(|r| r.counter).collect();
+    assert_eq!(
+        order[3],
+        CpuCounter::TaskClock,
+        "reported in selection order"
+    );
+}
+
+#[test]
+fn unsupported_hardware_is_reported_with_the_errno_not_listed() {
+    let fake = Arc::new(FakePerf::new(2));
+    fake.faults(|f| {
+        for n in 0..6 {
+            f.open_errno.insert((PERF_TYPE_HARDWARE, n), libc::ENOENT);
+        }
+    });
+    let p = profiler(&fake, CpuConfig::all()).unwrap();
+    assert_eq!(p.available_counters(), SOFTWARE);
+    for c in CpuCounter::HWCPIPE_DEFAULT {
+        assert_eq!(
+            p.availability(c),
+            Err(UnavailableReason::Unsupported {
+                errno: libc::ENOENT
+            })
+        );
+    }
+    if !cfg!(target_arch = "aarch64") {
+        assert_eq!(
+            p.availability(CpuCounter::BusReads),
+            Err(UnavailableReason::NotOnThisArchitecture)
+        );
+    }
+    let p = profiler(&fake, CpuConfig::new(&[CpuCounter::TaskClock])).unwrap();
+    assert_eq!(
+        p.availability(CpuCounter::PageFaults),
+        Err(UnavailableReason::NotSelected)
+    );
+}
+
+#[test]
+fn einval_is_a_rejection() {
+    let fake = Arc::new(FakePerf::new(2));
+    fake.faults(|f| {
+        f.open_errno
+            .insert((PERF_TYPE_SOFTWARE, PAGE_FAULTS), libc::EINVAL);
+    });
+    let p = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap();
+    assert_eq!(
+        p.availability(CpuCounter::PageFaults),
+        Err(UnavailableReason::Rejected {
+            errno: libc::EINVAL
+        })
+    );
+    assert_eq!(p.available_counters().len(), 6);
+}
+
+#[test]
+fn nothing_opens_lists_every_reason() {
+    let fake = Arc::new(FakePerf::new(2));
+    fake.faults(|f| {
+        for n in 0..6 {
+            f.open_errno
+                .insert((PERF_TYPE_HARDWARE, n), libc::EOPNOTSUPP);
+        }
+    });
+    let err = profiler(&fake, CpuConfig::new(&CpuCounter::HWCPIPE_DEFAULT)).unwrap_err();
+    match &err {
+        CpuError::NoCounterAvailable { unavailable } => {
+            assert_eq!(unavailable.len(), 6);
+            assert_eq!(unavailable[0].0, CpuCounter::Cycles);
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().contains("Cycles ("), "{err}");
+    let err = profiler(&fake, CpuConfig::new(&[])).unwrap_err();
+    assert!(matches!(err, CpuError::NothingSelected));
+}
+
+#[test]
+fn eacces_falls_back_to_user_space_counting() {
+    let fake = Arc::new(FakePerf::new(2));
+    fake.faults(|f| f.deny_kernel = true);
+    let mut p = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap();
+    assert!(p.kernel_excluded());
+    assert_eq!(p.available_counters(), SOFTWARE);
+    assert!(fake
+        .opened()
+        .iter()
+        .all(|a| a.has(flag::EXCLUDE_KERNEL) && a.has(flag::EXCLUDE_HV)));
+    p.run().unwrap();
+    fake.advance(10, 10, |_| 1);
+    assert_eq!(p.sample().unwrap().get(CpuCounter::CpuClock), Some(1));
+}
+
+#[test]
+fn include_mode_does_not_fall_back() {
+    let fake = Arc::new(FakePerf::new(2));
+    fake.faults(|f| f.deny_kernel = true);
+    let err = profiler(
+        &fake,
+        CpuConfig::new(&SOFTWARE).kernel(KernelCounting::Include),
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CpuError::PermissionDenied {
+                paranoid: Some(2),
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn exclude_mode_sets_the_flags_from_the_start() {
+    let fake = Arc::new(FakePerf::new(1));
+    let p = profiler(
+        &fake,
+        CpuConfig::new(&SOFTWARE).kernel(KernelCounting::Exclude),
+    )
+    .unwrap();
+    assert!(p.kernel_excluded());
+    assert!(fake.opened().iter().all(|a| a.has(flag::EXCLUDE_KERNEL)));
+}
+
+#[test]
+fn perf_harden_explains_itself() {
+    let fake = Arc::new(FakePerf::new(3));
+    fake.faults(|f| f.deny_all = true);
+    let err = profiler(&fake, CpuConfig::all()).unwrap_err();
+    let CpuError::PermissionDenied { paranoid, source } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(*paranoid, Some(3));
+    assert_eq!(source.raw_os_error(), Some(libc::EACCES));
+    let text = err.to_string();
+    assert!(text.contains("security.perf_harden") && text.contains("perf_event_paranoid = 3"));
+    let pipe = HwcPipe::from_profilers(Some(Err(err)), None);
+    assert!(pipe.cpu_profiler().is_none());
+    let why = pipe.availability(CpuCounter::TaskClock);
+    assert!(!why.is_available());
+    assert!(why.to_string().contains("perf_harden"), "{why}");
+}
+
+#[test]
+fn short_read_is_a_typed_error() {
+    let fake = Arc::new(FakePerf::new(2));
+    let mut p = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap();
+    p.run().unwrap();
+    fake.faults(|f| f.short_read = Some(20));
+    let err = p.sample().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CpuError::ShortRead {
+                expected: 136,
+                got: 20
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn short_read_at_open_fails_the_profiler() {
+    let fake = Arc::new(FakePerf::new(2));
+    fake.faults(|f| f.short_read = Some(8));
+    let err = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap_err();
+    assert!(matches!(err, CpuError::ShortRead { got: 8, .. }), "{err:?}");
+    assert_eq!(
+        fake.events().len(),
+        0,
+        "every descriptor closed on the error path"
+    );
+}
+
+#[test]
+fn read_errno_is_kept() {
+    let fake = Arc::new(FakePerf::new(2));
+    let mut p = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap();
+    p.run().unwrap();
+    fake.faults(|f| f.read_errno = Some(libc::EIO));
+    let err = p.sample().unwrap_err();
+    let CpuError::Read(source) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(source.raw_os_error(), Some(libc::EIO));
+}
+
+#[test]
+fn enable_failure_names_the_ioctl() {
+    let fake = Arc::new(FakePerf::new(2));
+    let mut p = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap();
+    fake.faults(|f| {
+        f.ioctl_errno.insert("PERF_EVENT_IOC_ENABLE", libc::EINVAL);
+    });
+    let err = p.run().unwrap_err();
+    assert!(
+        matches!(&err, CpuError::Ioctl { request: "PERF_EVENT_IOC_ENABLE", source } if source.raw_os_error() == Some(libc::EINVAL)),
+        "{err:?}"
+    );
+    assert!(matches!(p.sample(), Err(CpuError::NotRunning)));
+}
+
+#[test]
+fn missing_event_id_makes_the_counter_unavailable() {
+    let fake = Arc::new(FakePerf::new(2));
+    fake.faults(|f| {
+        f.ioctl_errno.insert("PERF_EVENT_IOC_ID", libc::ENOTTY);
+    });
+    let err = profiler(&fake, CpuConfig::new(&[CpuCounter::TaskClock])).unwrap_err();
+    let CpuError::NoCounterAvailable { unavailable } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(
+        unavailable[0].1,
+        UnavailableReason::NoEventId {
+            errno: libc::ENOTTY
+        }
+    );
+    assert_eq!(fake.closed(), 1);
+}
+
+#[test]
+fn foreign_event_id_in_the_record_is_detected() {
+    let fake = Arc::new(FakePerf::new(2));
+    let mut p = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap();
+    p.run().unwrap();
+    fake.faults(|f| f.wrong_id = Some(9999));
+    let err = p.sample().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CpuError::UnexpectedEventId {
+                position: 1,
+                found: 9999,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_count_going_backwards_is_an_error_and_changes_nothing() {
+    let fake = Arc::new(FakePerf::new(2));
+    let mut p = profiler(
+        &fake,
+        CpuConfig::new(&[CpuCounter::TaskClock, CpuCounter::PageFaults]),
+    )
+    .unwrap();
+    p.run().unwrap();
+    fake.advance(10, 10, |_| 50);
+    p.sample().unwrap();
+    fake.set_count(PAGE_FAULTS, 10);
+    let err = p.sample().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CpuError::WentBackwards {
+                what: "PageFaults",
+                previous: 50,
+                current: 10
+            }
+        ),
+        "{err:?}"
+    );
+    fake.set_count(PAGE_FAULTS, 60);
+    fake.advance(10, 10, |_| 0);
+    let s = p.sample().unwrap();
+    assert_eq!(s.get(CpuCounter::PageFaults), Some(10));
+    assert_eq!(s.get(CpuCounter::TaskClock), Some(0));
+}
+
+#[test]
+fn close_reports_the_close_error() {
+    let fake = Arc::new(FakePerf::new(2));
+    let p = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap();
+    fake.faults(|f| f.close_errno = Some(libc::EIO));
+    let err = p.close().unwrap_err();
+    assert!(matches!(err, CpuError::Close(_)), "{err:?}");
+    assert_eq!(fake.closed(), 7);
+}
+
+#[test]
+fn drop_closes_every_descriptor_through_the_seam() {
+    let fake = Arc::new(FakePerf::new(2));
+    drop(profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap());
+    assert_eq!(fake.closed(), 7);
+    assert!(fake.events().is_empty());
+}
+
+#[test]
+fn enabling_an_unavailable_counter_is_refused_and_changes_nothing() {
+    let fake = Arc::new(FakePerf::new(2));
+    let mut p = profiler(&fake, CpuConfig::new(&[CpuCounter::TaskClock])).unwrap();
+    let err = p
+        .set_enabled(&[CpuCounter::TaskClock, CpuCounter::Cycles])
+        .unwrap_err();
+    assert!(matches!(
+        err,
+        CpuError::Unavailable {
+            counter: CpuCounter::Cycles,
+            reason: UnavailableReason::NotSelected
+        }
+    ));
+    assert_eq!(p.enabled_counters(), [CpuCounter::TaskClock]);
+    p.set_enabled(&[]).unwrap();
+    p.run().unwrap();
+    fake.advance(1, 1, |_| 1);
+    assert_eq!(p.sample().unwrap().iter().count(), 0);
+}

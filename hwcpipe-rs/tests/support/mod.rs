@@ -1,0 +1,272 @@
+//! A simulated perf kernel behind the [`PerfSys`] seam: groups, ids, enable/disable/reset, the
+//! `PERF_FORMAT_GROUP` read layout, enabled/running times, and injected failures.
+#![allow(dead_code)]
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
+use std::sync::Mutex;
+
+use hwcpipe::cpu::group_read::{encode, record_len};
+use hwcpipe::sys::perf_event_attr::{
+    flag, PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED,
+    PERF_FORMAT_TOTAL_TIME_RUNNING,
+};
+use hwcpipe::sys::{PerfEventAttr, PerfIoctl, PerfSys};
+
+/// One simulated event.
+#[derive(Debug, Clone)]
+pub struct Event {
+    /// The attribute it was opened with.
+    pub attr: PerfEventAttr,
+    /// The pid it was opened for.
+    pub pid: i32,
+    /// The leader's descriptor, `None` for a leader.
+    pub leader: Option<RawFd>,
+    /// The kernel id.
+    pub id: u64,
+    /// The count.
+    pub count: u64,
+    /// Enabled time.
+    pub time_enabled: u64,
+    /// Running time.
+    pub time_running: u64,
+    /// Whether it counts.
+    pub enabled: bool,
+}
+
+/// Failures to inject.
+#[derive(Debug, Default)]
+pub struct Faults {
+    /// errno for `perf_event_open` of `(type, config)`.
+    pub open_errno: HashMap<(u32, u64), i32>,
+    /// `EACCES` for every open that does not set `exclude_kernel`.
+    pub deny_kernel: bool,
+    /// `EACCES` for every open.
+    pub deny_all: bool,
+    /// errno of `PERF_EVENT_IOC_*`.
+    pub ioctl_errno: HashMap<&'static str, i32>,
+    /// errno of `read`.
+    pub read_errno: Option<i32>,
+    /// Return only this many bytes from `read`.
+    pub short_read: Option<usize>,
+    /// Report this id instead of the real one for every member after the leader.
+    pub wrong_id: Option<u64>,
+    /// errno of `close`.
+    pub close_errno: Option<i32>,
+}
+
+/// The simulated kernel.
+#[derive(Debug, Default)]
+pub struct FakePerf {
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    events: HashMap<RawFd, (Event, File)>,
+    next_id: u64,
+    faults: Faults,
+    paranoid: i32,
+    reads: usize,
+    opened: Vec<PerfEventAttr>,
+    closed: usize,
+}
+
+impl FakePerf {
+    /// A kernel with `perf_event_paranoid` = `paranoid` and no failures.
+    pub fn new(paranoid: i32) -> Self {
+        let fake = FakePerf::default();
+        fake.state.lock().unwrap().paranoid = paranoid;
+        fake.state.lock().unwrap().next_id = 100;
+        fake
+    }
+
+    /// Changes the injected failures.
+    pub fn faults(&self, f: impl FnOnce(&mut Faults)) {
+        f(&mut self.state.lock().unwrap().faults);
+    }
+
+    /// Lets `ns` nanoseconds pass: every enabled event is enabled for `ns`, runs for `running`
+    /// of them, and counts `per_config(config)` more.
+    pub fn advance(&self, ns: u64, running: u64, per_config: impl Fn(u64) -> u64) {
+        let mut s = self.state.lock().unwrap();
+        for (event, _) in s.events.values_mut() {
+            if event.enabled {
+                event.time_enabled += ns;
+                event.time_running += running;
+                event.count += per_config(event.attr.config);
+            }
+        }
+    }
+
+    /// Sets the raw count of the event opened for `config`.
+    pub fn set_count(&self, config: u64, count: u64) {
+        let mut s = self.state.lock().unwrap();
+        for (event, _) in s.events.values_mut() {
+            if event.attr.config == config {
+                event.count = count;
+            }
+        }
+    }
+
+    /// Number of `read` calls so far.
+    pub fn reads(&self) -> usize {
+        self.state.lock().unwrap().reads
+    }
+
+    /// Every attribute successfully opened, in order.
+    pub fn opened(&self) -> Vec<PerfEventAttr> {
+        self.state.lock().unwrap().opened.clone()
+    }
+
+    /// Every live event.
+    pub fn events(&self) -> Vec<Event> {
+        self.state
+            .lock()
+            .unwrap()
+            .events
+            .values()
+            .map(|(e, _)| e.clone())
+            .collect()
+    }
+
+    /// Number of descriptors closed through the seam.
+    pub fn closed(&self) -> usize {
+        self.state.lock().unwrap().closed
+    }
+}
+
+fn errno(e: i32) -> io::Error {
+    io::Error::from_raw_os_error(e)
+}
+
+const FORMAT: u64 = PERF_FORMAT_GROUP
+    | PERF_FORMAT_TOTAL_TIME_ENABLED
+    | PERF_FORMAT_TOTAL_TIME_RUNNING
+    | PERF_FORMAT_ID;
+
+impl PerfSys for FakePerf {
+    fn perf_event_open(
+        &self,
+        attr: &PerfEventAttr,
+        pid: i32,
+        _cpu: i32,
+        group: Option<BorrowedFd<'_>>,
+    ) -> io::Result<OwnedFd> {
+        let mut s = self.state.lock().unwrap();
+        if attr.size != 64 || attr.read_format != FORMAT {
+            return Err(errno(libc::EINVAL));
+        }
+        if s.faults.deny_all || (s.faults.deny_kernel && !attr.has(flag::EXCLUDE_KERNEL)) {
+            return Err(errno(libc::EACCES));
+        }
+        if let Some(&e) = s.faults.open_errno.get(&(attr.type_, attr.config)) {
+            return Err(errno(e));
+        }
+        let leader = match group {
+            Some(fd) => {
+                let raw = fd.as_raw_fd();
+                match s.events.get(&raw) {
+                    Some((e, _)) if e.leader.is_none() => Some(raw),
+                    _ => return Err(errno(libc::EBADF)),
+                }
+            }
+            None => None,
+        };
+        let file = File::open("/dev/null")?;
+        let owned = OwnedFd::from(file.try_clone()?);
+        s.next_id += 1;
+        let event = Event {
+            attr: *attr,
+            pid,
+            leader,
+            id: s.next_id,
+            count: 0,
+            time_enabled: 0,
+            time_running: 0,
+            enabled: leader.is_none() && !attr.has(flag::DISABLED),
+        };
+        s.opened.push(*attr);
+        s.events.insert(owned.as_raw_fd(), (event, file));
+        Ok(owned)
+    }
+
+    fn read(&self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+        let mut s = self.state.lock().unwrap();
+        s.reads += 1;
+        if let Some(e) = s.faults.read_errno {
+            return Err(errno(e));
+        }
+        let raw = fd.as_raw_fd();
+        let Some((leader, _)) = s.events.get(&raw) else {
+            return Err(errno(libc::EBADF));
+        };
+        let mut members: Vec<&Event> = vec![leader];
+        let mut siblings: Vec<&Event> = s
+            .events
+            .values()
+            .map(|(e, _)| e)
+            .filter(|e| e.leader == Some(raw))
+            .collect();
+        siblings.sort_by_key(|e| e.id);
+        members.extend(siblings);
+        if buf.len() < record_len(members.len()) {
+            return Err(errno(libc::ENOSPC));
+        }
+        let wrong = s.faults.wrong_id;
+        let entries: Vec<(u64, u64)> = members
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.count, if i > 0 { wrong.unwrap_or(e.id) } else { e.id }))
+            .collect();
+        let mut out = Vec::new();
+        encode(leader.time_enabled, leader.time_running, &entries, &mut out);
+        let n = s.faults.short_read.unwrap_or(out.len()).min(out.len());
+        buf[..n].copy_from_slice(&out[..n]);
+        Ok(n)
+    }
+
+    fn ioctl(&self, fd: BorrowedFd<'_>, request: PerfIoctl) -> io::Result<u64> {
+        let mut s = self.state.lock().unwrap();
+        if let Some(&e) = s.faults.ioctl_errno.get(request.name()) {
+            return Err(errno(e));
+        }
+        let raw = fd.as_raw_fd();
+        let Some((event, _)) = s.events.get(&raw) else {
+            return Err(errno(libc::EBADF));
+        };
+        if request == PerfIoctl::Id {
+            return Ok(event.id);
+        }
+        let group = s
+            .events
+            .iter_mut()
+            .filter(|(fd, (e, _))| **fd == raw || e.leader == Some(raw));
+        for (_, (event, _)) in group {
+            match request {
+                PerfIoctl::EnableGroup => event.enabled = true,
+                PerfIoctl::DisableGroup => event.enabled = false,
+                PerfIoctl::ResetGroup => event.count = 0,
+                PerfIoctl::Id => unreachable!(),
+            }
+        }
+        Ok(0)
+    }
+
+    fn close(&self, fd: OwnedFd) -> io::Result<()> {
+        let mut s = self.state.lock().unwrap();
+        s.events.remove(&fd.as_raw_fd());
+        s.closed += 1;
+        drop(fd);
+        match s.faults.close_errno {
+            Some(e) => Err(errno(e)),
+            None => Ok(()),
+        }
+    }
+
+    fn perf_event_paranoid(&self) -> io::Result<i32> {
+        Ok(self.state.lock().unwrap().paranoid)
+    }
+}
