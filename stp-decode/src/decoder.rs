@@ -640,3 +640,519 @@ impl Iterator for Events<'_, '_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::DataWidth;
+    use std::vec::Vec;
+
+    /// ASYNC (byte-aligned) then VERSION `v`: `FF x10 0F`, `0F v0`.
+    fn sync_bytes(version: u8) -> Vec<u8> {
+        let mut b = std::vec![0xFF; 10];
+        b.extend([0x0F, 0x0F, version << 4]);
+        b
+    }
+
+    fn run(bytes: &[u8]) -> Vec<Event> {
+        let mut d = StpDecoder::new();
+        let mut out: Vec<Event> = d.feed(bytes).collect();
+        out.extend(d.finish());
+        out
+    }
+
+    fn run_nibbles(nibbles: &[u8]) -> Vec<Event> {
+        let mut d = StpDecoder::new();
+        let mut out: Vec<Event> = d.feed_nibbles(nibbles).collect();
+        out.extend(d.finish());
+        out
+    }
+
+    /// Packets other than ASYNC, VERSION and NULL.
+    fn payload_packets(events: &[Event]) -> Vec<Packet> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Packet(p)
+                    if !matches!(
+                        p.kind,
+                        PacketKind::Async
+                            | PacketKind::Version { .. }
+                            | PacketKind::Null { ts: None }
+                    ) =>
+                {
+                    Some(*p)
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn errors(events: &[Event]) -> Vec<DecodeError> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Error(err) => Some(*err),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn example_version_after_async() {
+        let events = run(&sync_bytes(3));
+        assert_eq!(events.len(), 2);
+        assert!(
+            matches!(events[0], Event::Packet(p) if p.kind == PacketKind::Async && p.offset == 0 && p.nibbles == 22)
+        );
+        assert!(
+            matches!(events[1], Event::Packet(p) if p.kind == PacketKind::Version { version: 3 } && p.offset == 22)
+        );
+    }
+
+    #[test]
+    fn example_freq_19_2_mhz_then_m8() {
+        // stm-issue-27: `0F 08 21 F4 08 10` = F08 FREQ 0x0124F800; the last `1` starts M8 0x40 (`04`).
+        let mut b = sync_bytes(3);
+        b.extend([0x0F, 0x08, 0x21, 0xF4, 0x08, 0x10, 0x04]);
+        let events = run(&b);
+        let p = payload_packets(&events);
+        assert_eq!(
+            p[0].kind,
+            PacketKind::Frequency {
+                wide: false,
+                hz: 19_200_000,
+                ts: None
+            }
+        );
+        assert_eq!((p[0].offset, p[0].nibbles), (26, 11));
+        assert_eq!(
+            p[1].kind,
+            PacketKind::Master {
+                width: IdWidth::W8,
+                master: 0x40
+            }
+        );
+    }
+
+    #[test]
+    fn example_m8_with_f_carried_into_d32m() {
+        // stm_only-juno: `41 F1` = M8 0x41, the F starts D32M `1A 00 00 00 30` = 0x10000000.
+        let mut b = sync_bytes(3);
+        b.extend([0x41, 0xF1, 0x1A, 0x00, 0x00, 0x00, 0x30]);
+        let p = payload_packets(&run(&b));
+        assert_eq!(
+            p[0].kind,
+            PacketKind::Master {
+                width: IdWidth::W8,
+                master: 0x41
+            }
+        );
+        assert_eq!(
+            p[1].kind,
+            PacketKind::Data {
+                width: DataWidth::W32,
+                value: 0x1000_0000,
+                marker: true,
+                ts: None
+            }
+        );
+        assert_eq!(p[1].offset, 26 + 3, "starts on the high nibble of F1");
+        assert_eq!(p[1].packet_type().name(), "D32M");
+    }
+
+    #[test]
+    fn example_c16() {
+        let mut b = sync_bytes(3);
+        b.extend([0x3F, 0x40, 0x08]);
+        let p = payload_packets(&run(&b));
+        assert_eq!(
+            p[0].kind,
+            PacketKind::Channel {
+                width: IdWidth::W16,
+                channel: 0x0480
+            }
+        );
+    }
+
+    #[test]
+    fn example_flag_ts_full_then_partial() {
+        // `EE 00 00 00 30 EA 2B 48 9C`: FLAG_TS with 16 nibbles; the next E (carried) with `D2 F6`: L=2, 0xD6.
+        let mut b = sync_bytes(3);
+        b.extend([0xEE, 0x00, 0x00, 0x00, 0x30, 0xEA, 0x2B, 0x48, 0x9C]);
+        b.extend([0xE0, 0xD2, 0xF6]); // NULL, then the carried E
+        let p = payload_packets(&run(&b));
+        let ts = |p: &Packet| p.kind.timestamp().unwrap();
+        assert_eq!(p[0].packet_type(), PacketType::FlagTs);
+        assert_eq!(
+            ts(&p[0]),
+            Timestamp {
+                nibbles: 16,
+                update: 0x3_AEB2_84C9,
+                absolute: Some(0x3_AEB2_84C9)
+            }
+        );
+        assert_eq!(
+            ts(&p[1]),
+            Timestamp {
+                nibbles: 2,
+                update: 0xD6,
+                absolute: Some(0x3_AEB2_84D6)
+            }
+        );
+        assert_eq!(p[1].offset, 26 + 18 + 1);
+    }
+
+    #[test]
+    fn example_d32ts_with_full_zero_timestamp() {
+        // stm_only: (F carried) `06 30 7D 7A E4` + 8 x 00: D32TS 0x003D7A74, 16-nibble TS 0.
+        let mut b = sync_bytes(3);
+        b.push(0xF0); // NULL, then the carried F
+        b.extend([0x06, 0x30, 0x7D, 0x7A, 0xE4]);
+        b.extend([0x00; 8]);
+        let p = payload_packets(&run(&b));
+        assert_eq!(
+            p[0].kind,
+            PacketKind::Data {
+                width: DataWidth::W32,
+                value: 0x003D_7A74,
+                marker: false,
+                ts: Some(Timestamp {
+                    nibbles: 16,
+                    update: 0,
+                    absolute: Some(0)
+                })
+            }
+        );
+        assert_eq!(p[0].packet_type().name(), "D32TS");
+    }
+
+    #[test]
+    fn example_seed_master_channel_d32mts() {
+        // research/stm.md §1.2: M8(0) C8(1) D32MTS(0xDEADBEEF) TS 0x5A = 01 30 10 DA AE BD EE 2F A5.
+        let mut b = sync_bytes(3);
+        b.extend([0x01, 0x30, 0x10, 0xDA, 0xAE, 0xBD, 0xEE, 0x2F, 0xA5]);
+        let events = run(&b);
+        assert!(errors(&events).is_empty(), "{events:?}");
+        let p = payload_packets(&events);
+        assert_eq!(p.len(), 3);
+        assert_eq!(
+            p[2].kind,
+            PacketKind::Data {
+                width: DataWidth::W32,
+                value: 0xDEAD_BEEF,
+                marker: true,
+                ts: Some(Timestamp {
+                    nibbles: 2,
+                    update: 0x5A,
+                    absolute: Some(0x5A)
+                })
+            }
+        );
+    }
+
+    #[test]
+    fn nothing_before_first_async_is_decoded() {
+        let mut n = std::vec![1, 2, 3];
+        n.extend([0xF; 21]);
+        n.push(0);
+        let events = run_nibbles(&n);
+        assert_eq!(
+            events[0],
+            Event::Unsynced(Unsynced {
+                offset: 0,
+                nibbles: 3
+            })
+        );
+        assert!(
+            matches!(events[1], Event::Packet(p) if p.offset == 3 && p.kind == PacketKind::Async)
+        );
+    }
+
+    #[test]
+    fn surplus_f_before_async_belong_to_earlier_data() {
+        // OpenCSD issue #27: 22 F before the 0; the first F is not part of the ASYNC.
+        let mut n = std::vec![1];
+        n.extend([0xF; 22]);
+        n.push(0);
+        let events = run_nibbles(&n);
+        assert_eq!(
+            events[0],
+            Event::Unsynced(Unsynced {
+                offset: 0,
+                nibbles: 2
+            })
+        );
+        assert!(
+            matches!(events[1], Event::Packet(p) if p.offset == 2 && p.kind == PacketKind::Async)
+        );
+        // While synced, trailing F of a data payload followed by an ASYNC: D8 0xFF then 21 F + 0.
+        let mut n = std::vec![0xF; 21];
+        n.extend([0, 0xF, 0, 0, 3, 4]);
+        n.extend([0xF; 23]);
+        n.push(0);
+        let p: Vec<Packet> = run_nibbles(&n)
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::Packet(p) => Some(p),
+                _ => panic!("unexpected {e:?}"),
+            })
+            .collect();
+        assert_eq!(
+            p[2].kind,
+            PacketKind::Data {
+                width: DataWidth::W8,
+                value: 0xFF,
+                marker: false,
+                ts: None
+            }
+        );
+        assert_eq!((p[3].kind, p[3].offset), (PacketKind::Async, 26 + 3));
+    }
+
+    #[test]
+    fn async_on_odd_nibble_and_inside_a_packet() {
+        // Synced, a D32 with 3 of 8 nibbles, then an ASYNC starting on an odd nibble.
+        let mut n = std::vec![0xF; 21];
+        n.extend([0, 0xF, 0, 0, 3, 6, 1, 2]);
+        n.extend([0xF; 21]);
+        n.push(0);
+        n.extend([1, 4, 1]);
+        let events = run_nibbles(&n);
+        let err = errors(&events);
+        assert_eq!(
+            err,
+            [DecodeError {
+                offset: 26,
+                error: StpError::Truncated {
+                    packet: Some(PacketType::Data {
+                        width: DataWidth::W32,
+                        marker: false,
+                        timestamp: false
+                    }),
+                    nibbles: 3,
+                    cause: Truncation::Async
+                }
+            }]
+        );
+        let p = payload_packets(&events);
+        assert_eq!(
+            p[0].kind,
+            PacketKind::Master {
+                width: IdWidth::W8,
+                master: 0x41
+            },
+            "decoding goes on after the ASYNC"
+        );
+    }
+
+    fn expect_error_then_resync(after_sync: &[u8], error: StpError) {
+        let mut n = std::vec![0xF; 21];
+        n.extend([0, 0xF, 0, 0, 3]);
+        n.extend_from_slice(after_sync);
+        n.extend([1, 2, 3, 4]); // skipped: no sync
+        n.extend([0xF; 21]);
+        n.extend([0, 1, 4, 1]);
+        let events = run_nibbles(&n);
+        assert_eq!(errors(&events).first().map(|e| e.error), Some(error));
+        assert_eq!(errors(&events)[0].offset, 26);
+        assert!(
+            events.iter().any(|e| matches!(e, Event::Unsynced(_))),
+            "{events:?}"
+        );
+        let p = payload_packets(&events);
+        assert_eq!(p.len(), 1, "only the M8 after the new ASYNC: {p:?}");
+        assert!(matches!(p[0].kind, PacketKind::Master { master: 0x41, .. }));
+    }
+
+    #[test]
+    fn reserved_opcodes_are_errors() {
+        expect_error_then_resync(
+            &[0xF, 0, 0xC],
+            StpError::ReservedOpcode {
+                opcode: 0xF0C,
+                nibbles: 3,
+            },
+        );
+        expect_error_then_resync(
+            &[0xF, 0, 0xF, 2],
+            StpError::ReservedOpcode {
+                opcode: 0xF0F2,
+                nibbles: 4,
+            },
+        );
+    }
+
+    #[test]
+    fn f_f_at_opcode_is_invalid_async() {
+        expect_error_then_resync(&[0xF, 0xF, 0xF, 1], StpError::InvalidAsync);
+    }
+
+    #[test]
+    fn timestamp_length_f_is_an_error() {
+        expect_error_then_resync(
+            &[0xE, 0xF],
+            StpError::BadTimestampLength {
+                packet: PacketType::FlagTs,
+            },
+        );
+    }
+
+    #[test]
+    fn time_length_f_is_an_error() {
+        expect_error_then_resync(
+            &[0xF, 0, 4, 1, 2, 0xF],
+            StpError::BadTimestampLength {
+                packet: PacketType::Time,
+            },
+        );
+    }
+
+    #[test]
+    fn unsupported_version_is_an_error() {
+        expect_error_then_resync(&[0xF, 0, 0, 5], StpError::UnsupportedVersion { version: 5 });
+    }
+
+    #[test]
+    fn timestamp_before_version_is_an_error() {
+        let mut n = std::vec![0xF; 21];
+        n.extend([0, 1, 4, 1, 0xE, 2, 0]);
+        let events = run_nibbles(&n);
+        assert_eq!(
+            errors(&events)[0],
+            DecodeError {
+                offset: 25,
+                error: StpError::TimestampBeforeVersion {
+                    packet: PacketType::FlagTs
+                }
+            }
+        );
+        // Untimestamped packets decode without VERSION (as OpenCSD does).
+        assert!(matches!(
+            payload_packets(&events)[0].kind,
+            PacketKind::Master { master: 0x41, .. }
+        ));
+    }
+
+    #[test]
+    fn end_of_trace_mid_packet_is_truncated() {
+        let mut b = sync_bytes(3);
+        b.extend([0x16, 0xE8]); // D32 `6 1 8 E` cut short
+        let events = run(&b);
+        assert_eq!(
+            errors(&events),
+            [DecodeError {
+                offset: 26,
+                error: StpError::Truncated {
+                    packet: Some(PacketType::Data {
+                        width: DataWidth::W32,
+                        marker: false,
+                        timestamp: false
+                    }),
+                    nibbles: 4,
+                    cause: Truncation::EndOfTrace
+                }
+            }]
+        );
+        // Held F nibbles at the end are data, not an ASYNC: a lone prefix F is a truncated opcode.
+        let mut n = std::vec![0xF; 21];
+        n.extend([0, 0xF]);
+        let events = run_nibbles(&n);
+        assert!(matches!(
+            errors(&events)[0].error,
+            StpError::Truncated {
+                packet: None,
+                nibbles: 1,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn never_synced_input_is_reported_at_the_end() {
+        let events = run(&[0x12, 0x34]);
+        assert_eq!(
+            events,
+            [Event::Unsynced(Unsynced {
+                offset: 0,
+                nibbles: 4
+            })]
+        );
+    }
+
+    #[test]
+    fn legacy_gray_and_delta_timestamps() {
+        // VERSION 1: FLAG_TS with a fixed 2-nibble field, no time.
+        let mut b = sync_bytes(1);
+        b.extend([0x5E, 0x0A]); // E 5 A 0: FLAG_TS 0x5A, then NULL
+        let p = payload_packets(&run(&b));
+        assert_eq!(
+            p[0].kind.timestamp(),
+            Some(Timestamp {
+                nibbles: 2,
+                update: 0x5A,
+                absolute: None
+            })
+        );
+        // VERSION 2: deltas add up.
+        let mut b = sync_bytes(2);
+        b.extend([0x1E, 0xE5, 0x31]); // E 1 5, E 1 3
+        let p = payload_packets(&run(&b));
+        let abs: Vec<_> = p
+            .iter()
+            .map(|p| p.kind.timestamp().unwrap().absolute)
+            .collect();
+        assert_eq!(abs, [Some(5), Some(8)]);
+        // VERSION 4: Gray code. Full value gray(0x10), then low nibble gray 0x1 -> binary 0x1e.
+        let g = crate::timestamp::binary_to_gray(0x10);
+        let mut e = crate::encoder::StpEncoder::new();
+        e.async_packet();
+        e.packet(&PacketKind::Version { version: 4 }).unwrap();
+        for (nibbles, update) in [(16, g), (1, 0x1)] {
+            let ts = Some(Timestamp {
+                nibbles,
+                update,
+                absolute: None,
+            });
+            e.packet(&PacketKind::Flag { ts }).unwrap();
+        }
+        let p = payload_packets(&run_nibbles(&e.finish().nibbles()));
+        assert_eq!(p[0].kind.timestamp().unwrap().absolute, Some(0x10));
+        let expected = crate::timestamp::gray_to_binary((g & !0xF) | 1);
+        assert_eq!(p[1].kind.timestamp().unwrap().absolute, Some(expected));
+    }
+
+    #[test]
+    fn input_split_mid_byte_and_mid_packet() {
+        let mut b = sync_bytes(3);
+        b.extend([0x01, 0x30, 0x10, 0xDA, 0xAE, 0xBD, 0xEE, 0x2F, 0xA5]);
+        let whole = run(&b);
+        let nibbles: Vec<u8> = b.iter().flat_map(|x| [x & 0xF, x >> 4]).collect();
+        for split in 0..nibbles.len() {
+            let mut d = StpDecoder::new();
+            let mut got: Vec<Event> = d.feed_nibbles(&nibbles[..split]).collect();
+            got.extend(d.feed_nibbles(&nibbles[split..]));
+            got.extend(d.finish());
+            assert_eq!(got, whole, "split at nibble {split}");
+        }
+    }
+
+    #[test]
+    fn dropped_iterator_keeps_pending_events() {
+        let b = sync_bytes(3);
+        let mut d = StpDecoder::new();
+        let mut events = d.feed(&b);
+        let first = events.next();
+        let consumed = events.consumed();
+        drop(events);
+        assert!(matches!(first, Some(Event::Packet(p)) if p.kind == PacketKind::Async));
+        let mut rest: Vec<Event> = core::iter::from_fn(|| d.poll()).collect();
+        rest.extend(d.feed(&b[consumed..]));
+        assert!(
+            matches!(rest[0], Event::Packet(p) if p.kind == PacketKind::Version { version: 3 })
+        );
+        assert!(d.is_synced());
+        assert_eq!(d.ts_format(), Some(TsFormat::Natural));
+        assert_eq!(d.offset(), 26);
+    }
+}
