@@ -1,0 +1,30 @@
+//! Helpers shared by the integration tests: engine configurations with short deadlines for the simulator.
+
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use lizard_core::sim::SimHandle;
+use lizard_core::{Config, Timeouts};
+
+/// A gatord-only configuration for `daemon`, with deadlines short enough for tests.
+pub fn config_for(daemon: &SimHandle) -> Config {
+    Config {
+        timeouts: Timeouts {
+            connect: Duration::from_secs(2),
+            io: Duration::from_secs(2),
+        },
+        stop_timeout: Duration::from_secs(2),
+        ..Config::gatord_only(daemon.address())
+    }
+}
+
+/// The id of the counter whose gatord name is `key`.
+pub fn id_of(lizard: &lizard_core::Lizard, key: &str) -> u32 {
+    lizard
+        .counters()
+        .iter()
+        .find(|c| c.key == key)
+        .unwrap_or_else(|| panic!("no counter {key}"))
+        .id
+}

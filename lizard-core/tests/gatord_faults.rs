@@ -1,0 +1,256 @@
+//! Error paths against the simulated gatord over loopback TCP (frames from its synthetic workload and scripted
+//! samples): a daemon that dies mid-capture, one that never sends the end marker, a malformed frame, an
+//! oversize length, "Session already in progress", and a malformed events document.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{config_for, id_of};
+use lizard_core::sim::{self, Faults, SimConfig, SimSample, Stream};
+use lizard_core::{Error, Lizard};
+
+fn samples(n: i64) -> Stream {
+    Stream::Samples(
+        (0..n)
+            .map(|i| SimSample {
+                timestamp_ns: (i + 1) * 1_000_000,
+                values: vec![("Sim_ccnt".into(), 10 + i)],
+            })
+            .collect(),
+    )
+}
+
+fn start_ccnt(daemon: &sim::SimHandle) -> (Lizard, u32) {
+    let mut lizard = Lizard::configure(config_for(daemon)).unwrap();
+    let id = id_of(&lizard, "Sim_ccnt");
+    lizard.enable(id).unwrap();
+    lizard.start_capture().unwrap();
+    (lizard, id)
+}
+
+/// Waits until the daemon has sent `frames` frames (or 2 s).
+fn wait_frames(daemon: &sim::SimHandle, frames: u64) {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while daemon.stats().frames < frames && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn daemon_dying_mid_capture_returns_disconnected_promptly_and_keeps_samples() {
+    let daemon = sim::start(SimConfig {
+        faults: Faults {
+            die_after_frames: Some(5),
+            ..Faults::default()
+        },
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let (mut lizard, id) = start_ccnt(&daemon);
+    wait_frames(&daemon, 6);
+    std::thread::sleep(Duration::from_millis(20));
+    let started = Instant::now();
+    let err = lizard.stop_capture().unwrap_err();
+    assert!(matches!(err, Error::Disconnected), "{err:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "prompt: {:?}",
+        started.elapsed()
+    );
+    assert!(!lizard.is_capturing());
+    let values: Vec<i64> = lizard
+        .samples(id)
+        .unwrap()
+        .iter()
+        .map(|s| s.value.as_f64() as i64)
+        .collect();
+    let expected: Vec<i64> = (0..5).map(|n| sim::synthetic_value(0, n)).collect();
+    assert_eq!(
+        values, expected,
+        "the five frames sent before dying stay readable"
+    );
+    // The engine is usable again afterwards (the simulator serves new connections).
+    drop(daemon);
+}
+
+#[test]
+fn missing_end_marker_hits_the_stop_deadline() {
+    let daemon = sim::start(SimConfig {
+        stream: samples(3),
+        faults: Faults {
+            no_end_marker: true,
+            ..Faults::default()
+        },
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let mut config = config_for(&daemon);
+    config.stop_timeout = Duration::from_millis(300);
+    let mut lizard = Lizard::configure(config).unwrap();
+    let id = id_of(&lizard, "Sim_ccnt");
+    lizard.enable(id).unwrap();
+    lizard.start_capture().unwrap();
+    wait_frames(&daemon, 4);
+    std::thread::sleep(Duration::from_millis(20));
+    let started = Instant::now();
+    let err = lizard.stop_capture().unwrap_err();
+    let took = started.elapsed();
+    assert!(matches!(err, Error::StopTimeout(_)), "{err:?}");
+    assert!(err.is_retryable());
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
+    assert_eq!(lizard.read_int(id).unwrap(), 10 + 11 + 12);
+}
+
+#[test]
+fn malformed_frame_is_reported_and_the_rest_kept() {
+    let daemon = sim::start(SimConfig {
+        stream: samples(5),
+        faults: Faults {
+            malformed_frame_at: Some(2),
+            ..Faults::default()
+        },
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let (mut lizard, id) = start_ccnt(&daemon);
+    wait_frames(&daemon, 6);
+    let err = lizard.stop_capture().unwrap_err();
+    let Error::MalformedFrames { count, .. } = err else {
+        panic!("expected MalformedFrames, got {err:?}");
+    };
+    assert_eq!(count, 1);
+    assert_eq!(
+        lizard.read_int(id).unwrap(),
+        10 + 11 + 13 + 14,
+        "frame 2 skipped, the others kept"
+    );
+}
+
+#[test]
+fn oversize_length_is_a_protocol_error_without_allocating() {
+    let daemon = sim::start(SimConfig {
+        stream: samples(5),
+        faults: Faults {
+            oversize_length_at: Some(2),
+            ..Faults::default()
+        },
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let (mut lizard, id) = start_ccnt(&daemon);
+    std::thread::sleep(Duration::from_millis(50));
+    let started = Instant::now();
+    let err = lizard.stop_capture().unwrap_err();
+    assert!(matches!(err, Error::Protocol { .. }), "{err:?}");
+    assert!(err.to_string().contains("protocol error"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert_eq!(
+        lizard.read_int(id).unwrap(),
+        10 + 11,
+        "frames before the bad header kept"
+    );
+}
+
+#[test]
+fn busy_daemon_is_a_typed_retryable_error() {
+    let daemon = sim::start(SimConfig::default()).unwrap();
+    let mut config = config_for(&daemon);
+    config.busy_retry = Duration::from_millis(100);
+    let mut lizard = Lizard::configure(config).unwrap();
+    lizard.enable(1).unwrap();
+    // Another client holds the one session gatord allows.
+    let mut other = std::net::TcpStream::connect(daemon.local_addr()).unwrap();
+    std::io::Write::write_all(&mut other, b"STREAMLINE\n").unwrap();
+    let mut answer = [0u8; 10];
+    std::io::Read::read_exact(&mut other, &mut answer).unwrap();
+    assert_eq!(&answer, b"GATOR 950\n");
+    let err = lizard.start_capture().unwrap_err();
+    assert!(matches!(err, Error::SessionInProgress), "{err:?}");
+    assert!(err.is_retryable());
+    assert!(err.to_string().contains("retry"), "{err}");
+    assert!(!lizard.is_capturing());
+    // Once the other client leaves, the same engine captures.
+    drop(other);
+    std::thread::sleep(Duration::from_millis(50));
+    lizard.start_capture().unwrap();
+    lizard.stop_capture().unwrap();
+}
+
+#[test]
+fn always_busy_daemon_fails_configure_with_the_reason() {
+    let daemon = sim::start(SimConfig {
+        faults: Faults {
+            busy: true,
+            ..Faults::default()
+        },
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let mut config = config_for(&daemon);
+    config.busy_retry = Duration::from_millis(50);
+    let err = Lizard::configure(config).unwrap_err();
+    let Error::NoSource { gatord, .. } = err else {
+        panic!("expected NoSource, got {err:?}");
+    };
+    assert!(matches!(*gatord, Error::SessionInProgress), "{gatord:?}");
+    assert!(daemon.stats().busy_rejections >= 1);
+}
+
+#[test]
+fn malformed_events_document_fails_discovery_with_an_xml_error() {
+    let daemon = sim::start(SimConfig {
+        events_xml: Some("<?xml version=\"1.0\"?><events><category name=\"x\">".into()),
+        counters: Some(vec!["x".into()]),
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let err = Lizard::configure(config_for(&daemon)).unwrap_err();
+    let Error::NoSource { gatord, .. } = err else {
+        panic!("expected NoSource, got {err:?}");
+    };
+    assert!(
+        matches!(
+            *gatord,
+            Error::Xml {
+                document: "events",
+                ..
+            }
+        ),
+        "{gatord:?}"
+    );
+}
+
+#[test]
+fn too_small_message_limit_refuses_the_events_document() {
+    let daemon = sim::start(SimConfig::default()).unwrap();
+    let mut config = config_for(&daemon);
+    config.max_message_len = 64;
+    let err = Lizard::configure(config).unwrap_err();
+    let Error::NoSource { gatord, .. } = err else {
+        panic!("expected NoSource, got {err:?}");
+    };
+    assert!(matches!(*gatord, Error::Protocol { .. }), "{gatord:?}");
+}
+
+#[test]
+fn dropping_during_a_capture_stops_and_joins() {
+    let daemon = sim::start(SimConfig::default()).unwrap();
+    let (lizard, _) = start_ccnt(&daemon);
+    std::thread::sleep(Duration::from_millis(10));
+    let started = Instant::now();
+    drop(lizard);
+    assert!(started.elapsed() < Duration::from_secs(1));
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while daemon.stats().end_markers == 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(
+        daemon.stats().end_markers,
+        1,
+        "the capture was stopped cleanly"
+    );
+}
