@@ -893,8 +893,8 @@ mod tests {
         n.push(0);
         let p: Vec<Packet> = run_nibbles(&n)
             .into_iter()
-            .filter_map(|e| match e {
-                Event::Packet(p) => Some(p),
+            .map(|e| match e {
+                Event::Packet(p) => p,
                 _ => panic!("unexpected {e:?}"),
             })
             .collect();
@@ -1141,10 +1141,10 @@ mod tests {
     fn dropped_iterator_keeps_pending_events() {
         let b = sync_bytes(3);
         let mut d = StpDecoder::new();
-        let mut events = d.feed(&b);
-        let first = events.next();
-        let consumed = events.consumed();
-        drop(events);
+        let (first, consumed) = {
+            let mut events = d.feed(&b);
+            (events.next(), events.consumed())
+        };
         assert!(matches!(first, Some(Event::Packet(p)) if p.kind == PacketKind::Async));
         let mut rest: Vec<Event> = core::iter::from_fn(|| d.poll()).collect();
         rest.extend(d.feed(&b[consumed..]));

@@ -181,7 +181,7 @@ fn sample(ty: PacketType, ts: Option<Timestamp>) -> PacketKind {
             clock: 1,
             version: 2,
             nibbles: 14,
-            time: 0x1234_5678_9ABC_DE,
+            time: 0x0012_3456_789A_BCDE,
             ts,
         },
         PacketType::Trig | PacketType::TrigTs => PacketKind::Trigger { value: 0x77, ts },
