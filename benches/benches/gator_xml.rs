@@ -1,0 +1,65 @@
+//! Benches the gator-xml events reader on the merged 3 MB events document that gatord 9.7.2 served in the
+//! recorded live session (`shared/data/gatord-9.7.2/live-session/d2c.bin`, first RESPONSE_XML), against a bare
+//! roxmltree DOM parse of the same text in the same run; also the captured key-map reader on the recorded
+//! `resp-captured.xml` against its bare DOM parse.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use gator_xml::roxmltree;
+use gator_xml::{Captured, Events};
+use std::hint::black_box;
+
+/// The first RESPONSE_XML payload after the `GATOR 950\n` reply: each response is 1 type byte, a u32 LE
+/// length and the payload; type 1 is XML.
+fn merged_events_document() -> String {
+    let bytes = std::fs::read(lizard_benches::data_dir().join("gatord-9.7.2/live-session/d2c.bin"))
+        .expect("d2c.bin recording");
+    let mut at = b"GATOR 950\n".len();
+    assert_eq!(&bytes[..at], b"GATOR 950\n");
+    while at + 5 <= bytes.len() {
+        let len = u32::from_le_bytes(bytes[at + 1..at + 5].try_into().unwrap()) as usize;
+        if bytes[at] == 1 {
+            return String::from_utf8(bytes[at + 5..at + 5 + len].to_vec()).expect("UTF-8");
+        }
+        at += 5 + len;
+    }
+    panic!("no RESPONSE_XML in d2c.bin");
+}
+
+fn events_document(c: &mut Criterion) {
+    let text = merged_events_document();
+    let mut group = c.benchmark_group("gator_xml_events_3mb");
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.sample_size(20);
+    group.bench_function("baseline_roxmltree_dom", |b| {
+        b.iter(|| {
+            let doc = roxmltree::Document::parse(black_box(&text)).unwrap();
+            black_box(doc.descendants().len())
+        })
+    });
+    group.bench_function("gator_xml_events_parse", |b| {
+        b.iter(|| black_box(Events::parse(black_box(&text)).unwrap().event_count()))
+    });
+    group.finish();
+}
+
+fn captured_document(c: &mut Criterion) {
+    let text = std::fs::read_to_string(
+        lizard_benches::data_dir().join("gatord-9.7.2/live-session/resp-captured.xml"),
+    )
+    .expect("resp-captured.xml recording");
+    let mut group = c.benchmark_group("gator_xml_captured");
+    group.throughput(Throughput::Bytes(text.len() as u64));
+    group.bench_function("baseline_roxmltree_dom", |b| {
+        b.iter(|| {
+            let doc = roxmltree::Document::parse(black_box(&text)).unwrap();
+            black_box(doc.descendants().len())
+        })
+    });
+    group.bench_function("gator_xml_captured_parse", |b| {
+        b.iter(|| black_box(Captured::parse(black_box(&text)).unwrap().counters.len()))
+    });
+    group.finish();
+}
+
+criterion_group!(benches, events_document, captured_document);
+criterion_main!(benches);
