@@ -1,1 +1,194 @@
-//! Kernel calls of the Mali kbase driver: open, ioctl, mmap, poll.
+//! Kernel calls of the Mali kbase driver: open, ioctl, mmap, poll. The only unsafe code of the GPU
+//! side; every errno becomes an [`io::Error`] here.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::ptr::NonNull;
+use std::time::Duration;
+
+/// Opens a kbase device file `O_RDWR | O_CLOEXEC | O_NONBLOCK`, as HWCPipe does.
+pub(crate) fn open_device(path: &Path) -> io::Result<OwnedFd> {
+    let c_path = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    // SAFETY: `c_path` is a valid NUL-terminated string that outlives the call.
+    let fd = unsafe { libc::open(c_path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC | libc::O_NONBLOCK) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `open` just returned this fd; nothing else owns it.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn check(ret: libc::c_int) -> io::Result<i32> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+/// `ioctl(fd, request, value)` with the argument passed by value.
+pub(crate) fn ioctl_value(fd: &OwnedFd, request: u32, value: u64) -> io::Result<i32> {
+    // SAFETY: by-value requests make the driver read no memory through the argument; the fd is open.
+    check(unsafe { libc::ioctl(fd.as_raw_fd(), request as _, value as libc::c_ulong) })
+}
+
+/// `ioctl(fd, request, arg.as_mut_ptr())`: the driver reads and writes at most `arg.len()` bytes,
+/// the size encoded in `request` (the caller passes a buffer of exactly that size).
+pub(crate) fn ioctl_struct(fd: &OwnedFd, request: u32, arg: &mut [u8]) -> io::Result<i32> {
+    let encoded = ((request >> 16) & 0x3FFF) as usize;
+    if arg.len() < encoded {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: `arg` is a live, writable buffer at least as large as the size encoded in `request`,
+    // which bounds what kbase copies in and out.
+    check(unsafe { libc::ioctl(fd.as_raw_fd(), request as _, arg.as_mut_ptr()) })
+}
+
+/// Like [`ioctl_struct`], after writing the address of `buffer` into the u64 at `ptr_offset` of `arg`.
+/// The driver accesses at most the buffer length recorded in the struct's size field, which the caller
+/// sets to `buffer.len()` or less.
+pub(crate) fn ioctl_struct_with_buffer(
+    fd: &OwnedFd,
+    request: u32,
+    arg: &mut [u8],
+    ptr_offset: usize,
+    buffer: &mut [u8],
+) -> io::Result<i32> {
+    let addr = if buffer.is_empty() { 0u64 } else { buffer.as_mut_ptr() as usize as u64 };
+    let field = arg
+        .get_mut(ptr_offset..ptr_offset + 8)
+        .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+    field.copy_from_slice(&addr.to_ne_bytes());
+    // `buffer` stays mutably borrowed across the call, so the address written above stays valid.
+    ioctl_struct(fd, request, arg)
+}
+
+/// Takes ownership of an fd a setup ioctl has just returned.
+pub(crate) fn adopt_fd(raw: RawFd) -> io::Result<OwnedFd> {
+    if raw < 0 {
+        return Err(io::Error::from_raw_os_error(libc::EBADF));
+    }
+    // SAFETY: the caller passes the return value of a successful reader-setup ioctl, a fresh fd that
+    // nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
+/// A read-only `MAP_PRIVATE` mapping of a reader fd, unmapped on drop.
+#[derive(Debug)]
+pub(crate) struct Mapping {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the mapping is plain read-only memory owned by this value; it may move between threads.
+unsafe impl Send for Mapping {}
+
+impl Mapping {
+    /// `mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0)`.
+    pub(crate) fn new(fd: &OwnedFd, len: usize) -> io::Result<Mapping> {
+        if len == 0 {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        // SAFETY: asks the kernel for a new mapping; no existing memory is affected.
+        let ptr = unsafe {
+            libc::mmap(core::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_PRIVATE, fd.as_raw_fd(), 0)
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let ptr = NonNull::new(ptr.cast::<u8>()).ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
+        Ok(Mapping { ptr, len })
+    }
+
+    /// Copies `out.len()` bytes at `offset`; EINVAL when the range leaves the mapping.
+    pub(crate) fn read(&self, offset: usize, out: &mut [u8]) -> io::Result<()> {
+        let end = offset.checked_add(out.len()).ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+        if end > self.len {
+            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        // SAFETY: `offset..end` lies inside the live mapping of `len` readable bytes; `out` is a
+        // distinct Rust buffer. The driver does not write a buffer while user space holds it
+        // (between GET_BUFFER/GET_SAMPLE and PUT), which is when the profiler reads.
+        unsafe { core::ptr::copy_nonoverlapping(self.ptr.as_ptr().add(offset), out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+}
+
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: `ptr`/`len` describe a mapping created by `mmap` and not yet unmapped.
+        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+    }
+}
+
+/// Result of [`poll_in`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Poll {
+    /// POLLIN.
+    Readable,
+    /// Timeout expired.
+    TimedOut,
+    /// POLLHUP, POLLERR or POLLNVAL.
+    HungUp,
+}
+
+/// `poll` for POLLIN on one fd, retrying on EINTR.
+pub(crate) fn poll_in(fd: &OwnedFd, timeout: Duration) -> io::Result<Poll> {
+    let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    loop {
+        // SAFETY: `pfd` is one valid pollfd for the duration of the call.
+        let n = unsafe { libc::poll(&mut pfd, 1, ms) };
+        if n < 0 {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(err);
+        }
+        if n == 0 {
+            return Ok(Poll::TimedOut);
+        }
+        if pfd.revents & libc::POLLIN != 0 {
+            return Ok(Poll::Readable);
+        }
+        return Ok(Poll::HungUp);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn opening_a_missing_device_is_enoent() {
+        let err = open_device(Path::new("/dev/mali-does-not-exist")).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENOENT));
+    }
+
+    #[test]
+    fn ioctl_on_a_non_kbase_file_fails_cleanly() {
+        let fd = open_device(Path::new("/dev/null")).unwrap();
+        let mut arg = [0u8; 4];
+        assert!(ioctl_struct(&fd, 0xC004_8000, &mut arg).is_err());
+        assert!(ioctl_struct(&fd, 0xC004_8000, &mut [0u8; 2]).is_err());
+        assert!(ioctl_value(&fd, 0x4004_BE10, 0).is_err());
+    }
+
+    #[test]
+    fn poll_and_mmap_real_files() {
+        let fd = open_device(Path::new("/dev/zero")).unwrap();
+        assert_eq!(poll_in(&fd, Duration::from_millis(1)).unwrap(), Poll::Readable);
+        let map = Mapping::new(&fd, 4096).unwrap();
+        let mut out = [1u8; 16];
+        map.read(100, &mut out).unwrap();
+        assert_eq!(out, [0u8; 16]);
+        assert!(map.read(4090, &mut out).is_err());
+        assert!(Mapping::new(&fd, 0).is_err());
+        assert!(adopt_fd(-1).is_err());
+    }
+}

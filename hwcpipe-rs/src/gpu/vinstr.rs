@@ -1,0 +1,171 @@
+//! The vinstr hwcnt reader: setup (legacy UK or r21+), GET_API_VERSION, GET_HWVER,
+//! GET_BUFFER_SIZE, mmap of the buffer ring, then CLEAR / DUMP / poll / GET_BUFFER / PUT_BUFFER.
+
+use std::io;
+use std::time::Duration;
+
+use super::device::{Fd, IoctlArg, KbaseDevice, PollOutcome};
+use super::dump::{BlockSums, DumpError, VinstrLayout};
+use super::error::GpuError;
+use super::ioctl::{
+    ApiVersionWithFeatures, HwcntReaderMetadata, HwcntReaderSetup, UkHwcntReaderSetup, Wire, HWCNT_READER_SETUP,
+    READER_CLEAR, READER_DUMP, READER_GET_API_VERSION, READER_GET_API_VERSION_WITH_FEATURES, READER_GET_BUFFER,
+    READER_GET_BUFFER_SIZE, READER_GET_HWVER, READER_PUT_BUFFER, UK_FUNC_HWCNT_READER_SETUP, UK_HWCNT_READER_SETUP,
+};
+use super::version::{DriverVersion, Interface};
+
+/// Ring sizes tried in turn while the driver answers ENOMEM (contiguous buffers can be scarce).
+pub const BUFFER_COUNTS: [u32; 5] = [32, 16, 8, 4, 2];
+/// The only dump layout version decoded (HWCPipe rejects 4, the Midgard T60x/T62x/T72x layout).
+pub const SUPPORTED_HWVER: u32 = 5;
+
+/// An open vinstr reader.
+#[derive(Debug)]
+pub struct VinstrReader {
+    fd: i32,
+    layout: VinstrLayout,
+    buffer_count: u32,
+    buffer: Vec<u8>,
+}
+
+fn ioctl_err(op: &'static str) -> impl FnOnce(io::Error) -> GpuError {
+    move |source| GpuError::Ioctl { op, source }
+}
+
+fn read_u32(dev: &mut dyn KbaseDevice, fd: i32, request: u32, op: &'static str) -> Result<u32, GpuError> {
+    let mut b = [0u8; 4];
+    dev.ioctl(Fd::Reader(fd), request, IoctlArg::Struct(&mut b)).map_err(ioctl_err(op))?;
+    Ok(u32::from_ne_bytes(b))
+}
+
+fn setup_once(dev: &mut dyn KbaseDevice, version: DriverVersion, buffer_count: u32) -> Result<i32, GpuError> {
+    if version.interface == Interface::LegacyUk {
+        const OP: &str = "UK HWCNT_READER_SETUP";
+        let mut b = UkHwcntReaderSetup {
+            header: UK_FUNC_HWCNT_READER_SETUP,
+            buffer_count,
+            jm_bm: u32::MAX,
+            shader_bm: u32::MAX,
+            tiler_bm: u32::MAX,
+            mmu_l2_bm: u32::MAX,
+            fd: -1,
+            ..Default::default()
+        }
+        .to_bytes();
+        dev.ioctl(Fd::Device, UK_HWCNT_READER_SETUP, IoctlArg::Struct(&mut b)).map_err(ioctl_err(OP))?;
+        let answer = UkHwcntReaderSetup::decode(&b);
+        if answer.header != 0 {
+            return Err(GpuError::UkStatus { op: OP, ret: answer.header });
+        }
+        Ok(answer.fd)
+    } else {
+        let mut b = HwcntReaderSetup {
+            buffer_count,
+            fe_bm: u32::MAX,
+            shader_bm: u32::MAX,
+            tiler_bm: u32::MAX,
+            mmu_l2_bm: u32::MAX,
+        }
+        .to_bytes();
+        dev.ioctl(Fd::Device, HWCNT_READER_SETUP, IoctlArg::Struct(&mut b))
+            .map_err(ioctl_err("KBASE_IOCTL_HWCNT_READER_SETUP"))
+    }
+}
+
+impl VinstrReader {
+    /// Creates the reader with every counter enabled and checks API version, layout version and
+    /// buffer size against `layout`.
+    pub fn setup(
+        dev: &mut dyn KbaseDevice,
+        version: DriverVersion,
+        layout: VinstrLayout,
+    ) -> Result<VinstrReader, GpuError> {
+        let mut result = Err(GpuError::NotRunning);
+        for count in BUFFER_COUNTS {
+            result = setup_once(dev, version, count).map(|fd| (fd, count));
+            match &result {
+                Err(GpuError::Ioctl { source, .. }) if source.raw_os_error() == Some(libc::ENOMEM) => continue,
+                _ => break,
+            }
+        }
+        let (fd, buffer_count) = result?;
+        let reader = VinstrReader { fd, layout, buffer_count, buffer: vec![0; layout.dump_bytes()] };
+        match reader.check(dev) {
+            Ok(()) => Ok(reader),
+            Err(e) => {
+                let _ = dev.close(fd);
+                Err(e)
+            }
+        }
+    }
+
+    fn check(&self, dev: &mut dyn KbaseDevice) -> Result<(), GpuError> {
+        let mut b = [0u8; ApiVersionWithFeatures::SIZE];
+        let api = match dev.ioctl(Fd::Reader(self.fd), READER_GET_API_VERSION_WITH_FEATURES, IoctlArg::Struct(&mut b)) {
+            Ok(_) => ApiVersionWithFeatures::decode(&b).version,
+            Err(_) => read_u32(dev, self.fd, READER_GET_API_VERSION, "KBASE_HWCNT_READER_GET_API_VERSION")?,
+        };
+        if api != 1 {
+            return Err(GpuError::UnsupportedReaderApi(api));
+        }
+        let hwver = read_u32(dev, self.fd, READER_GET_HWVER, "KBASE_HWCNT_READER_GET_HWVER")?;
+        if hwver != SUPPORTED_HWVER {
+            return Err(GpuError::UnsupportedHwVersion(hwver));
+        }
+        let size = read_u32(dev, self.fd, READER_GET_BUFFER_SIZE, "KBASE_HWCNT_READER_GET_BUFFER_SIZE")? as usize;
+        if size != self.layout.dump_bytes() {
+            return Err(DumpError::SizeMismatch { expected: self.layout.dump_bytes(), actual: size }.into());
+        }
+        dev.mmap(self.fd, size * self.buffer_count as usize).map_err(ioctl_err("mmap of the hwcnt buffer ring"))
+    }
+
+    /// The reader fd.
+    pub fn fd(&self) -> i32 {
+        self.fd
+    }
+
+    /// Buffers in the ring.
+    pub fn buffer_count(&self) -> u32 {
+        self.buffer_count
+    }
+
+    /// CLEAR: the next dump counts from now.
+    pub fn start(&self, dev: &mut dyn KbaseDevice) -> Result<(), GpuError> {
+        dev.ioctl(Fd::Reader(self.fd), READER_CLEAR, IoctlArg::Value(0))
+            .map_err(ioctl_err("KBASE_HWCNT_READER_CLEAR"))?;
+        Ok(())
+    }
+
+    /// Closes the reader (and its mapping).
+    pub fn stop(self, dev: &mut dyn KbaseDevice) -> Result<(), GpuError> {
+        dev.close(self.fd).map_err(ioctl_err("close of the hwcnt reader"))
+    }
+
+    /// DUMP, poll up to `timeout`, GET_BUFFER, copy and sum the dump, PUT_BUFFER. Returns the
+    /// metadata timestamp (ns).
+    pub fn sample(&mut self, dev: &mut dyn KbaseDevice, timeout: Duration, sums: &mut BlockSums) -> Result<u64, GpuError> {
+        dev.ioctl(Fd::Reader(self.fd), READER_DUMP, IoctlArg::Value(0)).map_err(ioctl_err("KBASE_HWCNT_READER_DUMP"))?;
+        match dev.poll(self.fd, timeout).map_err(ioctl_err("poll"))? {
+            PollOutcome::Ready => {}
+            PollOutcome::TimedOut => return Err(GpuError::Timeout { waited: timeout }),
+            PollOutcome::HungUp => return Err(GpuError::HungUp),
+        }
+        let mut meta = [0u8; HwcntReaderMetadata::SIZE];
+        dev.ioctl(Fd::Reader(self.fd), READER_GET_BUFFER, IoctlArg::Struct(&mut meta))
+            .map_err(ioctl_err("KBASE_HWCNT_READER_GET_BUFFER"))?;
+        let m = HwcntReaderMetadata::decode(&meta);
+        let copied = if m.buffer_idx < self.buffer_count {
+            let offset = m.buffer_idx as usize * self.buffer.len();
+            dev.read_mapped(self.fd, offset, &mut self.buffer).map_err(ioctl_err("read of the hwcnt buffer"))
+        } else {
+            Err(GpuError::BadBufferIndex { index: u64::from(m.buffer_idx), count: u64::from(self.buffer_count) })
+        };
+        let put = dev
+            .ioctl(Fd::Reader(self.fd), READER_PUT_BUFFER, IoctlArg::Struct(&mut meta))
+            .map_err(ioctl_err("KBASE_HWCNT_READER_PUT_BUFFER"));
+        copied?;
+        put?;
+        self.layout.accumulate(&self.buffer, sums)?;
+        Ok(m.timestamp)
+    }
+}
