@@ -361,40 +361,45 @@ impl Conn<'_> {
         Next::Continue
     }
 
-    /// Synthetic stream: sends the samples that are due.
+    /// Synthetic stream: sends every sample that is due, each stamped with its due time (socket timeouts are
+    /// rounded up to the kernel tick, so several samples may be due at once).
     fn stream_due(&mut self) -> Next {
         let Stream::Synthetic { period } = self.shared.config.stream else {
             return Next::Continue;
         };
-        if self.silent {
-            return Next::Continue;
-        }
-        let Some(capturing) = &mut self.capturing else {
-            return Next::Continue;
-        };
-        let now = Instant::now();
-        if now < capturing.next_due {
-            return Next::Continue;
-        }
-        capturing.next_due += period.max(Duration::from_micros(100));
-        if capturing.next_due + period * 10 < now {
-            // Far behind (a loaded machine): skip ahead instead of bursting.
-            capturing.next_due = now + period;
-        }
-        let sample = capturing.sample;
-        capturing.sample += 1;
-        let timestamp = i64::try_from(capturing.started.elapsed().as_nanos()).unwrap_or(i64::MAX);
-        let values: Vec<(i32, i64)> = self
-            .bound
-            .iter()
-            .enumerate()
-            .map(|(i, &(key, _))| (key, synthetic_value(i, sample)))
-            .collect();
-        for frame in self.encode_values(timestamp, values.into_iter()) {
-            if self.send_frame(&frame) == Next::Close {
-                return Next::Close;
+        let period = period.max(Duration::from_micros(100));
+        loop {
+            if self.silent {
+                return Next::Continue;
+            }
+            let Some(capturing) = &mut self.capturing else {
+                return Next::Continue;
+            };
+            let now = Instant::now();
+            if now < capturing.next_due {
+                return Next::Continue;
+            }
+            if capturing.next_due + period * 100 < now {
+                // Far behind (a loaded machine): skip ahead instead of bursting.
+                capturing.next_due = now;
+            }
+            let due = capturing.next_due;
+            capturing.next_due += period;
+            let sample = capturing.sample;
+            capturing.sample += 1;
+            let timestamp =
+                i64::try_from(due.duration_since(capturing.started).as_nanos()).unwrap_or(i64::MAX);
+            let values: Vec<(i32, i64)> = self
+                .bound
+                .iter()
+                .enumerate()
+                .map(|(i, &(key, _))| (key, synthetic_value(i, sample)))
+                .collect();
+            for frame in self.encode_values(timestamp, values.into_iter()) {
+                if self.send_frame(&frame) == Next::Close {
+                    return Next::Close;
+                }
             }
         }
-        Next::Continue
     }
 }
