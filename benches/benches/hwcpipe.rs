@@ -1,0 +1,59 @@
+//! `HwcPipe::sample()` latency for the seven Linux software counters in one perf group, against
+//! the floor it cannot beat: one raw `read()` of a single perf event descriptor, measured in the
+//! same run. Both read the running kernel's counters of this thread (no recorded data involved).
+
+use std::fs::File;
+use std::hint::black_box;
+use std::io::Read;
+use std::os::fd::OwnedFd;
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use hwcpipe::sys::perf_event_attr::PERF_TYPE_SOFTWARE;
+use hwcpipe::sys::{LinuxPerf, PerfEventAttr, PerfSys};
+use hwcpipe::{CpuCounter, HwcPipe};
+
+/// `PERF_COUNT_SW_TASK_CLOCK`.
+const TASK_CLOCK: u64 = 1;
+
+fn single_task_clock_fd() -> File {
+    // read_format 0: a read returns one u64; the event counts from the open on.
+    let attr = PerfEventAttr::counting(PERF_TYPE_SOFTWARE, TASK_CLOCK);
+    let fd: OwnedFd = LinuxPerf
+        .perf_event_open(&attr, 0, -1, None)
+        .expect("software perf events must be allowed to run this bench");
+    File::from(fd)
+}
+
+fn sample_vs_raw_read(c: &mut Criterion) {
+    let mut group = c.benchmark_group("hwcpipe_sample");
+
+    let mut pipe = HwcPipe::with_counters(&CpuCounter::SOFTWARE, &[]);
+    assert_eq!(
+        pipe.cpu_profiler()
+            .expect("software perf events must be allowed to run this bench")
+            .available_counters()
+            .len(),
+        7
+    );
+    pipe.run().unwrap();
+    group.bench_function("sample_7_software_counters", |b| {
+        b.iter(|| {
+            let m = pipe.sample().unwrap();
+            black_box(m.cpu_value(CpuCounter::TaskClock))
+        })
+    });
+    pipe.stop().unwrap();
+
+    let mut file = single_task_clock_fd();
+    let mut buf = [0u8; 8];
+    group.bench_function("baseline_raw_read_1_fd", |b| {
+        b.iter(|| {
+            let n = file.read(&mut buf).unwrap();
+            black_box((n, u64::from_ne_bytes(buf)))
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, sample_vs_raw_read);
+criterion_main!(benches);
