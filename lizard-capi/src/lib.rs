@@ -1,5 +1,15 @@
-//! liblizard.so: the Lizard C API (LoadApi and the LizardApi table) over lizard-core.
+//! `liblizard.so`: the Lizard C API over [`lizard_core`].
 //!
-//! See `README.md` beside this crate for an overview and an example.
+//! The library exports one symbol, `LoadApi`, which hands out the `LizardApi` function table described
+//! by the committed header `include/lizard/lizard_api.h`. The table, its enums and its structs are
+//! laid out exactly as in the original Lizard header (see [`abi`]), so callers written for the original
+//! library work unchanged. Unlike the original, no call can crash the host process: every exported
+//! function runs inside a panic boundary, checks every pointer and id, and never raises SIGPIPE.
 #![deny(missing_docs)]
 
+pub mod abi;
+mod api;
+mod panic;
+mod registry;
+
+pub use api::LoadApi;

@@ -1,0 +1,156 @@
+/*
+ * lizard_api.h - the Lizard hardware-counter C API (LIZARD_VERSION_0_1).
+ *
+ * Drop-in compatible with the original Lizard header: same names, enum values, struct layouts and function
+ * table order, so callers written for it (RenderDoc's ARM counter backend among them) work unchanged.
+ * Unlike the original it compiles as C99 as well as C++11.
+ *
+ * Usage:
+ *     struct LizardApi *api = NULL;
+ *     if (LoadApi(&api) != LZD_OK || api->version != LIZARD_VERSION_0_1) { ... }
+ *     LizardInstance ctx = api->Init("127.0.0.1", 8080);   // NULL on failure
+ *     uint32_t n = api->GetAvailableCountersCount(ctx);     // ids are 1..n
+ *     ...
+ *     api->Destroy(ctx);
+ *
+ * Safety contract (stronger than the original):
+ *   - Every function accepts a NULL or already-destroyed ctx and any counter id: an invalid one gives 0,
+ *     0.0, LZD_FAILURE or no effect. Nothing crashes the host process, and no function raises SIGPIPE.
+ *   - Output structs are written only when the call returns LZD_OK.
+ *   - The strings in a LizardCounterDescription stay valid until Destroy(ctx).
+ *
+ * Thread safety: LoadApi may be called from any thread at any time. Calls on one ctx are serialised
+ * internally, so any function may be called from any thread; calls on different contexts are independent.
+ * Destroy(ctx) waits for a running capture on ctx to stop; no call on ctx may start after Destroy returns.
+ */
+#ifndef LIB_LIZARD_API_H
+#define LIB_LIZARD_API_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An opaque handle to one Lizard instance. */
+typedef void *LizardInstance;
+
+/* A counter id: valid ids are 1..GetAvailableCountersCount(ctx); 0 is never valid. */
+typedef uint32_t LizardCounterId;
+
+struct LizardApi;
+
+/* Versions of the function table. */
+enum LizardVersion {
+    LIZARD_VERSION_0_1 = 1
+};
+
+/* Result of a call. */
+typedef enum {
+    LZD_OK = 0,
+    LZD_FAILURE = 1
+} LZD_Result;
+
+/* How the samples of a counter combine: ABSOLUTE values are averaged, DELTA values are summed. */
+typedef enum {
+    LZD_ABSOLUTE = 1,
+    LZD_DELTA = 2
+} LZD_CounterClassType;
+
+/* Units and result types share one enum, as in the original header.
+ * MHz counters report LZD_UNITS_HZ (their values are scaled to Hz); units without a member (mV, %, ...)
+ * report LZD_UNITS_UNKNOWN. */
+typedef enum {
+    LZD_UNITS_UNKNOWN = 0,
+    LZD_UNITS_BYTE = 1,
+    LZD_UNITS_CELSIUS = 2,
+    LZD_UNITS_HZ = 3,
+    LZD_UNITS_PAGES = 4,
+    LZD_UNITS_RPM = 5,
+    LZD_UNITS_S = 6,
+    LZD_UNITS_V = 7,
+    LZD_TYPE_INT = 8,
+    LZD_TYPE_DOUBLE = 9
+} LZD_CounterAttribute;
+
+/* The description of one counter (72 bytes on LP64, 48 on ILP32). */
+typedef struct LizardCounterDescription {
+    LizardCounterId id;       /* equals the id it was asked for */
+    const char *short_name;   /* gatord counter name (key), "" for HWCPipe counters */
+    const char *name;         /* gatord event name, "" for HWCPipe counters */
+    const char *title;        /* gatord event title, or the HWCPipe counter name */
+    const char *description;
+    const char *category;
+    double multiplier;        /* already applied by ReadCounterInt/ReadCounterDouble */
+    uint32_t units;           /* an LZD_UNITS_* value */
+    uint32_t class_type;      /* an LZD_CounterClassType value */
+    uint32_t result_type;     /* LZD_TYPE_INT or LZD_TYPE_DOUBLE: which read gives the exact value */
+} LizardCounterDescription;
+
+/* Connects to gatord at host:port (a name or an IPv4/IPv6 address) and discovers the local HWCPipe
+ * counters. Returns NULL when no source gives any counter, or when host is NULL or port is out of range. */
+typedef LizardInstance (*LZD_Init_PFN)(const char *host, int port);
+
+/* Stops any running capture, joins its threads, closes every socket and frees ctx. Accepts NULL. */
+typedef void (*LZD_Destroy_PFN)(LizardInstance ctx);
+
+/* The number of counters; 0 for an invalid ctx. */
+typedef uint32_t (*LZD_GetAvailableCountersCount_PFN)(LizardInstance ctx);
+
+/* Describes counter id. LZD_FAILURE (and lzdDesc untouched) for an invalid ctx, id or NULL lzdDesc. */
+typedef LZD_Result (*LZD_GetCounterDescription_PFN)(LizardInstance ctx, LizardCounterId id,
+                                                    LizardCounterDescription *lzdDesc);
+
+/* Marks counter id to be captured by the next StartCapture. Invalid ctx or id: no effect. */
+typedef void (*LZD_EnableCounter_PFN)(LizardInstance ctx, LizardCounterId id);
+
+/* Stops capturing counter id from the next StartCapture on. Invalid ctx or id: no effect. */
+typedef void (*LZD_DisableCounter_PFN)(LizardInstance ctx, LizardCounterId id);
+
+/* Disables every counter. Invalid ctx: no effect. */
+typedef void (*LZD_DisableAllCounters_PFN)(LizardInstance ctx);
+
+/* Starts capturing the enabled counters, clearing the samples of the previous capture.
+ * LZD_OK if at least one source started. */
+typedef LZD_Result (*LZD_StartCapture_PFN)(LizardInstance ctx);
+
+/* Stops the capture and waits (bounded) for its last samples. LZD_FAILURE for an invalid ctx, when no
+ * capture runs, or when a source failed during the capture; the samples received stay readable. */
+typedef LZD_Result (*LZD_StopCapture_PFN)(LizardInstance ctx);
+
+/* The captured value of counter id: DELTA counters sum their samples, ABSOLUTE counters average them,
+ * then MHz becomes Hz and the multiplier applies; truncated toward zero. 0 for an invalid ctx or id. */
+typedef int64_t (*LZD_ReadCounterInt_PFN)(LizardInstance ctx, LizardCounterId id);
+
+/* The same reduction as ReadCounterInt, in double precision without truncation. 0.0 for an invalid ctx
+ * or id. Integer counters are converted by value, never by reinterpreting bits. */
+typedef double (*LZD_ReadCounterDouble_PFN)(LizardInstance ctx, LizardCounterId id);
+
+/* The function table, in the original order. */
+struct LizardApi {
+    int struct_size; /* sizeof(struct LizardApi) */
+    int version;     /* LIZARD_VERSION_0_1 */
+    LZD_Init_PFN Init;
+    LZD_Destroy_PFN Destroy;
+    LZD_GetAvailableCountersCount_PFN GetAvailableCountersCount;
+    LZD_GetCounterDescription_PFN GetCounterDescription;
+    LZD_EnableCounter_PFN EnableCounter;
+    LZD_DisableCounter_PFN DisableCounter;
+    LZD_DisableAllCounters_PFN DisableAllCounters;
+    LZD_StartCapture_PFN StartCapture;
+    LZD_StopCapture_PFN StopCapture;
+    LZD_ReadCounterInt_PFN ReadCounterInt;
+    LZD_ReadCounterDouble_PFN ReadCounterDouble;
+};
+
+/* Points *api at the library's function table (shared by all callers, valid for the life of the
+ * library). LZD_FAILURE when api is NULL. Thread-safe. */
+typedef LZD_Result (*LZD_LoadApi_PFN)(struct LizardApi **api);
+
+LZD_Result LoadApi(struct LizardApi **api);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LIB_LIZARD_API_H */

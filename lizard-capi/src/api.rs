@@ -1,0 +1,316 @@
+//! The exported `LoadApi` and the functions of the `LizardApi` table.
+//!
+//! Every function body runs inside [`boundary`], looks its instance up in the [`Registry`] (so a NULL,
+//! forged or destroyed handle is a clean failure) and writes through an output pointer only on success.
+
+use std::cell::UnsafeCell;
+use std::ffi::{c_char, c_int, CStr, CString};
+
+use lizard_core::{Config, Counter, CounterClass, GatordAddress, Lizard, ResultType, Units};
+
+use crate::abi::*;
+use crate::panic::boundary;
+use crate::registry::Registry;
+
+/// One live instance: the engine plus the C strings its descriptions point into.
+struct Instance {
+    lizard: Lizard,
+    /// Per counter (index `id - 1`): short_name, name, title, description, category.
+    strings: Vec<[CString; 5]>,
+}
+
+impl Instance {
+    fn new(lizard: Lizard) -> Instance {
+        let strings = lizard.counters().iter().map(c_strings).collect();
+        Instance { lizard, strings }
+    }
+}
+
+static INSTANCES: Registry<Instance> = Registry::new();
+
+/// A C string without interior NULs: any NUL in `text` ends it early rather than failing.
+fn c_string(text: &str) -> CString {
+    let end = text.find('\0').unwrap_or(text.len());
+    CString::new(&text[..end]).unwrap_or_default()
+}
+
+fn c_strings(counter: &Counter) -> [CString; 5] {
+    [
+        c_string(&counter.key),
+        c_string(&counter.name),
+        c_string(&counter.title),
+        c_string(&counter.description),
+        c_string(&counter.category),
+    ]
+}
+
+/// The `LZD_UNITS_*` value of `units`: MHz reports Hz (its readings are scaled to Hz), and units the C enum
+/// lacks (mV, %, cycles, ...) report `LZD_UNITS_UNKNOWN`, as the original library does.
+pub(crate) fn units_code(units: &Units) -> u32 {
+    match units {
+        Units::Bytes => LZD_UNITS_BYTE,
+        Units::Celsius => LZD_UNITS_CELSIUS,
+        Units::Hertz | Units::MegaHertz => LZD_UNITS_HZ,
+        Units::Pages => LZD_UNITS_PAGES,
+        Units::Rpm => LZD_UNITS_RPM,
+        Units::Seconds => LZD_UNITS_S,
+        Units::Volts => LZD_UNITS_V,
+        Units::Unknown | Units::MilliVolts | Units::Other(_) => LZD_UNITS_UNKNOWN,
+    }
+}
+
+fn class_code(class: CounterClass) -> u32 {
+    match class {
+        CounterClass::Absolute => LZD_ABSOLUTE,
+        CounterClass::Delta => LZD_DELTA,
+    }
+}
+
+fn result_code(result: ResultType) -> u32 {
+    match result {
+        ResultType::Integer => LZD_TYPE_INT,
+        ResultType::Floating => LZD_TYPE_DOUBLE,
+    }
+}
+
+/// `Init(host, port)`: discovers the counters of gatord at `host:port` and of HWCPipe.
+///
+/// # Safety
+/// `host` is NULL or points to a NUL-terminated string that stays readable for the call.
+unsafe extern "C" fn init(host: *const c_char, port: c_int) -> LizardInstance {
+    boundary(std::ptr::null_mut(), || {
+        if host.is_null() {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: `host` is non-NULL and, per this function's contract, a NUL-terminated string.
+        let host = unsafe { CStr::from_ptr(host) };
+        let (Ok(host), Ok(port)) = (host.to_str(), u16::try_from(port)) else {
+            return std::ptr::null_mut();
+        };
+        let config = Config {
+            gatord: Some(GatordAddress::new(host, port)),
+            ..Config::default()
+        };
+        match Lizard::configure(config) {
+            Ok(lizard) if lizard.count() > 0 => INSTANCES.insert(Instance::new(lizard)),
+            _ => std::ptr::null_mut(),
+        }
+    })
+}
+
+/// `Destroy(ctx)`: stops a running capture, joins its threads, closes every socket, frees `ctx`.
+///
+/// # Safety
+/// None beyond the C contract: any `ctx` value is accepted.
+unsafe extern "C" fn destroy(ctx: LizardInstance) {
+    boundary((), || {
+        if let Some(instance) = INSTANCES.remove(ctx) {
+            // Dropping the engine stops and joins its threads; if another thread is still inside a call on
+            // this instance, the drop happens when that call returns.
+            drop(instance);
+        }
+    })
+}
+
+/// `GetAvailableCountersCount(ctx)`.
+///
+/// # Safety
+/// None beyond the C contract: any `ctx` value is accepted.
+unsafe extern "C" fn get_available_counters_count(ctx: LizardInstance) -> u32 {
+    boundary(0, || {
+        INSTANCES
+            .with(ctx, |instance| {
+                u32::try_from(instance.lizard.count()).unwrap_or(u32::MAX)
+            })
+            .unwrap_or(0)
+    })
+}
+
+/// `GetCounterDescription(ctx, id, desc)`.
+///
+/// # Safety
+/// `desc` is NULL or points to writable memory for one `LizardCounterDescription`.
+unsafe extern "C" fn get_counter_description(
+    ctx: LizardInstance,
+    id: LizardCounterId,
+    desc: *mut LizardCounterDescription,
+) -> LzdResult {
+    boundary(LZD_FAILURE, || {
+        if desc.is_null() {
+            return LZD_FAILURE;
+        }
+        let described = INSTANCES.with(ctx, |instance| {
+            let counter = instance.lizard.counter(id).ok()?;
+            let strings = instance
+                .strings
+                .get(usize::try_from(id).ok()?.checked_sub(1)?)?;
+            Some(LizardCounterDescription {
+                id,
+                short_name: strings[0].as_ptr(),
+                name: strings[1].as_ptr(),
+                title: strings[2].as_ptr(),
+                description: strings[3].as_ptr(),
+                category: strings[4].as_ptr(),
+                multiplier: counter.multiplier,
+                units: units_code(&counter.units),
+                class_type: class_code(counter.class),
+                result_type: result_code(counter.result_type),
+            })
+        });
+        match described.flatten() {
+            Some(description) => {
+                // SAFETY: `desc` is non-NULL and, per this function's contract, writable for one description.
+                unsafe { desc.write(description) };
+                LZD_OK
+            }
+            None => LZD_FAILURE,
+        }
+    })
+}
+
+/// `EnableCounter(ctx, id)`.
+///
+/// # Safety
+/// None beyond the C contract: any `ctx` and `id` are accepted.
+unsafe extern "C" fn enable_counter(ctx: LizardInstance, id: LizardCounterId) {
+    boundary((), || {
+        INSTANCES.with(ctx, |instance| instance.lizard.enable(id).ok());
+    })
+}
+
+/// `DisableCounter(ctx, id)`.
+///
+/// # Safety
+/// None beyond the C contract: any `ctx` and `id` are accepted.
+unsafe extern "C" fn disable_counter(ctx: LizardInstance, id: LizardCounterId) {
+    boundary((), || {
+        INSTANCES.with(ctx, |instance| instance.lizard.disable(id).ok());
+    })
+}
+
+/// `DisableAllCounters(ctx)`.
+///
+/// # Safety
+/// None beyond the C contract: any `ctx` is accepted.
+unsafe extern "C" fn disable_all_counters(ctx: LizardInstance) {
+    boundary((), || {
+        INSTANCES.with(ctx, |instance| instance.lizard.disable_all());
+    })
+}
+
+fn result(ok: Option<bool>) -> LzdResult {
+    if ok == Some(true) {
+        LZD_OK
+    } else {
+        LZD_FAILURE
+    }
+}
+
+/// `StartCapture(ctx)`.
+///
+/// # Safety
+/// None beyond the C contract: any `ctx` is accepted.
+unsafe extern "C" fn start_capture(ctx: LizardInstance) -> LzdResult {
+    boundary(LZD_FAILURE, || {
+        result(INSTANCES.with(ctx, |instance| instance.lizard.start_capture().is_ok()))
+    })
+}
+
+/// `StopCapture(ctx)`.
+///
+/// # Safety
+/// None beyond the C contract: any `ctx` is accepted.
+unsafe extern "C" fn stop_capture(ctx: LizardInstance) -> LzdResult {
+    boundary(LZD_FAILURE, || {
+        result(INSTANCES.with(ctx, |instance| instance.lizard.stop_capture().is_ok()))
+    })
+}
+
+/// `ReadCounterInt(ctx, id)`.
+///
+/// # Safety
+/// None beyond the C contract: any `ctx` and `id` are accepted.
+unsafe extern "C" fn read_counter_int(ctx: LizardInstance, id: LizardCounterId) -> i64 {
+    boundary(0, || {
+        INSTANCES
+            .with(ctx, |instance| instance.lizard.read_int(id).unwrap_or(0))
+            .unwrap_or(0)
+    })
+}
+
+/// `ReadCounterDouble(ctx, id)`.
+///
+/// # Safety
+/// None beyond the C contract: any `ctx` and `id` are accepted.
+unsafe extern "C" fn read_counter_double(ctx: LizardInstance, id: LizardCounterId) -> f64 {
+    boundary(0.0, || {
+        INSTANCES
+            .with(ctx, |instance| {
+                instance.lizard.read_double(id).unwrap_or(0.0)
+            })
+            .unwrap_or(0.0)
+    })
+}
+
+/// The table lives in writable memory, as in the original library (the header hands out a non-const
+/// pointer); the library itself never writes to it after initialisation.
+struct Table(UnsafeCell<LizardApi>);
+
+// SAFETY: the library never mutates the table; a caller that writes through the pointer it was given takes
+// on the synchronisation of those writes, exactly as with the original library's static table.
+unsafe impl Sync for Table {}
+
+static TABLE: Table = Table(UnsafeCell::new(LizardApi {
+    struct_size: std::mem::size_of::<LizardApi>() as c_int,
+    version: LIZARD_VERSION_0_1,
+    init,
+    destroy,
+    get_available_counters_count,
+    get_counter_description,
+    enable_counter,
+    disable_counter,
+    disable_all_counters,
+    start_capture,
+    stop_capture,
+    read_counter_int,
+    read_counter_double,
+}));
+
+/// `LoadApi(&api)`: points `*api` at the function table. `LZD_FAILURE` when `api` is NULL.
+///
+/// # Safety
+/// `api` is NULL or points to writable memory for one pointer.
+#[no_mangle]
+pub unsafe extern "C" fn LoadApi(api: *mut *mut LizardApi) -> LzdResult {
+    boundary(LZD_FAILURE, || {
+        if api.is_null() {
+            return LZD_FAILURE;
+        }
+        // SAFETY: `api` is non-NULL and, per this function's contract, writable for one pointer.
+        unsafe { api.write(TABLE.0.get()) };
+        LZD_OK
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn units_map_as_the_original_library_does() {
+        assert_eq!(units_code(&Units::MegaHertz), LZD_UNITS_HZ);
+        assert_eq!(units_code(&Units::MilliVolts), LZD_UNITS_UNKNOWN);
+        assert_eq!(
+            units_code(&Units::Other("cycles".into())),
+            LZD_UNITS_UNKNOWN
+        );
+        assert_eq!(units_code(&Units::Bytes), LZD_UNITS_BYTE);
+        assert_eq!(units_code(&Units::Volts), LZD_UNITS_V);
+    }
+
+    #[test]
+    fn interior_nul_shortens_rather_than_fails() {
+        assert_eq!(c_string("ab\0cd").as_bytes(), b"ab");
+        assert_eq!(c_string("plain").as_bytes(), b"plain");
+    }
+}

@@ -1,0 +1,330 @@
+//! C programs against the built `liblizard.so`: the RenderDoc-style example (`examples/c/lizard_demo.c`)
+//! and the misuse suite (`tests/c/abuse.c`), compiled with gcc and g++ `-Werror`, run against a gatord
+//! simulator on loopback (`lizard_core::sim`) and against the local HWCPipe software counters, plain, under
+//! valgrind and under AddressSanitizer.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+use lizard_core::sim::{self, SimConfig, SimHandle, SimSample, Stream};
+
+fn manifest() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The folder holding `liblizard.so`: cargo builds it beside this test binary (`deps/`), and `cargo build`
+/// also copies it to the profile folder above.
+fn library_dir() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let deps = exe.parent().expect("test binary folder");
+    let found = [Some(deps), deps.parent()]
+        .into_iter()
+        .flatten()
+        .find(|dir| dir.join("liblizard.so").exists())
+        .unwrap_or_else(|| panic!("liblizard.so not built near {}", deps.display()))
+        .to_path_buf();
+    found
+}
+
+fn scratch() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("lizard-capi-c-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("scratch dir");
+        dir
+    })
+}
+
+/// Compiles `source` with `compiler` (`gcc` or `g++`) and `extra` flags, warnings as errors.
+fn compile(compiler: &str, source: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let out = scratch().join(name);
+    let (lang, std) = if compiler == "g++" {
+        ("c++", "-std=c++11")
+    } else {
+        ("c", "-std=c99")
+    };
+    let lib = library_dir();
+    let status = Command::new(compiler)
+        .args([std, "-Wall", "-Wextra", "-Werror", "-g", "-x", lang])
+        .arg(source)
+        .arg("-I")
+        .arg(manifest().join("include"))
+        .args(extra)
+        .arg("-L")
+        .arg(&lib)
+        .args(["-llizard", "-ldl"])
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-o")
+        .arg(&out)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {compiler}: {e}"));
+    assert!(
+        status.success(),
+        "{compiler} failed on {}",
+        source.display()
+    );
+    out
+}
+
+fn run(program: &Path, wrapper: &[&str], args: &[String]) -> Output {
+    let mut command = match wrapper.split_first() {
+        Some((tool, tool_args)) => {
+            let mut c = Command::new(tool);
+            c.args(tool_args).arg(program);
+            c
+        }
+        None => Command::new(program),
+    };
+    let output = command.args(args).output().expect("run C program");
+    if !output.status.success() {
+        eprintln!("stdout:\n{}", String::from_utf8_lossy(&output.stdout));
+        eprintln!("stderr:\n{}", String::from_utf8_lossy(&output.stderr));
+    }
+    output
+}
+
+/// Two scripted samples per capture, with known values for every counter of the built-in events.
+fn scripted_sim() -> SimHandle {
+    let sample = |t: i64, values: [i64; 5]| SimSample {
+        timestamp_ns: t,
+        values: [
+            "Sim_ccnt",
+            "Sim_instructions",
+            "Sim_memfree",
+            "Sim_freq",
+            "Sim_power",
+        ]
+        .iter()
+        .zip(values)
+        .map(|(name, value)| ((*name).to_owned(), value))
+        .collect(),
+    };
+    sim::start(SimConfig {
+        stream: Stream::Samples(vec![
+            sample(1_000, [100, 50, 4096, 1000, 1500]),
+            sample(2_000, [300, 70, 8192, 2000, 2500]),
+        ]),
+        ..SimConfig::default()
+    })
+    .expect("start simulator")
+}
+
+/// A port with nothing listening on it.
+fn dead_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.local_addr().expect("addr").port()
+}
+
+/// `counter ID ...` and `draw D ID VALUE` lines of the demo's output.
+struct DemoOutput {
+    counters: Vec<(u32, String)>,
+    draws: Vec<(u32, u32, String)>,
+}
+
+fn parse_demo(stdout: &[u8]) -> DemoOutput {
+    let text = String::from_utf8_lossy(stdout);
+    let mut out = DemoOutput {
+        counters: Vec::new(),
+        draws: Vec::new(),
+    };
+    for line in text.lines() {
+        let words: Vec<&str> = line.splitn(6, ' ').collect();
+        match words.as_slice() {
+            ["counter", id, _, _, _, names] => {
+                let short = names.split('|').next().unwrap_or_default();
+                out.counters
+                    .push((id.parse().expect("id"), short.to_owned()));
+            }
+            ["draw", draw, id, value] => out.draws.push((
+                draw.parse().expect("draw"),
+                id.parse().expect("id"),
+                (*value).to_owned(),
+            )),
+            _ => {}
+        }
+    }
+    assert!(
+        text.lines().last() == Some("done"),
+        "demo did not finish:\n{text}"
+    );
+    out
+}
+
+fn check_scripted_values(out: &DemoOutput, draws: u32) {
+    let expected = [
+        ("Sim_ccnt", "400"),
+        ("Sim_instructions", "120"),
+        ("Sim_memfree", "6144"),
+        ("Sim_freq", "1500000000"),
+        ("Sim_power", "2.000000"),
+    ];
+    for (name, value) in expected {
+        let (id, _) = out
+            .counters
+            .iter()
+            .find(|(_, short)| short == name)
+            .expect(name);
+        for draw in 0..draws {
+            let got = out
+                .draws
+                .iter()
+                .find(|(d, i, _)| *d == draw && i == id)
+                .map(|(_, _, v)| v.as_str());
+            assert_eq!(got, Some(value), "{name} in draw {draw}");
+        }
+    }
+}
+
+fn demo_args(port: u16, draws: u32) -> Vec<String> {
+    vec![
+        library_dir().join("liblizard.so").display().to_string(),
+        "127.0.0.1".into(),
+        port.to_string(),
+        draws.to_string(),
+    ]
+}
+
+#[test]
+fn demo_in_c_and_cxx_reads_the_values_gatord_sent() {
+    let sim = scripted_sim();
+    let port = sim.local_addr().port();
+    let source = manifest().join("examples/c/lizard_demo.c");
+    for compiler in ["gcc", "g++"] {
+        let demo = compile(compiler, &source, &format!("demo-{compiler}"), &[]);
+        let output = run(&demo, &[], &demo_args(port, 3));
+        assert!(output.status.success(), "{compiler} demo failed");
+        let out = parse_demo(&output.stdout);
+        let ids: Vec<u32> = out.counters.iter().map(|(id, _)| *id).collect();
+        assert_eq!(
+            ids,
+            (1..=ids.len() as u32).collect::<Vec<_>>(),
+            "ids are positions"
+        );
+        check_scripted_values(&out, 3);
+    }
+    sim.shutdown();
+}
+
+#[test]
+fn demo_reads_hwcpipe_software_counters_without_gatord() {
+    let demo = compile(
+        "gcc",
+        &manifest().join("examples/c/lizard_demo.c"),
+        "demo-local",
+        &[],
+    );
+    let output = run(&demo, &[], &demo_args(dead_port(), 2));
+    assert!(output.status.success(), "demo without gatord failed");
+    let out = parse_demo(&output.stdout);
+    assert!(!out.counters.is_empty());
+    assert!(out
+        .counters
+        .iter()
+        .all(|(_, short)| !short.starts_with("Sim_")));
+    assert_eq!(out.draws.len(), out.counters.len() * 2);
+}
+
+#[test]
+fn misuse_never_crashes_and_leaks_no_descriptor() {
+    let sim = sim::start(SimConfig::default()).expect("start simulator");
+    let abuse = compile("gcc", &manifest().join("tests/c/abuse.c"), "abuse", &[]);
+    let args = [
+        sim.local_addr().port().to_string(),
+        dead_port().to_string(),
+        "1000".into(),
+    ];
+    let output = run(&abuse, &[], &args);
+    assert!(output.status.success(), "misuse suite failed");
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "ok");
+    sim.shutdown();
+}
+
+fn tool_available(tool: &str) -> bool {
+    let found = Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(std::env::var_os("CI").is_none(), "{tool} is required in CI");
+        eprintln!("skipping: {tool} is not installed");
+    }
+    found
+}
+
+#[test]
+fn demo_and_misuse_are_clean_under_valgrind() {
+    if !tool_available("valgrind") {
+        return;
+    }
+    let valgrind = [
+        "valgrind",
+        "--quiet",
+        "--error-exitcode=99",
+        "--leak-check=full",
+        "--errors-for-leak-kinds=definite",
+    ];
+    let sim = scripted_sim();
+    let demo = compile(
+        "gcc",
+        &manifest().join("examples/c/lizard_demo.c"),
+        "demo-vg",
+        &[],
+    );
+    let output = run(&demo, &valgrind, &demo_args(sim.local_addr().port(), 2));
+    assert!(
+        output.status.success(),
+        "demo under valgrind: {:?}",
+        output.status
+    );
+    check_scripted_values(&parse_demo(&output.stdout), 2);
+    sim.shutdown();
+
+    let sim = sim::start(SimConfig::default()).expect("start simulator");
+    let abuse = compile("gcc", &manifest().join("tests/c/abuse.c"), "abuse-vg", &[]);
+    let args = [
+        sim.local_addr().port().to_string(),
+        dead_port().to_string(),
+        "20".into(),
+    ];
+    let output = run(&abuse, &valgrind, &args);
+    assert!(
+        output.status.success(),
+        "misuse suite under valgrind: {:?}",
+        output.status
+    );
+    sim.shutdown();
+}
+
+#[test]
+fn misuse_is_clean_under_address_sanitizer() {
+    let sim = sim::start(SimConfig::default()).expect("start simulator");
+    let abuse = compile(
+        "gcc",
+        &manifest().join("tests/c/abuse.c"),
+        "abuse-asan",
+        &["-fsanitize=address,undefined", "-fno-omit-frame-pointer"],
+    );
+    let args = [
+        sim.local_addr().port().to_string(),
+        dead_port().to_string(),
+        "100".into(),
+    ];
+    let output = Command::new(&abuse)
+        .args(&args)
+        .env(
+            "ASAN_OPTIONS",
+            "detect_leaks=1:abort_on_error=0:exitcode=86",
+        )
+        .env("UBSAN_OPTIONS", "halt_on_error=1")
+        .output()
+        .expect("run");
+    assert!(
+        output.status.success(),
+        "misuse suite under ASan: {:?}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    sim.shutdown();
+}

@@ -1,0 +1,218 @@
+//! The committed C header and the Rust definitions must agree: a C program compiled against
+//! `include/lizard/lizard_api.h` (as C99 and as C++11, `-Wall -Wextra -Werror`) prints every size, offset
+//! and enum value, and each must equal what `lizard::abi` says.
+
+use std::collections::BTreeMap;
+use std::mem::{offset_of, size_of};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use lizard::abi::*;
+
+const PROBE: &str = r#"
+#include <stddef.h>
+#include <stdio.h>
+#include "lizard/lizard_api.h"
+#define SHOW(name, value) printf("%s %lld\n", name, (long long)(value))
+#define OFF(type, field) SHOW(#type "." #field, offsetof(type, field))
+int main(void) {
+    SHOW("sizeof.LizardCounterDescription", sizeof(LizardCounterDescription));
+    SHOW("sizeof.LizardApi", sizeof(struct LizardApi));
+    SHOW("sizeof.LizardCounterId", sizeof(LizardCounterId));
+    SHOW("sizeof.LizardInstance", sizeof(LizardInstance));
+    OFF(LizardCounterDescription, id);
+    OFF(LizardCounterDescription, short_name);
+    OFF(LizardCounterDescription, name);
+    OFF(LizardCounterDescription, title);
+    OFF(LizardCounterDescription, description);
+    OFF(LizardCounterDescription, category);
+    OFF(LizardCounterDescription, multiplier);
+    OFF(LizardCounterDescription, units);
+    OFF(LizardCounterDescription, class_type);
+    OFF(LizardCounterDescription, result_type);
+    OFF(struct LizardApi, struct_size);
+    OFF(struct LizardApi, version);
+    OFF(struct LizardApi, Init);
+    OFF(struct LizardApi, Destroy);
+    OFF(struct LizardApi, GetAvailableCountersCount);
+    OFF(struct LizardApi, GetCounterDescription);
+    OFF(struct LizardApi, EnableCounter);
+    OFF(struct LizardApi, DisableCounter);
+    OFF(struct LizardApi, DisableAllCounters);
+    OFF(struct LizardApi, StartCapture);
+    OFF(struct LizardApi, StopCapture);
+    OFF(struct LizardApi, ReadCounterInt);
+    OFF(struct LizardApi, ReadCounterDouble);
+    SHOW("LIZARD_VERSION_0_1", LIZARD_VERSION_0_1);
+    SHOW("LZD_OK", LZD_OK);
+    SHOW("LZD_FAILURE", LZD_FAILURE);
+    SHOW("sizeof.LZD_Result", sizeof(LZD_Result));
+    SHOW("LZD_ABSOLUTE", LZD_ABSOLUTE);
+    SHOW("LZD_DELTA", LZD_DELTA);
+    SHOW("LZD_UNITS_UNKNOWN", LZD_UNITS_UNKNOWN);
+    SHOW("LZD_UNITS_BYTE", LZD_UNITS_BYTE);
+    SHOW("LZD_UNITS_CELSIUS", LZD_UNITS_CELSIUS);
+    SHOW("LZD_UNITS_HZ", LZD_UNITS_HZ);
+    SHOW("LZD_UNITS_PAGES", LZD_UNITS_PAGES);
+    SHOW("LZD_UNITS_RPM", LZD_UNITS_RPM);
+    SHOW("LZD_UNITS_S", LZD_UNITS_S);
+    SHOW("LZD_UNITS_V", LZD_UNITS_V);
+    SHOW("LZD_TYPE_INT", LZD_TYPE_INT);
+    SHOW("LZD_TYPE_DOUBLE", LZD_TYPE_DOUBLE);
+    return 0;
+}
+"#;
+
+fn expected() -> BTreeMap<String, i64> {
+    type D = LizardCounterDescription;
+    type A = LizardApi;
+    let pairs: Vec<(&str, usize)> = vec![
+        ("sizeof.LizardCounterDescription", size_of::<D>()),
+        ("sizeof.LizardApi", size_of::<A>()),
+        ("sizeof.LizardCounterId", size_of::<LizardCounterId>()),
+        ("sizeof.LizardInstance", size_of::<LizardInstance>()),
+        ("LizardCounterDescription.id", offset_of!(D, id)),
+        (
+            "LizardCounterDescription.short_name",
+            offset_of!(D, short_name),
+        ),
+        ("LizardCounterDescription.name", offset_of!(D, name)),
+        ("LizardCounterDescription.title", offset_of!(D, title)),
+        (
+            "LizardCounterDescription.description",
+            offset_of!(D, description),
+        ),
+        ("LizardCounterDescription.category", offset_of!(D, category)),
+        (
+            "LizardCounterDescription.multiplier",
+            offset_of!(D, multiplier),
+        ),
+        ("LizardCounterDescription.units", offset_of!(D, units)),
+        (
+            "LizardCounterDescription.class_type",
+            offset_of!(D, class_type),
+        ),
+        (
+            "LizardCounterDescription.result_type",
+            offset_of!(D, result_type),
+        ),
+        ("struct LizardApi.struct_size", offset_of!(A, struct_size)),
+        ("struct LizardApi.version", offset_of!(A, version)),
+        ("struct LizardApi.Init", offset_of!(A, init)),
+        ("struct LizardApi.Destroy", offset_of!(A, destroy)),
+        (
+            "struct LizardApi.GetAvailableCountersCount",
+            offset_of!(A, get_available_counters_count),
+        ),
+        (
+            "struct LizardApi.GetCounterDescription",
+            offset_of!(A, get_counter_description),
+        ),
+        (
+            "struct LizardApi.EnableCounter",
+            offset_of!(A, enable_counter),
+        ),
+        (
+            "struct LizardApi.DisableCounter",
+            offset_of!(A, disable_counter),
+        ),
+        (
+            "struct LizardApi.DisableAllCounters",
+            offset_of!(A, disable_all_counters),
+        ),
+        (
+            "struct LizardApi.StartCapture",
+            offset_of!(A, start_capture),
+        ),
+        ("struct LizardApi.StopCapture", offset_of!(A, stop_capture)),
+        (
+            "struct LizardApi.ReadCounterInt",
+            offset_of!(A, read_counter_int),
+        ),
+        (
+            "struct LizardApi.ReadCounterDouble",
+            offset_of!(A, read_counter_double),
+        ),
+        ("sizeof.LZD_Result", size_of::<LzdResult>()),
+    ];
+    let values: Vec<(&str, i64)> = vec![
+        ("LIZARD_VERSION_0_1", LIZARD_VERSION_0_1.into()),
+        ("LZD_OK", LZD_OK.into()),
+        ("LZD_FAILURE", LZD_FAILURE.into()),
+        ("LZD_ABSOLUTE", LZD_ABSOLUTE.into()),
+        ("LZD_DELTA", LZD_DELTA.into()),
+        ("LZD_UNITS_UNKNOWN", LZD_UNITS_UNKNOWN.into()),
+        ("LZD_UNITS_BYTE", LZD_UNITS_BYTE.into()),
+        ("LZD_UNITS_CELSIUS", LZD_UNITS_CELSIUS.into()),
+        ("LZD_UNITS_HZ", LZD_UNITS_HZ.into()),
+        ("LZD_UNITS_PAGES", LZD_UNITS_PAGES.into()),
+        ("LZD_UNITS_RPM", LZD_UNITS_RPM.into()),
+        ("LZD_UNITS_S", LZD_UNITS_S.into()),
+        ("LZD_UNITS_V", LZD_UNITS_V.into()),
+        ("LZD_TYPE_INT", LZD_TYPE_INT.into()),
+        ("LZD_TYPE_DOUBLE", LZD_TYPE_DOUBLE.into()),
+    ];
+    pairs
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), i64::try_from(v).expect("small")))
+        .chain(values.into_iter().map(|(k, v)| (k.to_owned(), v)))
+        .collect()
+}
+
+fn compile_and_run(compiler: &str, std: &str, lang: &str, dir: &Path) -> BTreeMap<String, i64> {
+    let source = dir.join("probe.c");
+    std::fs::write(&source, PROBE).expect("write probe");
+    let binary = dir.join(format!("probe-{compiler}"));
+    let include = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("include");
+    let status = Command::new(compiler)
+        .args([
+            &format!("-std={std}"),
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pedantic",
+            "-x",
+            lang,
+        ])
+        .arg(&source)
+        .arg("-I")
+        .arg(&include)
+        .arg("-o")
+        .arg(&binary)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {compiler}: {e}"));
+    assert!(
+        status.success(),
+        "{compiler} failed to compile the header probe"
+    );
+    let output = Command::new(&binary).output().expect("run probe");
+    assert!(output.status.success());
+    String::from_utf8(output.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(|line| {
+            let (name, value) = line.rsplit_once(' ').expect("name value");
+            (name.to_owned(), value.parse().expect("number"))
+        })
+        .collect()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lizard-header-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+#[test]
+fn header_compiled_as_c99_agrees_with_rust() {
+    let dir = scratch("c");
+    assert_eq!(compile_and_run("gcc", "c99", "c", &dir), expected());
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
+fn header_compiled_as_cxx11_agrees_with_rust() {
+    let dir = scratch("cxx");
+    assert_eq!(compile_and_run("g++", "c++11", "c++", &dir), expected());
+    std::fs::remove_dir_all(dir).ok();
+}
