@@ -6,11 +6,12 @@ mod support;
 
 use std::sync::Arc;
 
+use hwcpipe::cpu::group_read::GroupReadError;
 use hwcpipe::cpu::{
     CpuConfig, CpuCounter, CpuError, CpuProfiler, KernelCounting, UnavailableReason,
 };
 use hwcpipe::sys::perf_event_attr::{flag, PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE};
-use hwcpipe::{HwcPipe, Value};
+use hwcpipe::{Availability, Counter, Error, GpuCounter, HwcPipe, Value};
 use support::FakePerf;
 
 const SOFTWARE: [CpuCounter; 7] = CpuCounter::SOFTWARE;
@@ -435,4 +436,131 @@ fn enabling_an_unavailable_counter_is_refused_and_changes_nothing() {
     p.run().unwrap();
     fake.advance(1, 1, |_| 1);
     assert_eq!(p.sample().unwrap().iter().count(), 0);
+}
+
+#[test]
+fn a_record_with_the_wrong_member_count_is_malformed() {
+    let fake = Arc::new(FakePerf::new(2));
+    let mut p = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap();
+    p.run().unwrap();
+    fake.faults(|f| f.nr_override = Some(3));
+    let err = p.sample().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CpuError::Malformed(GroupReadError::MemberCount {
+                expected: 7,
+                found: 3
+            })
+        ),
+        "{err:?}"
+    );
+    assert!(std::error::Error::source(&err).is_some());
+}
+
+#[test]
+fn time_going_backwards_is_an_error() {
+    let fake = Arc::new(FakePerf::new(2));
+    let mut p = profiler(&fake, CpuConfig::new(&[CpuCounter::TaskClock])).unwrap();
+    p.run().unwrap();
+    fake.advance(1_000, 1_000, |_| 1);
+    p.sample().unwrap();
+    fake.faults(|f| f.time_enabled_override = Some(5));
+    let err = p.sample().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CpuError::WentBackwards {
+                what: "time_enabled",
+                previous: 1000,
+                current: 5
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn disable_and_reset_failures_name_their_ioctl() {
+    let fake = Arc::new(FakePerf::new(2));
+    let mut p = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap();
+    p.run().unwrap();
+    fake.faults(|f| {
+        f.ioctl_errno.insert("PERF_EVENT_IOC_DISABLE", libc::EBADF);
+    });
+    let err = p.stop().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CpuError::Ioctl {
+                request: "PERF_EVENT_IOC_DISABLE",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    fake.faults(|f| {
+        f.ioctl_errno.insert("PERF_EVENT_IOC_RESET", libc::EBADF);
+    });
+    let err = p.run().unwrap_err();
+    assert!(
+        matches!(
+            err,
+            CpuError::Ioctl {
+                request: "PERF_EVENT_IOC_RESET",
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn hwcpipe_without_profilers_refuses_to_enable_counters() {
+    let mut pipe = HwcPipe::from_profilers(None, None);
+    assert!(matches!(
+        pipe.set_enabled_cpu_counters(&[CpuCounter::TaskClock]),
+        Err(Error::NoCpuProfiler)
+    ));
+    assert!(matches!(
+        pipe.set_enabled_gpu_counters(&[GpuCounter::GpuCycles]),
+        Err(Error::NoGpuProfiler)
+    ));
+    pipe.set_enabled_cpu_counters(&[]).unwrap();
+    pipe.set_enabled_gpu_counters(&[]).unwrap();
+    pipe.run().unwrap();
+    let m = pipe.sample().unwrap();
+    assert!(m.cpu().is_none() && m.gpu().is_none());
+    assert_eq!(m.iter().count(), 0);
+    pipe.stop().unwrap();
+    assert!(pipe.enabled_counters().is_empty());
+    assert!(pipe
+        .counters()
+        .all(|(_, _, a)| matches!(a, Availability::SideNotSelected)));
+}
+
+#[test]
+fn hwcpipe_reports_cpu_errors_from_sampling() {
+    let fake = Arc::new(FakePerf::new(2));
+    let p = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap();
+    let mut pipe = HwcPipe::from_profilers(Some(Ok(p)), None);
+    assert!(matches!(
+        pipe.sample(),
+        Err(Error::Cpu(CpuError::NotRunning))
+    ));
+    pipe.run().unwrap();
+    pipe.set_enabled_cpu_counters(&[CpuCounter::PageFaults])
+        .unwrap();
+    assert_eq!(
+        pipe.enabled_counters(),
+        [Counter::Cpu(CpuCounter::PageFaults)]
+    );
+    fake.advance(10, 10, |c| c);
+    let m = pipe.sample().unwrap();
+    assert_eq!(m.get(CpuCounter::PageFaults), Some(Value::Int(PAGE_FAULTS)));
+    assert_eq!(m.get(CpuCounter::TaskClock), None);
+    let err = pipe
+        .set_enabled_cpu_counters(&[CpuCounter::Cycles])
+        .unwrap_err();
+    assert!(err.to_string().contains("Cycles"), "{err}");
 }

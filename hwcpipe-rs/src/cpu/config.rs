@@ -11,7 +11,8 @@ pub enum CpuTarget {
     /// (HWCPipe's behaviour). Threads that already exist are not counted.
     #[default]
     CallingThread,
-    /// An existing process (its threads created afterwards included), by process id.
+    /// An existing thread by id (for a process, its pid names its main thread), with the
+    /// threads and processes it creates afterwards.
     Pid(i32),
     /// A child process started from this command. It is held just before `execve` until
     /// `run()`, so exactly the program is counted, from its first instruction.

@@ -169,9 +169,6 @@ pub enum CpuError {
     /// The child process to measure could not be started.
     #[error("starting the measured process failed")]
     Spawn(#[source] io::Error),
-    /// The child process was spawned already; a profiler measures one child.
-    #[error("the measured process was started already")]
-    AlreadySpawned,
     /// Closing a counter descriptor failed.
     #[error("closing a perf event descriptor failed")]
     Close(#[source] io::Error),

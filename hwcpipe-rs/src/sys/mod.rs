@@ -4,7 +4,7 @@
 //! real implementation is [`LinuxPerf`]; tests hand the profiler their own [`PerfSys`] to feed it
 //! refusals (`EACCES`, `ENOENT`, `EINVAL`), short reads and malformed group records without a
 //! special kernel. Every descriptor is an [`OwnedFd`], so nothing leaks on an error path, and
-//! `errno` becomes an [`io::Error`] in exactly one place, [`check`].
+//! `errno` becomes an [`io::Error`] in one place, `check`, crate-visible so the kbase calls can share it.
 //!
 //! [`spawn_gated`] starts a child process that waits, before `execve`, until its counters have been
 //! opened, so the child is counted from its first instruction and nothing else is.
@@ -101,7 +101,7 @@ pub trait PerfSys: Send + Sync + fmt::Debug {
 pub struct LinuxPerf;
 
 /// The one place a C return value becomes an [`io::Error`]: a negative result means `errno`.
-fn check<T: Copy + PartialOrd + Default>(ret: T) -> io::Result<T> {
+pub(crate) fn check<T: Copy + PartialOrd + Default>(ret: T) -> io::Result<T> {
     if ret < T::default() {
         Err(io::Error::last_os_error())
     } else {
@@ -216,6 +216,9 @@ impl GatedChild {
 ///
 /// `Command::spawn` only returns once the child has called `execve`, so it runs on a helper
 /// thread; the child reports its pid through a pipe, then blocks reading a second pipe (the gate).
+/// Both pipes are close-on-exec; a process forked by another thread at the same moment may hold
+/// a copy of the gate until it calls `execve` itself, which can only delay a cancelled child's
+/// exit, never release it.
 pub fn spawn_gated(mut command: Command) -> io::Result<GatedChild> {
     let (pid_read, pid_write) = pipe_cloexec()?;
     let (gate_read, gate_write) = pipe_cloexec()?;

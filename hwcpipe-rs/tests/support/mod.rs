@@ -55,6 +55,10 @@ pub struct Faults {
     pub wrong_id: Option<u64>,
     /// errno of `close`.
     pub close_errno: Option<i32>,
+    /// Write this `nr` into the record header instead of the real member count.
+    pub nr_override: Option<u64>,
+    /// Report this `time_enabled` instead of the real one.
+    pub time_enabled_override: Option<u64>,
 }
 
 /// The simulated kernel.
@@ -222,7 +226,14 @@ impl PerfSys for FakePerf {
             .map(|(i, e)| (e.count, if i > 0 { wrong.unwrap_or(e.id) } else { e.id }))
             .collect();
         let mut out = Vec::new();
-        encode(leader.time_enabled, leader.time_running, &entries, &mut out);
+        let enabled = s
+            .faults
+            .time_enabled_override
+            .unwrap_or(leader.time_enabled);
+        encode(enabled, leader.time_running, &entries, &mut out);
+        if let Some(nr) = s.faults.nr_override {
+            out[..8].copy_from_slice(&nr.to_ne_bytes());
+        }
         let n = s.faults.short_read.unwrap_or(out.len()).min(out.len());
         buf[..n].copy_from_slice(&out[..n]);
         Ok(n)
