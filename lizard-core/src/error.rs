@@ -109,9 +109,20 @@ pub enum Error {
     /// A gatord reply is not UTF-8 text.
     #[error("the {0} XML from gatord is not UTF-8")]
     NotUtf8(&'static str),
-    /// HWCPipe failed.
-    #[error("HWCPipe failed: {0}")]
-    HwcPipe(String),
+    /// HWCPipe failed while starting or sampling.
+    #[error("HWCPipe failed")]
+    HwcPipe(#[from] hwcpipe::Error),
+    /// HWCPipe reads no counter on this machine, for these reasons.
+    #[error("HWCPipe reads no counter here (CPU: {cpu}; GPU: {gpu})")]
+    HwcPipeUnavailable {
+        /// Why the CPU side gives nothing.
+        cpu: String,
+        /// Why the GPU side gives nothing.
+        gpu: String,
+    },
+    /// The sampler thread panicked (a bug in a backend); the capture was stopped.
+    #[error("the HWCPipe sampler thread panicked")]
+    SamplerPanicked,
     /// A capture thread could not be started.
     #[error("cannot start a capture thread")]
     Thread(#[source] std::io::Error),

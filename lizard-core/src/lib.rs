@@ -18,7 +18,7 @@ pub mod transport;
 pub use config::{CaptureMode, Config, SampleRate};
 pub use counter::{Counter, CounterClass, CounterId, ResultType, Source, Units};
 pub use error::Error;
-pub use hwc::{HwcBackend, HwcCounterInfo};
+pub use hwc::{HwcBackend, HwcCounterInfo, HwcPipeBackend};
 pub use lizard::Lizard;
 pub use store::{Sample, SampleStore, Value, Window};
 pub use transport::{GatordAddress, Timeouts, Transport, TransportError};

@@ -1,18 +1,18 @@
 //! The direct counter source: the [`HwcBackend`] seam, its HWCPipe implementation and the sampler thread.
 
 pub(crate) mod backend;
+mod hwcpipe_backend;
 pub(crate) mod sampler;
 
 pub use backend::{HwcBackend, HwcCounterInfo};
+pub use hwcpipe_backend::HwcPipeBackend;
 
 use crate::counter::{Counter, CounterClass, Source};
 use crate::error::Error;
 
 /// Opens HWCPipe on this machine (CPU perf events and, if present, the Mali GPU).
 pub(crate) fn open_hwcpipe() -> Result<Box<dyn HwcBackend>, Error> {
-    Err(Error::HwcPipe(
-        "HWCPipe is not available in this build".into(),
-    ))
+    Ok(Box::new(HwcPipeBackend::open()?))
 }
 
 /// The engine counter for a backend counter (id assigned later). Every direct counter reports per-sample

@@ -1,0 +1,173 @@
+//! The HWCPipe path: Linux software perf counters read for real on this machine, the Mali GPU through
+//! hwcpipe's simulated kbase driver (its in-memory model of `/dev/mali0`), and both sources together with the
+//! simulated gatord, ids continuing after the gatord counters.
+
+mod common;
+
+use std::time::Duration;
+
+use common::config_for;
+use hwcpipe::gpu::{Fault, GpuProfiler, SimGpu, SimulatedKbase, Workload};
+use hwcpipe::HwcPipe;
+use lizard_core::sim::{self, SimConfig};
+use lizard_core::{
+    CaptureMode, Config, CounterClass, Error, HwcPipeBackend, Lizard, ResultType, Source, Value,
+};
+
+fn id_named(lizard: &Lizard, name: &str) -> u32 {
+    lizard
+        .counters()
+        .iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("no counter {name}"))
+        .id
+}
+
+/// A backend over the simulated Mali-G78 where every hardware counter counts 7 per interval.
+fn simulated_gpu() -> (HwcPipeBackend, hwcpipe::gpu::sim::SimHandle) {
+    let device = SimulatedKbase::new(SimGpu::G78, Workload::from_fn(|_, _, _, _| 7));
+    let handle = device.handle();
+    let gpu = GpuProfiler::with_device(device).unwrap();
+    let pipe = HwcPipe::from_profilers(None, Some(Ok(gpu)));
+    (HwcPipeBackend::new(pipe).unwrap(), handle)
+}
+
+fn no_gatord() -> Config {
+    Config {
+        gatord: None,
+        sample_interval: Duration::from_millis(1),
+        ..Config::default()
+    }
+}
+
+#[test]
+fn software_cpu_counters_are_read_on_this_machine() {
+    let lizard = match Lizard::configure(Config::hwcpipe_only()) {
+        Ok(l) => l,
+        Err(err) => {
+            // perf_event_open refused entirely (e.g. perf_event_paranoid 3 or seccomp): the reason is typed.
+            let Error::NoSource { hwcpipe, .. } = &err else {
+                panic!("{err:?}")
+            };
+            assert!(
+                matches!(**hwcpipe, Error::HwcPipeUnavailable { .. }),
+                "{hwcpipe:?}"
+            );
+            return;
+        }
+    };
+    let mut lizard = lizard;
+    assert!(matches!(lizard.gatord_error(), Some(Error::SourceDisabled)));
+    let task_clock = id_named(&lizard, "TaskClock");
+    let counter = lizard.counter(task_clock).unwrap().clone();
+    assert_eq!(counter.id, task_clock);
+    assert_eq!(
+        (counter.source, counter.class),
+        (Source::HwcPipeCpu, CounterClass::Delta)
+    );
+    assert_eq!(counter.result_type, ResultType::Integer);
+    lizard.enable(task_clock).unwrap();
+    lizard.start_capture().unwrap();
+    let spin_until = std::time::Instant::now() + Duration::from_millis(30);
+    let mut x = 0u64;
+    while std::time::Instant::now() < spin_until {
+        x = x.wrapping_mul(31).wrapping_add(7);
+    }
+    std::hint::black_box(x);
+    lizard.stop_capture().unwrap();
+    let samples = lizard.samples(task_clock).unwrap();
+    assert!(samples.len() >= 3, "start, ticks, stop: {}", samples.len());
+    let total: i64 = samples.iter().map(|s| s.value.as_f64() as i64).sum();
+    assert_eq!(
+        lizard.read_int(task_clock).unwrap(),
+        total,
+        "delta: the sum of per-sample deltas"
+    );
+    // The thread spun: its task clock advanced (how far depends on how busy the machine is).
+    assert!(total > 0, "task clock {total} ns");
+}
+
+#[test]
+fn simulated_mali_values_are_summed() {
+    let (backend, device) = simulated_gpu();
+    let mut lizard = Lizard::configure_with_backend(no_gatord(), Box::new(backend)).unwrap();
+    let cycles = id_named(&lizard, "GpuCycles");
+    let c = lizard.counter(cycles).unwrap();
+    assert_eq!(
+        (c.source, c.result_type),
+        (Source::HwcPipeGpu, ResultType::Floating)
+    );
+    lizard.enable(cycles).unwrap();
+    lizard.start_capture().unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    lizard.stop_capture().unwrap();
+    let samples = lizard.samples(cycles).unwrap();
+    assert!(samples.len() >= 2);
+    let per_sample = samples[0].value.as_f64();
+    assert!(per_sample > 0.0);
+    assert!(
+        samples.iter().all(|s| s.value == Value::Float(per_sample)),
+        "a constant workload"
+    );
+    assert_eq!(
+        lizard.read_double(cycles).unwrap(),
+        per_sample * samples.len() as f64
+    );
+    assert!(device.samples_taken() >= samples.len() as u64);
+}
+
+#[test]
+fn gpu_fault_mid_capture_is_reported_and_samples_kept() {
+    let (backend, device) = simulated_gpu();
+    let mut lizard = Lizard::configure_with_backend(no_gatord(), Box::new(backend)).unwrap();
+    let cycles = id_named(&lizard, "GpuCycles");
+    lizard.enable(cycles).unwrap();
+    lizard.start_capture().unwrap();
+    std::thread::sleep(Duration::from_millis(10));
+    device.inject(Fault::HangUp);
+    std::thread::sleep(Duration::from_millis(10));
+    let err = lizard.stop_capture().unwrap_err();
+    assert!(matches!(err, Error::HwcPipe(_)), "{err:?}");
+    assert!(!lizard.is_capturing());
+    assert!(
+        !lizard.samples(cycles).unwrap().is_empty(),
+        "samples before the fault stay readable"
+    );
+}
+
+#[test]
+fn gatord_and_gpu_together_ids_continue_and_both_threads_store() {
+    let daemon = sim::start(SimConfig::default()).unwrap();
+    for mode in [CaptureMode::Reconnecting, CaptureMode::Persistent] {
+        let mut config = config_for(&daemon);
+        config.mode = mode;
+        let (backend, _device) = simulated_gpu();
+        let mut lizard = Lizard::configure_with_backend(config, Box::new(backend)).unwrap();
+        let gatord_count = daemon.counters().len();
+        for (i, c) in lizard.counters().iter().enumerate() {
+            assert_eq!(c.id as usize, i + 1);
+            let expected = if i < gatord_count {
+                Source::Gatord
+            } else {
+                Source::HwcPipeGpu
+            };
+            assert_eq!(c.source, expected, "gatord first, then HWCPipe GPU");
+        }
+        let gpu_cycles = id_named(&lizard, "GpuCycles");
+        assert!(gpu_cycles as usize > gatord_count);
+        lizard.enable(1).unwrap();
+        lizard.enable(gpu_cycles).unwrap();
+        lizard.start_capture().unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        lizard.stop_capture().unwrap();
+        assert!(
+            !lizard.samples(1).unwrap().is_empty(),
+            "{mode:?}: gatord samples"
+        );
+        assert!(
+            !lizard.samples(gpu_cycles).unwrap().is_empty(),
+            "{mode:?}: GPU samples"
+        );
+        assert!(lizard.read_double(gpu_cycles).unwrap() > 0.0);
+    }
+}
