@@ -2,6 +2,7 @@
 #![no_std]
 #![deny(missing_docs)]
 #![cfg_attr(not(target_arch = "aarch64"), forbid(unsafe_code))]
+#![cfg_attr(target_arch = "aarch64", deny(unsafe_code))]
 
 #[cfg(any(test, feature = "std"))]
 extern crate std;
@@ -25,5 +26,10 @@ pub mod encoding;
 pub mod event;
 pub mod external;
 pub use event::CommonEvent;
+#[cfg(feature = "json")]
+pub mod catalog;
+#[cfg(target_arch = "aarch64")]
+#[allow(unsafe_code)]
+pub mod hw;
 pub mod overflow;
 pub mod soft_pmu;
