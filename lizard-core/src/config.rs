@@ -29,31 +29,8 @@ pub enum CaptureMode {
     Persistent,
 }
 
-/// The `sample_rate` the session XML asks gatord for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum SampleRate {
-    /// 10 007 Hz.
-    High,
-    /// 1 009 Hz (gatord's usual rate).
-    #[default]
-    Normal,
-    /// 101 Hz.
-    Low,
-    /// No periodic sampling.
-    None,
-}
-
-impl SampleRate {
-    /// The word gatord's session XML uses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            SampleRate::High => "high",
-            SampleRate::Normal => "normal",
-            SampleRate::Low => "low",
-            SampleRate::None => "none",
-        }
-    }
-}
+/// The `sample_rate` the session XML asks gatord for (`gator-xml`'s type).
+pub use gator_xml::SampleRate;
 
 /// Everything [`crate::Lizard::configure`] needs.
 #[derive(Debug, Clone, PartialEq)]

@@ -211,14 +211,14 @@ impl Conn<'_> {
 
     fn deliver(&mut self, document: &[u8]) {
         match documents::delivered(document) {
-            Some((root, names)) if root == "configurations" => {
+            Some(documents::Delivered::Configurations(names)) => {
                 self.shared.state().configuration = names.clone();
                 self.late = names;
                 Stats::bump(&self.shared.stats.configurations);
                 self.session.send_ack();
             }
-            Some((root, _)) if root == "session" => self.session.send_ack(),
-            _ => {
+            Some(documents::Delivered::Session) => self.session.send_ack(),
+            None => {
                 let _ = self.session.send_nak(b"");
             }
         }

@@ -94,17 +94,29 @@ pub(crate) fn captured_document(protocol: i64, entries: &[(i32, String)]) -> Str
     out
 }
 
-/// The root element name and, for `<configurations>`, the configured counter names of a delivered document.
-pub(crate) fn delivered(document: &[u8]) -> Option<(String, Vec<String>)> {
-    let text = std::str::from_utf8(document).ok()?;
-    let doc = gator_xml::roxmltree::Document::parse(text).ok()?;
-    let root = doc.root_element();
-    let names = root
-        .children()
-        .filter(|n| n.has_tag_name("configuration"))
-        .filter_map(|n| n.attribute("counter").map(str::to_owned))
-        .collect();
-    Some((root.tag_name().name().to_owned(), names))
+/// What a DELIVER_XML document is, as gatord tells them apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Delivered {
+    /// A `<configurations>` document with these counter names.
+    Configurations(Vec<String>),
+    /// A valid `<session>` document.
+    Session,
+}
+
+/// Reads a delivered document with `gator-xml`; `None` for anything gatord would refuse.
+pub(crate) fn delivered(document: &[u8]) -> Option<Delivered> {
+    if let Ok(configurations) = gator_xml::Configurations::from_bytes(document) {
+        return Some(Delivered::Configurations(
+            configurations
+                .counters
+                .iter()
+                .map(|c| c.counter.clone())
+                .collect(),
+        ));
+    }
+    gator_xml::Session::from_bytes(document)
+        .ok()
+        .map(|_| Delivered::Session)
 }
 
 #[cfg(test)]
@@ -119,9 +131,13 @@ mod tests {
         let captured = captured_document(950, &[(key_for(0), "a&b".into()), (0, "c".into())]);
         let keys = crate::gatord::xml::captured_keys(&captured).unwrap();
         assert_eq!(keys, vec![(4, "a&b".to_owned()), (0, "c".to_owned())]);
-        let (root, configured) = delivered(configuration_document(&names).as_bytes()).unwrap();
-        assert_eq!(root, "configurations");
-        assert_eq!(configured, names);
+        assert_eq!(
+            delivered(configuration_document(&names).as_bytes()),
+            Some(Delivered::Configurations(names))
+        );
+        let session = crate::gatord::xml::session(gator_xml::SampleRate::Low, 10);
+        assert_eq!(delivered(session.as_bytes()), Some(Delivered::Session));
+        assert_eq!(delivered(b"<request type=\"events\"/>"), None);
     }
 
     #[test]
