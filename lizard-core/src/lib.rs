@@ -1,6 +1,4 @@
-//! The Lizard engine: one counter list over gatord and HWCPipe, background capture and a bounded sample store.
-//!
-//! See `README.md` beside this crate for an overview and an example.
+#![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
