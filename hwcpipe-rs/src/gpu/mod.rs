@@ -1,13 +1,47 @@
 //! Mali GPU counters through the kbase kernel driver.
 //!
 //! [`GpuProfiler`] opens `/dev/mali<N>` (or any [`KbaseDevice`], such as the in-memory
-//! [`SimulatedKbase`]), runs the driver handshake of its generation (legacy UK, r21+ JM, CSF),
-//! identifies the product from RAW_GPU_ID, reads counter dumps through the vinstr hwcnt reader or
-//! kinstr_prfcnt, and computes HWCPipe's 37 [`GpuCounter`]s with per-architecture formulas.
+//! [`SimulatedKbase`]), runs the driver handshake of its generation (legacy UK before r21, r21+
+//! Job Manager, CSF: version check, SET_FLAGS, GPU properties), identifies the product from
+//! RAW_GPU_ID, reads counter dumps through the vinstr hwcnt reader or kinstr_prfcnt (chosen by
+//! driver version and product, as libGPUCounters does), and computes HWCPipe 1.x's 37
+//! [`GpuCounter`]s with per-architecture formulas: exact names (no substring matching), shader
+//! cores summed over the cores present, L2 counters over the slices, bytes = beats × the bus width
+//! read from L2_FEATURES. A counter the GPU cannot give is listed in
+//! [`GpuProfiler::unavailable_counters`] with the reason, never reported as a value.
 //!
-//! Where bytes are decoded: ioctl structs in [`ioctl`], GPU properties in [`props`], vinstr dumps
-//! in [`dump`], kinstr_prfcnt items in [`kinstr`]; counter names in [`tables`]; formulas in
-//! [`formula`].
+//! Where things happen: ioctl numbers and `#[repr(C)]` structs in [`ioctl`]; the kernel seam in
+//! [`device`] (real: [`MaliDevice`], whose system calls are the crate's `sys::kbase`); handshake
+//! in [`version`]; GPU properties in [`props`]; products in [`product`]; vinstr dumps in [`dump`]
+//! and [`vinstr`]; kinstr_prfcnt items in [`kinstr`]; counter names in [`tables`] (generated from
+//! Arm's MIT-licensed database by `gen/gen_tables.py`, Midgard typed by hand); formulas in
+//! [`formula`]; the simulated driver in [`sim`].
+//!
+//! ```
+//! use hwcpipe::gpu::{GpuCounter, GpuProfiler, SimGpu, SimulatedKbase, Workload};
+//!
+//! // A real device: GpuProfiler::open() (NoDevice on machines without a Mali).
+//! // Here: a simulated Mali-G78 whose counters follow a script.
+//! let sim = SimulatedKbase::new(SimGpu::G78, Workload::ramp());
+//! let mut gpu = GpuProfiler::with_device(sim)?;
+//! assert_eq!(gpu.info().product.name, "Mali-G78");
+//! for (counter, reason) in gpu.unavailable_counters() {
+//!     println!("{counter}: {reason}"); // e.g. ComputeJobs: no such counter on this GPU architecture
+//! }
+//! gpu.set_enabled(&[GpuCounter::GpuCycles, GpuCounter::ExternalMemoryReadBytes])?;
+//! gpu.run()?;
+//! let sample = gpu.sample()?;
+//! // The ramp script counts 1000 + index in the first interval: GPU_ACTIVE is index 6.
+//! assert_eq!(sample.get(GpuCounter::GpuCycles), Some(1006.0));
+//! for (counter, value) in sample.iter() {
+//!     println!("{counter} = {value} {}", counter.unit());
+//! }
+//! gpu.stop()?;
+//! # Ok::<(), hwcpipe::gpu::GpuError>(())
+//! ```
+//!
+//! Dependencies of this side: `libc` for `open`/`ioctl`/`mmap`/`poll` and errno values, and
+//! `thiserror` for the error enums; nothing else.
 #![forbid(unsafe_code)]
 
 pub mod counter;
