@@ -45,16 +45,14 @@ struct Conn<'a> {
     frames: usize,
     /// Streaming stopped for good (after an oversize header or an ignored APC_STOP).
     silent: bool,
+    /// Bytes waiting for the (non-blocking) socket, from `out_pos` on.
+    out: Vec<u8>,
+    out_pos: usize,
 }
 
 /// Serves one connection until the client closes, the capture ends or the simulator stops.
 pub(crate) fn serve(stream: TcpStream, shared: &Shared, busy: bool) {
-    let period = match &shared.config.stream {
-        Stream::Synthetic { period } => *period,
-        _ => Duration::from_millis(5),
-    };
-    let tick = period.clamp(Duration::from_micros(100), Duration::from_millis(5));
-    if stream.set_read_timeout(Some(tick)).is_err() || stream.set_nodelay(true).is_err() {
+    if stream.set_nonblocking(true).is_err() || stream.set_nodelay(true).is_err() {
         return;
     }
     let bound = {
@@ -79,6 +77,8 @@ pub(crate) fn serve(stream: TcpStream, shared: &Shared, busy: bool) {
         capturing: None,
         frames: 0,
         silent: false,
+        out: Vec::new(),
+        out_pos: 0,
     };
     conn.run(busy);
     let _ = conn.stream.shutdown(Shutdown::Both);
@@ -91,21 +91,19 @@ impl Conn<'_> {
             if self.shared.stop.load(Ordering::SeqCst) {
                 return;
             }
+            let mut idle = true;
             match self.stream.read(&mut buf) {
                 Ok(0) => return,
                 Ok(n) => {
+                    idle = false;
                     if self.session.handle_input(&buf[..n]).is_err() {
                         // gatord reports a broken command stream and closes.
                         let _ = self.session.send_error(b"Target error: invalid command");
-                        let _ = self.flush();
+                        self.drain();
                         return;
                     }
                 }
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                    ) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(_) => return,
             }
@@ -123,19 +121,66 @@ impl Conn<'_> {
             if next == Next::Continue {
                 next = self.stream_due();
             }
-            if self.flush().is_err() || next == Next::Close {
+            if next == Next::Close {
+                self.drain();
                 return;
+            }
+            match self.flush() {
+                Ok(wrote) => idle &= !wrote,
+                Err(_) => return,
+            }
+            if idle {
+                std::thread::sleep(self.idle_pause());
             }
         }
     }
 
-    fn flush(&mut self) -> io::Result<()> {
-        let mut out = Vec::new();
-        self.session.poll_transmit(&mut out);
-        if out.is_empty() {
-            return Ok(());
+    /// How long to sleep when nothing happened: until the next synthetic sample is due (at most 1 ms).
+    fn idle_pause(&self) -> Duration {
+        let max = Duration::from_millis(1);
+        match (&self.capturing, self.silent) {
+            (Some(c), false) => c
+                .next_due
+                .saturating_duration_since(Instant::now())
+                .clamp(Duration::from_micros(20), max),
+            _ => max,
         }
-        self.stream.write_all(&out)
+    }
+
+    /// Moves the state machine's output to the pending buffer and writes as much as the socket takes now.
+    /// Returns whether anything was written.
+    fn flush(&mut self) -> io::Result<bool> {
+        self.session.poll_transmit(&mut self.out);
+        let mut wrote = false;
+        while self.out_pos < self.out.len() {
+            match self.stream.write(&self.out[self.out_pos..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.out_pos += n;
+                    wrote = true;
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        if self.out_pos == self.out.len() {
+            self.out.clear();
+            self.out_pos = 0;
+        }
+        Ok(wrote)
+    }
+
+    /// Before closing: writes everything pending (for up to 2 s, while the client keeps reading).
+    fn drain(&mut self) {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < deadline && !self.shared.stop.load(Ordering::SeqCst) {
+            match self.flush() {
+                Ok(_) if self.out.is_empty() => return,
+                Ok(_) => std::thread::sleep(Duration::from_micros(200)),
+                Err(_) => return,
+            }
+        }
     }
 
     /// gatord with another session running: the handshake, then one command answered with an error.
@@ -339,12 +384,11 @@ impl Conn<'_> {
         self.frames += 1;
         let faults = &self.shared.config.faults;
         if faults.die_after_frames == Some(index) {
-            let _ = self.flush();
             return Next::Close;
         }
         if faults.oversize_length_at == Some(index) {
-            let _ = self.flush();
-            let _ = self.stream.write_all(&[0x03, 0xf0, 0xff, 0xff, 0xff]);
+            self.session.poll_transmit(&mut self.out);
+            self.out.extend_from_slice(&[0x03, 0xf0, 0xff, 0xff, 0xff]);
             self.silent = true;
             return Next::Continue;
         }
