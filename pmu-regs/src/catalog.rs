@@ -345,7 +345,7 @@ impl CpuList {
         self.cpus.iter()
     }
 
-    /// The CPU a MIDR_EL1 value names (implementer bits [31:24], part number bits [15:4]).
+    /// The CPU a MIDR_EL1 value names (implementer bits `[31:24]`, part number bits `[15:4]`).
     pub fn by_midr(&self, midr: u64) -> Option<&CpuInfo> {
         let implementer = ((midr >> 24) & 0xFF) as u32;
         let part = ((midr >> 4) & 0xFFF) as u32;

@@ -43,8 +43,8 @@ impl SysRegEncoding {
         }
     }
 
-    /// The 16-bit system-register field of MRS/MSR instructions (bits [20:5] of the instruction,
-    /// shifted down): op0[1:0], op1, CRn, CRm, op2.
+    /// The 16-bit system-register field of MRS/MSR instructions (bits `[20:5]` of the instruction,
+    /// shifted down): `op0[1:0]`, op1, CRn, CRm, op2.
     pub const fn sysreg_field(self) -> u32 {
         (self.op0 as u32) << 14
             | (self.op1 as u32) << 11
@@ -118,9 +118,9 @@ pub enum PmuRegister {
     Pmuacr,
     /// PMMIR_EL1 (read-only, PMUv3p4).
     Pmmir,
-    /// PMEVCNTR<n>_EL0, n in 0..=30.
+    /// `PMEVCNTR<n>_EL0`, n in 0..=30.
     Pmevcntr(u8),
-    /// PMEVTYPER<n>_EL0, n in 0..=30.
+    /// `PMEVTYPER<n>_EL0`, n in 0..=30.
     Pmevtyper(u8),
     /// PMCCFILTR_EL0.
     Pmccfiltr,
@@ -156,7 +156,7 @@ impl PmuRegister {
         PmuRegister::Pmicfiltr,
     ];
 
-    /// PMEVCNTR<n>_EL0, checking `n`.
+    /// `PMEVCNTR<n>_EL0`, checking `n`.
     pub const fn pmevcntr(n: u8) -> Result<PmuRegister, IndexOutOfRange> {
         if n > 30 {
             Err(IndexOutOfRange(n))
@@ -165,7 +165,7 @@ impl PmuRegister {
         }
     }
 
-    /// PMEVTYPER<n>_EL0, checking `n`.
+    /// `PMEVTYPER<n>_EL0`, checking `n`.
     pub const fn pmevtyper(n: u8) -> Result<PmuRegister, IndexOutOfRange> {
         if n > 30 {
             Err(IndexOutOfRange(n))
@@ -174,7 +174,7 @@ impl PmuRegister {
         }
     }
 
-    /// The register's encoding. For the indexed registers CRm = base + n[4:3] and op2 = n[2:0]
+    /// The register's encoding. For the indexed registers CRm = base + `n[4:3]` and op2 = `n[2:0]`
     /// (an index above 30 is masked to five bits; build indexed variants with
     /// [`PmuRegister::pmevcntr`]/[`PmuRegister::pmevtyper`] to have it checked).
     pub const fn encoding(self) -> SysRegEncoding {
@@ -294,21 +294,21 @@ pub mod aarch32 {
     pub const PMINTENCLR: (u8, u8, u8) = (9, 14, 2);
     /// PMOVSSET.
     pub const PMOVSSET: (u8, u8, u8) = (9, 14, 3);
-    /// PMCEID2 (= PMCEID0_EL0[63:32]).
+    /// PMCEID2 (= `PMCEID0_EL0[63:32]`).
     pub const PMCEID2: (u8, u8, u8) = (9, 14, 4);
-    /// PMCEID3 (= PMCEID1_EL0[63:32]).
+    /// PMCEID3 (= `PMCEID1_EL0[63:32]`).
     pub const PMCEID3: (u8, u8, u8) = (9, 14, 5);
     /// PMMIR.
     pub const PMMIR: (u8, u8, u8) = (9, 14, 6);
     /// PMCCFILTR.
     pub const PMCCFILTR: (u8, u8, u8) = (14, 15, 7);
 
-    /// PMEVCNTR<n>: (14, 8 + n[4:3], n[2:0]); `n` is masked to five bits.
+    /// `PMEVCNTR<n>`: (14, 8 + `n[4:3]`, `n[2:0]`); `n` is masked to five bits.
     pub const fn pmevcntr(n: u8) -> (u8, u8, u8) {
         (14, 8 + ((n & 31) >> 3), n & 7)
     }
 
-    /// PMEVTYPER<n>: (14, 12 + n[4:3], n[2:0]); `n` is masked to five bits.
+    /// `PMEVTYPER<n>`: (14, 12 + `n[4:3]`, `n[2:0]`); `n` is masked to five bits.
     pub const fn pmevtyper(n: u8) -> (u8, u8, u8) {
         (14, 12 + ((n & 31) >> 3), n & 7)
     }

@@ -19,19 +19,19 @@ pub const BLOCK_SIZE: usize = 0x1000;
 
 /// PMEVCNTR0_EL0; counter n is at `PMEVCNTR_BASE + 8n` (EXT32: low word, high word at +4).
 pub const PMEVCNTR_BASE: usize = 0x000;
-/// PMCCNTR_EL0[31:0].
+/// `PMCCNTR_EL0[31:0]`.
 pub const PMCCNTR_LO: usize = 0x0F8;
-/// PMCCNTR_EL0[63:32].
+/// `PMCCNTR_EL0[63:32]`.
 pub const PMCCNTR_HI: usize = 0x0FC;
 /// PMICNTR_EL0 (FEAT_PMUv3_ICNTR).
 pub const PMICNTR: usize = 0x100;
-/// PMPCSR[31:0] (FEAT_PCSRv8p2 PC sample).
+/// `PMPCSR[31:0]` (FEAT_PCSRv8p2 PC sample).
 pub const PMPCSR_LO: usize = 0x200;
-/// PMPCSR[63:32].
+/// `PMPCSR[63:32]`.
 pub const PMPCSR_HI: usize = 0x204;
-/// PMEVTYPER0_EL0[31:0]; type n is at `PMEVTYPER_BASE + 4n`.
+/// `PMEVTYPER0_EL0[31:0]`; type n is at `PMEVTYPER_BASE + 4n`.
 pub const PMEVTYPER_BASE: usize = 0x400;
-/// PMCCFILTR_EL0[31:0], the "PMEVTYPER31" slot.
+/// `PMCCFILTR_EL0[31:0]`, the "PMEVTYPER31" slot.
 pub const PMCCFILTR: usize = 0x47C;
 /// PMEVCNTSVR0_EL1 (FEAT_PMUv3_SS snapshots); n at +8n.
 pub const PMEVCNTSVR_BASE: usize = 0x600;
@@ -52,17 +52,17 @@ pub const PMSWINC: usize = 0xCA0;
 pub const PMOVSSET: usize = 0xCC0;
 /// PMCFGR.
 pub const PMCFGR: usize = 0xE00;
-/// PMCR_EL0, external view: bits [10:0] only, no N/IDCODE/IMP (N is in PMCFGR).
+/// PMCR_EL0, external view: bits `[10:0]` only, no N/IDCODE/IMP (N is in PMCFGR).
 pub const PMCR: usize = 0xE04;
 /// PMIIDR.
 pub const PMIIDR: usize = 0xE08;
-/// PMCEID0 = PMCEID0_EL0[31:0].
+/// PMCEID0 = `PMCEID0_EL0[31:0]`.
 pub const PMCEID0: usize = 0xE20;
-/// PMCEID1 = PMCEID1_EL0[31:0].
+/// PMCEID1 = `PMCEID1_EL0[31:0]`.
 pub const PMCEID1: usize = 0xE24;
-/// PMCEID2 = PMCEID0_EL0[63:32] (PMUv3p1).
+/// PMCEID2 = `PMCEID0_EL0[63:32]` (PMUv3p1).
 pub const PMCEID2: usize = 0xE28;
-/// PMCEID3 = PMCEID1_EL0[63:32] (PMUv3p1).
+/// PMCEID3 = `PMCEID1_EL0[63:32]` (PMUv3p1).
 pub const PMCEID3: usize = 0xE2C;
 /// PMMIR (PMUv3p4).
 pub const PMMIR: usize = 0xE40;
@@ -111,15 +111,15 @@ pub const PMCIDR3: usize = 0xFFC;
 pub const PMLAR_UNLOCK: u32 = 0xC5AC_CE55;
 /// PMDEVTYPE value of a PE performance monitor (SUB 0x1, MAJOR 0x6).
 pub const PMDEVTYPE_VALUE: u32 = 0x16;
-/// PMDEVARCH.ARCHITECT (bits [31:21]): Arm, JEP106 continuation 0x4, code 0x3B.
+/// PMDEVARCH.ARCHITECT (bits `[31:21]`): Arm, JEP106 continuation 0x4, code 0x3B.
 pub const PMDEVARCH_ARCHITECT_ARM: u32 = 0x23B;
-/// PMDEVARCH.ARCHPART (bits [11:0]) of a PMUv3 PE PMU.
+/// PMDEVARCH.ARCHPART (bits `[11:0]`) of a PMUv3 PE PMU.
 pub const PMDEVARCH_ARCHPART_PMUV3: u32 = 0xA16;
 
-/// Bits of the system PMCR_EL0 that the external PMCR view at 0xE04 shows (bits [10:0]).
+/// Bits of the system PMCR_EL0 that the external PMCR view at 0xE04 shows (bits `[10:0]`).
 pub const PMCR_EXTERNAL_MASK: u64 = 0x7FF;
 
-/// Offset of PMEVCNTR<n>_EL0 (its low word).
+/// Offset of `PMEVCNTR<n>_EL0` (its low word).
 pub const fn pmevcntr(n: u8) -> Result<usize, IndexOutOfRange> {
     if n > 30 {
         return Err(IndexOutOfRange(n));
@@ -127,7 +127,7 @@ pub const fn pmevcntr(n: u8) -> Result<usize, IndexOutOfRange> {
     Ok(PMEVCNTR_BASE + 8 * n as usize)
 }
 
-/// Offset of PMEVTYPER<n>_EL0[31:0].
+/// Offset of `PMEVTYPER<n>_EL0``[31:0]`.
 pub const fn pmevtyper(n: u8) -> Result<usize, IndexOutOfRange> {
     if n > 30 {
         return Err(IndexOutOfRange(n));

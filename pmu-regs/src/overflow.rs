@@ -171,12 +171,12 @@ pub const fn half_range_period(width: CounterWidth) -> u64 {
     width.mask() >> 1
 }
 
-/// Bits [63:32] set: the bias that gives a 64-bit counter (overflowing at bit 63) the overflow
+/// Bits `[63:32]` set: the bias that gives a 64-bit counter (overflowing at bit 63) the overflow
 /// behaviour of a 32-bit one.
 pub const BIAS_32: u64 = 0xFFFF_FFFF_0000_0000;
 
 /// The 64-bit value to write so that a counter overflowing at bit 63 overflows exactly when a 32-bit
-/// counter holding `value` would: `value` with bits [63:32] set.
+/// counter holding `value` would: `value` with bits `[63:32]` set.
 ///
 /// ```
 /// use pmu_regs::overflow::{bias_32, unbias_32};
@@ -189,7 +189,7 @@ pub const fn bias_32(value: u32) -> u64 {
     BIAS_32 | value as u64
 }
 
-/// The 32-bit count inside a biased 64-bit counter value: bits [31:0].
+/// The 32-bit count inside a biased 64-bit counter value: bits `[31:0]`.
 pub const fn unbias_32(raw: u64) -> u32 {
     raw as u32
 }
@@ -247,7 +247,7 @@ impl ChainedPair {
         self.low + 1
     }
 
-    /// The 64-bit value of the pair: `(high << 32) | low`, each half taken from bits [31:0].
+    /// The 64-bit value of the pair: `(high << 32) | low`, each half taken from bits `[31:0]`.
     pub const fn compose(high: u64, low: u64) -> u64 {
         (high & 0xFFFF_FFFF) << 32 | (low & 0xFFFF_FFFF)
     }
@@ -362,7 +362,7 @@ impl OverflowAccumulator {
     /// returns the events counted in between: `overflows × 2^width + raw − previous`.
     ///
     /// Bits of `raw` above the overflow point are ignored (a PMUv3p5 event counter overflowing at
-    /// bit 31 keeps counting into bits [63:32]; each such carry is one overflow). On error nothing
+    /// bit 31 keeps counting into bits `[63:32]`; each such carry is one overflow). On error nothing
     /// changes.
     pub fn update(&mut self, raw: u64, overflows: u64) -> Result<u64, AccumulatorError> {
         let current = raw & self.width.mask();

@@ -91,7 +91,7 @@ impl PmuVersion {
         }
     }
 
-    /// PMCEID0/1_EL0 bits [63:32] describe events 0x4000–0x403F (PMUv3p1 and later).
+    /// PMCEID0/1_EL0 bits `[63:32]` describe events 0x4000–0x403F (PMUv3p1 and later).
     pub const fn has_extended_pmceid(self) -> bool {
         !matches!(self, PmuVersion::V3)
     }
@@ -121,7 +121,7 @@ impl PmuVersion {
         matches!(self, PmuVersion::V3p7 | PmuVersion::V3p8 | PmuVersion::V3p9)
     }
 
-    /// PMEVTYPER/PMCCFILTR bits [63:32] are visible through the external interface (PMUv3p8 and later).
+    /// PMEVTYPER/PMCCFILTR bits `[63:32]` are visible through the external interface (PMUv3p8 and later).
     pub const fn has_external_upper_filters(self) -> bool {
         matches!(self, PmuVersion::V3p8 | PmuVersion::V3p9)
     }

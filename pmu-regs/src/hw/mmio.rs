@@ -100,7 +100,7 @@ impl Mmio {
         )?)
     }
 
-    /// PMEVCNTR<n>_EL0 (64 bits on PMUv3p5; the high word reads as zero before).
+    /// `PMEVCNTR<n>_EL0` (64 bits on PMUv3p5; the high word reads as zero before).
     pub fn event_counter(&self, n: u8) -> Result<u64, MmioError> {
         self.read64(external::pmevcntr(n)?)
     }
@@ -115,7 +115,7 @@ impl Mmio {
         Ok(Pmcfgr::from_bits(u64::from(self.read32(external::PMCFGR)?)))
     }
 
-    /// PMCR_EL0 through its external view (bits [10:0]; N, IDCODE and IMP are not visible here).
+    /// PMCR_EL0 through its external view (bits `[10:0]`; N, IDCODE and IMP are not visible here).
     pub fn pmcr(&self) -> Result<Pmcr, MmioError> {
         Ok(Pmcr::from_bits(
             u64::from(self.read32(external::PMCR)?) & external::PMCR_EXTERNAL_MASK,

@@ -15,7 +15,7 @@ bitflags! {
     /// | PMCNTENSET_EL0 / PMCNTENCLR_EL0 | enabled counters | enable / disable |
     /// | PMINTENSET_EL1 / PMINTENCLR_EL1 | overflow-interrupt enables | enable / disable |
     /// | PMOVSSET_EL0 / PMOVSCLR_EL0 | overflow flags | set / clear |
-    /// | PMSWINC_EL0 (write-only) | — | software increment (bits [30:0] only) |
+    /// | PMSWINC_EL0 (write-only) | — | software increment (bits `[30:0]` only) |
     /// | PMZR_EL0 (write-only, PMUv3p9) | — | zero the counter |
     ///
     /// Writing 0 never changes anything. Bits of unimplemented counters are RAZ/WI.
@@ -128,7 +128,7 @@ impl CounterSet {
         CounterSet::from_bits_retain(low | CounterSet::C.bits())
     }
 
-    /// Bits [63:33] always, and F0 before PMUv3p9 (FEAT_PMUv3_ICNTR arrives with Armv8.9).
+    /// Bits `[63:33]` always, and F0 before PMUv3p9 (FEAT_PMUv3_ICNTR arrives with Armv8.9).
     pub const fn res0_mask(version: PmuVersion) -> u64 {
         let always = !0u64 << 33;
         if version.has_v3p9_controls() {

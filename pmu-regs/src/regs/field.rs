@@ -271,8 +271,8 @@ macro_rules! register {
         }
 
         #[doc = concat!(
-            "A copy with `", stringify!($field), "` (bits [", stringify!($hi), ":", stringify!($lo),
-            "]) set to `value`, or [`FieldOverflow`](crate::FieldOverflow) if `value` does not fit."
+            "A copy with `", stringify!($field), "` (bits `[", stringify!($hi), ":", stringify!($lo),
+            "]`) set to `value`, or [`FieldOverflow`](crate::FieldOverflow) if `value` does not fit."
         )]
         pub const fn $with(self, value: $fty) -> Result<Self, $crate::regs::field::FieldOverflow> {
             let mask = (1u64 << ($hi - $lo + 1)) - 1;

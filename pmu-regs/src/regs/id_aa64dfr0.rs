@@ -28,22 +28,22 @@ impl IdAa64Dfr0 {
         self.0
     }
 
-    /// PMUVer, bits [11:8].
+    /// PMUVer, bits `[11:8]`.
     pub const fn pmu_ver(self) -> u8 {
         ((self.0 >> 8) & 0xF) as u8
     }
 
-    /// PMSS, bits [19:16]: FEAT_PMUv3_SS (snapshots).
+    /// PMSS, bits `[19:16]`: FEAT_PMUv3_SS (snapshots).
     pub const fn pmss(self) -> u8 {
         ((self.0 >> 16) & 0xF) as u8
     }
 
-    /// MTPMU, bits [51:48]: FEAT_MTPMU (multithreaded PMU events).
+    /// MTPMU, bits `[51:48]`: FEAT_MTPMU (multithreaded PMU events).
     pub const fn mtpmu(self) -> u8 {
         ((self.0 >> 48) & 0xF) as u8
     }
 
-    /// HPMN0, bits [63:60]: MDCR_EL2.HPMN may be zero.
+    /// HPMN0, bits `[63:60]`: MDCR_EL2.HPMN may be zero.
     pub const fn hpmn0(self) -> u8 {
         ((self.0 >> 60) & 0xF) as u8
     }

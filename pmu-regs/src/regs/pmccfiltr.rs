@@ -42,7 +42,7 @@ register! {
         flag u / with_u [30], ReadWrite, V3;
         /// P, bit 31: 1 = do not count at EL1.
         flag p / with_p [31], ReadWrite, V3;
-        /// VS, bits [57:56] (FEAT_PMUv3_SME): 0b01 = not in Streaming SVE mode, 0b10 = not in
+        /// VS, bits `[57:56]` (FEAT_PMUv3_SME): 0b01 = not in Streaming SVE mode, 0b10 = not in
         /// Non-streaming mode.
         field vs / with_vs [57:56] u8, ReadWrite, V3p7;
     }

@@ -22,13 +22,13 @@ pub struct NotDiscoverable(pub u16);
 
 /// The PMCEID0_EL0/PMCEID1_EL0 pair, decoded as the set of implemented common events.
 ///
-/// | register | bits [31:0] | bits [63:32] (PMUv3p1) |
+/// | register | bits `[31:0]` | bits `[63:32]` (PMUv3p1) |
 /// |---|---|---|
 /// | PMCEID0_EL0 | events 0x0000 + n | events 0x4000 + n |
 /// | PMCEID1_EL0 | events 0x0020 + n | events 0x4020 + n |
 ///
 /// The AArch32 and external views PMCEID0..3 are the four 32-bit halves, in the order
-/// PMCEID0_EL0[31:0], PMCEID1_EL0[31:0], PMCEID0_EL0[63:32], PMCEID1_EL0[63:32].
+/// `PMCEID0_EL0[31:0]`, `PMCEID1_EL0[31:0]`, `PMCEID0_EL0[63:32]`, `PMCEID1_EL0[63:32]`.
 ///
 /// ```
 /// use pmu_regs::CommonEventSet;

@@ -15,9 +15,9 @@ register! {
     /// assert!(p.ex() && p.ccd() && p.cc() && !p.fzo());
     /// ```
     pub struct Pmcfgr = "PMCFGR" {
-        /// N, bits [7:0]: number of event counters, the cycle counter excluded.
+        /// N, bits `[7:0]`: number of event counters, the cycle counter excluded.
         field n / with_n [7:0] u8, ReadOnly, V3;
-        /// SIZE, bits [13:8]: counter size − 1 (0b111111, 64 bits, from Armv8).
+        /// SIZE, bits `[13:8]`: counter size − 1 (0b111111, 64 bits, from Armv8).
         field size / with_size [13:8] u8, ReadOnly, V3;
         /// CC, bit 14: a dedicated cycle counter (counter 31) exists.
         flag cc / with_cc [14], ReadOnly, V3;
@@ -35,7 +35,7 @@ register! {
         flag fzo / with_fzo [21], ReadOnly, V3p7;
         /// SS, bit 22 (FEAT_PMUv3_SS): snapshots supported.
         flag ss / with_ss [22], ReadOnly, V3p9;
-        /// NCG, bits [31:28]: counter groups − 1 (1 only with FEAT_PMUv3_ICNTR).
+        /// NCG, bits `[31:28]`: counter groups − 1 (1 only with FEAT_PMUv3_ICNTR).
         field ncg / with_ncg [31:28] u8, ReadOnly, V3p9;
     }
 }

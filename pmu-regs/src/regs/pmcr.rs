@@ -37,11 +37,11 @@ register! {
         flag lp / with_lp [7], ReadWrite, V3p5;
         /// FZO, bit 9 (PMUv3p7): freeze event counters below HPMN while any of their overflow flags is set.
         flag fzo / with_fzo [9], ReadWrite, V3p7;
-        /// N, bits [15:11] (read-only): the number of event counters; reads as MDCR_EL2.HPMN at EL0/EL1.
+        /// N, bits `[15:11]` (read-only): the number of event counters; reads as MDCR_EL2.HPMN at EL0/EL1.
         field n / with_n [15:11] u8, ReadOnly, V3;
-        /// IDCODE, bits [23:16] (read-only): implementation identification code.
+        /// IDCODE, bits `[23:16]` (read-only): implementation identification code.
         field idcode / with_idcode [23:16] u8, ReadOnly, V3;
-        /// IMP, bits [31:24] (read-only): implementer code, 0x41 for Arm.
+        /// IMP, bits `[31:24]` (read-only): implementer code, 0x41 for Arm.
         field imp / with_imp [31:24] u8, ReadOnly, V3;
         /// FZS, bit 32 (FEAT_SPEv1p2, from Armv8.7): freeze event counters on a Statistical Profiling
         /// buffer-management event.

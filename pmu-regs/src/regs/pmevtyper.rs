@@ -1,4 +1,4 @@
-//! PMEVTYPER<n>_EL0, the event type and filter register of event counter n (also reached through
+//! `PMEVTYPER<n>_EL0`, the event type and filter register of event counter n (also reached through
 //! PMXEVTYPER_EL0).
 
 use thiserror::Error;
@@ -7,11 +7,11 @@ use crate::regs::field::register;
 use crate::version::PmuVersion;
 
 register! {
-    /// PMEVTYPER<n>_EL0: the event counter n counts (`evtCount`) and the exception levels and security
+    /// `PMEVTYPER<n>_EL0`: the event counter n counts (`evtCount`) and the exception levels and security
     /// states it counts in.
     ///
-    /// `evtCount` is split the way the architecture draws it: bits [9:0] exist on every PMUv3, bits
-    /// [15:10] from PMUv3p1. [`Pmevtyper::evt_count`] and [`Pmevtyper::for_event`] handle the whole
+    /// `evtCount` is split the way the architecture draws it: bits `[9:0]` exist on every PMUv3, bits
+    /// `[15:10]` from PMUv3p1. [`Pmevtyper::evt_count`] and [`Pmevtyper::for_event`] handle the whole
     /// number.
     ///
     /// Filtering: `P`/`U` exclude EL1/EL0; Non-secure EL1/EL0 are counted when `NSK == P` / `NSU == U`;
@@ -26,9 +26,9 @@ register! {
     /// assert!(Pmevtyper::for_event(0x4005, PmuVersion::V3).is_err()); // 0x4005 needs PMUv3p1
     /// ```
     pub struct Pmevtyper = "PMEVTYPER<n>_EL0" {
-        /// evtCount[9:0], bits [9:0]: the low ten bits of the event number.
+        /// `evtCount[9:0]`, bits `[9:0]`: the low ten bits of the event number.
         field evt_count_low / with_evt_count_low [9:0] u16, ReadWrite, V3;
-        /// evtCount[15:10], bits [15:10] (PMUv3p1): the high six bits of the event number.
+        /// `evtCount[15:10]`, bits `[15:10]` (PMUv3p1): the high six bits of the event number.
         field evt_count_high / with_evt_count_high [15:10] u8, ReadWrite, V3p1;
         /// RLH, bit 20 (FEAT_RME): Realm EL2 filtering.
         flag rlh / with_rlh [20], ReadWrite, V3p7;
@@ -54,18 +54,18 @@ register! {
         flag u / with_u [30], ReadWrite, V3;
         /// P, bit 31: 1 = do not count at EL1.
         flag p / with_p [31], ReadWrite, V3;
-        /// TH, bits [43:32] (FEAT_PMUv3_TH): threshold value; PMMIR_EL1.THWIDTH gives its width.
+        /// TH, bits `[43:32]` (FEAT_PMUv3_TH): threshold value; PMMIR_EL1.THWIDTH gives its width.
         field th / with_th [43:32] u16, ReadWrite, V3p8;
-        /// TLC, bits [55:54] (FEAT_PMUv3_TH2): threshold linking control.
+        /// TLC, bits `[55:54]` (FEAT_PMUv3_TH2): threshold linking control.
         field tlc / with_tlc [55:54] u8, ReadWrite, V3p9;
-        /// VS, bits [57:56] (FEAT_PMUv3_SME): 0b01 = not in Streaming SVE mode, 0b10 = not in
+        /// VS, bits `[57:56]` (FEAT_PMUv3_SME): 0b01 = not in Streaming SVE mode, 0b10 = not in
         /// Non-streaming mode.
         field vs / with_vs [57:56] u8, ReadWrite, V3p7;
         /// SYNC, bit 58: synchronous mode.
         flag sync / with_sync [58], ReadWrite, V3p9;
         /// TE, bit 60 (FEAT_PMUv3_EDGE): threshold edge enable.
         flag te / with_te [60], ReadWrite, V3p9;
-        /// TC, bits [63:61] (FEAT_PMUv3_TH): threshold condition, see [`ThresholdCondition`].
+        /// TC, bits `[63:61]` (FEAT_PMUv3_TH): threshold condition, see [`ThresholdCondition`].
         field tc / with_tc [63:61] u8, ReadWrite, V3p8;
     }
 }
@@ -126,7 +126,7 @@ impl ThresholdCondition {
 }
 
 impl Pmevtyper {
-    /// The whole 16-bit event number (bits [15:0]); on PMUv3 only bits [9:0] are meaningful.
+    /// The whole 16-bit event number (bits `[15:0]`); on PMUv3 only bits `[9:0]` are meaningful.
     pub const fn evt_count(self) -> u16 {
         (self.0 & 0xFFFF) as u16
     }

@@ -14,15 +14,15 @@ register! {
     /// assert_eq!(m.bus_width_bytes(), Ok(Some(16)));
     /// ```
     pub struct Pmmir = "PMMIR_EL1" {
-        /// SLOTS, bits [7:0]: largest STALL_SLOT increment per cycle.
+        /// SLOTS, bits `[7:0]`: largest STALL_SLOT increment per cycle.
         field slots / with_slots [7:0] u8, ReadOnly, V3p4;
-        /// BUS_SLOTS, bits [15:8] (Armv8.7): largest BUS_ACCESS increment per BUS_CYCLES cycle.
+        /// BUS_SLOTS, bits `[15:8]` (Armv8.7): largest BUS_ACCESS increment per BUS_CYCLES cycle.
         field bus_slots / with_bus_slots [15:8] u8, ReadOnly, V3p7;
-        /// BUS_WIDTH, bits [19:16] (Armv8.7): log2(bytes) + 1, 0 = not given.
+        /// BUS_WIDTH, bits `[19:16]` (Armv8.7): log2(bytes) + 1, 0 = not given.
         field bus_width / with_bus_width [19:16] u8, ReadOnly, V3p7;
-        /// THWIDTH, bits [23:20] (FEAT_PMUv3_TH): width of PMEVTYPER.TH.
+        /// THWIDTH, bits `[23:20]` (FEAT_PMUv3_TH): width of PMEVTYPER.TH.
         field thwidth / with_thwidth [23:20] u8, ReadOnly, V3p8;
-        /// EDGE, bits [27:24] (FEAT_PMUv3_EDGE): edge-detection support.
+        /// EDGE, bits `[27:24]` (FEAT_PMUv3_EDGE): edge-detection support.
         field edge / with_edge [27:24] u8, ReadOnly, V3p9;
     }
 }

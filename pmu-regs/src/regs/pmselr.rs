@@ -12,7 +12,7 @@ register! {
     /// assert_eq!(Pmselr::default().with_sel(9).unwrap().selected(6), Selected::Unpredictable(9));
     /// ```
     pub struct Pmselr = "PMSELR_EL0" {
-        /// SEL, bits [4:0]: counter index, or 31 for PMCCFILTR_EL0 (through PMXEVTYPER only).
+        /// SEL, bits `[4:0]`: counter index, or 31 for PMCCFILTR_EL0 (through PMXEVTYPER only).
         field sel / with_sel [4:0] u8, ReadWrite, V3;
     }
 }
@@ -20,7 +20,7 @@ register! {
 /// What a PMSELR_EL0.SEL value reaches, given the number of implemented event counters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Selected {
-    /// SEL < N: event counter SEL (PMEVTYPER<SEL> / PMEVCNTR<SEL>).
+    /// SEL < N: event counter SEL (`PMEVTYPER<SEL>` / `PMEVCNTR<SEL>`).
     EventCounter(u8),
     /// SEL = 31: PMCCFILTR_EL0 through PMXEVTYPER_EL0. PMXEVCNTR_EL0 never reaches PMCCNTR_EL0.
     CycleFilter,

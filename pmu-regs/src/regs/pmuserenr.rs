@@ -26,7 +26,7 @@ register! {
         flag uen / with_uen [4], ReadWrite, V3p9;
         /// IR, bit 5 (FEAT_PMUv3_ICNTR): with UEN, EL0 writes to PMICNTR_EL0 are ignored.
         flag ir / with_ir [5], ReadWrite, V3p9;
-        /// TID, bit 6 (PMUv3p9): trap EL0 reads of PMCEID<n>_EL0.
+        /// TID, bit 6 (PMUv3p9): trap EL0 reads of `PMCEID<n>_EL0`.
         flag tid / with_tid [6], ReadWrite, V3p9;
     }
 }

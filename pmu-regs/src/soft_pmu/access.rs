@@ -139,14 +139,14 @@ impl SoftPmu {
         }
     }
 
-    /// Writes PMEVCNTR<index>_EL0 (bits above the storage width are dropped before PMUv3p5).
+    /// Writes `PMEVCNTR<index>_EL0` (bits above the storage width are dropped before PMUv3p5).
     pub fn write_event_counter(&mut self, index: u8, value: u64) -> Result<(), SoftPmuError> {
         self.check_counter(index)?;
         self.evcntr[usize::from(index)] = value & self.event_storage_mask();
         Ok(())
     }
 
-    /// Writes PMEVTYPER<index>_EL0 (RES0 bits of the version dropped).
+    /// Writes `PMEVTYPER<index>_EL0` (RES0 bits of the version dropped).
     pub fn write_event_type(&mut self, index: u8, value: u64) -> Result<(), SoftPmuError> {
         self.check_counter(index)?;
         let mask = Pmevtyper::writable_mask(self.config.version);

@@ -280,7 +280,7 @@ impl SoftPmu {
         Ok(self.evcntr[usize::from(index)])
     }
 
-    /// PMEVTYPER<index>_EL0.
+    /// `PMEVTYPER<index>_EL0`.
     pub fn event_type(&self, index: u8) -> Result<Pmevtyper, SoftPmuError> {
         self.check_counter(index)?;
         Ok(self.evtyper[usize::from(index)])
