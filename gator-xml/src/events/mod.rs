@@ -2,7 +2,7 @@
 //!
 //! [`Events::parse`] accepts both forms: a whole `<events>` document as the daemon serves it, and a fragment
 //! file (sibling `<counter_set>`, `<category>` and `<spe>` elements with no declaration and no root), which is
-//! read as if wrapped in `<events>…</events>`. Lookups live in [`lookup`](self::lookup).
+//! read as if wrapped in `<events>…</events>`. Lookups (by counter, category, counter set and slot) are methods of [`Events`] and [`EventIndex`].
 
 mod category;
 mod counter_set;
