@@ -204,3 +204,35 @@ fn entities_and_non_ascii_text_are_decoded() {
     assert!(!descriptions.iter().any(|d| d.contains("&apos;")));
     assert!(descriptions.iter().any(|d| !d.is_ascii()));
 }
+
+#[test]
+fn a_corrupted_shipped_file_reports_the_line_of_the_damage() {
+    let text = String::from_utf8(common::read("events/events-Cortex-A53.xml")).unwrap();
+    let line = text
+        .lines()
+        .position(|l| l.contains("event=\"0x08\""))
+        .unwrap() as u32
+        + 1;
+    let damaged = text.replacen("event=\"0x08\"", "event=\"0xZ8\"", 1);
+    match Events::parse(&damaged).unwrap_err() {
+        gator_xml::XmlError::InvalidNumber {
+            element,
+            attribute,
+            value,
+            position,
+            ..
+        } => {
+            assert_eq!(
+                (element, attribute.as_str(), value.as_str()),
+                ("event", "event", "0xZ8")
+            );
+            assert_eq!(position.line, line);
+        }
+        other => panic!("unexpected {other:?}"),
+    }
+    let truncated = &text[..text.len() / 2];
+    assert!(matches!(
+        Events::parse(truncated),
+        Err(gator_xml::XmlError::Syntax { .. })
+    ));
+}
