@@ -69,3 +69,52 @@ pub trait KbaseDevice: Send {
     /// Unmaps and closes a reader fd.
     fn close(&mut self, reader: i32) -> io::Result<()>;
 }
+
+/// A scripted stand-in for the driver in unit tests of single decoding steps (the full driver
+/// model is [`SimulatedKbase`](super::SimulatedKbase)).
+#[cfg(test)]
+pub(crate) mod fake {
+    use super::*;
+
+    type Answer = Box<dyn FnMut(u32, &mut [u8]) -> io::Result<i32> + Send>;
+
+    /// Answers every ioctl with `answer(request, arg bytes)` and serves `memory` as the mapping.
+    pub(crate) struct FakeDevice {
+        pub(crate) answer: Answer,
+        pub(crate) memory: Vec<u8>,
+        pub(crate) poll: PollOutcome,
+    }
+
+    impl FakeDevice {
+        pub(crate) fn new(answer: impl FnMut(u32, &mut [u8]) -> io::Result<i32> + Send + 'static) -> FakeDevice {
+            FakeDevice { answer: Box::new(answer), memory: Vec::new(), poll: PollOutcome::Ready }
+        }
+    }
+
+    impl KbaseDevice for FakeDevice {
+        fn name(&self) -> String {
+            "fake".into()
+        }
+        fn ioctl(&mut self, _fd: Fd, request: u32, arg: IoctlArg<'_>) -> io::Result<i32> {
+            match arg {
+                IoctlArg::Value(_) => (self.answer)(request, &mut []),
+                IoctlArg::Struct(b) => (self.answer)(request, b),
+                IoctlArg::StructWithBuffer { arg, .. } => (self.answer)(request, arg),
+            }
+        }
+        fn mmap(&mut self, _reader: i32, _len: usize) -> io::Result<()> {
+            Ok(())
+        }
+        fn read_mapped(&self, _reader: i32, offset: usize, out: &mut [u8]) -> io::Result<()> {
+            let src = self.memory.get(offset..offset + out.len()).ok_or_else(|| io::Error::from_raw_os_error(22))?;
+            out.copy_from_slice(src);
+            Ok(())
+        }
+        fn poll(&mut self, _reader: i32, _timeout: Duration) -> io::Result<PollOutcome> {
+            Ok(self.poll)
+        }
+        fn close(&mut self, _reader: i32) -> io::Result<()> {
+            Ok(())
+        }
+    }
+}

@@ -34,19 +34,6 @@ pub enum DumpError {
         /// L2 slices.
         l2_slices: u32,
     },
-    /// A block announced more counters than any GPU has.
-    #[error("block with {0} counters (at most 128)")]
-    TooManyValues(usize),
-    /// A block's values lie outside the mapped buffer.
-    #[error("block values at {offset}..{end} outside the {len}-byte buffer")]
-    OutOfBounds {
-        /// Start offset.
-        offset: usize,
-        /// End offset.
-        end: usize,
-        /// Buffer length.
-        len: usize,
-    },
 }
 
 /// Per block kind, each counter index summed over all instances (L2 slices, present shader cores).
@@ -186,5 +173,31 @@ mod tests {
         assert!(VinstrLayout::new(0, 1).is_err());
         assert!(VinstrLayout::new(1, 0).is_err());
         assert!(VinstrLayout::new(1, 65).is_err());
+    }
+
+    use proptest::prelude::*;
+
+    proptest! {
+        #[test]
+        fn sums_equal_per_block_addition(core_mask in 1u64..0x1_0000, l2 in 1u32..5, seed in any::<u32>()) {
+            let layout = VinstrLayout::new(core_mask, l2).unwrap();
+            let value = |pos: usize, idx: usize| seed.wrapping_mul(pos as u32 + 1).wrapping_add(idx as u32);
+            let mut dump = vec![0u8; layout.dump_bytes()];
+            for (pos, block) in dump.chunks_exact_mut(VINSTR_BLOCK_BYTES).enumerate() {
+                for (idx, w) in block.chunks_exact_mut(4).enumerate() {
+                    w.copy_from_slice(&value(pos, idx).to_ne_bytes());
+                }
+            }
+            let mut sums = BlockSums::default();
+            layout.accumulate(&dump, &mut sums).unwrap();
+            for idx in FIRST_COUNTER..VINSTR_VALUES_PER_BLOCK {
+                let cores: u64 = (0..64).filter(|b| core_mask & (1 << b) != 0)
+                    .map(|b| u64::from(value(2 + l2 as usize + b, idx))).sum();
+                prop_assert_eq!(sums.get(BlockKind::ShaderCore, idx as u32), cores);
+                let slices: u64 = (0..l2 as usize).map(|s| u64::from(value(2 + s, idx))).sum();
+                prop_assert_eq!(sums.get(BlockKind::Memory, idx as u32), slices);
+                prop_assert_eq!(sums.get(BlockKind::Tiler, idx as u32), u64::from(value(1, idx)));
+            }
+        }
     }
 }

@@ -411,4 +411,18 @@ mod tests {
         // A short buffer decodes with zeros instead of panicking.
         assert_eq!(UkHwcntReaderSetup::decode(&b[..8]).buffer_count, 0);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn wire_structs_round_trip(a in proptest::prelude::any::<u64>(), b in proptest::prelude::any::<u32>(), c in proptest::prelude::any::<i32>()) {
+            let s = UkHwcntReaderSetup { header: b, header_hi: 0, buffer_count: b ^ 1, jm_bm: b, shader_bm: !b, tiler_bm: 7, mmu_l2_bm: 9, fd: c };
+            proptest::prop_assert_eq!(UkHwcntReaderSetup::decode(&s.to_bytes()), s);
+            let m = HwcntReaderMetadataCycles { timestamp: a, event_id: b, buffer_idx: b >> 3, top_cycles: !a, shader_cycles: a ^ 5 };
+            proptest::prop_assert_eq!(HwcntReaderMetadataCycles::decode(&m.to_bytes()), m);
+            let k = KinstrControlCmd { cmd: b as u16, pad0: 0, pad1: 0, user_data: a };
+            let bytes = k.to_bytes();
+            proptest::prop_assert_eq!(&bytes[8..16], &a.to_ne_bytes()[..]);
+            proptest::prop_assert_eq!(KinstrControlCmd::decode(&bytes), k);
+        }
+    }
 }

@@ -435,4 +435,78 @@ mod tests {
         assert_eq!(parse_enum(&mixed, 32, 2), Err(MetadataError::InconsistentBlocks(64)));
         assert_eq!(parse_enum(&block(0, 1, 100), 32, 1), Err(MetadataError::InconsistentBlocks(100)));
     }
+
+    use crate::gpu::device::fake::FakeDevice;
+    use crate::gpu::error::GpuError;
+
+    fn metadata_item(ty: u16, fill: impl Fn(&mut [u8])) -> Vec<u8> {
+        let mut it = vec![0u8; METADATA_ITEM_SIZE];
+        it[0..2].copy_from_slice(&ty.to_ne_bytes());
+        fill(&mut it);
+        it
+    }
+
+    fn reader_over(memory: Vec<u8>) -> (KinstrReader, FakeDevice) {
+        let mut dev = FakeDevice::new(|_, _| Ok(0));
+        let reader = KinstrReader { fd: 3, mmap_len: memory.len(), item_size: METADATA_ITEM_SIZE, values_per_block: 64 };
+        dev.memory = memory;
+        (reader, dev)
+    }
+
+    #[test]
+    fn malformed_sample_metadata_is_typed() {
+        let sample = metadata_item(item::METADATA_SAMPLE, |_| {});
+        let none = metadata_item(item::NONE, |_| {});
+        let mut sums = BlockSums::default();
+
+        let (r, dev) = reader_over([metadata_item(0x2FFF, |_| {}), none.clone()].concat());
+        assert!(matches!(r.read_metadata(&dev, 0, &mut sums), Err(GpuError::Metadata(MetadataError::UnknownItem(0x2FFF)))));
+
+        let block = metadata_item(item::METADATA_BLOCK, |it| it[16..20].copy_from_slice(&4000u32.to_ne_bytes()));
+        let (r, dev) = reader_over([sample.clone(), block, none.clone()].concat());
+        assert!(matches!(
+            r.read_metadata(&dev, 0, &mut sums),
+            Err(GpuError::Metadata(MetadataError::ValuesOutOfBounds { offset: 4000, .. }))
+        ));
+
+        let (r, dev) = reader_over([none.clone(), none.clone()].concat());
+        assert!(matches!(r.read_metadata(&dev, 0, &mut sums), Err(GpuError::Metadata(MetadataError::NoSampleItem))));
+
+        let (r, dev) = reader_over([sample.clone(), none.clone()].concat());
+        assert!(matches!(r.read_metadata(&dev, 96, &mut sums), Err(GpuError::BadBufferIndex { index: 96, count: 96 })));
+        assert!(r.read_metadata(&dev, 0, &mut sums).is_ok());
+
+        // Blocks of a type that carries no counters here (firmware) are skipped.
+        let fw = metadata_item(item::METADATA_BLOCK, |it| it[8] = 4);
+        let (r, dev) = reader_over([sample, fw, none, vec![0u8; 64 * 8]].concat());
+        assert!(r.read_metadata(&dev, 0, &mut sums).is_ok());
+    }
+
+    #[test]
+    fn setup_rejects_small_metadata_items() {
+        let mut dev = FakeDevice::new(|request, arg| {
+            match request {
+                KINSTR_PRFCNT_ENUM_INFO => {
+                    KinstrEnumInfo { info_item_size: 32, info_item_count: 1, info_list_ptr: 0 }.encode(arg)
+                }
+                KINSTR_PRFCNT_SETUP => KinstrSetupOut { metadata_item_size: 8, mmap_size_bytes: 4096 }.encode(arg),
+                _ => {}
+            }
+            Ok(7)
+        });
+        // The fake leaves the enumeration buffer zeroed: a lone sentinel, no blocks.
+        assert!(matches!(KinstrReader::setup(&mut dev), Err(GpuError::Metadata(MetadataError::NoBlocks))));
+        let mut too_many = FakeDevice::new(|_, arg| {
+            KinstrEnumInfo { info_item_size: 32, info_item_count: 5000, info_list_ptr: 0 }.encode(arg);
+            Ok(0)
+        });
+        assert!(matches!(KinstrReader::setup(&mut too_many), Err(GpuError::Metadata(MetadataError::TooManyItems(5000)))));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_enumerations_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300), size in 0u32..80, count in 0u32..12) {
+            let _ = parse_enum(&bytes, size, count);
+        }
+    }
 }

@@ -153,4 +153,14 @@ mod tests {
         assert!(dev.read_mapped(7, 0, &mut b).is_err());
         assert_eq!(dev.name(), "/dev/null");
     }
+
+    #[test]
+    fn open_errors_are_classified() {
+        let p = Path::new("/dev/mali0");
+        let denied = open_error(p, io::Error::from_raw_os_error(libc::EACCES));
+        assert!(matches!(denied, GpuError::PermissionDenied { .. }));
+        assert!(denied.to_string().contains("/dev/mali0"));
+        assert!(matches!(open_error(p, io::Error::from_raw_os_error(libc::ENOENT)), GpuError::NoDevice));
+        assert!(matches!(open_error(p, io::Error::from_raw_os_error(libc::EBUSY)), GpuError::Open { .. }));
+    }
 }

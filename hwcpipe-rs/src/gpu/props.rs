@@ -320,4 +320,44 @@ mod tests {
         assert_eq!(p.shader_core_mask, 0xF);
         assert_eq!(p.bus_width_bytes(), 16);
     }
+
+    use crate::gpu::device::fake::FakeDevice;
+    use proptest::prelude::{any, prop_assert_eq, proptest};
+
+    #[test]
+    fn oversized_and_failing_property_answers() {
+        let jm = DriverVersion { interface: Interface::Jm, major: 11, minor: 30 };
+        let mut huge = FakeDevice::new(|_, _| Ok(1 << 20));
+        assert!(matches!(read_props(&mut huge, jm), Err(GpuError::Props(PropsError::TooLarge(0x10_0000)))));
+        let uk = DriverVersion { interface: Interface::LegacyUk, major: 10, minor: 6 };
+        let mut status = FakeDevice::new(|_, arg| {
+            arg[..4].copy_from_slice(&5u32.to_ne_bytes());
+            Ok(0)
+        });
+        assert!(matches!(read_props(&mut status, uk), Err(GpuError::UkStatus { ret: 5, .. })));
+    }
+
+    proptest! {
+        #[test]
+        fn records_round_trip(records in proptest::collection::vec((0u32..100, 0u32..4, any::<u64>()), 0..40)) {
+            let mut buf = Vec::new();
+            for &(id, size, value) in &records {
+                encode_record(&mut buf, id, size, value);
+            }
+            let parsed: Vec<PropRecord> = parse_records(&buf).collect::<Result<_, _>>().unwrap();
+            prop_assert_eq!(parsed.len(), records.len());
+            for (p, &(id, size, value)) in parsed.iter().zip(&records) {
+                let mask = if size == 3 { u64::MAX } else { (1u64 << (8 << size)) - 1 };
+                prop_assert_eq!(*p, PropRecord { id, value: value & mask });
+            }
+        }
+
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = decode_props_buffer(&bytes);
+            let mut uk = [0u8; UK_GPU_PROPS_SIZE];
+            uk[..bytes.len()].copy_from_slice(&bytes);
+            let _ = decode_uk_props(&uk);
+        }
+    }
 }

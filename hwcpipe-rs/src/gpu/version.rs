@@ -122,4 +122,31 @@ mod tests {
         assert!(!v.at_least(11, 41));
         assert_eq!(v.to_string(), "JM 11.40");
     }
+
+    use crate::gpu::device::fake::FakeDevice;
+    use crate::gpu::ioctl::{UkSetFlags, UK_SET_FLAGS, UK_VERSION_CHECK};
+
+    #[test]
+    fn uk_status_and_zero_versions_are_typed() {
+        let mut dev = FakeDevice::new(|request, arg| {
+            if request == UK_SET_FLAGS {
+                UkSetFlags { header: 3, ..UkSetFlags::decode(arg) }.encode(arg);
+            }
+            Ok(0)
+        });
+        let uk = DriverVersion { interface: Interface::LegacyUk, major: 10, minor: 6 };
+        assert!(matches!(set_flags(&mut dev, uk), Err(GpuError::UkStatus { ret: 3, .. })));
+        // A driver that accepts every version check but reports 0.0 is not kbase.
+        let mut zero = FakeDevice::new(|request, arg| {
+            if request == UK_VERSION_CHECK {
+                arg[..4].copy_from_slice(&0u32.to_ne_bytes());
+                arg[8..12].fill(0);
+            }
+            Ok(0)
+        });
+        assert!(matches!(version_check(&mut zero), Err(GpuError::NotKbase)));
+        let mut failing = FakeDevice::new(|_, _| Err(std::io::Error::from_raw_os_error(libc::EIO)));
+        let jm = DriverVersion { interface: Interface::Jm, major: 11, minor: 30 };
+        assert!(matches!(set_flags(&mut failing, jm), Err(GpuError::Ioctl { .. })));
+    }
 }

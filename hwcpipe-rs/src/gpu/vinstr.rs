@@ -169,3 +169,41 @@ impl VinstrReader {
         Ok(m.timestamp)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gpu::device::fake::FakeDevice;
+
+    fn layout() -> VinstrLayout {
+        VinstrLayout::new(1, 1).unwrap()
+    }
+
+    #[test]
+    fn api_and_uk_status_errors() {
+        let jm = DriverVersion { interface: Interface::Jm, major: 11, minor: 30 };
+        let mut api2 = FakeDevice::new(|request, arg| {
+            if request == READER_GET_API_VERSION_WITH_FEATURES {
+                ApiVersionWithFeatures { version: 2, features: 0 }.encode(arg);
+            }
+            Ok(5)
+        });
+        assert!(matches!(VinstrReader::setup(&mut api2, jm, layout()), Err(GpuError::UnsupportedReaderApi(2))));
+        // Without the features variant, the plain API version query is used.
+        let mut plain = FakeDevice::new(|request, arg| match request {
+            READER_GET_API_VERSION_WITH_FEATURES => Err(io::Error::from_raw_os_error(libc::ENOTTY)),
+            READER_GET_API_VERSION | READER_GET_HWVER => {
+                arg[..4].copy_from_slice(&(if request == READER_GET_HWVER { 4u32 } else { 1 }).to_ne_bytes());
+                Ok(0)
+            }
+            _ => Ok(5),
+        });
+        assert!(matches!(VinstrReader::setup(&mut plain, jm, layout()), Err(GpuError::UnsupportedHwVersion(4))));
+        let uk = DriverVersion { interface: Interface::LegacyUk, major: 10, minor: 6 };
+        let mut status = FakeDevice::new(|_, arg| {
+            arg[..4].copy_from_slice(&9u32.to_ne_bytes());
+            Ok(0)
+        });
+        assert!(matches!(VinstrReader::setup(&mut status, uk, layout()), Err(GpuError::UkStatus { ret: 9, .. })));
+    }
+}
