@@ -162,6 +162,9 @@ fn a_program_that_does_not_exist_is_a_spawn_error() {
     let mut p = CpuProfiler::new(config).expect("the fork itself works");
     let err = p.run().unwrap_err();
     assert!(matches!(err, hwcpipe::CpuError::Spawn(_)), "{err:?}");
+    assert!(!p.is_running());
+    assert!(p.child().is_none());
+    assert!(matches!(p.sample(), Err(hwcpipe::CpuError::NotRunning)));
 }
 
 #[test]

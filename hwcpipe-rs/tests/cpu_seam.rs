@@ -564,3 +564,31 @@ fn hwcpipe_reports_cpu_errors_from_sampling() {
         .unwrap_err();
     assert!(err.to_string().contains("Cycles"), "{err}");
 }
+
+proptest::proptest! {
+    /// Whatever the kernel reports, as long as counts and times only grow: each delta is the raw
+    /// change scaled by enabled/running time, and the totals are the sums of the deltas.
+    #[test]
+    fn deltas_are_scaled_changes_and_sum_to_totals(
+        steps in proptest::collection::vec((0u64..1 << 40, 1u64..1 << 30, 0u64..=100), 1..20)
+    ) {
+        let fake = Arc::new(FakePerf::new(2));
+        let mut p = profiler(&fake, CpuConfig::new(&[CpuCounter::TaskClock, CpuCounter::PageFaults])).unwrap();
+        p.run().unwrap();
+        let mut totals = [0u64; 2];
+        for (raw, enabled, percent) in steps {
+            let running = enabled * percent / 100;
+            fake.advance(enabled, running, |config| if config == TASK_CLOCK { raw } else { raw / 3 });
+            let s = p.sample().unwrap();
+            for (i, (c, raw)) in [(CpuCounter::TaskClock, raw), (CpuCounter::PageFaults, raw / 3)].into_iter().enumerate() {
+                let r = *s.reading(c).unwrap();
+                let want = hwcpipe::cpu::scaling::Interval { raw, enabled, running }.scaled();
+                proptest::prop_assert_eq!(r.raw_delta, raw);
+                proptest::prop_assert_eq!(r.delta, want);
+                totals[i] = totals[i].saturating_add(want);
+                proptest::prop_assert_eq!(r.total, totals[i]);
+                proptest::prop_assert_eq!(r.is_multiplexed(), running < enabled);
+            }
+        }
+    }
+}

@@ -479,8 +479,13 @@ impl CpuProfiler {
             else {
                 unreachable!("matched just above")
             };
-            let child = gated.release().map_err(CpuError::Spawn)?;
-            self.child = ChildState::Running(child);
+            match gated.release() {
+                Ok(child) => self.child = ChildState::Running(child),
+                Err(e) => {
+                    self.running = false;
+                    return Err(CpuError::Spawn(e));
+                }
+            }
         }
         Ok(())
     }
