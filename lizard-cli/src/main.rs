@@ -1,6 +1,52 @@
-//! `lizard`: list, capture and inspect Arm CPU and Mali GPU hardware counters.
+//! `lizard`: list, capture and inspect Arm CPU and Mali GPU hardware counters, locally or through gatord.
+//!
+//! Every failure is one line on standard error (`lizard: …`) and a non-zero exit status: 2 for bad
+//! arguments or unknown names, 3 when a counter source is unreachable or refused, 4 for unreadable input
+//! files, 1 otherwise. `lizard stat` exits with the status of the command it ran.
+#![forbid(unsafe_code)]
+
+mod args;
+mod cmd;
+mod error;
+mod interrupt;
+mod mali_events;
+mod names;
+mod output;
+mod source;
+mod table;
+mod trace_window;
+
+use clap::Parser;
+
+use args::{Cli, Command};
+use error::CliError;
+
+fn run(cli: &Cli) -> Result<i32, CliError> {
+    match &cli.command {
+        Command::List(args) => cmd::list::run(args),
+        Command::Capture(args) => cmd::capture::run(args),
+        Command::Stat(args) => cmd::stat::run(args),
+        Command::ApcDump(args) => cmd::apc_dump::run(args),
+        Command::Events(args) => cmd::events::run(args),
+        Command::GatordSim(args) => cmd::gatord_sim::run(args),
+        Command::StmDump(args) => cmd::stm_dump::run(args),
+        Command::TraceServer(args) => cmd::trace::server(args),
+        Command::TraceDump(args) => cmd::trace::dump(args),
+    }
+}
 
 fn main() {
-    eprintln!("lizard: no subcommands are available in this build yet");
-    std::process::exit(2);
+    // A panic would print a backtrace hint; keep failures to one line even then.
+    std::panic::set_hook(Box::new(|info| {
+        eprintln!("lizard: internal error: {info}");
+    }));
+    let cli = Cli::parse();
+    let code = match run(&cli) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("lizard: {}", source::chain(&error));
+            error.exit_code()
+        }
+    };
+    std::process::exit(code);
 }

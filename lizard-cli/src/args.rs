@@ -1,0 +1,329 @@
+//! The command line: subcommands and their flags.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// List, capture and inspect Arm CPU and Mali GPU hardware counters, locally (perf, Mali kbase) or
+/// through gatord (Arm Streamline's daemon).
+#[derive(Debug, Parser)]
+#[command(name = "lizard", version, about, long_about = None)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the counters every source offers, with their ids.
+    List(ListArgs),
+    /// Capture counters for a while and print their totals (and time series).
+    Capture(CaptureArgs),
+    /// Run a command and count its CPU events, like `perf stat`.
+    Stat(StatArgs),
+    /// Read a Streamline local capture (`.apc` directory).
+    ApcDump(ApcDumpArgs),
+    /// List the counters described by gatord events XML files.
+    Events(EventsArgs),
+    /// Run a gatord stand-in on loopback that serves simulated counters.
+    GatordSim(GatordSimArgs),
+    /// Decode a raw CoreSight trace buffer holding an STM (MIPI STPv2) stream.
+    StmDump(StmDumpArgs),
+    /// Receive trace records from applications into a bounded ring.
+    TraceServer(TraceServerArgs),
+    /// Print the records of a saved trace ring file.
+    TraceDump(TraceDumpArgs),
+}
+
+/// Where counters come from.
+#[derive(Debug, Clone, Args)]
+pub struct SourceArgs {
+    /// gatord's address, HOST:PORT (IPv6 as [ADDR]:PORT). Without it, 127.0.0.1:8080 is tried briefly.
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "no_gatord")]
+    pub gatord: Option<String>,
+    /// Do not use gatord.
+    #[arg(long)]
+    pub no_gatord: bool,
+    /// Do not read counters locally (perf events, Mali GPU).
+    #[arg(long)]
+    pub no_hwcpipe: bool,
+}
+
+/// Output formats of `list` and `events`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ListFormat {
+    /// Aligned columns for people.
+    Table,
+    /// One JSON document.
+    Json,
+}
+
+/// Output formats of `capture`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CaptureFormat {
+    /// Per-counter readings in aligned columns.
+    Table,
+    /// The time series, one sample a row.
+    Csv,
+    /// Readings and time series in one JSON document.
+    Json,
+    /// Trace Event JSON (counter events) for Perfetto UI and chrome://tracing.
+    ChromeTrace,
+}
+
+/// Output formats of `apc-dump`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DumpFormat {
+    /// Summary and samples for people.
+    Table,
+    /// One JSON document.
+    Json,
+    /// The resolved samples, one a row.
+    Csv,
+}
+
+/// Output formats of `stm-dump` and `trace-dump`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TextFormat {
+    /// One line per item.
+    Text,
+    /// One JSON document.
+    Json,
+}
+
+/// `lizard list`.
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Counter sources.
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ListFormat::Table)]
+    pub format: ListFormat,
+}
+
+/// `lizard capture`.
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    /// Counter sources.
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Counters to capture, by name, comma-separated (see `lizard list`).
+    #[arg(long, value_delimiter = ',', conflicts_with = "all")]
+    pub counters: Vec<String>,
+    /// Capture every counter (the default when --counters is not given).
+    #[arg(long)]
+    pub all: bool,
+    /// How long to capture (e.g. 500ms, 2s, 1m).
+    #[arg(long, default_value = "2s", value_parser = parse_duration)]
+    pub duration: Duration,
+    /// The local sampling interval.
+    #[arg(long, default_value = "10ms", value_parser = parse_duration)]
+    pub interval: Duration,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = CaptureFormat::Table)]
+    pub format: CaptureFormat,
+    /// Write the output to this file instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// Also receive application trace records on this socket name (see `lizard trace-server`) and put
+    /// those that fall in the capture window into the output.
+    #[arg(long, value_name = "SOCKET")]
+    pub trace: Option<String>,
+}
+
+/// `lizard stat`.
+#[derive(Debug, Args)]
+pub struct StatArgs {
+    /// Counters to count, by name, comma-separated (default: all CPU counters).
+    #[arg(long, value_delimiter = ',')]
+    pub counters: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ListFormat::Table)]
+    pub format: ListFormat,
+    /// The command to run, after `--`.
+    #[arg(last = true, required = true, num_args = 1..)]
+    pub command: Vec<String>,
+}
+
+/// `lizard apc-dump`.
+#[derive(Debug, Args)]
+pub struct ApcDumpArgs {
+    /// The capture directory (holding `0000000000` and `captured.xml`).
+    pub path: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = DumpFormat::Table)]
+    pub format: DumpFormat,
+}
+
+/// `lizard events`.
+#[derive(Debug, Args)]
+pub struct EventsArgs {
+    /// gatord events files: whole `<events>` documents or the fragments gatord ships.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ListFormat::Table)]
+    pub format: ListFormat,
+}
+
+/// `lizard gatord-sim`.
+#[derive(Debug, Args)]
+pub struct GatordSimArgs {
+    /// The TCP port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 8080)]
+    pub port: u16,
+    /// The address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: String,
+    /// Serve the hardware counters of this Mali GPU (e.g. G71, G78, G710); see --gpu list.
+    #[arg(long, conflicts_with = "events")]
+    pub gpu: Option<String>,
+    /// Serve the counters of this events XML file instead.
+    #[arg(long)]
+    pub events: Option<PathBuf>,
+    /// The protocol generation to speak.
+    #[arg(long, default_value = "950", value_parser = ["670", "950"])]
+    pub protocol: String,
+    /// Stop after this long (default: until Ctrl-C).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+}
+
+/// `lizard stm-dump`.
+#[derive(Debug, Args)]
+pub struct StmDumpArgs {
+    /// The raw trace buffer (CoreSight formatted 16-byte frames).
+    pub file: PathBuf,
+    /// The trace ID of the STM source (e.g. 0x20).
+    #[arg(long, value_parser = parse_u8)]
+    pub trace_id: Option<u8>,
+    /// Print elements (software messages, flags, triggers) instead of packets.
+    #[arg(long)]
+    pub elements: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    pub format: TextFormat,
+}
+
+/// `lizard trace-server`.
+#[derive(Debug, Args)]
+pub struct TraceServerArgs {
+    /// The socket name: an abstract name (`@name`) or a file path.
+    #[arg(long, default_value = "@lizard-trace")]
+    pub socket: String,
+    /// The ring's capacity (e.g. 64MiB, 512KiB, 1000000).
+    #[arg(long, default_value = "64MiB", value_parser = parse_size)]
+    pub capacity: u64,
+    /// Save the ring to this file when the server stops.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
+    /// Stop after this long (default: until Ctrl-C).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
+}
+
+/// `lizard trace-dump`.
+#[derive(Debug, Args)]
+pub struct TraceDumpArgs {
+    /// A ring file saved by `lizard trace-server --output`.
+    pub file: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    pub format: TextFormat,
+}
+
+/// Parses `500ms`, `2s`, `1.5s`, `1m`, `250us` or a bare number of seconds.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration (try 500ms, 2s, 1m)"))?;
+    let seconds = match unit.trim() {
+        "" | "s" => value,
+        "ms" => value / 1e3,
+        "us" | "µs" => value / 1e6,
+        "ns" => value / 1e9,
+        "m" | "min" => value * 60.0,
+        "h" => value * 3600.0,
+        other => {
+            return Err(format!(
+                "unknown duration unit '{other}' (use ns, us, ms, s, m or h)"
+            ))
+        }
+    };
+    Duration::try_from_secs_f64(seconds).map_err(|_| format!("'{text}' is out of range"))
+}
+
+/// Parses `64MiB`, `512KiB`, `1GiB`, `4096` (bytes).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let value: u64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a size (try 64MiB)"))?;
+    let factor: u64 = match unit.trim() {
+        "" | "B" => 1,
+        "K" | "KiB" | "k" => 1 << 10,
+        "M" | "MiB" => 1 << 20,
+        "G" | "GiB" => 1 << 30,
+        other => {
+            return Err(format!(
+                "unknown size unit '{other}' (use B, KiB, MiB or GiB)"
+            ))
+        }
+    };
+    value
+        .checked_mul(factor)
+        .ok_or_else(|| format!("'{text}' is too large"))
+}
+
+/// Parses a number given in decimal or as `0x…` hexadecimal, 0..=255.
+pub fn parse_u8(text: &str) -> Result<u8, String> {
+    let parsed = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+        Some(hex) => u8::from_str_radix(hex, 16),
+        None => text.parse(),
+    };
+    parsed.map_err(|_| format!("'{text}' is not a number from 0 to 255 (e.g. 0x20)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_parse_with_units() {
+        assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
+        assert_eq!(parse_duration("1.5"), Ok(Duration::from_millis(1500)));
+        assert_eq!(parse_duration("1m"), Ok(Duration::from_secs(60)));
+        assert!(parse_duration("fast").is_err());
+        assert!(parse_duration("3 parsecs").is_err());
+        assert!(parse_duration("1e400").is_err());
+    }
+
+    #[test]
+    fn sizes_parse_with_units() {
+        assert_eq!(parse_size("64MiB"), Ok(64 << 20));
+        assert_eq!(parse_size("4096"), Ok(4096));
+        assert!(parse_size("99999999999GiB").is_err());
+        assert!(parse_size("lots").is_err());
+    }
+
+    #[test]
+    fn trace_ids_parse_in_hex_and_decimal() {
+        assert_eq!(parse_u8("0x20"), Ok(0x20));
+        assert_eq!(parse_u8("16"), Ok(16));
+        assert!(parse_u8("0x100").is_err());
+    }
+}

@@ -1,0 +1,10 @@
+//! One module per subcommand; each has a `run` that returns the process exit status.
+
+pub mod apc_dump;
+pub mod capture;
+pub mod events;
+pub mod gatord_sim;
+pub mod list;
+pub mod stat;
+pub mod stm_dump;
+pub mod trace;

@@ -1,0 +1,102 @@
+//! `lizard trace-server` and `lizard trace-dump`: application trace records in a bounded ring.
+
+use std::time::Duration;
+
+use lizard_trace::{ServerConfig, SocketName, TraceRing, TraceServer};
+use serde_json::json;
+
+use crate::args::{TextFormat, TraceDumpArgs, TraceServerArgs};
+use crate::error::CliError;
+use crate::interrupt;
+use crate::output;
+use crate::table::Table;
+
+/// Runs `lizard trace-server` until Ctrl-C (or `--duration`), then saves the ring if asked.
+pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
+    interrupt::install();
+    let name: SocketName = args
+        .socket
+        .parse()
+        .map_err(|e| CliError::Other(format!("bad socket name '{}': {e}", args.socket)))?;
+    let capacity = usize::try_from(args.capacity)
+        .map_err(|_| CliError::Other(format!("capacity {} is too large here", args.capacity)))?;
+    let server = TraceServer::start(&name, ServerConfig::with_capacity(capacity)).map_err(|e| {
+        CliError::Other(format!(
+            "cannot start the trace server on '{}': {e}",
+            args.socket
+        ))
+    })?;
+    eprintln!(
+        "trace-server: listening on {} ({} bytes of ring); Ctrl-C stops",
+        args.socket, capacity
+    );
+    match args.duration {
+        Some(duration) => {
+            interrupt::sleep(duration);
+        }
+        None => while !interrupt::sleep(Duration::from_secs(3600)) {},
+    }
+    let stats = server.stats();
+    let ring = server.stop();
+    let directory = ring.directory();
+    eprintln!("trace-server: {} records kept; {stats:?}", ring.len());
+    eprintln!("trace-server: {directory:?}");
+    if let Some(path) = &args.output {
+        ring.save(path)
+            .map_err(|e| CliError::Other(format!("{}: {e}", path.display())))?;
+        eprintln!("trace-server: saved to {}", path.display());
+    }
+    Ok(0)
+}
+
+/// Runs `lizard trace-dump`.
+pub fn dump(args: &TraceDumpArgs) -> Result<i32, CliError> {
+    let ring = TraceRing::load(&args.file).map_err(|e| CliError::bad_input(&args.file, e))?;
+    let text = match args.format {
+        TextFormat::Text => {
+            let mut table = Table::new(&[
+                "seq",
+                "timestamp_ns",
+                "module",
+                "location",
+                "pid",
+                "client_seq",
+                "bytes",
+            ]);
+            for r in ring.iter() {
+                table.row(vec![
+                    r.seq().to_string(),
+                    r.timestamp_ns().to_string(),
+                    r.module().to_owned(),
+                    format!("{}:{}", r.file(), r.line()),
+                    r.client_pid().to_string(),
+                    r.client_seq().to_string(),
+                    r.payload().len().to_string(),
+                ]);
+            }
+            format!("{:?}\n{}", ring.directory(), table.render())
+        }
+        TextFormat::Json => {
+            let records: Vec<_> = ring
+                .iter()
+                .map(|r| {
+                    json!({
+                        "seq": r.seq(),
+                        "timestamp_ns": r.timestamp_ns(),
+                        "module": r.module(),
+                        "file": r.file(),
+                        "line": r.line(),
+                        "pid": r.client_pid(),
+                        "client_seq": r.client_seq(),
+                        "payload_len": r.payload().len(),
+                        "payload_hex": r.payload().iter().map(|b| format!("{b:02x}")).collect::<String>(),
+                    })
+                })
+                .collect();
+            let d = ring.directory();
+            output::to_json(&json!({ "directory": format!("{d:?}"), "records": records }))
+        }
+    };
+    output::write(None, &text)?;
+    Ok(0)
+}

@@ -1,0 +1,84 @@
+//! Every way a subcommand fails, each printed as one line, and the exit status it gives.
+
+use std::path::PathBuf;
+
+/// Why a subcommand failed.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// gatord was asked for explicitly and could not be used.
+    #[error("cannot use gatord at {address}: {reason}")]
+    Gatord {
+        /// The address tried.
+        address: String,
+        /// Why it failed.
+        reason: String,
+    },
+    /// No counter source works on this machine.
+    #[error("no counter source is available: {0}")]
+    NoSource(String),
+    /// A `--gatord` value that is not HOST:PORT.
+    #[error("'{0}' is not a gatord address (use HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080)")]
+    BadAddress(String),
+    /// Counter names that match no counter.
+    #[error("unknown counter '{name}'{hint}")]
+    UnknownCounter {
+        /// The name given.
+        name: String,
+        /// ", did you mean …?" or a pointer to `lizard list`.
+        hint: String,
+    },
+    /// Counting was refused by the kernel.
+    #[error("{0}")]
+    Permission(String),
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    File {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A file's content is not what the subcommand reads.
+    #[error("{path}: {reason}")]
+    BadInput {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The capture engine failed.
+    #[error("{0}")]
+    Engine(#[from] lizard_core::Error),
+    /// Anything else, already phrased for the user.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl CliError {
+    /// The process exit status for this failure: 2 for bad arguments or names, 3 for unreachable or
+    /// missing sources, 4 for bad input files, 1 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            CliError::BadAddress(_) | CliError::UnknownCounter { .. } => 2,
+            CliError::Gatord { .. } | CliError::NoSource(_) | CliError::Permission(_) => 3,
+            CliError::File { .. } | CliError::BadInput { .. } => 4,
+            CliError::Engine(_) | CliError::Other(_) => 1,
+        }
+    }
+
+    /// A `File` error for `path`.
+    pub fn file(path: impl Into<PathBuf>, source: std::io::Error) -> CliError {
+        CliError::File {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// A `BadInput` error for `path`.
+    pub fn bad_input(path: impl Into<PathBuf>, reason: impl ToString) -> CliError {
+        CliError::BadInput {
+            path: path.into(),
+            reason: reason.to_string(),
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! Shared pieces of the outputs: names of enum values, JSON of a counter, writing to a file or stdout.
+
+use std::io::Write;
+use std::path::Path;
+
+use lizard_core::{Counter, CounterClass, ResultType, Value};
+use serde_json::{json, Value as Json};
+
+use crate::error::CliError;
+use crate::source::{counter_name, source_name};
+
+/// `absolute` or `delta`.
+pub fn class_name(class: CounterClass) -> &'static str {
+    match class {
+        CounterClass::Absolute => "absolute",
+        CounterClass::Delta => "delta",
+    }
+}
+
+/// `int` or `double`.
+pub fn result_type_name(result: ResultType) -> &'static str {
+    match result {
+        ResultType::Integer => "int",
+        ResultType::Floating => "double",
+    }
+}
+
+/// The JSON description of a counter.
+pub fn counter_json(c: &Counter) -> Json {
+    json!({
+        "id": c.id,
+        "source": source_name(c.source),
+        "counter": counter_name(c),
+        "name": c.name,
+        "title": c.title,
+        "description": c.description,
+        "category": c.category,
+        "units": c.units.to_string(),
+        "multiplier": c.multiplier,
+        "class": class_name(c.class),
+        "type": result_type_name(c.result_type),
+    })
+}
+
+/// A sample value scaled like the counter's readings (multiplier, MHz → Hz), as JSON.
+pub fn scaled_json(counter: &Counter, value: Value) -> Json {
+    let scale = counter.scale();
+    if let Value::Int(v) = value {
+        // Integer values with a whole scale (1, or 1 000 000 for MHz) stay exact integers.
+        if scale.fract() == 0.0 && scale.abs() < 9.0e15 {
+            if let Some(scaled) = v.checked_mul(scale as i64) {
+                return json!(scaled);
+            }
+        }
+    }
+    json!(value.as_f64() * scale)
+}
+
+/// A sample value scaled like the counter's readings, as text.
+pub fn scaled_text(counter: &Counter, value: Value) -> String {
+    scaled_json(counter, value).to_string()
+}
+
+/// A reading for a table: integers as they are, fractions to at most six decimals.
+pub fn reading_text(value: &Json) -> String {
+    match value.as_f64() {
+        Some(f) if !value.is_i64() && !value.is_u64() => {
+            let text = format!("{f:.6}");
+            text.trim_end_matches('0').trim_end_matches('.').to_owned()
+        }
+        _ => value.to_string(),
+    }
+}
+
+/// Pretty JSON text with a final newline.
+pub fn to_json(value: &Json) -> String {
+    let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".to_owned());
+    text.push('\n');
+    text
+}
+
+/// Writes `text` to `path`, or to standard output when `path` is `None`.
+pub fn write(path: Option<&Path>, text: &str) -> Result<(), CliError> {
+    match path {
+        Some(path) => std::fs::write(path, text).map_err(|e| CliError::file(path, e)),
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            match stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                // A closed pipe (`lizard list | head`) is not an error worth a message.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                Err(e) => Err(CliError::file("<stdout>", e)),
+                Ok(()) => Ok(()),
+            }
+        }
+    }
+}
