@@ -1,0 +1,525 @@
+//! The `lizard` binary end to end: every subcommand and output format, against the gatord simulator on
+//! loopback, the local Linux software counters, and the real recordings in `../shared/data/` (gatord 9.7.2
+//! events files and live session, OpenCSD STM snapshots).
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use lizard_core::sim::{self, SimConfig, SimSample, Stream};
+use serde_json::Value;
+
+fn lizard(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lizard"))
+        .args(args)
+        .output()
+        .expect("run lizard")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", stdout(output)))
+}
+
+fn data(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data")
+        .join(path)
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("lizard-cli-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+/// A simulator streaming two known samples per capture (ccnt 100 + 300, memfree 4096 and 8192).
+fn scripted_sim() -> sim::SimHandle {
+    let sample = |t: i64, ccnt: i64, memfree: i64| SimSample {
+        timestamp_ns: t,
+        values: vec![("Sim_ccnt".into(), ccnt), ("Sim_memfree".into(), memfree)],
+    };
+    sim::start(SimConfig {
+        stream: Stream::Samples(vec![sample(1_000, 100, 4096), sample(2_000, 300, 8192)]),
+        ..SimConfig::default()
+    })
+    .expect("start simulator")
+}
+
+#[test]
+fn list_prints_local_counters_as_table_and_json() {
+    let table = lizard(&["list", "--no-gatord"]);
+    assert!(table.status.success(), "{}", stderr(&table));
+    assert!(stdout(&table).contains("TaskClock"));
+    let listed = lizard(&["list", "--no-gatord", "--format", "json"]);
+    let doc = json(&listed);
+    let counters = doc["counters"].as_array().expect("counters");
+    assert!(!counters.is_empty());
+    for (index, counter) in counters.iter().enumerate() {
+        assert_eq!(counter["id"], index + 1, "ids are positions");
+        assert!(stdout(&table).contains(counter["counter"].as_str().expect("name")));
+    }
+}
+
+#[test]
+fn capture_from_gatord_reduces_as_documented_in_every_format() {
+    let sim = scripted_sim();
+    let address = sim.local_addr().to_string();
+    let base = [
+        "capture",
+        "--gatord",
+        &address,
+        "--no-hwcpipe",
+        "--duration",
+        "100ms",
+    ];
+
+    let table = lizard(&[&base[..], &["--counters", "Sim_ccnt,Sim_memfree"]].concat());
+    assert!(table.status.success(), "{}", stderr(&table));
+    let text = stdout(&table);
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        line("Sim_ccnt").trim_end().ends_with(" 400"),
+        "delta sums: {text}"
+    );
+    assert!(
+        line("Sim_memfree").trim_end().ends_with(" 6144"),
+        "absolute averages: {text}"
+    );
+    assert!(stderr(&table).contains(&format!("gatord at {address}")));
+
+    let doc = json(&lizard(
+        &[&base[..], &["--counters", "Sim_ccnt", "--format", "json"]].concat(),
+    ));
+    assert_eq!(doc["counters"][0]["value"], 400);
+    let samples = doc["counters"][0]["samples"].as_array().expect("samples");
+    let values: Vec<&Value> = samples.iter().map(|s| &s[1]).collect();
+    assert_eq!(values, [100, 300]);
+    let times: Vec<i64> = samples
+        .iter()
+        .map(|s| s[0].as_i64().expect("time"))
+        .collect();
+    assert_eq!(
+        times[1] - times[0],
+        1000,
+        "gatord's timestamps keep their spacing"
+    );
+
+    let csv = stdout(&lizard(
+        &[&base[..], &["--counters", "Sim_memfree", "--format", "csv"]].concat(),
+    ));
+    let rows: Vec<&str> = csv.lines().collect();
+    assert_eq!(rows.len(), 3);
+    assert_eq!(rows[0], "timestamp_ns,id,counter,value");
+    assert!(
+        rows[1].ends_with(",3,Sim_memfree,4096") && rows[2].ends_with(",3,Sim_memfree,8192"),
+        "{csv}"
+    );
+
+    let out = scratch("chrome").join("trace.json");
+    let written = lizard(
+        &[
+            &base[..],
+            &[
+                "--format",
+                "chrome-trace",
+                "--output",
+                out.to_str().expect("utf-8"),
+            ],
+        ]
+        .concat(),
+    );
+    assert!(written.status.success(), "{}", stderr(&written));
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(&out).expect("output file")).expect("JSON");
+    let counter_events: Vec<&Value> = doc["traceEvents"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["ph"] == "C")
+        .collect();
+    assert_eq!(
+        counter_events.len(),
+        2 * 2,
+        "two samples of the two scripted counters"
+    );
+    assert!(counter_events
+        .iter()
+        .all(|e| e["args"]["value"].is_number() && e["ts"].is_number()));
+    sim.shutdown();
+}
+
+#[test]
+fn capture_of_local_counters_writes_every_format() {
+    for format in ["table", "csv", "json", "chrome-trace"] {
+        let output = lizard(&[
+            "capture",
+            "--no-gatord",
+            "--duration",
+            "150ms",
+            "--interval",
+            "5ms",
+            "--format",
+            format,
+        ]);
+        assert!(output.status.success(), "{format}: {}", stderr(&output));
+        if format == "json" || format == "chrome-trace" {
+            json(&output);
+        }
+    }
+    let doc = json(&lizard(&[
+        "capture",
+        "--no-gatord",
+        "--duration",
+        "200ms",
+        "--counters",
+        "TaskClock",
+        "--format",
+        "json",
+    ]));
+    assert!(
+        doc["counters"][0]["value"].as_i64().expect("int") > 0,
+        "task clock counts: {doc}"
+    );
+}
+
+#[test]
+fn bad_names_and_addresses_fail_with_one_line_and_documented_codes() {
+    let unknown = lizard(&[
+        "capture",
+        "--no-gatord",
+        "--counters",
+        "TaskClok",
+        "--duration",
+        "10ms",
+    ]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(
+        stderr(&unknown).contains("did you mean 'TaskClock'"),
+        "{}",
+        stderr(&unknown)
+    );
+
+    let refused = lizard(&["list", "--gatord", "127.0.0.1:1"]);
+    assert_eq!(refused.status.code(), Some(3));
+    let message = stderr(&refused);
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(
+        message.starts_with("lizard: cannot use gatord at 127.0.0.1:1"),
+        "{message}"
+    );
+
+    let bad = lizard(&["list", "--gatord", "host:notaport"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("not a gatord address"));
+
+    let usage = lizard(&["capture", "--duration", "soon"]);
+    assert_eq!(usage.status.code(), Some(2));
+}
+
+#[test]
+fn stat_counts_a_command_and_exits_with_its_status() {
+    let output = lizard(&[
+        "stat",
+        "--format",
+        "json",
+        "--",
+        "sh",
+        "-c",
+        "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 3",
+    ]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    let doc = json(&output);
+    assert_eq!(doc["exit_status"], 3);
+    let task_clock = doc["counters"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["counter"] == "TaskClock")
+        .expect("row");
+    assert!(task_clock["value"].as_u64().expect("counted") > 0);
+    let cycles = doc["counters"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["counter"] == "Cycles")
+        .expect("row");
+    assert!(
+        cycles["value"].is_u64() || cycles["unavailable"].is_string(),
+        "counted or says why: {cycles}"
+    );
+
+    let table = lizard(&["stat", "--", "true"]);
+    assert_eq!(table.status.code(), Some(0));
+    assert!(stderr(&table).contains("exit status 0"));
+
+    let missing = lizard(&["stat", "--", "/nonexistent/program"]);
+    assert_ne!(missing.status.code(), Some(0));
+    assert!(stderr(&missing).contains("/nonexistent/program"));
+}
+
+#[test]
+fn events_lists_the_shipped_mali_fragments() {
+    let file = data("gatord-9.7.2/events/events-Mali-G78_hw.xml");
+    let text = std::fs::read_to_string(&file).expect("events file");
+    let expected = text.matches("<event ").count();
+    let output = lizard(&["events", file.to_str().expect("utf-8"), "--format", "json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = json(&output);
+    let events = doc["files"][0]["events"].as_array().expect("events");
+    assert_eq!(events.len(), expected);
+    assert!(events.iter().any(|e| e["counter"]
+        .as_str()
+        .is_some_and(|c| c.ends_with("GPU_ACTIVE"))));
+    let table = lizard(&["events", file.to_str().expect("utf-8")]);
+    assert_eq!(stdout(&table).lines().count(), expected + 1);
+
+    let garbage = scratch("events").join("bad.xml");
+    std::fs::write(&garbage, "<category name=\"x\"><event counter=\"a\"").expect("write");
+    let bad = lizard(&["events", garbage.to_str().expect("utf-8")]);
+    assert_eq!(bad.status.code(), Some(4));
+    assert!(stderr(&bad).contains("bad.xml"));
+}
+
+/// The APC_DATA payloads (frames) of the recorded daemon stream `live-session/d2c.bin`.
+fn recorded_frames() -> Vec<Vec<u8>> {
+    let bytes = std::fs::read(data("gatord-9.7.2/live-session/d2c.bin")).expect("recording");
+    let mut at = bytes
+        .iter()
+        .position(|&b| b == b'\n')
+        .expect("handshake line")
+        + 1;
+    let mut frames = Vec::new();
+    while at + 5 <= bytes.len() {
+        let kind = bytes[at];
+        let len = u32::from_le_bytes(bytes[at + 1..at + 5].try_into().expect("4 bytes")) as usize;
+        let payload = &bytes[at + 5..at + 5 + len];
+        if kind == 3 && len > 0 {
+            frames.push(payload.to_vec());
+        }
+        at += 5 + len;
+    }
+    frames
+}
+
+#[test]
+fn apc_dump_reads_a_capture_built_from_the_live_recording() {
+    let dir = scratch("apc").join("live.apc");
+    std::fs::create_dir_all(&dir).expect("apc dir");
+    let mut file = Vec::new();
+    for frame in recorded_frames() {
+        file.extend_from_slice(&u32::try_from(frame.len()).expect("small").to_le_bytes());
+        file.extend_from_slice(&frame);
+    }
+    std::fs::write(dir.join("0000000000"), file).expect("frames");
+    std::fs::copy(
+        data("gatord-9.7.2/live-session/resp-captured.xml"),
+        dir.join("captured.xml"),
+    )
+    .expect("captured");
+
+    let output = lizard(&["apc-dump", dir.to_str().expect("utf-8"), "--format", "json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = json(&output);
+    assert_eq!(doc["protocol"], 950);
+    assert_eq!(doc["frames"]["Summary"], 1);
+    assert_eq!(doc["frames"]["BlockCounter"], 31);
+    assert_eq!(doc["frames"]["PerfAttrs"], 188);
+    assert_eq!(doc["frames"]["PerfData"], 58);
+    let first = &doc["samples"][0];
+    assert_eq!(first["timestamp_ns"], 407_871);
+    let memfree = doc["samples"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .find(|s| s["key"] == 0x5e)
+        .expect("0x5e");
+    assert_eq!(memfree["counter"], "Linux_meminfo_memfree");
+    assert_eq!(memfree["value"], 24_318_210_048_i64);
+
+    for format in ["table", "csv"] {
+        let output = lizard(&["apc-dump", dir.to_str().expect("utf-8"), "--format", format]);
+        assert!(output.status.success());
+        assert!(stdout(&output).contains("Linux_meminfo_memfree"));
+    }
+    let missing = lizard(&["apc-dump", "/nonexistent.apc"]);
+    assert_eq!(missing.status.code(), Some(4));
+}
+
+/// Starts `lizard gatord-sim` on a free port and returns it with its address, read from its banner.
+fn spawn_sim(extra: &[&str]) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lizard"))
+        .args([&["gatord-sim", "--port", "0", "--duration", "20s"], extra].concat())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn gatord-sim");
+    let mut line = String::new();
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr"));
+    lines.read_line(&mut line).expect("banner");
+    std::thread::spawn(move || std::io::Read::read_to_string(&mut lines, &mut String::new()));
+    let address = line
+        .split("listening on ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .expect(&line)
+        .to_owned();
+    (child, address)
+}
+
+#[test]
+fn gatord_sim_serves_a_capture_in_both_protocol_generations() {
+    for protocol in ["950", "670"] {
+        let (mut child, address) = spawn_sim(&["--protocol", protocol]);
+        let output = lizard(&[
+            "capture",
+            "--gatord",
+            &address,
+            "--no-hwcpipe",
+            "--duration",
+            "200ms",
+            "--format",
+            "json",
+        ]);
+        child.kill().ok();
+        child.wait().ok();
+        assert!(
+            output.status.success(),
+            "protocol {protocol}: {}",
+            stderr(&output)
+        );
+        let doc = json(&output);
+        let counters = doc["counters"].as_array().expect("counters");
+        assert_eq!(counters.len(), 5);
+        assert!(
+            counters
+                .iter()
+                .all(|c| !c["samples"].as_array().expect("samples").is_empty()),
+            "{doc}"
+        );
+    }
+}
+
+#[test]
+fn gatord_sim_serves_a_given_events_file() {
+    let file = data("gatord-9.7.2/events/events-Linux.xml");
+    let (mut child, address) = spawn_sim(&["--events", file.to_str().expect("utf-8")]);
+    let output = lizard(&[
+        "list",
+        "--gatord",
+        &address,
+        "--no-hwcpipe",
+        "--format",
+        "json",
+    ]);
+    child.kill().ok();
+    child.wait().ok();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = json(&output);
+    assert!(doc["counters"]
+        .as_array()
+        .expect("counters")
+        .iter()
+        .any(|c| c["counter"] == "Linux_meminfo_memfree"));
+}
+
+#[test]
+fn stm_dump_decodes_the_opencsd_snapshot() {
+    let file = data("opencsd-stm/stm_only/cstraceitm.bin");
+    let output = lizard(&[
+        "stm-dump",
+        file.to_str().expect("utf-8"),
+        "--trace-id",
+        "0x20",
+        "--format",
+        "json",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = json(&output);
+    let records = doc["records"].as_array().expect("records");
+    assert!(records.iter().any(|r| r["record"] == "packet"));
+    let text = lizard(&[
+        "stm-dump",
+        file.to_str().expect("utf-8"),
+        "--trace-id",
+        "0x20",
+        "--elements",
+    ]);
+    assert!(text.status.success());
+    assert!(!stdout(&text).is_empty());
+    let bad = lizard(&[
+        "stm-dump",
+        file.to_str().expect("utf-8"),
+        "--trace-id",
+        "0x1000",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn trace_server_keeps_records_that_trace_dump_prints() {
+    let dir = scratch("trace");
+    let ring = dir.join("ring.bin");
+    let socket = format!("@lizard-cli-test-{}", std::process::id());
+    let mut server = Command::new(env!("CARGO_BIN_EXE_lizard"))
+        .args([
+            "trace-server",
+            "--socket",
+            &socket,
+            "--capacity",
+            "1MiB",
+            "--duration",
+            "3s",
+        ])
+        .arg("--output")
+        .arg(&ring)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn trace-server");
+    let mut banner = String::new();
+    let mut lines = BufReader::new(server.stderr.take().expect("stderr"));
+    lines.read_line(&mut banner).expect("banner");
+    let drain =
+        std::thread::spawn(move || std::io::Read::read_to_string(&mut lines, &mut String::new()));
+    let name: lizard_trace::SocketName = socket.parse().expect("name");
+    let mut client = lizard_trace::TraceClient::connect(&name).expect("connect");
+    for i in 0..5u8 {
+        let delivery = client.record("render", &[i; 32]).expect("record");
+        assert_eq!(delivery, lizard_trace::Delivery::Sent);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let status = server.wait().expect("server exits");
+    drain.join().expect("drain").ok();
+    assert!(status.success());
+    let doc = json(&lizard(&[
+        "trace-dump",
+        ring.to_str().expect("utf-8"),
+        "--format",
+        "json",
+    ]));
+    let records = doc["records"].as_array().expect("records");
+    assert_eq!(records.len(), 5);
+    assert!(records
+        .iter()
+        .all(|r| r["module"] == "render" && r["payload_len"] == 32));
+    let text = lizard(&["trace-dump", ring.to_str().expect("utf-8")]);
+    assert!(stdout(&text).contains("render"));
+    let bad = lizard(&[
+        "trace-dump",
+        Path::new("/nonexistent").to_str().expect("utf-8"),
+    ]);
+    assert_eq!(bad.status.code(), Some(4));
+}
