@@ -167,6 +167,23 @@ fn expected_device_calls(gpu: SimGpu) -> Vec<u32> {
     }
 }
 
+fn expected_reader_calls(gpu: SimGpu) -> Vec<u32> {
+    if gpu.config().kinstr {
+        vec![PRFCNT_ISSUE_COMMAND, PRFCNT_ISSUE_COMMAND, PRFCNT_GET_SAMPLE, PRFCNT_PUT_SAMPLE]
+    } else {
+        vec![
+            READER_GET_API_VERSION_WITH_FEATURES,
+            READER_GET_HWVER,
+            READER_GET_BUFFER_SIZE,
+            READER_SET_INTERVAL,
+            READER_CLEAR,
+            READER_DUMP,
+            READER_GET_BUFFER,
+            READER_PUT_BUFFER,
+        ]
+    }
+}
+
 fn expected_product(gpu: SimGpu) -> (&'static str, Family) {
     match gpu {
         SimGpu::T860 => ("Mali-T860", Family::Midgard),
@@ -201,8 +218,12 @@ fn every_preset_handshakes_identifies_and_computes_every_counter_exactly() {
         }
 
         profiler.run().unwrap();
+        let _ = profiler.sample().unwrap();
+        assert_eq!(handle.reader_calls(), expected_reader_calls(gpu), "{gpu:?} reader calls");
+        profiler.stop().unwrap();
+        profiler.run().unwrap();
         let script = Workload::ramp();
-        for interval in 0..3 {
+        for interval in 1..4 {
             let sample = profiler.sample().unwrap().clone();
             assert_eq!(handle.samples_taken(), interval + 1);
             let mut seen = 0;
@@ -221,7 +242,7 @@ fn every_preset_handshakes_identifies_and_computes_every_counter_exactly() {
         // run() after stop() opens a fresh reader and carries on with the script.
         profiler.run().unwrap();
         let next = profiler.sample().unwrap().get(GpuCycles);
-        assert_eq!(next, expected_value(gpu, GpuCycles, &script, 3));
+        assert_eq!(next, expected_value(gpu, GpuCycles, &script, 4));
         drop(profiler);
         assert_eq!(handle.open_readers(), 0);
     }

@@ -10,7 +10,7 @@ use super::error::GpuError;
 use super::ioctl::{
     ApiVersionWithFeatures, HwcntReaderMetadata, HwcntReaderSetup, UkHwcntReaderSetup, Wire, HWCNT_READER_SETUP,
     READER_CLEAR, READER_DUMP, READER_GET_API_VERSION, READER_GET_API_VERSION_WITH_FEATURES, READER_GET_BUFFER,
-    READER_GET_BUFFER_SIZE, READER_GET_HWVER, READER_PUT_BUFFER, UK_FUNC_HWCNT_READER_SETUP, UK_HWCNT_READER_SETUP,
+    READER_GET_BUFFER_SIZE, READER_GET_HWVER, READER_PUT_BUFFER, READER_SET_INTERVAL, UK_FUNC_HWCNT_READER_SETUP, UK_HWCNT_READER_SETUP,
 };
 use super::version::{DriverVersion, Interface};
 
@@ -129,8 +129,10 @@ impl VinstrReader {
         self.buffer_count
     }
 
-    /// CLEAR: the next dump counts from now.
+    /// SET_INTERVAL 0 (manual dumps only), then CLEAR: the next dump counts from now.
     pub fn start(&self, dev: &mut dyn KbaseDevice) -> Result<(), GpuError> {
+        dev.ioctl(Fd::Reader(self.fd), READER_SET_INTERVAL, IoctlArg::Value(0))
+            .map_err(ioctl_err("KBASE_HWCNT_READER_SET_INTERVAL"))?;
         dev.ioctl(Fd::Reader(self.fd), READER_CLEAR, IoctlArg::Value(0))
             .map_err(ioctl_err("KBASE_HWCNT_READER_CLEAR"))?;
         Ok(())
