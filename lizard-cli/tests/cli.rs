@@ -523,3 +523,96 @@ fn trace_server_keeps_records_that_trace_dump_prints() {
     ]);
     assert_eq!(bad.status.code(), Some(4));
 }
+
+#[test]
+fn ctrl_c_stops_a_capture_cleanly_and_still_writes_the_output() {
+    let child = Command::new(env!("CARGO_BIN_EXE_lizard"))
+        .args([
+            "capture",
+            "--no-gatord",
+            "--duration",
+            "60s",
+            "--format",
+            "json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn capture");
+    std::thread::sleep(Duration::from_millis(700));
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success());
+    let output = child.wait_with_output().expect("capture exits");
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stderr(&output).contains("interrupted"));
+    let doc = json(&output);
+    assert!(doc["duration_s"].as_f64().expect("duration") < 30.0);
+    assert!(!doc["counters"].as_array().expect("counters").is_empty());
+}
+
+#[test]
+fn capture_puts_trace_records_of_the_window_beside_the_counters() {
+    let socket = format!("@lizard-cli-capture-{}", std::process::id());
+    let child = Command::new(env!("CARGO_BIN_EXE_lizard"))
+        .args([
+            "capture",
+            "--no-gatord",
+            "--duration",
+            "1500ms",
+            "--format",
+            "chrome-trace",
+            "--trace",
+            &socket,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn capture");
+    let name: lizard_trace::SocketName = socket.parse().expect("name");
+    let mut client = None;
+    for _ in 0..100 {
+        if let Ok(connected) = lizard_trace::TraceClient::connect(&name) {
+            client = Some(connected);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut client = client.expect("the capture's trace server accepts clients");
+    std::thread::sleep(Duration::from_millis(200));
+    for _ in 0..3 {
+        let delivery = client.record("draw", b"payload").expect("record");
+        assert_eq!(delivery, lizard_trace::Delivery::Sent);
+    }
+    let output = child.wait_with_output().expect("capture exits");
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = json(&output);
+    let instants: Vec<&Value> = doc["traceEvents"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["ph"] == "i")
+        .collect();
+    assert_eq!(instants.len(), 3, "{doc}");
+    assert!(instants
+        .iter()
+        .all(|e| e["name"] == "draw" && e["args"]["file"].as_str().is_some()));
+    let counter_times: Vec<f64> = doc["traceEvents"]
+        .as_array()
+        .expect("events")
+        .iter()
+        .filter(|e| e["ph"] == "C")
+        .map(|e| e["ts"].as_f64().expect("ts"))
+        .collect();
+    let (first, last) = (
+        counter_times.iter().cloned().fold(f64::MAX, f64::min),
+        counter_times.iter().cloned().fold(0.0, f64::max),
+    );
+    let at = instants[0]["ts"].as_f64().expect("ts");
+    assert!(
+        first <= at && at <= last,
+        "record at {at} µs lies within the samples {first}..{last}"
+    );
+}
