@@ -79,7 +79,31 @@ pub fn decode_i64(input: &[u8]) -> Result<(i64, usize), Sleb128Error> {
             return Ok((i64::from(((first << 1) as i8) >> 1), 1));
         }
     }
+    if let Some(window) = input.first_chunk::<MAX_LEN_I64>() {
+        return decode_window(window);
+    }
     decode_slow(input, 64, MAX_LEN_I64)
+}
+
+/// The 64-bit decoder for inputs with at least 10 bytes left: no per-byte bounds checks. The rare 10-byte form
+/// goes through [`decode_slow`] for its overflow checks.
+#[inline]
+fn decode_window(window: &[u8; MAX_LEN_I64]) -> Result<(i64, usize), Sleb128Error> {
+    let mut result: u64 = 0;
+    let mut index = 0;
+    while index < MAX_LEN_I64 - 1 {
+        let byte = window[index];
+        result |= u64::from(byte & 0x7f) << (7 * index);
+        if byte < 0x80 {
+            let shift = 7 * (index as u32 + 1);
+            if byte & 0x40 != 0 {
+                result |= u64::MAX << shift;
+            }
+            return Ok((result as i64, index + 1));
+        }
+        index += 1;
+    }
+    decode_slow(window, 64, MAX_LEN_I64)
 }
 
 /// Decodes one 32-bit SLEB128 integer from the start of `input`; returns the value and the bytes consumed.
@@ -88,6 +112,16 @@ pub fn decode_i32(input: &[u8]) -> Result<(i32, usize), Sleb128Error> {
     if let Some(&first) = input.first() {
         if first < 0x80 {
             return Ok((i32::from(((first << 1) as i8) >> 1), 1));
+        }
+    }
+    // Two bytes (counter keys such as 0x5e): always within 32 bits.
+    if let [first, second, ..] = *input {
+        if second < 0x80 {
+            let mut value = i32::from(first & 0x7f) | i32::from(second) << 7;
+            if second & 0x40 != 0 {
+                value |= -1 << 14;
+            }
+            return Ok((value, 2));
         }
     }
     let (value, len) = decode_slow(input, 32, MAX_LEN_I32)?;
