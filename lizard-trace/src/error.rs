@@ -1,5 +1,5 @@
 //! The error types, one enum per concern: text fields, record heads, wire messages, received payload memfds,
-//! the ring, ring files, the client and the server.
+//! the ring, ring files, the client, the server and capacity texts.
 
 use std::io;
 
@@ -316,4 +316,18 @@ pub enum ServerError {
     /// The wake-up channel or the server thread could not be created.
     #[error("cannot start the server thread")]
     Thread(#[source] io::Error),
+}
+
+/// A capacity text that cannot be read.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+pub enum CapacityError {
+    /// No digits before the unit.
+    #[error("capacity {0:?} does not start with a number")]
+    NoNumber(String),
+    /// The unit is not one of B, K/KiB, M/MiB, G/GiB, KB, MB, GB.
+    #[error("unknown capacity unit {0:?}")]
+    UnknownUnit(String),
+    /// The value does not fit in `usize`.
+    #[error("capacity {0:?} is too large")]
+    Overflow(String),
 }

@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod capacity;
 pub mod client;
 pub mod clock;
 pub mod error;
@@ -16,11 +17,12 @@ mod sys;
 pub mod tag;
 pub mod transport;
 
+pub use capacity::parse_capacity;
 pub use client::{ClientConfig, ClientStats, Delivery, SendPolicy, TraceClient};
 pub use clock::monotonic_raw_ns;
 pub use error::{
-    ClientError, HeadError, MemfdError, MessageError, RingError, RingFileError, ServerError,
-    TagError,
+    CapacityError, ClientError, HeadError, MemfdError, MessageError, RingError, RingFileError,
+    ServerError, TagError,
 };
 pub use head::{RecordHead, RecordMeta, HEAD_LEN};
 pub use ring::{Directory, Record, Since, TraceRing};
