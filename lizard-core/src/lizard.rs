@@ -478,3 +478,15 @@ impl Drop for Lizard {
         let _ = self.close_session();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_engine_can_move_to_another_thread() {
+        fn send<T: Send>() {}
+        send::<Lizard>();
+        send::<Error>();
+    }
+}

@@ -162,12 +162,18 @@ fn busy_daemon_is_a_typed_retryable_error() {
     config.busy_retry = Duration::from_millis(100);
     let mut lizard = Lizard::configure(config).unwrap();
     lizard.enable(1).unwrap();
-    // Another client holds the one session gatord allows.
-    let mut other = std::net::TcpStream::connect(daemon.local_addr()).unwrap();
-    std::io::Write::write_all(&mut other, b"STREAMLINE\n").unwrap();
-    let mut answer = [0u8; 10];
-    std::io::Read::read_exact(&mut other, &mut answer).unwrap();
-    assert_eq!(&answer, b"GATOR 950\n");
+    // Another client holds the one session gatord allows (retrying until the discovery connection is released).
+    let other = loop {
+        let mut other = std::net::TcpStream::connect(daemon.local_addr()).unwrap();
+        std::io::Write::write_all(&mut other, b"STREAMLINE\n\x05\0\0\0\0").unwrap();
+        let mut answer = [0u8; 15];
+        std::io::Read::read_exact(&mut other, &mut answer).unwrap();
+        assert_eq!(&answer[..10], b"GATOR 950\n");
+        if answer[10] == 4 {
+            break other; // PING was ACKed: this connection holds the session.
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
     let err = lizard.start_capture().unwrap_err();
     assert!(matches!(err, Error::SessionInProgress), "{err:?}");
     assert!(err.is_retryable());
@@ -253,4 +259,51 @@ fn dropping_during_a_capture_stops_and_joins() {
         1,
         "the capture was stopped cleanly"
     );
+}
+
+#[test]
+fn silent_daemon_times_out_instead_of_hanging() {
+    // Accepts connections and never answers the handshake.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address =
+        lizard_core::GatordAddress::new("127.0.0.1", listener.local_addr().unwrap().port());
+    let holder = std::thread::spawn(move || {
+        let conn = listener.accept();
+        std::thread::sleep(Duration::from_millis(500));
+        drop(conn);
+    });
+    let mut config = lizard_core::Config::gatord_only(address);
+    config.timeouts.io = Duration::from_millis(100);
+    let started = Instant::now();
+    let err = Lizard::configure(config).unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(2));
+    let Error::NoSource { gatord, .. } = err else {
+        panic!("expected NoSource, got {err:?}");
+    };
+    assert!(
+        matches!(
+            *gatord,
+            Error::Transport(lizard_core::TransportError::Timeout(..))
+        ),
+        "{gatord:?}"
+    );
+    holder.join().unwrap();
+}
+
+#[test]
+fn garbage_handshake_is_a_protocol_error() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address =
+        lizard_core::GatordAddress::new("127.0.0.1", listener.local_addr().unwrap().port());
+    let server = std::thread::spawn(move || {
+        let (mut conn, _) = listener.accept().unwrap();
+        let _ = std::io::Write::write_all(&mut conn, b"HTTP/1.1 400 Bad Request\r\n\r\n");
+        std::thread::sleep(Duration::from_millis(100));
+    });
+    let err = Lizard::configure(lizard_core::Config::gatord_only(address)).unwrap_err();
+    let Error::NoSource { gatord, .. } = err else {
+        panic!("expected NoSource, got {err:?}");
+    };
+    assert!(matches!(*gatord, Error::Protocol { .. }), "{gatord:?}");
+    server.join().unwrap();
 }
