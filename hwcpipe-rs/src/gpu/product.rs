@@ -41,7 +41,7 @@ impl Product {
     }
 }
 
-/// Midgard products, identified by the legacy product id (GPU_ID[31:16]).
+/// Midgard products, identified by the legacy product id (`GPU_ID[31:16]`).
 pub static MIDGARD_PRODUCTS: &[Product] = &[
     Product { name: "Mali-T600", id: 0x6956, family: Family::Midgard, layout: None },
     Product { name: "Mali-T620", id: 0x0620, family: Family::Midgard, layout: None },
@@ -88,7 +88,7 @@ fn decode_gpu_id(gpu_id: u64) -> Result<u16, u16> {
     Ok((arch_major << 12) | product_major)
 }
 
-/// Identifies the product of a raw GPU_ID (32-bit, or 64-bit with GPU_ID[31:28] = 0xF).
+/// Identifies the product of a raw GPU_ID (32-bit, or 64-bit with `GPU_ID[31:28]` = 0xF).
 pub fn identify(gpu_id: u64) -> Result<Product, GpuError> {
     let found = match decode_gpu_id(gpu_id) {
         Err(legacy) => MIDGARD_PRODUCTS.iter().find(|p| p.id == legacy).copied(),

@@ -11,7 +11,7 @@ pub const MAX_PROPS_BYTES: usize = 64 * 1024;
 
 /// GET_GPUPROPS property ids used here.
 pub mod prop {
-    /// PRODUCT_ID (GPU_ID[31:16]).
+    /// PRODUCT_ID (`GPU_ID[31:16]`).
     pub const PRODUCT_ID: u32 = 1;
     /// L2_LOG2_CACHE_SIZE.
     pub const L2_LOG2_CACHE_SIZE: u32 = 14;
