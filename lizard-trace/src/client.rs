@@ -1,4 +1,4 @@
-//! [`TraceClient`]: what an application links to record trace records, and the [`trace_record!`] macro.
+//! [`TraceClient`]: what an application links to record trace records, and the [`trace_record!`](crate::trace_record) macro.
 
 use std::io;
 use std::os::fd::AsFd;

@@ -26,6 +26,9 @@ pub const DEFAULT_MAX_PAYLOAD: u32 = 16 << 20;
 /// Default largest number of clients connected at once.
 pub const DEFAULT_MAX_CLIENTS: usize = 256;
 
+/// Pause after a failed `accept`.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(10);
+
 /// Messages read from one client before the server turns to the others.
 const BATCH: usize = 64;
 
@@ -94,6 +97,8 @@ pub struct ServerStats {
     pub clients_connected: u64,
     /// Connections that ended (the client closed, exited or died).
     pub disconnects: u64,
+    /// Failed `accept` calls (for example, out of file descriptors); the server pauses briefly after each.
+    pub accept_errors: u64,
     /// Records stored in the ring.
     pub records_stored: u64,
     /// Of those, records whose payload came in a memfd.
@@ -396,7 +401,18 @@ impl Loop {
 
     /// Accepts every pending connection.
     fn accept_all(&mut self) {
-        while let Ok(Some(fd)) = sys::accept(self.listener.as_fd()) {
+        loop {
+            let fd = match sys::accept(self.listener.as_fd()) {
+                Ok(Some(fd)) => fd,
+                Ok(None) => return,
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    // The connection stays queued; pausing keeps a persistent failure (EMFILE) from spinning.
+                    self.shared.lock().stats.accept_errors += 1;
+                    thread::sleep(ACCEPT_PAUSE);
+                    return;
+                }
+            };
             let mut state = self.shared.lock();
             if self.clients.len() >= self.config.max_clients {
                 state.stats.connections_refused += 1;
