@@ -616,3 +616,59 @@ fn capture_puts_trace_records_of_the_window_beside_the_counters() {
         "record at {at} µs lies within the samples {first}..{last}"
     );
 }
+
+#[test]
+fn gatord_sim_for_a_mali_gpu_offers_the_counters_a_real_gatord_names() {
+    for gpu in ["G71", "G78", "G715"] {
+        let (mut child, address) = spawn_sim(&["--gpu", gpu]);
+        let output = lizard(&[
+            "list",
+            "--gatord",
+            &address,
+            "--no-hwcpipe",
+            "--format",
+            "json",
+        ]);
+        child.kill().ok();
+        child.wait().ok();
+        assert!(output.status.success(), "{gpu}: {}", stderr(&output));
+        let served: std::collections::BTreeSet<String> = json(&output)["counters"]
+            .as_array()
+            .expect("counters")
+            .iter()
+            .map(|c| c["counter"].as_str().expect("name").to_owned())
+            .collect();
+        let real = std::fs::read_to_string(data(&format!(
+            "gatord-9.7.2/events/events-Mali-{gpu}_hw.xml"
+        )))
+        .expect("events");
+        let prefix = format!("counter=\"ARM_Mali-{gpu}_");
+        let named: std::collections::BTreeSet<String> = real
+            .split(&prefix)
+            .skip(1)
+            .map(|rest| {
+                format!(
+                    "ARM_Mali-{gpu}_{}",
+                    &rest[..rest.find('"').expect("closing quote")]
+                )
+            })
+            .collect();
+        assert!(!served.is_empty());
+        let unknown: Vec<&String> = served.difference(&named).collect();
+        assert!(
+            unknown.is_empty(),
+            "{gpu}: names gatord does not use: {unknown:?}"
+        );
+    }
+    let bad = lizard(&[
+        "gatord-sim",
+        "--port",
+        "0",
+        "--gpu",
+        "G9999",
+        "--duration",
+        "1s",
+    ]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains("Mali-G71"));
+}
