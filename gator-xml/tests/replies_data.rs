@@ -5,7 +5,7 @@
 mod common;
 
 use gator_xml::{
-    Captured, Configurations, CounterConfiguration, Counters, EventClass, Events, Pmus, Request,
+    Captured, Configurations, CounterConfiguration, Counters, EventClass, Pmus, Request,
     RequestType, SampleRate, Session, Units,
 };
 
@@ -55,14 +55,14 @@ fn captured_reply_maps_hex_keys_and_resolves_them_to_events() {
     assert_eq!(constant.class, Some(EventClass::Constant));
     assert_eq!(constant.mode.as_deref(), Some("per-core"));
 
-    let events = Events::parse(&common::merged_events_document()).unwrap();
-    let free = captured.describe(0x5e, &events).unwrap();
+    let events = common::merged_events();
+    let free = captured.describe(0x5e, events).unwrap();
     assert_eq!(free.event.units, Some(Units::Bytes));
     assert_eq!(free.event.effective_class(), EventClass::Absolute);
-    let rx = captured.describe(0x66, &events).unwrap();
+    let rx = captured.describe(0x66, events).unwrap();
     assert_eq!(rx.category.name, "Linux");
     assert_eq!(rx.event.label(), "Network: Receive");
-    assert!(captured.describe(0x99, &events).is_none());
+    assert!(captured.describe(0x99, events).is_none());
     // Every enabled counter of the recorded session has a description.
     for c in captured.counters.iter().filter(|c| c.class.is_none()) {
         assert!(events.resolve_captured(c).is_some(), "{}", c.counter);
@@ -94,7 +94,7 @@ fn counters_reply_lists_names_clusters_and_cpus() {
     assert!(warnings.contains(&"Unable to write to \"/sys/kernel/tracing/events/enable\""));
 
     // Every available counter is described by the merged events document except run-time-only ones.
-    let events = Events::parse(&common::merged_events_document()).unwrap();
+    let events = common::merged_events();
     let index = events.index();
     let described = counters
         .names()
@@ -146,7 +146,7 @@ fn pmus_map_cpuids_to_counter_sets_in_the_events_document() {
     assert_eq!(n2.id, "ARMv8_Neoverse_N2");
     assert!(n2.cpuids.contains(&0x41d49));
 
-    let events = Events::parse(&common::merged_events_document()).unwrap();
+    let events = common::merged_events();
     let set = events.counter_set(&a53.counter_set_name()).unwrap();
     assert_eq!(set.count, 6);
 }

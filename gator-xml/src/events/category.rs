@@ -55,6 +55,7 @@ impl Category {
             ]),
             ..Category::default()
         };
+        cat.events.reserve_exact(el.children().count());
         for child in el.children() {
             match child.tag_name().name() {
                 "event" => cat.events.push(Event::read(el.child(child, "event"))?),

@@ -28,6 +28,40 @@ pub struct ValidOpType {
     pub extra: Attributes,
 }
 
+/// The ftrace attributes of an event (`events-ftrace.xml` and friends).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FtraceAttributes {
+    /// `regex`: the trace line pattern.
+    pub regex: Option<String>,
+    /// `tracepoint`: the tracepoint (`power/cpu_idle`, ...).
+    pub tracepoint: Option<String>,
+    /// `arg`: the tracepoint argument that is the value.
+    pub arg: Option<String>,
+}
+
+/// The SPE-specific attributes and children of an event inside `<spe>`.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SpeEventAttributes {
+    /// `bit`: the bit of the SPE events packet.
+    pub bit: Option<u32>,
+    /// `filter-bit`.
+    pub filter_bit: Option<u32>,
+    /// `condition-bit`.
+    pub condition_bit: Option<u32>,
+    /// `ratio-label`.
+    pub ratio_label: Option<String>,
+    /// `set-label`.
+    pub set_label: Option<String>,
+    /// `clear-label`.
+    pub clear_label: Option<String>,
+    /// `set-mode` (`neutral`, `positive`, ...).
+    pub set_mode: Option<String>,
+    /// `show-by-default` (e.g. `set`).
+    pub show_by_default: Option<String>,
+    /// `<valid-op-type>` children.
+    pub valid_op_types: Vec<ValidOpType>,
+}
+
 /// An `<event>`: a counter (fixed, when `counter` is set) or a programmable event code.
 ///
 /// Attributes that are absent stay `None`; the `effective_*` methods apply gatord's defaults. Attributes this
@@ -79,32 +113,12 @@ pub struct Event {
     pub cores: Option<u32>,
     /// `option_set`: the name of an `<option_set>` of the category that qualifies this event.
     pub option_set: Option<String>,
-    /// `regex` (ftrace events).
-    pub regex: Option<String>,
-    /// `tracepoint` (ftrace events).
-    pub tracepoint: Option<String>,
-    /// `arg` (ftrace events).
-    pub arg: Option<String>,
-    /// `bit` (SPE events): the bit of the SPE events packet.
-    pub bit: Option<u32>,
+    /// `regex`, `tracepoint` and `arg`: present on ftrace events only.
+    pub ftrace: Option<Box<FtraceAttributes>>,
     /// `flag` (a mask, hexadecimal with `0x` or decimal).
     pub flag: Option<u64>,
-    /// `filter-bit` (SPE events).
-    pub filter_bit: Option<u32>,
-    /// `condition-bit` (SPE events).
-    pub condition_bit: Option<u32>,
-    /// `ratio-label` (SPE events).
-    pub ratio_label: Option<String>,
-    /// `set-label` (SPE events).
-    pub set_label: Option<String>,
-    /// `clear-label` (SPE events).
-    pub clear_label: Option<String>,
-    /// `set-mode` (SPE events: `neutral`, `positive`, ...).
-    pub set_mode: Option<String>,
-    /// `show-by-default` (SPE events, e.g. `set`).
-    pub show_by_default: Option<String>,
-    /// `<valid-op-type>` children (SPE events).
-    pub valid_op_types: Vec<ValidOpType>,
+    /// The attributes and children of SPE events (bits of the SPE events packet); present on those only.
+    pub spe: Option<Box<SpeEventAttributes>>,
     /// Attributes not modelled above (for example `ddk_version`, added by the daemon at run time).
     pub extra: Attributes,
 }
@@ -172,18 +186,22 @@ impl Event {
         }
         put("cores", self.cores.map(|c| c.to_string()));
         put("option_set", self.option_set.clone());
-        put("regex", self.regex.clone());
-        put("tracepoint", self.tracepoint.clone());
-        put("arg", self.arg.clone());
-        put("bit", self.bit.map(|v| v.to_string()));
+        if let Some(t) = &self.ftrace {
+            put("regex", t.regex.clone());
+            put("tracepoint", t.tracepoint.clone());
+            put("arg", t.arg.clone());
+        }
         put("flag", hex(self.flag));
-        put("filter-bit", self.filter_bit.map(|v| v.to_string()));
-        put("condition-bit", self.condition_bit.map(|v| v.to_string()));
-        put("ratio-label", self.ratio_label.clone());
-        put("set-label", self.set_label.clone());
-        put("clear-label", self.clear_label.clone());
-        put("set-mode", self.set_mode.clone());
-        put("show-by-default", self.show_by_default.clone());
+        if let Some(spe) = &self.spe {
+            put("bit", spe.bit.map(|v| v.to_string()));
+            put("filter-bit", spe.filter_bit.map(|v| v.to_string()));
+            put("condition-bit", spe.condition_bit.map(|v| v.to_string()));
+            put("ratio-label", spe.ratio_label.clone());
+            put("set-label", spe.set_label.clone());
+            put("clear-label", spe.clear_label.clone());
+            put("set-mode", spe.set_mode.clone());
+            put("show-by-default", spe.show_by_default.clone());
+        }
         for (k, v) in &self.extra {
             put(k, Some(v.clone()));
         }
@@ -222,18 +240,18 @@ impl Event {
                 "color" => ev.color = Some(el.hex_value(name, v)?),
                 "cores" => ev.cores = Some(el.int_value(name, v)?),
                 "option_set" => ev.option_set = Some(v.to_owned()),
-                "regex" => ev.regex = Some(v.to_owned()),
-                "tracepoint" => ev.tracepoint = Some(v.to_owned()),
-                "arg" => ev.arg = Some(v.to_owned()),
-                "bit" => ev.bit = Some(el.int_value(name, v)?),
+                "regex" => ftrace(&mut ev).regex = Some(v.to_owned()),
+                "tracepoint" => ftrace(&mut ev).tracepoint = Some(v.to_owned()),
+                "arg" => ftrace(&mut ev).arg = Some(v.to_owned()),
                 "flag" => ev.flag = Some(el.int_value(name, v)?),
-                "filter-bit" => ev.filter_bit = Some(el.int_value(name, v)?),
-                "condition-bit" => ev.condition_bit = Some(el.int_value(name, v)?),
-                "ratio-label" => ev.ratio_label = Some(v.to_owned()),
-                "set-label" => ev.set_label = Some(v.to_owned()),
-                "clear-label" => ev.clear_label = Some(v.to_owned()),
-                "set-mode" => ev.set_mode = Some(v.to_owned()),
-                "show-by-default" => ev.show_by_default = Some(v.to_owned()),
+                "bit" => spe(&mut ev).bit = Some(el.int_value(name, v)?),
+                "filter-bit" => spe(&mut ev).filter_bit = Some(el.int_value(name, v)?),
+                "condition-bit" => spe(&mut ev).condition_bit = Some(el.int_value(name, v)?),
+                "ratio-label" => spe(&mut ev).ratio_label = Some(v.to_owned()),
+                "set-label" => spe(&mut ev).set_label = Some(v.to_owned()),
+                "clear-label" => spe(&mut ev).clear_label = Some(v.to_owned()),
+                "set-mode" => spe(&mut ev).set_mode = Some(v.to_owned()),
+                "show-by-default" => spe(&mut ev).show_by_default = Some(v.to_owned()),
                 _ => {
                     if !read_activity(&el, &mut ev.activities, name, v)? {
                         ev.extra.insert(name.to_owned(), v.to_owned());
@@ -252,7 +270,7 @@ impl Event {
         for child in el.children() {
             if child.tag_name().name() == "valid-op-type" {
                 let c = el.child(child, "valid-op-type");
-                ev.valid_op_types.push(ValidOpType {
+                spe(&mut ev).valid_op_types.push(ValidOpType {
                     class: c.required("class")?.to_owned(),
                     sub_class: c.string("sub-class"),
                     extra: c.extra(&["class", "sub-class"]),
@@ -261,6 +279,14 @@ impl Event {
         }
         Ok(ev)
     }
+}
+
+fn ftrace(ev: &mut Event) -> &mut FtraceAttributes {
+    ev.ftrace.get_or_insert_with(Box::default)
+}
+
+fn spe(ev: &mut Event) -> &mut SpeEventAttributes {
+    ev.spe.get_or_insert_with(Box::default)
 }
 
 /// Reads `activityN` / `activity_colorN`; false when `name` is neither.

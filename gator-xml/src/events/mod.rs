@@ -13,7 +13,7 @@ mod spe;
 
 pub use category::Category;
 pub use counter_set::CounterSet;
-pub use event::{Activity, Event, ValidOpType};
+pub use event::{Activity, Event, FtraceAttributes, SpeEventAttributes, ValidOpType};
 pub use lookup::{EventIndex, Resolved};
 pub use option_set::{EventOption, OptionSet};
 pub use spe::{Spe, SpeAddress, SpeCounter, SpeDataSource};

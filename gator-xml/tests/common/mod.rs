@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 /// The gatord 9.7.2 data folder (read-only).
 pub fn data_dir() -> PathBuf {
@@ -37,4 +38,16 @@ pub fn merged_events_document() -> String {
         at += 5 + len;
     }
     panic!("no RESPONSE_XML in d2c.bin");
+}
+
+/// The merged events document text, extracted once per test binary.
+pub fn merged_text() -> &'static str {
+    static TEXT: OnceLock<String> = OnceLock::new();
+    TEXT.get_or_init(merged_events_document)
+}
+
+/// The merged events document parsed by this crate, once per test binary.
+pub fn merged_events() -> &'static gator_xml::Events {
+    static EVENTS: OnceLock<gator_xml::Events> = OnceLock::new();
+    EVENTS.get_or_init(|| gator_xml::Events::parse(merged_text()).expect("merged events document"))
 }
