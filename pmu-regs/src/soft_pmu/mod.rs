@@ -428,3 +428,65 @@ impl SoftPmu {
         mask
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A way to break the state, and the violation it must be reported as.
+    type Corruption = (fn(&mut SoftPmu), &'static str);
+
+    fn fresh() -> SoftPmu {
+        SoftPmu::new(SoftPmuConfig::new(PmuVersion::V3p1, 2)).unwrap()
+    }
+
+    #[test]
+    fn every_broken_invariant_is_reported() {
+        let corruptions: [Corruption; 11] = [
+            (
+                |p| p.cnten = CounterSet::P5,
+                "bitmap bit set for an unimplemented counter",
+            ),
+            (
+                |p| p.evcntr[4] = 1,
+                "unimplemented event counter holds a value",
+            ),
+            (
+                |p| p.evtyper[4] = Pmevtyper::from_bits(1),
+                "unimplemented event type holds a value",
+            ),
+            (
+                |p| p.evcntr[0] = 1 << 32,
+                "32-bit event counter above 2^32 - 1",
+            ),
+            (
+                |p| p.pmcr = Pmcr::from_bits(1 << 1),
+                "PMCR_EL0 holds non-writable bits",
+            ),
+            (
+                |p| p.evtyper[0] = Pmevtyper::from_bits(1 << 16),
+                "PMEVTYPER holds RES0 bits",
+            ),
+            (
+                |p| p.ccfiltr = Pmccfiltr::from_bits(1),
+                "PMCCFILTR_EL0 holds RES0 bits",
+            ),
+            (
+                |p| p.pmuserenr = Pmuserenr::from_bits(1 << 4),
+                "PMUSERENR_EL0 holds RES0 bits",
+            ),
+            (
+                |p| p.pmselr = Pmselr::from_bits(32),
+                "PMSELR_EL0.SEL out of range",
+            ),
+            (|p| p.prescale = 64, "cycle prescaler out of range"),
+            (|p| p.partition.hpmn = 3, "HPMN above N"),
+        ];
+        for (corrupt, message) in corruptions {
+            let mut p = fresh();
+            assert_eq!(p.check_invariants(), Ok(()));
+            corrupt(&mut p);
+            assert_eq!(p.check_invariants(), Err(InvariantViolation(message)));
+        }
+    }
+}
