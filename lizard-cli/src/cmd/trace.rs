@@ -18,8 +18,7 @@ pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
         .socket
         .parse()
         .map_err(|e| CliError::Other(format!("bad socket name '{}': {e}", args.socket)))?;
-    let capacity = usize::try_from(args.capacity)
-        .map_err(|_| CliError::Other(format!("capacity {} is too large here", args.capacity)))?;
+    let capacity = args.capacity;
     let server = TraceServer::start(&name, ServerConfig::with_capacity(capacity)).map_err(|e| {
         CliError::Other(format!(
             "cannot start the trace server on '{}': {e}",
