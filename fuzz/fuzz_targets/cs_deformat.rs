@@ -1,0 +1,55 @@
+//! Fuzzes the `stp-decode` CoreSight frame demultiplexer and the whole-buffer dump with arbitrary bytes (the
+//! first byte picks the trace ID, the framing and the split): no panic, the same frames however the input
+//! is split, at most 15 data bytes per frame and never ID 0x00 or 0x7F, and a dump that always ends.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use stp_decode::deformat::{decode_frame, Deformatter, FrameMode, FRAME_LEN};
+use stp_decode::dump::{dump, DumpOptions, Framing, Item};
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&control, buffer)) = data.split_first() else {
+        return;
+    };
+    let mode = if control & 0x80 != 0 { FrameMode::Tpiu } else { FrameMode::Memory };
+
+    let mut whole = Deformatter::new(mode);
+    let reference: Vec<_> = whole.feed(buffer).collect();
+    for frame in reference.iter().flatten() {
+        assert!(frame.bytes.as_slice().len() < FRAME_LEN);
+        assert!(frame.bytes.iter().all(|b| b.id != 0 && b.id != 0x7F && b.index < 15));
+    }
+
+    let step = usize::from(control & 0x0F) + 1;
+    let mut split = Deformatter::new(mode);
+    let mut frames = Vec::new();
+    for chunk in buffer.chunks(step) {
+        frames.extend(split.feed(chunk));
+    }
+    assert_eq!(frames, reference);
+
+    if mode == FrameMode::Memory {
+        let mut id = None;
+        let direct: Vec<_> = buffer
+            .chunks_exact(FRAME_LEN)
+            .map(|c| decode_frame(c.try_into().unwrap(), &mut id))
+            .collect();
+        assert_eq!(direct.len(), reference.len());
+        for (d, r) in direct.iter().zip(&reference) {
+            assert_eq!(d.as_ref().ok(), r.as_ref().ok().map(|f| &f.bytes));
+        }
+    }
+
+    let trace_id = control & 0x7F;
+    let options = DumpOptions {
+        trace_id,
+        framing: if control & 0x40 != 0 { Framing::Raw } else { Framing::Formatted(mode) },
+    };
+    let mut ended = false;
+    for record in dump(buffer, options) {
+        assert!(!ended, "nothing after the end of trace");
+        ended = matches!(record.item, Item::EndOfTrace);
+        let _ = record.to_string();
+    }
+    assert!(ended);
+});
