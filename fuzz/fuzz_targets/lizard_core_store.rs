@@ -1,0 +1,101 @@
+//! Fuzzes `lizard_core::SampleStore` with arbitrary operation sequences (push, push_all, clear, clear_all,
+//! prune_before, windowed reads, reads of invalid ids) against a plain model: every buffer holds the newest
+//! `capacity` samples pushed since its last clear, in order, and the drop count is what overflowed.
+#![no_main]
+
+use std::collections::VecDeque;
+
+use arbitrary::Arbitrary;
+use libfuzzer_sys::fuzz_target;
+use lizard_core::{Sample, SampleStore, Value, Window};
+
+#[derive(Debug, Arbitrary)]
+enum Op {
+    Push { id: u8, t: u16, v: i64 },
+    PushAll { id: u8, n: u8 },
+    Clear { id: u8 },
+    ClearAll,
+    Prune { t: u16 },
+    Read { id: u8, window: Option<(u16, u16)> },
+}
+
+const COUNTERS: usize = 3;
+
+#[derive(Default, Clone)]
+struct Model {
+    samples: VecDeque<Sample>,
+    dropped: u64,
+}
+
+fn push(model: &mut [Model], capacity: usize, id: u32, sample: Sample) {
+    if let Some(m) = (id as usize).checked_sub(1).and_then(|i| model.get_mut(i)) {
+        if m.samples.len() >= capacity {
+            m.samples.pop_front();
+            m.dropped += 1;
+        }
+        m.samples.push_back(sample);
+    }
+}
+
+fuzz_target!(|input: (u8, Vec<Op>)| {
+    let capacity = usize::from(input.0 % 16).max(1);
+    let store = SampleStore::new(COUNTERS, capacity);
+    let mut model = vec![Model::default(); COUNTERS];
+    for op in input.1 {
+        match op {
+            Op::Push { id, t, v } => {
+                let sample = Sample { timestamp_ns: u64::from(t), value: Value::Int(v) };
+                let id = u32::from(id % 5);
+                assert_eq!(store.push(id, sample), (1..=COUNTERS as u32).contains(&id));
+                push(&mut model, capacity, id, sample);
+            }
+            Op::PushAll { id, n } => {
+                let id = u32::from(id % 5);
+                let batch: Vec<_> = (0..n)
+                    .map(|i| (id, Sample { timestamp_ns: u64::from(i), value: Value::Float(f64::from(i)) }))
+                    .collect();
+                store.push_all(batch.iter().copied());
+                for (id, s) in batch {
+                    push(&mut model, capacity, id, s);
+                }
+            }
+            Op::Clear { id } => {
+                let id = u32::from(id % 5);
+                store.clear([id]);
+                if let Some(m) = (id as usize).checked_sub(1).and_then(|i| model.get_mut(i)) {
+                    *m = Model::default();
+                }
+            }
+            Op::ClearAll => {
+                store.clear_all();
+                model.iter_mut().for_each(|m| *m = Model::default());
+            }
+            Op::Prune { t } => {
+                store.prune_before(u64::from(t));
+                for m in &mut model {
+                    while m.samples.front().is_some_and(|s| s.timestamp_ns < u64::from(t)) {
+                        m.samples.pop_front();
+                    }
+                }
+            }
+            Op::Read { id, window } => {
+                let id = u32::from(id % 5);
+                let window = window.map(|(a, b)| Window { start_ns: u64::from(a), end_ns: u64::from(b) });
+                let got = store.samples(id, window);
+                match (id as usize).checked_sub(1).and_then(|i| model.get(i)) {
+                    None => assert!(got.is_none()),
+                    Some(m) => {
+                        let want: Vec<Sample> = m
+                            .samples
+                            .iter()
+                            .filter(|s| window.is_none_or(|w| w.contains(s.timestamp_ns)))
+                            .copied()
+                            .collect();
+                        assert_eq!(got.unwrap(), want);
+                        assert_eq!(store.dropped(id), Some(m.dropped));
+                    }
+                }
+            }
+        }
+    }
+});
