@@ -237,7 +237,8 @@ impl TraceServer {
         self.shared.lock().running
     }
 
-    /// Runs `f` on the ring; the server stores nothing meanwhile, so keep `f` short.
+    /// Runs `f` on the ring; the server stores nothing meanwhile, so keep `f` short, and do not call this
+    /// server's other methods from inside `f` (they would wait for the ring forever).
     pub fn with_ring<T>(&self, f: impl FnOnce(&TraceRing) -> T) -> T {
         f(&self.shared.lock().ring)
     }
