@@ -107,6 +107,8 @@ pub struct EnergyChannel {
 }
 
 /// `<energy_capture version type>` (sent by Streamline and Lizard; gatord ignores it).
+///
+/// Only `<channel>` children are read; gatord ignores the whole element, so nothing else inside it is kept.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct EnergyCapture {
     /// `version`.
