@@ -11,13 +11,20 @@ fuzz_target!(|data: &[u8]| {
     let Some((&control, buffer)) = data.split_first() else {
         return;
     };
-    let mode = if control & 0x80 != 0 { FrameMode::Tpiu } else { FrameMode::Memory };
+    let mode = if control & 0x80 != 0 {
+        FrameMode::Tpiu
+    } else {
+        FrameMode::Memory
+    };
 
     let mut whole = Deformatter::new(mode);
     let reference: Vec<_> = whole.feed(buffer).collect();
     for frame in reference.iter().flatten() {
         assert!(frame.bytes.as_slice().len() < FRAME_LEN);
-        assert!(frame.bytes.iter().all(|b| b.id != 0 && b.id != 0x7F && b.index < 15));
+        assert!(frame
+            .bytes
+            .iter()
+            .all(|b| b.id != 0 && b.id != 0x7F && b.index < 15));
     }
 
     let step = usize::from(control & 0x0F) + 1;
@@ -43,7 +50,11 @@ fuzz_target!(|data: &[u8]| {
     let trace_id = control & 0x7F;
     let options = DumpOptions {
         trace_id,
-        framing: if control & 0x40 != 0 { Framing::Raw } else { Framing::Formatted(mode) },
+        framing: if control & 0x40 != 0 {
+            Framing::Raw
+        } else {
+            Framing::Formatted(mode)
+        },
     };
     let mut ended = false;
     for record in dump(buffer, options) {

@@ -41,7 +41,9 @@ fuzz_target!(|data: &[u8]| {
                 assert!(end <= nibbles.len());
                 assert!(p.nibbles <= 39);
                 let before = encoder.writer().nibble_len() as usize;
-                encoder.packet(&p.kind).expect("decoded packets are encodable");
+                encoder
+                    .packet(&p.kind)
+                    .expect("decoded packets are encodable");
                 let written = encoder.writer().nibbles();
                 assert_eq!(&written[before..], &nibbles[start..end], "{p:?}");
             }
