@@ -5,7 +5,10 @@ use hwcpipe::gpu::dump::DumpError;
 use hwcpipe::gpu::ioctl::*;
 use hwcpipe::gpu::kinstr::MetadataError;
 use hwcpipe::gpu::props::PropsError;
-use hwcpipe::gpu::{Fault, GpuCounter, GpuError, GpuProfiler, Interface, SimConfig, SimGpu, SimulatedKbase, Workload};
+use hwcpipe::gpu::{
+    Fault, GpuCounter, GpuError, GpuProfiler, Interface, SimConfig, SimGpu, SimulatedKbase,
+    Workload,
+};
 
 fn open(gpu: SimGpu, faults: &[Fault]) -> Result<GpuProfiler, GpuError> {
     let sim = SimulatedKbase::new(gpu, Workload::ramp());
@@ -29,36 +32,111 @@ fn errno_of(err: &GpuError) -> Option<i32> {
 
 #[test]
 fn failing_ioctls_during_the_handshake_are_reported_with_their_name_and_errno() {
-    let err = open(SimGpu::G78, &[Fault::FailIoctl { request: SET_FLAGS, errno: libc::EPERM }]).unwrap_err();
-    assert!(matches!(err, GpuError::Ioctl { op: "KBASE_IOCTL_SET_FLAGS", .. }), "{err}");
+    let err = open(
+        SimGpu::G78,
+        &[Fault::FailIoctl {
+            request: SET_FLAGS,
+            errno: libc::EPERM,
+        }],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            GpuError::Ioctl {
+                op: "KBASE_IOCTL_SET_FLAGS",
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert_eq!(errno_of(&err), Some(libc::EPERM));
 
-    let err = open(SimGpu::G78, &[Fault::FailIoctl { request: GET_GPUPROPS, errno: libc::EFAULT }]).unwrap_err();
-    assert!(matches!(err, GpuError::Ioctl { op: "KBASE_IOCTL_GET_GPUPROPS", .. }), "{err}");
+    let err = open(
+        SimGpu::G78,
+        &[Fault::FailIoctl {
+            request: GET_GPUPROPS,
+            errno: libc::EFAULT,
+        }],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            GpuError::Ioctl {
+                op: "KBASE_IOCTL_GET_GPUPROPS",
+                ..
+            }
+        ),
+        "{err}"
+    );
 
-    let err = open(SimGpu::T860, &[Fault::FailIoctl { request: UK_GPU_PROPS, errno: libc::EINVAL }]).unwrap_err();
+    let err = open(
+        SimGpu::T860,
+        &[Fault::FailIoctl {
+            request: UK_GPU_PROPS,
+            errno: libc::EINVAL,
+        }],
+    )
+    .unwrap_err();
     assert_eq!(errno_of(&err), Some(libc::EINVAL));
 
-    let err = open(SimGpu::G715, &[Fault::FailIoctl { request: KINSTR_PRFCNT_SETUP, errno: libc::EBUSY }]).unwrap_err();
-    assert!(matches!(err, GpuError::Ioctl { op: "KBASE_IOCTL_KINSTR_PRFCNT_SETUP", .. }), "{err}");
+    let err = open(
+        SimGpu::G715,
+        &[Fault::FailIoctl {
+            request: KINSTR_PRFCNT_SETUP,
+            errno: libc::EBUSY,
+        }],
+    )
+    .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            GpuError::Ioctl {
+                op: "KBASE_IOCTL_KINSTR_PRFCNT_SETUP",
+                ..
+            }
+        ),
+        "{err}"
+    );
 }
 
 #[test]
 fn a_device_that_answers_no_version_check_is_not_kbase() {
-    let faults = [UK_VERSION_CHECK, VERSION_CHECK_JM, VERSION_CHECK_CSF]
-        .map(|request| Fault::FailIoctl { request, errno: libc::ENOTTY });
-    assert!(matches!(open(SimGpu::G78, &faults), Err(GpuError::NotKbase)));
+    let faults =
+        [UK_VERSION_CHECK, VERSION_CHECK_JM, VERSION_CHECK_CSF].map(|request| Fault::FailIoctl {
+            request,
+            errno: libc::ENOTTY,
+        });
+    assert!(matches!(
+        open(SimGpu::G78, &faults),
+        Err(GpuError::NotKbase)
+    ));
 }
 
 #[test]
 fn reader_setup_retries_smaller_rings_on_enomem_then_reports_it() {
-    let err = open(SimGpu::G71, &[Fault::FailIoctl { request: HWCNT_READER_SETUP, errno: libc::ENOMEM }]).unwrap_err();
+    let err = open(
+        SimGpu::G71,
+        &[Fault::FailIoctl {
+            request: HWCNT_READER_SETUP,
+            errno: libc::ENOMEM,
+        }],
+    )
+    .unwrap_err();
     assert_eq!(errno_of(&err), Some(libc::ENOMEM));
     let sim = SimulatedKbase::new(SimGpu::G71, Workload::idle());
     let handle = sim.handle();
-    handle.inject(Fault::FailIoctl { request: HWCNT_READER_SETUP, errno: libc::ENOMEM });
+    handle.inject(Fault::FailIoctl {
+        request: HWCNT_READER_SETUP,
+        errno: libc::ENOMEM,
+    });
     let _ = GpuProfiler::with_device(sim);
-    let setups = handle.device_calls().iter().filter(|&&r| r == HWCNT_READER_SETUP).count();
+    let setups = handle
+        .device_calls()
+        .iter()
+        .filter(|&&r| r == HWCNT_READER_SETUP)
+        .count();
     assert_eq!(setups, 5, "tries 32, 16, 8, 4 and 2 buffers");
 }
 
@@ -72,9 +150,16 @@ fn a_dump_that_never_completes_times_out_and_sampling_recovers() {
         profiler.run().unwrap();
         handle.inject(Fault::DumpNeverCompletes);
         let err = profiler.sample().unwrap_err();
-        assert!(matches!(err, GpuError::Timeout { waited } if waited.as_millis() == 5), "{gpu:?}: {err}");
+        assert!(
+            matches!(err, GpuError::Timeout { waited } if waited.as_millis() == 5),
+            "{gpu:?}: {err}"
+        );
         handle.clear_faults();
-        assert!(profiler.sample().unwrap().get(GpuCounter::GpuCycles).is_some());
+        assert!(profiler
+            .sample()
+            .unwrap()
+            .get(GpuCounter::GpuCycles)
+            .is_some());
     }
 }
 
@@ -88,10 +173,22 @@ fn hang_up_bad_indices_and_error_flags_are_typed() {
     assert!(matches!(profiler.sample(), Err(GpuError::HungUp)));
     handle.clear_faults();
     handle.inject(Fault::BadBufferIndex);
-    assert!(matches!(profiler.sample(), Err(GpuError::BadBufferIndex { count: 32, .. })));
+    assert!(matches!(
+        profiler.sample(),
+        Err(GpuError::BadBufferIndex { count: 32, .. })
+    ));
     handle.clear_faults();
-    handle.inject(Fault::FailIoctl { request: READER_DUMP, errno: libc::EBUSY });
-    assert!(matches!(profiler.sample(), Err(GpuError::Ioctl { op: "KBASE_HWCNT_READER_DUMP", .. })));
+    handle.inject(Fault::FailIoctl {
+        request: READER_DUMP,
+        errno: libc::EBUSY,
+    });
+    assert!(matches!(
+        profiler.sample(),
+        Err(GpuError::Ioctl {
+            op: "KBASE_HWCNT_READER_DUMP",
+            ..
+        })
+    ));
     handle.clear_faults();
     assert!(profiler.sample().is_ok());
 
@@ -103,7 +200,10 @@ fn hang_up_bad_indices_and_error_flags_are_typed() {
     assert!(matches!(profiler.sample(), Err(GpuError::SampleError)));
     handle.clear_faults();
     handle.inject(Fault::TruncatedSampleMetadata);
-    assert!(matches!(profiler.sample(), Err(GpuError::Metadata(MetadataError::Truncated))));
+    assert!(matches!(
+        profiler.sample(),
+        Err(GpuError::Metadata(MetadataError::Truncated))
+    ));
     handle.clear_faults();
     assert!(profiler.sample().is_ok());
 }
@@ -111,28 +211,67 @@ fn hang_up_bad_indices_and_error_flags_are_typed() {
 #[test]
 fn malformed_driver_answers_are_typed() {
     let err = open(SimGpu::G78, &[Fault::WrongBufferSize]).unwrap_err();
-    assert!(matches!(err, GpuError::Dump(DumpError::SizeMismatch { .. })), "{err}");
+    assert!(
+        matches!(err, GpuError::Dump(DumpError::SizeMismatch { .. })),
+        "{err}"
+    );
     let err = open(SimGpu::G715, &[Fault::ShortEnumItems]).unwrap_err();
-    assert!(matches!(err, GpuError::Metadata(MetadataError::ItemTooSmall { size: 16, .. })), "{err}");
+    assert!(
+        matches!(
+            err,
+            GpuError::Metadata(MetadataError::ItemTooSmall { size: 16, .. })
+        ),
+        "{err}"
+    );
     let err = open(SimGpu::G710, &[Fault::TruncatedProps]).unwrap_err();
-    assert!(matches!(err, GpuError::Props(PropsError::Truncated { .. })), "{err}");
+    assert!(
+        matches!(err, GpuError::Props(PropsError::Truncated { .. })),
+        "{err}"
+    );
 }
 
 #[test]
 fn unsupported_products_layouts_and_old_drivers_are_refused() {
-    let unknown = SimConfig { gpu_id: 0x0999_0000, ..SimGpu::T860.config() };
-    assert!(matches!(open_config(unknown), Err(GpuError::UnsupportedProduct(0x0999_0000))));
-    let t720 = SimConfig { gpu_id: 0x0720_0000, ..SimGpu::T860.config() };
-    assert!(matches!(open_config(t720), Err(GpuError::UnsupportedProduct(_))));
-    let hwver4 = SimConfig { hwver: 4, ..SimGpu::T860.config() };
-    assert!(matches!(open_config(hwver4), Err(GpuError::UnsupportedHwVersion(4))));
-    let old_uk = SimConfig { version: (10, 1), ..SimGpu::T860.config() };
+    let unknown = SimConfig {
+        gpu_id: 0x0999_0000,
+        ..SimGpu::T860.config()
+    };
+    assert!(matches!(
+        open_config(unknown),
+        Err(GpuError::UnsupportedProduct(0x0999_0000))
+    ));
+    let t720 = SimConfig {
+        gpu_id: 0x0720_0000,
+        ..SimGpu::T860.config()
+    };
+    assert!(matches!(
+        open_config(t720),
+        Err(GpuError::UnsupportedProduct(_))
+    ));
+    let hwver4 = SimConfig {
+        hwver: 4,
+        ..SimGpu::T860.config()
+    };
+    assert!(matches!(
+        open_config(hwver4),
+        Err(GpuError::UnsupportedHwVersion(4))
+    ));
+    let old_uk = SimConfig {
+        version: (10, 1),
+        ..SimGpu::T860.config()
+    };
     assert!(matches!(
         open_config(old_uk),
         Err(GpuError::DriverTooOld { version }) if version.interface == Interface::LegacyUk && version.minor == 1
     ));
-    let old_csf = SimConfig { version: (1, 10), ..SimGpu::G715.config() };
-    assert!(matches!(open_config(old_csf), Err(GpuError::DriverTooOld { .. })));
+    let old_csf = SimConfig {
+        version: (1, 10),
+        ..SimGpu::G715.config()
+    };
+    assert!(matches!(
+        open_config(old_csf),
+        Err(GpuError::DriverTooOld { .. })
+    ));
 }
 
 #[test]

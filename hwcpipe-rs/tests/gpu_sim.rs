@@ -4,10 +4,12 @@
 //! independently of the crate's generated tables. No recorded bytes are used.
 
 use hwcpipe::gpu::ioctl::*;
-use hwcpipe::gpu::tables::BlockKind::{self, FrontEnd as FE, Memory as L2, ShaderCore as SC, Tiler as TI};
+use hwcpipe::gpu::tables::BlockKind::{
+    self, FrontEnd as FE, Memory as L2, ShaderCore as SC, Tiler as TI,
+};
 use hwcpipe::gpu::{
-    Backend, Family, GpuCounter, GpuCounter::*, GpuError, GpuProfiler, Interface, SimGpu, SimulatedKbase, Unavailable,
-    Workload,
+    Backend, Family, GpuCounter, GpuCounter::*, GpuError, GpuProfiler, Interface, SimGpu,
+    SimulatedKbase, Unavailable, Workload,
 };
 
 /// `(block, index, weight)` terms of one counter; `max` combines with max instead of sum.
@@ -18,11 +20,19 @@ struct Expect {
 }
 
 fn sum(terms: &[(BlockKind, u32)]) -> Option<Expect> {
-    Some(Expect { terms: terms.iter().map(|&(k, i)| (k, i, 1)).collect(), max: false, scale: 1.0 })
+    Some(Expect {
+        terms: terms.iter().map(|&(k, i)| (k, i, 1)).collect(),
+        max: false,
+        scale: 1.0,
+    })
 }
 
 fn scaled(kind: BlockKind, index: u32, scale: f64) -> Option<Expect> {
-    Some(Expect { terms: vec![(kind, index, 1)], max: false, scale })
+    Some(Expect {
+        terms: vec![(kind, index, 1)],
+        max: false,
+        scale,
+    })
 }
 
 /// Independent statement of each family's formula with its indices.
@@ -117,7 +127,11 @@ fn expected_formula(gpu: SimGpu, counter: GpuCounter) -> Option<Expect> {
         ShaderFragmentCycles => sum(&[(SC, 4)]),
         ShaderCycles => sum(&[(SC, 26)]),
         ShaderArithmeticCycles if bifrost => sum(&[(SC, 28)]),
-        ShaderArithmeticCycles => Some(Expect { terms: vec![(SC, 27, 1), (SC, 28, 1), (SC, 29, 4)], max: true, scale: 1.0 }),
+        ShaderArithmeticCycles => Some(Expect {
+            terms: vec![(SC, 27, 1), (SC, 28, 1), (SC, 29, 4)],
+            max: true,
+            scale: 1.0,
+        }),
         ShaderInterpolatorCycles => sum(&[(SC, 50), (SC, 51)]),
         ShaderLoadStoreCycles => sum(&[(SC, 44), (SC, 45), (SC, 46), (SC, 47), (SC, 48)]),
         ShaderTextureCycles if gpu == SimGpu::G71 => sum(&[(SC, 40)]),
@@ -132,22 +146,42 @@ fn instances(gpu: SimGpu, kind: BlockKind) -> Vec<u32> {
     match kind {
         FE | TI => vec![0],
         L2 => (0..config.l2_slices).collect(),
-        SC => (0..64).filter(|b| config.core_mask & (1 << b) != 0).collect(),
+        SC => (0..64)
+            .filter(|b| config.core_mask & (1 << b) != 0)
+            .collect(),
     }
 }
 
-fn expected_value(gpu: SimGpu, counter: GpuCounter, workload: &Workload, interval: u64) -> Option<f64> {
+fn expected_value(
+    gpu: SimGpu,
+    counter: GpuCounter,
+    workload: &Workload,
+    interval: u64,
+) -> Option<f64> {
     let e = expected_formula(gpu, counter)?;
     let values = e.terms.iter().map(|&(kind, index, weight)| {
-        instances(gpu, kind).iter().map(|&i| workload.value(interval, kind, i, index)).sum::<u64>() * weight
+        instances(gpu, kind)
+            .iter()
+            .map(|&i| workload.value(interval, kind, i, index))
+            .sum::<u64>()
+            * weight
     });
-    let combined = if e.max { values.max().unwrap_or(0) } else { values.sum() };
+    let combined = if e.max {
+        values.max().unwrap_or(0)
+    } else {
+        values.sum()
+    };
     Some(combined as f64 * e.scale)
 }
 
 fn expected_device_calls(gpu: SimGpu) -> Vec<u32> {
     match gpu.config().interface {
-        Interface::LegacyUk => vec![UK_VERSION_CHECK, UK_SET_FLAGS, UK_GPU_PROPS, UK_HWCNT_READER_SETUP],
+        Interface::LegacyUk => vec![
+            UK_VERSION_CHECK,
+            UK_SET_FLAGS,
+            UK_GPU_PROPS,
+            UK_HWCNT_READER_SETUP,
+        ],
         iface => {
             let mut calls = vec![UK_VERSION_CHECK];
             if iface == Interface::Csf {
@@ -158,7 +192,11 @@ fn expected_device_calls(gpu: SimGpu) -> Vec<u32> {
             }
             calls.extend([SET_FLAGS, GET_GPUPROPS, GET_GPUPROPS]);
             if gpu.config().kinstr {
-                calls.extend([KINSTR_PRFCNT_ENUM_INFO, KINSTR_PRFCNT_ENUM_INFO, KINSTR_PRFCNT_SETUP]);
+                calls.extend([
+                    KINSTR_PRFCNT_ENUM_INFO,
+                    KINSTR_PRFCNT_ENUM_INFO,
+                    KINSTR_PRFCNT_SETUP,
+                ]);
             } else {
                 calls.push(HWCNT_READER_SETUP);
             }
@@ -169,7 +207,12 @@ fn expected_device_calls(gpu: SimGpu) -> Vec<u32> {
 
 fn expected_reader_calls(gpu: SimGpu) -> Vec<u32> {
     if gpu.config().kinstr {
-        vec![PRFCNT_ISSUE_COMMAND, PRFCNT_ISSUE_COMMAND, PRFCNT_GET_SAMPLE, PRFCNT_PUT_SAMPLE]
+        vec![
+            PRFCNT_ISSUE_COMMAND,
+            PRFCNT_ISSUE_COMMAND,
+            PRFCNT_GET_SAMPLE,
+            PRFCNT_PUT_SAMPLE,
+        ]
     } else {
         vec![
             READER_GET_API_VERSION_WITH_FEATURES,
@@ -202,24 +245,50 @@ fn every_preset_handshakes_identifies_and_computes_every_counter_exactly() {
         let sim = SimulatedKbase::new(gpu, Workload::ramp());
         let handle = sim.handle();
         let mut profiler = GpuProfiler::with_device(sim).unwrap_or_else(|e| panic!("{gpu:?}: {e}"));
-        assert_eq!(handle.device_calls(), expected_device_calls(gpu), "{gpu:?} handshake");
+        assert_eq!(
+            handle.device_calls(),
+            expected_device_calls(gpu),
+            "{gpu:?} handshake"
+        );
 
         let info = *profiler.info();
-        assert_eq!((info.product.name, info.product.family), expected_product(gpu), "{gpu:?}");
-        assert_eq!(info.backend, if gpu.config().kinstr { Backend::KinstrPrfcnt } else { Backend::Vinstr });
+        assert_eq!(
+            (info.product.name, info.product.family),
+            expected_product(gpu),
+            "{gpu:?}"
+        );
+        assert_eq!(
+            info.backend,
+            if gpu.config().kinstr {
+                Backend::KinstrPrfcnt
+            } else {
+                Backend::Vinstr
+            }
+        );
         assert_eq!(info.props.shader_core_mask, gpu.config().core_mask);
 
         // Supported = exactly the counters with an expected formula; the rest have reasons.
         for c in GpuCounter::ALL {
             let expected_supported = expected_formula(gpu, c).is_some();
-            assert_eq!(profiler.supported_counters().contains(&c), expected_supported, "{gpu:?} {c}");
-            let reason = profiler.unavailable_counters().iter().find(|(u, _)| *u == c);
+            assert_eq!(
+                profiler.supported_counters().contains(&c),
+                expected_supported,
+                "{gpu:?} {c}"
+            );
+            let reason = profiler
+                .unavailable_counters()
+                .iter()
+                .find(|(u, _)| *u == c);
             assert_eq!(reason.is_some(), !expected_supported, "{gpu:?} {c}");
         }
 
         profiler.run().unwrap();
         let _ = profiler.sample().unwrap();
-        assert_eq!(handle.reader_calls(), expected_reader_calls(gpu), "{gpu:?} reader calls");
+        assert_eq!(
+            handle.reader_calls(),
+            expected_reader_calls(gpu),
+            "{gpu:?} reader calls"
+        );
         profiler.stop().unwrap();
         profiler.run().unwrap();
         let script = Workload::ramp();
@@ -250,37 +319,70 @@ fn every_preset_handshakes_identifies_and_computes_every_counter_exactly() {
 
 #[test]
 fn unavailable_reasons_name_what_is_missing() {
-    let profiler = GpuProfiler::with_device(SimulatedKbase::new(SimGpu::T860, Workload::idle())).unwrap();
-    let reason = |c| profiler.unavailable_counters().iter().find(|(u, _)| *u == c).map(|(_, r)| *r);
-    assert_eq!(reason(Tiles), Some(Unavailable::MissingHardwareCounter("FRAG_PTILES")));
+    let profiler =
+        GpuProfiler::with_device(SimulatedKbase::new(SimGpu::T860, Workload::idle())).unwrap();
+    let reason = |c| {
+        profiler
+            .unavailable_counters()
+            .iter()
+            .find(|(u, _)| *u == c)
+            .map(|(_, r)| *r)
+    };
+    assert_eq!(
+        reason(Tiles),
+        Some(Unavailable::MissingHardwareCounter("FRAG_PTILES"))
+    );
     assert_eq!(reason(ComputeJobs), Some(Unavailable::NotOnArchitecture));
     assert_eq!(reason(GpuCycles), None);
 
-    let csf = GpuProfiler::with_device(SimulatedKbase::new(SimGpu::G710, Workload::idle())).unwrap();
+    let csf =
+        GpuProfiler::with_device(SimulatedKbase::new(SimGpu::G710, Workload::idle())).unwrap();
     let names: Vec<_> = csf.unavailable_counters().iter().map(|(c, _)| *c).collect();
     assert_eq!(names, vec![VertexComputeCycles, VertexComputeJobs]);
 }
 
 #[test]
 fn enabled_counters_filter_the_sample() {
-    let mut profiler = GpuProfiler::with_device(SimulatedKbase::new(SimGpu::G78, Workload::ramp())).unwrap();
-    profiler.set_enabled(&[ExternalMemoryReadBytes, GpuCycles, GpuCycles]).unwrap();
-    assert_eq!(profiler.enabled_counters(), &[GpuCycles, ExternalMemoryReadBytes]);
+    let mut profiler =
+        GpuProfiler::with_device(SimulatedKbase::new(SimGpu::G78, Workload::ramp())).unwrap();
+    profiler
+        .set_enabled(&[ExternalMemoryReadBytes, GpuCycles, GpuCycles])
+        .unwrap();
+    assert_eq!(
+        profiler.enabled_counters(),
+        &[GpuCycles, ExternalMemoryReadBytes]
+    );
     profiler.run().unwrap();
     let sample = profiler.sample().unwrap();
-    assert_eq!(sample.iter().map(|(c, _)| c).collect::<Vec<_>>(), vec![GpuCycles, ExternalMemoryReadBytes]);
+    assert_eq!(
+        sample.iter().map(|(c, _)| c).collect::<Vec<_>>(),
+        vec![GpuCycles, ExternalMemoryReadBytes]
+    );
     assert_eq!(sample.get(FragmentCycles), None);
     // The default ramp: GPU_ACTIVE (front-end index 6) counts 1000 + 6 in the first interval.
     assert_eq!(sample.get(GpuCycles), Some(1006.0));
 
     let err = profiler.set_enabled(&[ComputeJobs]).unwrap_err();
-    assert!(matches!(err, GpuError::CounterUnavailable { counter: ComputeJobs, .. }), "{err}");
-    assert_eq!(profiler.enabled_counters(), &[GpuCycles, ExternalMemoryReadBytes]);
+    assert!(
+        matches!(
+            err,
+            GpuError::CounterUnavailable {
+                counter: ComputeJobs,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert_eq!(
+        profiler.enabled_counters(),
+        &[GpuCycles, ExternalMemoryReadBytes]
+    );
 }
 
 #[test]
 fn an_idle_gpu_reads_zero_not_garbage() {
-    let mut profiler = GpuProfiler::with_device(SimulatedKbase::new(SimGpu::G715, Workload::idle())).unwrap();
+    let mut profiler =
+        GpuProfiler::with_device(SimulatedKbase::new(SimGpu::G715, Workload::idle())).unwrap();
     profiler.run().unwrap();
     let sample = profiler.sample().unwrap();
     assert!(sample.iter().all(|(_, v)| v == 0.0));
@@ -288,5 +390,8 @@ fn an_idle_gpu_reads_zero_not_garbage() {
 }
 
 fn profiler_supported(gpu: SimGpu) -> usize {
-    GpuCounter::ALL.iter().filter(|&&c| expected_formula(gpu, c).is_some()).count()
+    GpuCounter::ALL
+        .iter()
+        .filter(|&&c| expected_formula(gpu, c).is_some())
+        .count()
 }

@@ -11,8 +11,14 @@ use hwcpipe::gpu::tables::arm_spec::{SPEC_LAYOUTS, SPEC_PRODUCTS};
 use hwcpipe::gpu::tables::{BlockKind, HardwareLayout};
 use hwcpipe::gpu::{GpuCounter, Product};
 
-const SPEC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/libgpucounters-spec/database");
-const GATORD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/gatord-9.7.2/events");
+const SPEC: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/data/libgpucounters-spec/database"
+);
+const GATORD: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../shared/data/gatord-9.7.2/events"
+);
 
 /// Values of attribute `name` in `tag` elements, in document order (the database is regular XML
 /// with one element per line).
@@ -35,7 +41,10 @@ fn block_kind(ty: &str) -> BlockKind {
 
 #[test]
 fn generated_layouts_equal_the_database() {
-    let mut files: Vec<_> = fs::read_dir(format!("{SPEC}/hardwarelayout")).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut files: Vec<_> = fs::read_dir(format!("{SPEC}/hardwarelayout"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     files.sort();
     assert_eq!(files.len(), SPEC_LAYOUTS.len());
     for path in files {
@@ -57,13 +66,23 @@ fn generated_layouts_equal_the_database() {
             }
         }
         let gpu = gpu.unwrap();
-        let table = SPEC_LAYOUTS.iter().find(|l| l.gpu == gpu).unwrap_or_else(|| panic!("{gpu} not generated"));
+        let table = SPEC_LAYOUTS
+            .iter()
+            .find(|l| l.gpu == gpu)
+            .unwrap_or_else(|| panic!("{gpu} not generated"));
         assert_eq!(Some(table.values_per_block), size, "{gpu}");
         for kind in BlockKind::ALL {
-            let generated: Vec<(String, u32)> =
-                table.blocks[kind.index()].iter().map(|&(n, i)| (n.to_owned(), i)).collect();
+            let generated: Vec<(String, u32)> = table.blocks[kind.index()]
+                .iter()
+                .map(|&(n, i)| (n.to_owned(), i))
+                .collect();
             assert_eq!(generated, blocks[kind.index()], "{gpu} {kind:?}");
-            assert!(generated.iter().all(|&(_, i)| i >= 4 && i < table.values_per_block), "{gpu} indices");
+            assert!(
+                generated
+                    .iter()
+                    .all(|&(_, i)| i >= 4 && i < table.values_per_block),
+                "{gpu} indices"
+            );
         }
     }
 }
@@ -74,7 +93,13 @@ fn generated_products_equal_the_database() {
     let mut expected = Vec::new();
     let mut ids = Vec::new();
     let mut name = None;
-    let inner = |line: &str| line.split('>').nth(1).and_then(|s| s.split('<').next()).unwrap().to_owned();
+    let inner = |line: &str| {
+        line.split('>')
+            .nth(1)
+            .and_then(|s| s.split('<').next())
+            .unwrap()
+            .to_owned()
+    };
     for line in text.lines() {
         if line.contains("<ProductInfo>") {
             ids.clear();
@@ -89,7 +114,10 @@ fn generated_products_equal_the_database() {
             }
         }
     }
-    let generated: Vec<_> = SPEC_PRODUCTS.iter().map(|p| (p.id, p.name.to_owned(), p.layout.to_owned())).collect();
+    let generated: Vec<_> = SPEC_PRODUCTS
+        .iter()
+        .map(|p| (p.id, p.name.to_owned(), p.layout.to_owned()))
+        .collect();
     assert_eq!(generated, expected);
     for p in SPEC_PRODUCTS {
         let product = spec_product(p.id).unwrap();
@@ -115,7 +143,11 @@ fn formula_names(product: &Product, layout: &HardwareLayout) -> BTreeSet<&'stati
     for c in GpuCounter::ALL {
         if let Ok(r) = resolve(product.family, layout, 16, c) {
             for &(kind, index, _) in r.terms() {
-                let name = layout.blocks[kind.index()].iter().find(|&&(_, i)| i == index).unwrap().0;
+                let name = layout.blocks[kind.index()]
+                    .iter()
+                    .find(|&&(_, i)| i == index)
+                    .unwrap()
+                    .0;
                 names.insert(name);
             }
         }
@@ -130,10 +162,17 @@ const NOT_IN_GATORD: &[&str] = &["L2_EXT_READ", "L2_EXT_WRITE", "PRIMASSY_POS_SH
 #[test]
 fn counter_names_agree_with_gatord() {
     let mut checked = 0;
-    let products = SPEC_PRODUCTS.iter().filter_map(|p| spec_product(p.id)).chain(MIDGARD_PRODUCTS.iter().copied());
+    let products = SPEC_PRODUCTS
+        .iter()
+        .filter_map(|p| spec_product(p.id))
+        .chain(MIDGARD_PRODUCTS.iter().copied());
     for product in products {
-        let Some(layout) = product.layout else { continue };
-        let Some(gatord) = gatord_names(product.name) else { continue };
+        let Some(layout) = product.layout else {
+            continue;
+        };
+        let Some(gatord) = gatord_names(product.name) else {
+            continue;
+        };
         checked += 1;
         for kind in BlockKind::ALL {
             for &(name, _) in layout.blocks[kind.index()] {
@@ -145,7 +184,11 @@ fn counter_names_agree_with_gatord() {
             }
         }
         for name in formula_names(&product, layout) {
-            assert!(gatord.contains(name) || NOT_IN_GATORD.contains(&name), "{}: formula uses {name}", product.name);
+            assert!(
+                gatord.contains(name) || NOT_IN_GATORD.contains(&name),
+                "{}: formula uses {name}",
+                product.name
+            );
         }
     }
     assert!(checked >= 20, "only {checked} products cross-checked");

@@ -184,7 +184,11 @@ pub struct UnknownGpuCounter {
 }
 
 fn valid_names() -> String {
-    GpuCounter::ALL.iter().map(|c| c.name()).collect::<Vec<_>>().join(", ")
+    GpuCounter::ALL
+        .iter()
+        .map(|c| c.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 impl FromStr for GpuCounter {

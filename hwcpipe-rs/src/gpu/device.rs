@@ -86,8 +86,14 @@ pub(crate) mod fake {
     }
 
     impl FakeDevice {
-        pub(crate) fn new(answer: impl FnMut(u32, &mut [u8]) -> io::Result<i32> + Send + 'static) -> FakeDevice {
-            FakeDevice { answer: Box::new(answer), memory: Vec::new(), poll: PollOutcome::Ready }
+        pub(crate) fn new(
+            answer: impl FnMut(u32, &mut [u8]) -> io::Result<i32> + Send + 'static,
+        ) -> FakeDevice {
+            FakeDevice {
+                answer: Box::new(answer),
+                memory: Vec::new(),
+                poll: PollOutcome::Ready,
+            }
         }
     }
 
@@ -106,7 +112,10 @@ pub(crate) mod fake {
             Ok(())
         }
         fn read_mapped(&self, _reader: i32, offset: usize, out: &mut [u8]) -> io::Result<()> {
-            let src = self.memory.get(offset..offset + out.len()).ok_or_else(|| io::Error::from_raw_os_error(22))?;
+            let src = self
+                .memory
+                .get(offset..offset + out.len())
+                .ok_or_else(|| io::Error::from_raw_os_error(22))?;
             out.copy_from_slice(src);
             Ok(())
         }

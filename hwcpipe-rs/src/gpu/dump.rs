@@ -44,14 +44,19 @@ pub struct BlockSums {
 
 impl Default for BlockSums {
     fn default() -> Self {
-        BlockSums { sums: [[0; MAX_VALUES_PER_BLOCK]; 4] }
+        BlockSums {
+            sums: [[0; MAX_VALUES_PER_BLOCK]; 4],
+        }
     }
 }
 
 impl BlockSums {
     /// Sum of counter `index` over all blocks of `kind` (0 outside the block).
     pub fn get(&self, kind: BlockKind, index: u32) -> u64 {
-        self.sums[kind.index()].get(index as usize).copied().unwrap_or(0)
+        self.sums[kind.index()]
+            .get(index as usize)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// Zeroes every sum.
@@ -62,7 +67,11 @@ impl BlockSums {
     /// Adds one block's values (header words 0..4 are skipped). Sums wrap instead of panicking.
     pub fn add_block(&mut self, kind: BlockKind, values: impl Iterator<Item = u64>) {
         let row = &mut self.sums[kind.index()];
-        for (i, v) in values.enumerate().take(MAX_VALUES_PER_BLOCK).skip(FIRST_COUNTER) {
+        for (i, v) in values
+            .enumerate()
+            .take(MAX_VALUES_PER_BLOCK)
+            .skip(FIRST_COUNTER)
+        {
             row[i] = row[i].wrapping_add(v);
         }
     }
@@ -82,9 +91,15 @@ impl VinstrLayout {
     /// Checks that the layout is possible (at least one core, 1..=64 L2 slices).
     pub fn new(core_mask: u64, l2_slices: u32) -> Result<VinstrLayout, DumpError> {
         if core_mask == 0 || l2_slices == 0 || l2_slices > 64 {
-            return Err(DumpError::BadLayout { core_mask, l2_slices });
+            return Err(DumpError::BadLayout {
+                core_mask,
+                l2_slices,
+            });
         }
-        Ok(VinstrLayout { core_mask, l2_slices })
+        Ok(VinstrLayout {
+            core_mask,
+            l2_slices,
+        })
     }
 
     /// Number of shader-core block slots (`fls64(core_mask)`).
@@ -116,13 +131,18 @@ impl VinstrLayout {
     /// Sums a dump (`dump_bytes()` native-endian u32 values) into `sums`.
     pub fn accumulate(&self, dump: &[u8], sums: &mut BlockSums) -> Result<(), DumpError> {
         if dump.len() != self.dump_bytes() {
-            return Err(DumpError::SizeMismatch { expected: self.dump_bytes(), actual: dump.len() });
+            return Err(DumpError::SizeMismatch {
+                expected: self.dump_bytes(),
+                actual: dump.len(),
+            });
         }
         for (kind, _, pos) in self.blocks() {
             let block = &dump[pos * VINSTR_BLOCK_BYTES..(pos + 1) * VINSTR_BLOCK_BYTES];
             sums.add_block(
                 kind,
-                block.chunks_exact(4).map(|c| u64::from(u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))),
+                block
+                    .chunks_exact(4)
+                    .map(|c| u64::from(u32::from_ne_bytes([c[0], c[1], c[2], c[3]]))),
             );
         }
         Ok(())
@@ -137,8 +157,18 @@ mod tests {
     fn shader_blocks_follow_core_bits() {
         let l = VinstrLayout::new(0b1101, 2).unwrap();
         assert_eq!(l.block_count(), 2 + 2 + 4);
-        let cores: Vec<_> = l.blocks().filter(|b| b.0 == BlockKind::ShaderCore).collect();
-        assert_eq!(cores, vec![(BlockKind::ShaderCore, 0, 4), (BlockKind::ShaderCore, 2, 6), (BlockKind::ShaderCore, 3, 7)]);
+        let cores: Vec<_> = l
+            .blocks()
+            .filter(|b| b.0 == BlockKind::ShaderCore)
+            .collect();
+        assert_eq!(
+            cores,
+            vec![
+                (BlockKind::ShaderCore, 0, 4),
+                (BlockKind::ShaderCore, 2, 6),
+                (BlockKind::ShaderCore, 3, 7)
+            ]
+        );
     }
 
     #[test]
@@ -168,7 +198,10 @@ mod tests {
         let mut sums = BlockSums::default();
         assert_eq!(
             l.accumulate(&[0u8; 10], &mut sums),
-            Err(DumpError::SizeMismatch { expected: 4 * 256, actual: 10 })
+            Err(DumpError::SizeMismatch {
+                expected: 4 * 256,
+                actual: 10
+            })
         );
         assert!(VinstrLayout::new(0, 1).is_err());
         assert!(VinstrLayout::new(1, 0).is_err());

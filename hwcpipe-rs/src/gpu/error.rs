@@ -23,7 +23,9 @@ pub enum Unavailable {
 impl core::fmt::Display for Unavailable {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            Unavailable::NotOnArchitecture => f.write_str("no such counter on this GPU architecture"),
+            Unavailable::NotOnArchitecture => {
+                f.write_str("no such counter on this GPU architecture")
+            }
             Unavailable::MissingHardwareCounter(name) => {
                 write!(f, "hardware counter {name} is not in this GPU's layout")
             }

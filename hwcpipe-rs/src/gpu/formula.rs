@@ -46,7 +46,11 @@ pub struct Formula {
 }
 
 const fn sum(alternatives: &'static [&'static [Term]]) -> Option<Formula> {
-    Some(Formula { combine: Combine::Sum, alternatives, scale: Scale::Const(1) })
+    Some(Formula {
+        combine: Combine::Sum,
+        alternatives,
+        scale: Scale::Const(1),
+    })
 }
 
 macro_rules! f {
@@ -58,13 +62,30 @@ pub const PIXELS_PER_TASK: u64 = 1024;
 
 const ARITH_VALHALL: Option<Formula> = Some(Formula {
     combine: Combine::Max,
-    alternatives: &[&[(SC, "EXEC_INSTR_FMA", 1), (SC, "EXEC_INSTR_CVT", 1), (SC, "EXEC_INSTR_SFU", 4)]],
+    alternatives: &[&[
+        (SC, "EXEC_INSTR_FMA", 1),
+        (SC, "EXEC_INSTR_CVT", 1),
+        (SC, "EXEC_INSTR_SFU", 4),
+    ]],
     scale: Scale::Const(1),
 });
 const CULLED_MODERN: Option<Formula> = sum(&[
-    &[(TI, "PRIM_CULLED", 1), (TI, "PRIM_CLIPPED", 1), (TI, "PRIM_SAT_CULLED", 1)],
-    &[(TI, "PRIM_FACE_CULLED", 1), (TI, "PRIM_FRUSTUM_CULLED", 1), (TI, "PRIM_SAMPLE_CULLED", 1), (TI, "PRIM_SCISSOR_CULLED", 1)],
-    &[(TI, "PRIM_FACE_CULLED", 1), (TI, "PRIM_FRUSTUM_CULLED", 1), (TI, "PRIM_SAMPLE_CULLED", 1)],
+    &[
+        (TI, "PRIM_CULLED", 1),
+        (TI, "PRIM_CLIPPED", 1),
+        (TI, "PRIM_SAT_CULLED", 1),
+    ],
+    &[
+        (TI, "PRIM_FACE_CULLED", 1),
+        (TI, "PRIM_FRUSTUM_CULLED", 1),
+        (TI, "PRIM_SAMPLE_CULLED", 1),
+        (TI, "PRIM_SCISSOR_CULLED", 1),
+    ],
+    &[
+        (TI, "PRIM_FACE_CULLED", 1),
+        (TI, "PRIM_FRUSTUM_CULLED", 1),
+        (TI, "PRIM_SAMPLE_CULLED", 1),
+    ],
 ]);
 
 /// The formula of `counter` on `family`, or `None` when the architecture has nothing to compute
@@ -89,7 +110,11 @@ pub fn formula(family: Family, counter: GpuCounter) -> Option<Formula> {
         FragmentJobs => f!(FE "ITER_FRAG_JOB_COMPLETED"),
         Pixels => Some(Formula {
             combine: Combine::Sum,
-            alternatives: if jm { &[&[(FE, "JS0_TASKS", 1)]] } else { &[&[(FE, "ITER_FRAG_TASK_COMPLETED", 1)]] },
+            alternatives: if jm {
+                &[&[(FE, "JS0_TASKS", 1)]]
+            } else {
+                &[&[(FE, "ITER_FRAG_TASK_COMPLETED", 1)]]
+            },
             scale: Scale::Const(PIXELS_PER_TASK),
         }),
         CulledPrimitives if family == Midgard => f!(TI "PRIM_CULLED", TI "PRIM_CLIPPED"),
@@ -107,8 +132,17 @@ pub fn formula(family: Family, counter: GpuCounter) -> Option<Formula> {
         Instructions if family == Bifrost => f!(SC "EXEC_INSTR_COUNT"),
         // Arm's public database omits EXEC_INSTR_MSG; without it the sum counts arithmetic only.
         Instructions if valhall => sum(&[
-            &[(SC, "EXEC_INSTR_FMA", 1), (SC, "EXEC_INSTR_CVT", 1), (SC, "EXEC_INSTR_SFU", 1), (SC, "EXEC_INSTR_MSG", 1)],
-            &[(SC, "EXEC_INSTR_FMA", 1), (SC, "EXEC_INSTR_CVT", 1), (SC, "EXEC_INSTR_SFU", 1)],
+            &[
+                (SC, "EXEC_INSTR_FMA", 1),
+                (SC, "EXEC_INSTR_CVT", 1),
+                (SC, "EXEC_INSTR_SFU", 1),
+                (SC, "EXEC_INSTR_MSG", 1),
+            ],
+            &[
+                (SC, "EXEC_INSTR_FMA", 1),
+                (SC, "EXEC_INSTR_CVT", 1),
+                (SC, "EXEC_INSTR_SFU", 1),
+            ],
         ]),
         DivergedInstructions if family != Midgard => f!(SC "EXEC_INSTR_DIVERGED"),
         ShaderComputeCycles => f!(SC "COMPUTE_ACTIVE"),
@@ -125,7 +159,10 @@ pub fn formula(family: Family, counter: GpuCounter) -> Option<Formula> {
         ),
         ShaderTextureCycles if family == Midgard => f!(SC "TEX_ISSUES"),
         // G71/G72 lack TEX_FILT_NUM_OPERATIONS; HWCPipe reads TEX_COORD_ISSUE there.
-        ShaderTextureCycles => sum(&[&[(SC, "TEX_FILT_NUM_OPERATIONS", 1)], &[(SC, "TEX_COORD_ISSUE", 1)]]),
+        ShaderTextureCycles => sum(&[
+            &[(SC, "TEX_FILT_NUM_OPERATIONS", 1)],
+            &[(SC, "TEX_COORD_ISSUE", 1)],
+        ]),
         CacheReadLookups => f!(L2 "L2_READ_LOOKUP"),
         CacheWriteLookups => f!(L2 "L2_WRITE_LOOKUP"),
         ExternalMemoryReadAccesses => f!(L2 "L2_EXT_READ"),
@@ -157,7 +194,10 @@ pub struct Resolved {
 impl Resolved {
     /// Evaluates the formula over one sample's sums.
     pub fn eval(&self, sums: &BlockSums) -> f64 {
-        let values = self.terms.iter().map(|&(k, i, w)| sums.get(k, i).wrapping_mul(w));
+        let values = self
+            .terms
+            .iter()
+            .map(|&(k, i, w)| sums.get(k, i).wrapping_mul(w));
         let combined = match self.combine {
             Combine::Sum => values.fold(0u64, u64::wrapping_add),
             Combine::Max => values.max().unwrap_or(0),
@@ -196,10 +236,16 @@ pub fn resolve(
                 Scale::Const(c) => c as f64,
                 Scale::BusWidthBytes => f64::from(bus_width_bytes),
             };
-            return Ok(Resolved { combine: formula.combine, terms, scale });
+            return Ok(Resolved {
+                combine: formula.combine,
+                terms,
+                scale,
+            });
         }
     }
-    Err(Unavailable::MissingHardwareCounter(first_missing.unwrap_or("")))
+    Err(Unavailable::MissingHardwareCounter(
+        first_missing.unwrap_or(""),
+    ))
 }
 
 #[cfg(test)]
@@ -237,9 +283,21 @@ mod tests {
         block[29] = 9;
         sums.add_block(BlockKind::ShaderCore, block.iter().copied());
         let g78 = spec_layout("Mali-G78").unwrap();
-        let r = resolve(Family::ValhallJm, g78, 16, GpuCounter::ShaderArithmeticCycles).unwrap();
+        let r = resolve(
+            Family::ValhallJm,
+            g78,
+            16,
+            GpuCounter::ShaderArithmeticCycles,
+        )
+        .unwrap();
         assert_eq!(r.eval(&sums), 36.0);
-        let r = resolve(Family::ValhallJm, g78, 32, GpuCounter::ExternalMemoryReadBytes).unwrap();
+        let r = resolve(
+            Family::ValhallJm,
+            g78,
+            32,
+            GpuCounter::ExternalMemoryReadBytes,
+        )
+        .unwrap();
         assert_eq!(r.terms(), &[(BlockKind::Memory, 32, 1)]);
     }
 

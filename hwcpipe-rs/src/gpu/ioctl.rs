@@ -393,7 +393,10 @@ mod tests {
         assert_eq!(size(GET_GPUPROPS), GetGpuProps::SIZE);
         assert_eq!(size(HWCNT_READER_SETUP), HwcntReaderSetup::SIZE);
         assert_eq!(size(READER_GET_BUFFER), HwcntReaderMetadata::SIZE);
-        assert_eq!(size(READER_GET_BUFFER_WITH_CYCLES), HwcntReaderMetadataCycles::SIZE);
+        assert_eq!(
+            size(READER_GET_BUFFER_WITH_CYCLES),
+            HwcntReaderMetadataCycles::SIZE
+        );
         assert_eq!(size(KINSTR_PRFCNT_ENUM_INFO), KinstrEnumInfo::SIZE);
         assert_eq!(size(KINSTR_PRFCNT_SETUP), KinstrSetup::SIZE);
         assert_eq!(size(PRFCNT_ISSUE_COMMAND), KinstrControlCmd::SIZE);
@@ -402,7 +405,12 @@ mod tests {
 
     #[test]
     fn encode_places_fields_at_c_offsets() {
-        let s = UkHwcntReaderSetup { header: 548, fd: -1, buffer_count: 16, ..Default::default() };
+        let s = UkHwcntReaderSetup {
+            header: 548,
+            fd: -1,
+            buffer_count: 16,
+            ..Default::default()
+        };
         let b = s.to_bytes();
         assert_eq!(&b[0..4], &548u32.to_ne_bytes());
         assert_eq!(&b[8..12], &16u32.to_ne_bytes());

@@ -7,9 +7,9 @@ use super::device::{Fd, IoctlArg, KbaseDevice, PollOutcome};
 use super::dump::{BlockSums, MAX_VALUES_PER_BLOCK};
 use super::error::GpuError;
 use super::ioctl::{
-    KinstrControlCmd, KinstrEnumInfo, KinstrSampleAccess, KinstrSetup, KinstrSetupOut, Wire, KINSTR_PRFCNT_ENUM_INFO,
-    KINSTR_PRFCNT_SETUP, PRFCNT_CMD_SAMPLE_SYNC, PRFCNT_CMD_START, PRFCNT_CMD_STOP, PRFCNT_GET_SAMPLE,
-    PRFCNT_ISSUE_COMMAND, PRFCNT_PUT_SAMPLE,
+    KinstrControlCmd, KinstrEnumInfo, KinstrSampleAccess, KinstrSetup, KinstrSetupOut, Wire,
+    KINSTR_PRFCNT_ENUM_INFO, KINSTR_PRFCNT_SETUP, PRFCNT_CMD_SAMPLE_SYNC, PRFCNT_CMD_START,
+    PRFCNT_CMD_STOP, PRFCNT_GET_SAMPLE, PRFCNT_ISSUE_COMMAND, PRFCNT_PUT_SAMPLE,
 };
 use super::tables::BlockKind;
 
@@ -139,7 +139,10 @@ impl EnumInfo {
 /// Decodes `count` enumeration items of `size` bytes.
 pub fn parse_enum(bytes: &[u8], size: u32, count: u32) -> Result<EnumInfo, MetadataError> {
     if (size as usize) < ENUM_ITEM_SIZE {
-        return Err(MetadataError::ItemTooSmall { size, needed: ENUM_ITEM_SIZE });
+        return Err(MetadataError::ItemTooSmall {
+            size,
+            needed: ENUM_ITEM_SIZE,
+        });
     }
     if count > MAX_ENUM_ITEMS {
         return Err(MetadataError::TooManyItems(count));
@@ -175,7 +178,12 @@ pub fn parse_enum(bytes: &[u8], size: u32, count: u32) -> Result<EnumInfo, Metad
     }
     let first = info.blocks.first().ok_or(MetadataError::NoBlocks)?;
     let (set, values) = (first.set, first.num_values);
-    if !(values == 64 || values == 128) || info.blocks.iter().any(|b| b.set != set || b.num_values != values) {
+    if !(values == 64 || values == 128)
+        || info
+            .blocks
+            .iter()
+            .any(|b| b.set != set || b.num_values != values)
+    {
         return Err(MetadataError::InconsistentBlocks(values));
     }
     Ok(info)
@@ -231,11 +239,19 @@ impl KinstrReader {
     pub fn setup(dev: &mut dyn KbaseDevice) -> Result<(KinstrReader, EnumInfo), GpuError> {
         const OP: &str = "KBASE_IOCTL_KINSTR_PRFCNT_ENUM_INFO";
         let mut arg = KinstrEnumInfo::default().to_bytes();
-        dev.ioctl(Fd::Device, KINSTR_PRFCNT_ENUM_INFO, IoctlArg::Struct(&mut arg))
-            .map_err(|source| GpuError::Ioctl { op: OP, source })?;
+        dev.ioctl(
+            Fd::Device,
+            KINSTR_PRFCNT_ENUM_INFO,
+            IoctlArg::Struct(&mut arg),
+        )
+        .map_err(|source| GpuError::Ioctl { op: OP, source })?;
         let first = KinstrEnumInfo::decode(&arg);
         if (first.info_item_size as usize) < ENUM_ITEM_SIZE {
-            return Err(MetadataError::ItemTooSmall { size: first.info_item_size, needed: ENUM_ITEM_SIZE }.into());
+            return Err(MetadataError::ItemTooSmall {
+                size: first.info_item_size,
+                needed: ENUM_ITEM_SIZE,
+            }
+            .into());
         }
         if first.info_item_count > MAX_ENUM_ITEMS || first.info_item_size > 4096 {
             return Err(MetadataError::TooManyItems(first.info_item_count).into());
@@ -245,7 +261,11 @@ impl KinstrReader {
         dev.ioctl(
             Fd::Device,
             KINSTR_PRFCNT_ENUM_INFO,
-            IoctlArg::StructWithBuffer { arg: &mut arg, ptr_offset: 8, buffer: &mut list },
+            IoctlArg::StructWithBuffer {
+                arg: &mut arg,
+                ptr_offset: 8,
+                buffer: &mut list,
+            },
         )
         .map_err(|source| GpuError::Ioctl { op: OP, source })?;
         let info = parse_enum(&list, first.info_item_size, first.info_item_count)?;
@@ -261,9 +281,16 @@ impl KinstrReader {
             .ioctl(
                 Fd::Device,
                 KINSTR_PRFCNT_SETUP,
-                IoctlArg::StructWithBuffer { arg: &mut arg, ptr_offset: 8, buffer: &mut requests },
+                IoctlArg::StructWithBuffer {
+                    arg: &mut arg,
+                    ptr_offset: 8,
+                    buffer: &mut requests,
+                },
             )
-            .map_err(|source| GpuError::Ioctl { op: "KBASE_IOCTL_KINSTR_PRFCNT_SETUP", source })?;
+            .map_err(|source| GpuError::Ioctl {
+                op: "KBASE_IOCTL_KINSTR_PRFCNT_SETUP",
+                source,
+            })?;
         let out = KinstrSetupOut::decode(&arg);
         let reader = KinstrReader {
             fd,
@@ -273,11 +300,18 @@ impl KinstrReader {
         };
         if reader.item_size < METADATA_ITEM_SIZE {
             let _ = dev.close(fd);
-            return Err(MetadataError::ItemTooSmall { size: out.metadata_item_size, needed: METADATA_ITEM_SIZE }.into());
+            return Err(MetadataError::ItemTooSmall {
+                size: out.metadata_item_size,
+                needed: METADATA_ITEM_SIZE,
+            }
+            .into());
         }
         if let Err(source) = dev.mmap(fd, reader.mmap_len) {
             let _ = dev.close(fd);
-            return Err(GpuError::Ioctl { op: "mmap of the kinstr_prfcnt buffer", source });
+            return Err(GpuError::Ioctl {
+                op: "mmap of the kinstr_prfcnt buffer",
+                source,
+            });
         }
         Ok((reader, info))
     }
@@ -288,9 +322,21 @@ impl KinstrReader {
     }
 
     fn command(&self, dev: &mut dyn KbaseDevice, cmd: u16, user_data: u64) -> Result<(), GpuError> {
-        let mut arg = KinstrControlCmd { cmd, user_data, ..Default::default() }.to_bytes();
-        dev.ioctl(Fd::Reader(self.fd), PRFCNT_ISSUE_COMMAND, IoctlArg::Struct(&mut arg))
-            .map_err(|source| GpuError::Ioctl { op: "KINSTR_PRFCNT_ISSUE_COMMAND", source })?;
+        let mut arg = KinstrControlCmd {
+            cmd,
+            user_data,
+            ..Default::default()
+        }
+        .to_bytes();
+        dev.ioctl(
+            Fd::Reader(self.fd),
+            PRFCNT_ISSUE_COMMAND,
+            IoctlArg::Struct(&mut arg),
+        )
+        .map_err(|source| GpuError::Ioctl {
+            op: "KINSTR_PRFCNT_ISSUE_COMMAND",
+            source,
+        })?;
         Ok(())
     }
 
@@ -302,7 +348,10 @@ impl KinstrReader {
     /// STOP, then closes the reader.
     pub fn stop(self, dev: &mut dyn KbaseDevice) -> Result<(), GpuError> {
         let stopped = self.command(dev, PRFCNT_CMD_STOP, 0);
-        dev.close(self.fd).map_err(|source| GpuError::Ioctl { op: "close of the kinstr_prfcnt fd", source })?;
+        dev.close(self.fd).map_err(|source| GpuError::Ioctl {
+            op: "close of the kinstr_prfcnt fd",
+            source,
+        })?;
         stopped
     }
 
@@ -314,19 +363,36 @@ impl KinstrReader {
         sums: &mut BlockSums,
     ) -> Result<SampleHeader, GpuError> {
         self.command(dev, PRFCNT_CMD_SAMPLE_SYNC, 0)?;
-        match dev.poll(self.fd, timeout).map_err(|source| GpuError::Ioctl { op: "poll", source })? {
+        match dev
+            .poll(self.fd, timeout)
+            .map_err(|source| GpuError::Ioctl { op: "poll", source })?
+        {
             PollOutcome::Ready => {}
             PollOutcome::TimedOut => return Err(GpuError::Timeout { waited: timeout }),
             PollOutcome::HungUp => return Err(GpuError::HungUp),
         }
         let mut arg = KinstrSampleAccess::default().to_bytes();
-        dev.ioctl(Fd::Reader(self.fd), PRFCNT_GET_SAMPLE, IoctlArg::Struct(&mut arg))
-            .map_err(|source| GpuError::Ioctl { op: "KINSTR_PRFCNT_GET_SAMPLE", source })?;
+        dev.ioctl(
+            Fd::Reader(self.fd),
+            PRFCNT_GET_SAMPLE,
+            IoctlArg::Struct(&mut arg),
+        )
+        .map_err(|source| GpuError::Ioctl {
+            op: "KINSTR_PRFCNT_GET_SAMPLE",
+            source,
+        })?;
         let access = KinstrSampleAccess::decode(&arg);
         let parsed = self.read_metadata(dev, access.sample_metadata_offset, sums);
         let put = dev
-            .ioctl(Fd::Reader(self.fd), PRFCNT_PUT_SAMPLE, IoctlArg::Struct(&mut arg))
-            .map_err(|source| GpuError::Ioctl { op: "KINSTR_PRFCNT_PUT_SAMPLE", source });
+            .ioctl(
+                Fd::Reader(self.fd),
+                PRFCNT_PUT_SAMPLE,
+                IoctlArg::Struct(&mut arg),
+            )
+            .map_err(|source| GpuError::Ioctl {
+                op: "KINSTR_PRFCNT_PUT_SAMPLE",
+                source,
+            });
         let header = parsed?;
         put?;
         if header.flags & SAMPLE_FLAG_ERROR != 0 {
@@ -335,20 +401,35 @@ impl KinstrReader {
         Ok(header)
     }
 
-    fn read_metadata(&self, dev: &dyn KbaseDevice, offset: u64, sums: &mut BlockSums) -> Result<SampleHeader, GpuError> {
+    fn read_metadata(
+        &self,
+        dev: &dyn KbaseDevice,
+        offset: u64,
+        sums: &mut BlockSums,
+    ) -> Result<SampleHeader, GpuError> {
         let len = self.mmap_len;
         if offset >= len as u64 {
-            return Err(GpuError::BadBufferIndex { index: offset, count: len as u64 });
+            return Err(GpuError::BadBufferIndex {
+                index: offset,
+                count: len as u64,
+            });
         }
         let mut pos = offset as usize;
         let mut header = None;
         let mut item_bytes = [0u8; METADATA_ITEM_SIZE];
         let mut values = vec![0u8; self.values_per_block * 8];
         let read = |dev: &dyn KbaseDevice, at: usize, out: &mut [u8]| {
-            dev.read_mapped(self.fd, at, out).map_err(|source| GpuError::Ioctl { op: "read of the sample buffer", source })
+            dev.read_mapped(self.fd, at, out)
+                .map_err(|source| GpuError::Ioctl {
+                    op: "read of the sample buffer",
+                    source,
+                })
         };
         loop {
-            if pos.checked_add(METADATA_ITEM_SIZE).is_none_or(|end| end > len) {
+            if pos
+                .checked_add(METADATA_ITEM_SIZE)
+                .is_none_or(|end| end > len)
+            {
                 return Err(MetadataError::Truncated.into());
             }
             read(dev, pos, &mut item_bytes)?;
@@ -368,13 +449,20 @@ impl KinstrReader {
                     let values_offset = u64::from(u32_at(it, 16));
                     let end = values_offset + values.len() as u64;
                     if end > len as u64 {
-                        return Err(MetadataError::ValuesOutOfBounds { offset: values_offset, len }.into());
+                        return Err(MetadataError::ValuesOutOfBounds {
+                            offset: values_offset,
+                            len,
+                        }
+                        .into());
                     }
                     if let Some(kind) = BlockKind::from_prfcnt(it[8]) {
                         read(dev, values_offset as usize, &mut values)?;
                         sums.add_block(
                             kind,
-                            values.chunks_exact(8).take(MAX_VALUES_PER_BLOCK).map(|c| u64_at(c, 0)),
+                            values
+                                .chunks_exact(8)
+                                .take(MAX_VALUES_PER_BLOCK)
+                                .map(|c| u64_at(c, 0)),
                         );
                     }
                 }
@@ -424,16 +512,34 @@ mod tests {
     #[test]
     fn malformed_enumerations_are_typed() {
         let good = block(0, 1, 64);
-        assert_eq!(parse_enum(&good, 16, 1), Err(MetadataError::ItemTooSmall { size: 16, needed: 32 }));
+        assert_eq!(
+            parse_enum(&good, 16, 1),
+            Err(MetadataError::ItemTooSmall {
+                size: 16,
+                needed: 32
+            })
+        );
         assert_eq!(parse_enum(&good, 32, 2), Err(MetadataError::Truncated));
-        assert_eq!(parse_enum(&good[..20], 32, 1), Err(MetadataError::Truncated));
+        assert_eq!(
+            parse_enum(&good[..20], 32, 1),
+            Err(MetadataError::Truncated)
+        );
         assert_eq!(parse_enum(&[], 32, 0), Err(MetadataError::NoBlocks));
-        assert_eq!(parse_enum(&good, 32, 5000), Err(MetadataError::TooManyItems(5000)));
+        assert_eq!(
+            parse_enum(&good, 32, 5000),
+            Err(MetadataError::TooManyItems(5000))
+        );
         let mut mixed = Vec::new();
         mixed.extend_from_slice(&block(0, 1, 64));
         mixed.extend_from_slice(&block(1, 1, 128));
-        assert_eq!(parse_enum(&mixed, 32, 2), Err(MetadataError::InconsistentBlocks(64)));
-        assert_eq!(parse_enum(&block(0, 1, 100), 32, 1), Err(MetadataError::InconsistentBlocks(100)));
+        assert_eq!(
+            parse_enum(&mixed, 32, 2),
+            Err(MetadataError::InconsistentBlocks(64))
+        );
+        assert_eq!(
+            parse_enum(&block(0, 1, 100), 32, 1),
+            Err(MetadataError::InconsistentBlocks(100))
+        );
     }
 
     use crate::gpu::device::fake::FakeDevice;
@@ -448,7 +554,12 @@ mod tests {
 
     fn reader_over(memory: Vec<u8>) -> (KinstrReader, FakeDevice) {
         let mut dev = FakeDevice::new(|_, _| Ok(0));
-        let reader = KinstrReader { fd: 3, mmap_len: memory.len(), item_size: METADATA_ITEM_SIZE, values_per_block: 64 };
+        let reader = KinstrReader {
+            fd: 3,
+            mmap_len: memory.len(),
+            item_size: METADATA_ITEM_SIZE,
+            values_per_block: 64,
+        };
         dev.memory = memory;
         (reader, dev)
     }
@@ -460,20 +571,37 @@ mod tests {
         let mut sums = BlockSums::default();
 
         let (r, dev) = reader_over([metadata_item(0x2FFF, |_| {}), none.clone()].concat());
-        assert!(matches!(r.read_metadata(&dev, 0, &mut sums), Err(GpuError::Metadata(MetadataError::UnknownItem(0x2FFF)))));
+        assert!(matches!(
+            r.read_metadata(&dev, 0, &mut sums),
+            Err(GpuError::Metadata(MetadataError::UnknownItem(0x2FFF)))
+        ));
 
-        let block = metadata_item(item::METADATA_BLOCK, |it| it[16..20].copy_from_slice(&4000u32.to_ne_bytes()));
+        let block = metadata_item(item::METADATA_BLOCK, |it| {
+            it[16..20].copy_from_slice(&4000u32.to_ne_bytes())
+        });
         let (r, dev) = reader_over([sample.clone(), block, none.clone()].concat());
         assert!(matches!(
             r.read_metadata(&dev, 0, &mut sums),
-            Err(GpuError::Metadata(MetadataError::ValuesOutOfBounds { offset: 4000, .. }))
+            Err(GpuError::Metadata(MetadataError::ValuesOutOfBounds {
+                offset: 4000,
+                ..
+            }))
         ));
 
         let (r, dev) = reader_over([none.clone(), none.clone()].concat());
-        assert!(matches!(r.read_metadata(&dev, 0, &mut sums), Err(GpuError::Metadata(MetadataError::NoSampleItem))));
+        assert!(matches!(
+            r.read_metadata(&dev, 0, &mut sums),
+            Err(GpuError::Metadata(MetadataError::NoSampleItem))
+        ));
 
         let (r, dev) = reader_over([sample.clone(), none.clone()].concat());
-        assert!(matches!(r.read_metadata(&dev, 96, &mut sums), Err(GpuError::BadBufferIndex { index: 96, count: 96 })));
+        assert!(matches!(
+            r.read_metadata(&dev, 96, &mut sums),
+            Err(GpuError::BadBufferIndex {
+                index: 96,
+                count: 96
+            })
+        ));
         assert!(r.read_metadata(&dev, 0, &mut sums).is_ok());
 
         // Blocks of a type that carries no counters here (firmware) are skipped.
@@ -486,21 +614,39 @@ mod tests {
     fn setup_rejects_small_metadata_items() {
         let mut dev = FakeDevice::new(|request, arg| {
             match request {
-                KINSTR_PRFCNT_ENUM_INFO => {
-                    KinstrEnumInfo { info_item_size: 32, info_item_count: 1, info_list_ptr: 0 }.encode(arg)
+                KINSTR_PRFCNT_ENUM_INFO => KinstrEnumInfo {
+                    info_item_size: 32,
+                    info_item_count: 1,
+                    info_list_ptr: 0,
                 }
-                KINSTR_PRFCNT_SETUP => KinstrSetupOut { metadata_item_size: 8, mmap_size_bytes: 4096 }.encode(arg),
+                .encode(arg),
+                KINSTR_PRFCNT_SETUP => KinstrSetupOut {
+                    metadata_item_size: 8,
+                    mmap_size_bytes: 4096,
+                }
+                .encode(arg),
                 _ => {}
             }
             Ok(7)
         });
         // The fake leaves the enumeration buffer zeroed: a lone sentinel, no blocks.
-        assert!(matches!(KinstrReader::setup(&mut dev), Err(GpuError::Metadata(MetadataError::NoBlocks))));
+        assert!(matches!(
+            KinstrReader::setup(&mut dev),
+            Err(GpuError::Metadata(MetadataError::NoBlocks))
+        ));
         let mut too_many = FakeDevice::new(|_, arg| {
-            KinstrEnumInfo { info_item_size: 32, info_item_count: 5000, info_list_ptr: 0 }.encode(arg);
+            KinstrEnumInfo {
+                info_item_size: 32,
+                info_item_count: 5000,
+                info_list_ptr: 0,
+            }
+            .encode(arg);
             Ok(0)
         });
-        assert!(matches!(KinstrReader::setup(&mut too_many), Err(GpuError::Metadata(MetadataError::TooManyItems(5000)))));
+        assert!(matches!(
+            KinstrReader::setup(&mut too_many),
+            Err(GpuError::Metadata(MetadataError::TooManyItems(5000)))
+        ));
     }
 
     proptest::proptest! {

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use super::device::{Fd, IoctlArg, KbaseDevice, PollOutcome};
 use super::error::GpuError;
-use super::ioctl::{Wire, HWCNT_READER_SETUP, KINSTR_PRFCNT_SETUP, UK_HWCNT_READER_SETUP};
 use super::ioctl::UkHwcntReaderSetup;
+use super::ioctl::{Wire, HWCNT_READER_SETUP, KINSTR_PRFCNT_SETUP, UK_HWCNT_READER_SETUP};
 use crate::sys::kbase::{self, Mapping, Poll};
 
 struct Reader {
@@ -28,7 +28,10 @@ pub struct MaliDevice {
 
 impl std::fmt::Debug for MaliDevice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MaliDevice").field("path", &self.path).field("readers", &self.readers.len()).finish()
+        f.debug_struct("MaliDevice")
+            .field("path", &self.path)
+            .field("readers", &self.readers.len())
+            .finish()
     }
 }
 
@@ -41,7 +44,11 @@ impl MaliDevice {
             return Err(GpuError::NotCharDevice(path));
         }
         let fd = kbase::open_device(&path).map_err(|source| open_error(&path, source))?;
-        Ok(MaliDevice { path, fd, readers: HashMap::new() })
+        Ok(MaliDevice {
+            path,
+            fd,
+            readers: HashMap::new(),
+        })
     }
 
     /// The device path.
@@ -50,15 +57,23 @@ impl MaliDevice {
     }
 
     fn reader(&self, reader: i32) -> io::Result<&Reader> {
-        self.readers.get(&reader).ok_or_else(|| io::Error::from_raw_os_error(libc::EBADF))
+        self.readers
+            .get(&reader)
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::EBADF))
     }
 }
 
 pub(crate) fn open_error(path: &Path, source: io::Error) -> GpuError {
     match source.kind() {
-        io::ErrorKind::PermissionDenied => GpuError::PermissionDenied { path: path.to_path_buf(), source },
+        io::ErrorKind::PermissionDenied => GpuError::PermissionDenied {
+            path: path.to_path_buf(),
+            source,
+        },
         io::ErrorKind::NotFound => GpuError::NoDevice,
-        _ => GpuError::Open { path: path.to_path_buf(), source },
+        _ => GpuError::Open {
+            path: path.to_path_buf(),
+            source,
+        },
     }
 }
 
@@ -82,24 +97,44 @@ impl KbaseDevice for MaliDevice {
                     if setup.header == 0 && setup.fd >= 0 {
                         uk_setup = true;
                         let owned = kbase::adopt_fd(setup.fd)?;
-                        self.readers.insert(setup.fd, Reader { fd: owned, map: None });
+                        self.readers.insert(
+                            setup.fd,
+                            Reader {
+                                fd: owned,
+                                map: None,
+                            },
+                        );
                     }
                 }
                 ret
             }
-            IoctlArg::StructWithBuffer { arg, ptr_offset, buffer } => {
-                kbase::ioctl_struct_with_buffer(file, request, arg, ptr_offset, buffer)?
-            }
+            IoctlArg::StructWithBuffer {
+                arg,
+                ptr_offset,
+                buffer,
+            } => kbase::ioctl_struct_with_buffer(file, request, arg, ptr_offset, buffer)?,
         };
-        if !uk_setup && fd == Fd::Device && (request == HWCNT_READER_SETUP || request == KINSTR_PRFCNT_SETUP) {
+        if !uk_setup
+            && fd == Fd::Device
+            && (request == HWCNT_READER_SETUP || request == KINSTR_PRFCNT_SETUP)
+        {
             let owned = kbase::adopt_fd(ret)?;
-            self.readers.insert(owned.as_raw_fd(), Reader { fd: owned, map: None });
+            self.readers.insert(
+                owned.as_raw_fd(),
+                Reader {
+                    fd: owned,
+                    map: None,
+                },
+            );
         }
         Ok(ret)
     }
 
     fn mmap(&mut self, reader: i32, len: usize) -> io::Result<()> {
-        let entry = self.readers.get_mut(&reader).ok_or_else(|| io::Error::from_raw_os_error(libc::EBADF))?;
+        let entry = self
+            .readers
+            .get_mut(&reader)
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::EBADF))?;
         entry.map = Some(Mapping::new(&entry.fd, len)?);
         Ok(())
     }
@@ -138,16 +173,31 @@ mod tests {
 
     #[test]
     fn regular_files_and_missing_paths_are_refused() {
-        assert!(matches!(MaliDevice::open("/dev/mali-nope"), Err(GpuError::NoDevice)));
-        assert!(matches!(MaliDevice::open("/etc/hostname"), Err(GpuError::NotCharDevice(_))));
+        assert!(matches!(
+            MaliDevice::open("/dev/mali-nope"),
+            Err(GpuError::NoDevice)
+        ));
+        assert!(matches!(
+            MaliDevice::open("/etc/hostname"),
+            Err(GpuError::NotCharDevice(_))
+        ));
     }
 
     #[test]
     fn a_char_device_that_is_not_kbase_refuses_ioctls() {
         let mut dev = MaliDevice::open("/dev/null").unwrap();
         let mut b = [0u8; 4];
-        assert!(dev.ioctl(Fd::Device, super::super::ioctl::VERSION_CHECK_JM, IoctlArg::Struct(&mut b)).is_err());
-        assert_eq!(dev.mmap(7, 16).unwrap_err().raw_os_error(), Some(libc::EBADF));
+        assert!(dev
+            .ioctl(
+                Fd::Device,
+                super::super::ioctl::VERSION_CHECK_JM,
+                IoctlArg::Struct(&mut b)
+            )
+            .is_err());
+        assert_eq!(
+            dev.mmap(7, 16).unwrap_err().raw_os_error(),
+            Some(libc::EBADF)
+        );
         assert!(dev.close(7).is_err());
         assert!(dev.poll(7, Duration::ZERO).is_err());
         assert!(dev.read_mapped(7, 0, &mut b).is_err());
@@ -160,7 +210,13 @@ mod tests {
         let denied = open_error(p, io::Error::from_raw_os_error(libc::EACCES));
         assert!(matches!(denied, GpuError::PermissionDenied { .. }));
         assert!(denied.to_string().contains("/dev/mali0"));
-        assert!(matches!(open_error(p, io::Error::from_raw_os_error(libc::ENOENT)), GpuError::NoDevice));
-        assert!(matches!(open_error(p, io::Error::from_raw_os_error(libc::EBUSY)), GpuError::Open { .. }));
+        assert!(matches!(
+            open_error(p, io::Error::from_raw_os_error(libc::ENOENT)),
+            GpuError::NoDevice
+        ));
+        assert!(matches!(
+            open_error(p, io::Error::from_raw_os_error(libc::EBUSY)),
+            GpuError::Open { .. }
+        ));
     }
 }

@@ -43,14 +43,54 @@ impl Product {
 
 /// Midgard products, identified by the legacy product id (`GPU_ID[31:16]`).
 pub static MIDGARD_PRODUCTS: &[Product] = &[
-    Product { name: "Mali-T600", id: 0x6956, family: Family::Midgard, layout: None },
-    Product { name: "Mali-T620", id: 0x0620, family: Family::Midgard, layout: None },
-    Product { name: "Mali-T720", id: 0x0720, family: Family::Midgard, layout: None },
-    Product { name: "Mali-T760", id: 0x0750, family: Family::Midgard, layout: Some(&MIDGARD_T760_T860_T880) },
-    Product { name: "Mali-T820", id: 0x0820, family: Family::Midgard, layout: Some(&MIDGARD_T820_T830) },
-    Product { name: "Mali-T830", id: 0x0830, family: Family::Midgard, layout: Some(&MIDGARD_T820_T830) },
-    Product { name: "Mali-T860", id: 0x0860, family: Family::Midgard, layout: Some(&MIDGARD_T760_T860_T880) },
-    Product { name: "Mali-T880", id: 0x0880, family: Family::Midgard, layout: Some(&MIDGARD_T760_T860_T880) },
+    Product {
+        name: "Mali-T600",
+        id: 0x6956,
+        family: Family::Midgard,
+        layout: None,
+    },
+    Product {
+        name: "Mali-T620",
+        id: 0x0620,
+        family: Family::Midgard,
+        layout: None,
+    },
+    Product {
+        name: "Mali-T720",
+        id: 0x0720,
+        family: Family::Midgard,
+        layout: None,
+    },
+    Product {
+        name: "Mali-T760",
+        id: 0x0750,
+        family: Family::Midgard,
+        layout: Some(&MIDGARD_T760_T860_T880),
+    },
+    Product {
+        name: "Mali-T820",
+        id: 0x0820,
+        family: Family::Midgard,
+        layout: Some(&MIDGARD_T820_T830),
+    },
+    Product {
+        name: "Mali-T830",
+        id: 0x0830,
+        family: Family::Midgard,
+        layout: Some(&MIDGARD_T820_T830),
+    },
+    Product {
+        name: "Mali-T860",
+        id: 0x0860,
+        family: Family::Midgard,
+        layout: Some(&MIDGARD_T760_T860_T880),
+    },
+    Product {
+        name: "Mali-T880",
+        id: 0x0880,
+        family: Family::Midgard,
+        layout: Some(&MIDGARD_T760_T860_T880),
+    },
 ];
 
 fn family_of(id: u16, architecture: &str) -> Family {
@@ -120,8 +160,14 @@ mod tests {
 
     #[test]
     fn unknown_ids_are_typed_errors() {
-        assert!(matches!(identify(0x0999_0000), Err(GpuError::UnsupportedProduct(0x0999_0000))));
-        assert!(matches!(identify(0x9009_0000), Err(GpuError::UnsupportedProduct(_))));
+        assert!(matches!(
+            identify(0x0999_0000),
+            Err(GpuError::UnsupportedProduct(0x0999_0000))
+        ));
+        assert!(matches!(
+            identify(0x9009_0000),
+            Err(GpuError::UnsupportedProduct(_))
+        ));
         assert!(identify(0).is_err());
     }
 }

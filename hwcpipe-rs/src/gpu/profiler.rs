@@ -54,7 +54,11 @@ pub struct GpuSample {
 
 impl Default for GpuSample {
     fn default() -> Self {
-        GpuSample { values: [0.0; 37], present: 0, timestamp_ns: 0 }
+        GpuSample {
+            values: [0.0; 37],
+            present: 0,
+            timestamp_ns: 0,
+        }
     }
 }
 
@@ -66,7 +70,9 @@ impl GpuSample {
 
     /// `(counter, value)` pairs in [`GpuCounter::ALL`] order.
     pub fn iter(&self) -> impl Iterator<Item = (GpuCounter, f64)> + '_ {
-        GpuCounter::ALL.into_iter().filter_map(|c| self.get(c).map(|v| (c, v)))
+        GpuCounter::ALL
+            .into_iter()
+            .filter_map(|c| self.get(c).map(|v| (c, v)))
     }
 
     /// Driver timestamp of the end of the interval, ns.
@@ -157,14 +163,21 @@ impl GpuProfiler {
         set_flags(dev, version)?;
         let props = read_props(dev, version)?;
         let product = identify(props.gpu_id)?;
-        let layout_table = product.layout.ok_or(GpuError::UnsupportedProduct(props.gpu_id))?;
+        let layout_table = product
+            .layout
+            .ok_or(GpuError::UnsupportedProduct(props.gpu_id))?;
         let backend = choose_backend(&product, version)?;
         let layout = VinstrLayout::new(props.shader_core_mask, props.l2_slices)?;
         let mut formulas = Vec::with_capacity(GpuCounter::ALL.len());
         let mut supported = Vec::new();
         let mut unavailable = Vec::new();
         for counter in GpuCounter::ALL {
-            match resolve(product.family, layout_table, props.bus_width_bytes(), counter) {
+            match resolve(
+                product.family,
+                layout_table,
+                props.bus_width_bytes(),
+                counter,
+            ) {
                 Ok(r) => {
                     supported.push(counter);
                     formulas.push(Some(r));
@@ -177,7 +190,12 @@ impl GpuProfiler {
         }
         let mut profiler = GpuProfiler {
             device,
-            info: GpuInfo { product, version, props, backend },
+            info: GpuInfo {
+                product,
+                version,
+                props,
+                backend,
+            },
             layout,
             formulas,
             enabled: supported.clone(),
@@ -196,7 +214,9 @@ impl GpuProfiler {
     fn open_reader(&mut self) -> Result<Reader, GpuError> {
         let dev = self.device.as_mut();
         Ok(match self.info.backend {
-            Backend::Vinstr => Reader::Vinstr(VinstrReader::setup(dev, self.info.version, self.layout)?),
+            Backend::Vinstr => {
+                Reader::Vinstr(VinstrReader::setup(dev, self.info.version, self.layout)?)
+            }
             Backend::KinstrPrfcnt => Reader::Kinstr(KinstrReader::setup(dev)?.0),
         })
     }
@@ -223,7 +243,9 @@ impl GpuProfiler {
 
     /// Chooses the counters to report. Fails, changing nothing, if one is unavailable.
     pub fn set_enabled(&mut self, counters: &[GpuCounter]) -> Result<(), GpuError> {
-        if let Some(&(counter, reason)) = self.unavailable.iter().find(|(c, _)| counters.contains(c)) {
+        if let Some(&(counter, reason)) =
+            self.unavailable.iter().find(|(c, _)| counters.contains(c))
+        {
             return Err(GpuError::CounterUnavailable { counter, reason });
         }
         let mut enabled: Vec<GpuCounter> = counters.to_vec();
@@ -309,10 +331,23 @@ mod tests {
     fn backend_choice_follows_driver_versions() {
         let g78 = identify(0x9002_0000).unwrap();
         let g715 = identify(0xB002_0000).unwrap();
-        let v = |interface, major, minor| DriverVersion { interface, major, minor };
-        assert_eq!(choose_backend(&g78, v(Interface::Jm, 11, 20)).unwrap(), Backend::Vinstr);
-        assert_eq!(choose_backend(&g78, v(Interface::Jm, 11, 41)).unwrap(), Backend::KinstrPrfcnt);
-        assert_eq!(choose_backend(&g715, v(Interface::Csf, 1, 20)).unwrap(), Backend::KinstrPrfcnt);
+        let v = |interface, major, minor| DriverVersion {
+            interface,
+            major,
+            minor,
+        };
+        assert_eq!(
+            choose_backend(&g78, v(Interface::Jm, 11, 20)).unwrap(),
+            Backend::Vinstr
+        );
+        assert_eq!(
+            choose_backend(&g78, v(Interface::Jm, 11, 41)).unwrap(),
+            Backend::KinstrPrfcnt
+        );
+        assert_eq!(
+            choose_backend(&g715, v(Interface::Csf, 1, 20)).unwrap(),
+            Backend::KinstrPrfcnt
+        );
         assert!(matches!(
             choose_backend(&g715, v(Interface::Csf, 1, 10)),
             Err(GpuError::DriverTooOld { version }) if version.minor == 10

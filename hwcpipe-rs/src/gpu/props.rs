@@ -3,7 +3,9 @@
 
 use super::device::{Fd, IoctlArg, KbaseDevice};
 use super::error::GpuError;
-use super::ioctl::{GetGpuProps, Wire, GET_GPUPROPS, UK_FUNC_GPU_PROPS, UK_GPU_PROPS, UK_GPU_PROPS_SIZE};
+use super::ioctl::{
+    GetGpuProps, Wire, GET_GPUPROPS, UK_FUNC_GPU_PROPS, UK_GPU_PROPS, UK_GPU_PROPS_SIZE,
+};
 use super::version::{DriverVersion, Interface};
 
 /// Largest GET_GPUPROPS buffer accepted (real drivers need well under 1 KiB).
@@ -89,7 +91,10 @@ impl GpuProps {
 
     fn validate(self) -> Result<GpuProps, PropsError> {
         if self.shader_core_mask == 0 || self.l2_slices == 0 || self.l2_slices > 64 {
-            return Err(PropsError::NoCores { cores: self.shader_core_mask, l2_slices: self.l2_slices });
+            return Err(PropsError::NoCores {
+                cores: self.shader_core_mask,
+                l2_slices: self.l2_slices,
+            });
         }
         let log2 = self.l2_features >> 24;
         if !(5..=10).contains(&log2) {
@@ -130,7 +135,10 @@ pub fn parse_records(buf: &[u8]) -> impl Iterator<Item = Result<PropRecord, Prop
         };
         let mut wide = [0u8; 8];
         wide[..size].copy_from_slice(v);
-        let record = PropRecord { id, value: u64::from_le_bytes(wide) };
+        let record = PropRecord {
+            id,
+            value: u64::from_le_bytes(wide),
+        };
         pos += 4 + size;
         Some(Ok(record))
     })
@@ -160,9 +168,18 @@ pub fn decode_props_buffer(buf: &[u8]) -> Result<GpuProps, PropsError> {
             _ => {}
         }
     }
-    let gpu_id = gpu_id.or(product_id.map(|p| p << 16)).ok_or(PropsError::Missing("RAW_GPU_ID"))?;
-    let group_mask = groups.iter().take(num_groups.min(16) as usize).fold(0, |acc, g| acc | g);
-    let shader_core_mask = if group_mask != 0 { group_mask } else { shader_present.unwrap_or(0) };
+    let gpu_id = gpu_id
+        .or(product_id.map(|p| p << 16))
+        .ok_or(PropsError::Missing("RAW_GPU_ID"))?;
+    let group_mask = groups
+        .iter()
+        .take(num_groups.min(16) as usize)
+        .fold(0, |acc, g| acc | g);
+    let shader_core_mask = if group_mask != 0 {
+        group_mask
+    } else {
+        shader_present.unwrap_or(0)
+    };
     GpuProps {
         gpu_id,
         shader_core_mask,
@@ -205,11 +222,20 @@ fn ne_u64(b: &[u8], at: usize) -> u64 {
 /// Decodes the legacy UK GPU props struct (exactly [`UK_GPU_PROPS_SIZE`] bytes).
 pub fn decode_uk_props(b: &[u8; UK_GPU_PROPS_SIZE]) -> Result<GpuProps, PropsError> {
     let groups = ne_u32(b, uk_offset::NUM_CORE_GROUPS).min(16) as usize;
-    let group_mask =
-        (0..groups).fold(0u64, |acc, i| acc | ne_u64(b, uk_offset::GROUP_0_CORE_MASK + 16 * i));
-    let shader_core_mask = if group_mask != 0 { group_mask } else { ne_u64(b, uk_offset::SHADER_PRESENT) };
+    let group_mask = (0..groups).fold(0u64, |acc, i| {
+        acc | ne_u64(b, uk_offset::GROUP_0_CORE_MASK + 16 * i)
+    });
+    let shader_core_mask = if group_mask != 0 {
+        group_mask
+    } else {
+        ne_u64(b, uk_offset::SHADER_PRESENT)
+    };
     let raw_id = ne_u32(b, uk_offset::GPU_ID);
-    let gpu_id = if raw_id != 0 { raw_id } else { ne_u32(b, uk_offset::PRODUCT_ID) << 16 };
+    let gpu_id = if raw_id != 0 {
+        raw_id
+    } else {
+        ne_u32(b, uk_offset::PRODUCT_ID) << 16
+    };
     GpuProps {
         gpu_id: u64::from(gpu_id),
         shader_core_mask,
@@ -243,9 +269,22 @@ pub fn read_props(dev: &mut dyn KbaseDevice, version: DriverVersion) -> Result<G
         return Err(PropsError::TooLarge(size).into());
     }
     let mut buffer = vec![0u8; size];
-    let mut arg = GetGpuProps { buffer: 0, size: size as u32, flags: 0 }.to_bytes();
+    let mut arg = GetGpuProps {
+        buffer: 0,
+        size: size as u32,
+        flags: 0,
+    }
+    .to_bytes();
     let written = dev
-        .ioctl(Fd::Device, GET_GPUPROPS, IoctlArg::StructWithBuffer { arg: &mut arg, ptr_offset: 0, buffer: &mut buffer })
+        .ioctl(
+            Fd::Device,
+            GET_GPUPROPS,
+            IoctlArg::StructWithBuffer {
+                arg: &mut arg,
+                ptr_offset: 0,
+                buffer: &mut buffer,
+            },
+        )
         .map_err(|source| GpuError::Ioctl { op: OP, source })?;
     let written = usize::try_from(written).unwrap_or(0).min(size);
     Ok(decode_props_buffer(&buffer[..written])?)
@@ -288,23 +327,41 @@ mod tests {
         for n in 0..b.len() {
             assert!(decode_props_buffer(&b[..n]).is_err(), "prefix {n}");
         }
-        assert_eq!(decode_props_buffer(&b[..2]), Err(PropsError::TrailingBytes(2)));
-        assert_eq!(decode_props_buffer(&b[..5]), Err(PropsError::Truncated { id: 1, offset: 0 }));
+        assert_eq!(
+            decode_props_buffer(&b[..2]),
+            Err(PropsError::TrailingBytes(2))
+        );
+        assert_eq!(
+            decode_props_buffer(&b[..5]),
+            Err(PropsError::Truncated { id: 1, offset: 0 })
+        );
     }
 
     #[test]
     fn missing_and_implausible_values_are_typed() {
         let mut b = Vec::new();
         encode_record(&mut b, prop::RAW_GPU_ID, 2, 0x9002_0010);
-        assert_eq!(decode_props_buffer(&b), Err(PropsError::Missing("L2_NUM_L2_SLICES")));
-        assert_eq!(decode_props_buffer(&[]), Err(PropsError::Missing("RAW_GPU_ID")));
+        assert_eq!(
+            decode_props_buffer(&b),
+            Err(PropsError::Missing("L2_NUM_L2_SLICES"))
+        );
+        assert_eq!(
+            decode_props_buffer(&[]),
+            Err(PropsError::Missing("RAW_GPU_ID"))
+        );
         let mut b = sample_buffer();
         encode_record(&mut b, prop::RAW_L2_FEATURES, 2, 0x1F00_0000);
-        assert_eq!(decode_props_buffer(&b), Err(PropsError::BusWidth(0x1F00_0000)));
+        assert_eq!(
+            decode_props_buffer(&b),
+            Err(PropsError::BusWidth(0x1F00_0000))
+        );
         let mut b = sample_buffer();
         encode_record(&mut b, prop::COHERENCY_GROUP_0, 3, 0);
         encode_record(&mut b, prop::RAW_SHADER_PRESENT, 3, 0);
-        assert!(matches!(decode_props_buffer(&b), Err(PropsError::NoCores { .. })));
+        assert!(matches!(
+            decode_props_buffer(&b),
+            Err(PropsError::NoCores { .. })
+        ));
     }
 
     #[test]
@@ -326,15 +383,29 @@ mod tests {
 
     #[test]
     fn oversized_and_failing_property_answers() {
-        let jm = DriverVersion { interface: Interface::Jm, major: 11, minor: 30 };
+        let jm = DriverVersion {
+            interface: Interface::Jm,
+            major: 11,
+            minor: 30,
+        };
         let mut huge = FakeDevice::new(|_, _| Ok(1 << 20));
-        assert!(matches!(read_props(&mut huge, jm), Err(GpuError::Props(PropsError::TooLarge(0x10_0000)))));
-        let uk = DriverVersion { interface: Interface::LegacyUk, major: 10, minor: 6 };
+        assert!(matches!(
+            read_props(&mut huge, jm),
+            Err(GpuError::Props(PropsError::TooLarge(0x10_0000)))
+        ));
+        let uk = DriverVersion {
+            interface: Interface::LegacyUk,
+            major: 10,
+            minor: 6,
+        };
         let mut status = FakeDevice::new(|_, arg| {
             arg[..4].copy_from_slice(&5u32.to_ne_bytes());
             Ok(0)
         });
-        assert!(matches!(read_props(&mut status, uk), Err(GpuError::UkStatus { ret: 5, .. })));
+        assert!(matches!(
+            read_props(&mut status, uk),
+            Err(GpuError::UkStatus { ret: 5, .. })
+        ));
     }
 
     proptest! {

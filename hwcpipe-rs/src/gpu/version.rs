@@ -5,8 +5,9 @@ use core::fmt;
 use super::device::{Fd, IoctlArg, KbaseDevice};
 use super::error::GpuError;
 use super::ioctl::{
-    SetFlags, UkSetFlags, UkVersionCheck, VersionCheck, Wire, CONTEXT_SYSTEM_MONITOR_SUBMIT_DISABLED, SET_FLAGS,
-    UK_FUNC_SET_FLAGS, UK_FUNC_VERSION_CHECK, UK_SET_FLAGS, UK_VERSION_CHECK, VERSION_CHECK_CSF, VERSION_CHECK_JM,
+    SetFlags, UkSetFlags, UkVersionCheck, VersionCheck, Wire,
+    CONTEXT_SYSTEM_MONITOR_SUBMIT_DISABLED, SET_FLAGS, UK_FUNC_SET_FLAGS, UK_FUNC_VERSION_CHECK,
+    UK_SET_FLAGS, UK_VERSION_CHECK, VERSION_CHECK_CSF, VERSION_CHECK_JM,
 };
 
 /// The ioctl generation a kbase driver speaks.
@@ -62,22 +63,39 @@ pub fn version_check(dev: &mut dyn KbaseDevice) -> Result<DriverVersion, GpuErro
         ..Default::default()
     }
     .to_bytes();
-    if dev.ioctl(Fd::Device, UK_VERSION_CHECK, IoctlArg::Struct(&mut uk)).is_ok() {
+    if dev
+        .ioctl(Fd::Device, UK_VERSION_CHECK, IoctlArg::Struct(&mut uk))
+        .is_ok()
+    {
         let answer = UkVersionCheck::decode(&uk);
         if answer.header == 0 && (answer.major, answer.minor) != (0, 0) {
-            let version = DriverVersion { interface: Interface::LegacyUk, major: answer.major, minor: answer.minor };
+            let version = DriverVersion {
+                interface: Interface::LegacyUk,
+                major: answer.major,
+                minor: answer.minor,
+            };
             if !version.at_least(UK_MIN_VERSION.0, UK_MIN_VERSION.1) {
                 return Err(GpuError::DriverTooOld { version });
             }
             return Ok(version);
         }
     }
-    for (request, interface) in [(VERSION_CHECK_JM, Interface::Jm), (VERSION_CHECK_CSF, Interface::Csf)] {
+    for (request, interface) in [
+        (VERSION_CHECK_JM, Interface::Jm),
+        (VERSION_CHECK_CSF, Interface::Csf),
+    ] {
         let mut bytes = VersionCheck::default().to_bytes();
-        if dev.ioctl(Fd::Device, request, IoctlArg::Struct(&mut bytes)).is_ok() {
+        if dev
+            .ioctl(Fd::Device, request, IoctlArg::Struct(&mut bytes))
+            .is_ok()
+        {
             let answer = VersionCheck::decode(&bytes);
             if (answer.major, answer.minor) != (0, 0) {
-                return Ok(DriverVersion { interface, major: answer.major, minor: answer.minor });
+                return Ok(DriverVersion {
+                    interface,
+                    major: answer.major,
+                    minor: answer.minor,
+                });
             }
         }
     }
@@ -103,7 +121,10 @@ pub fn set_flags(dev: &mut dyn KbaseDevice, version: DriverVersion) -> Result<()
             }
         }
         Interface::Jm | Interface::Csf => {
-            let mut b = SetFlags { create_flags: CONTEXT_SYSTEM_MONITOR_SUBMIT_DISABLED }.to_bytes();
+            let mut b = SetFlags {
+                create_flags: CONTEXT_SYSTEM_MONITOR_SUBMIT_DISABLED,
+            }
+            .to_bytes();
             dev.ioctl(Fd::Device, SET_FLAGS, IoctlArg::Struct(&mut b))
                 .map_err(|source| GpuError::Ioctl { op: OP, source })?;
         }
@@ -117,7 +138,11 @@ mod tests {
 
     #[test]
     fn versions_compare_and_print() {
-        let v = DriverVersion { interface: Interface::Jm, major: 11, minor: 40 };
+        let v = DriverVersion {
+            interface: Interface::Jm,
+            major: 11,
+            minor: 40,
+        };
         assert!(v.at_least(11, 37));
         assert!(!v.at_least(11, 41));
         assert_eq!(v.to_string(), "JM 11.40");
@@ -130,12 +155,23 @@ mod tests {
     fn uk_status_and_zero_versions_are_typed() {
         let mut dev = FakeDevice::new(|request, arg| {
             if request == UK_SET_FLAGS {
-                UkSetFlags { header: 3, ..UkSetFlags::decode(arg) }.encode(arg);
+                UkSetFlags {
+                    header: 3,
+                    ..UkSetFlags::decode(arg)
+                }
+                .encode(arg);
             }
             Ok(0)
         });
-        let uk = DriverVersion { interface: Interface::LegacyUk, major: 10, minor: 6 };
-        assert!(matches!(set_flags(&mut dev, uk), Err(GpuError::UkStatus { ret: 3, .. })));
+        let uk = DriverVersion {
+            interface: Interface::LegacyUk,
+            major: 10,
+            minor: 6,
+        };
+        assert!(matches!(
+            set_flags(&mut dev, uk),
+            Err(GpuError::UkStatus { ret: 3, .. })
+        ));
         // A driver that accepts every version check but reports 0.0 is not kbase.
         let mut zero = FakeDevice::new(|request, arg| {
             if request == UK_VERSION_CHECK {
@@ -146,7 +182,14 @@ mod tests {
         });
         assert!(matches!(version_check(&mut zero), Err(GpuError::NotKbase)));
         let mut failing = FakeDevice::new(|_, _| Err(std::io::Error::from_raw_os_error(libc::EIO)));
-        let jm = DriverVersion { interface: Interface::Jm, major: 11, minor: 30 };
-        assert!(matches!(set_flags(&mut failing, jm), Err(GpuError::Ioctl { .. })));
+        let jm = DriverVersion {
+            interface: Interface::Jm,
+            major: 11,
+            minor: 30,
+        };
+        assert!(matches!(
+            set_flags(&mut failing, jm),
+            Err(GpuError::Ioctl { .. })
+        ));
     }
 }

@@ -8,9 +8,11 @@ use super::device::{Fd, IoctlArg, KbaseDevice, PollOutcome};
 use super::dump::{BlockSums, DumpError, VinstrLayout};
 use super::error::GpuError;
 use super::ioctl::{
-    ApiVersionWithFeatures, HwcntReaderMetadata, HwcntReaderSetup, UkHwcntReaderSetup, Wire, HWCNT_READER_SETUP,
-    READER_CLEAR, READER_DUMP, READER_GET_API_VERSION, READER_GET_API_VERSION_WITH_FEATURES, READER_GET_BUFFER,
-    READER_GET_BUFFER_SIZE, READER_GET_HWVER, READER_PUT_BUFFER, READER_SET_INTERVAL, UK_FUNC_HWCNT_READER_SETUP, UK_HWCNT_READER_SETUP,
+    ApiVersionWithFeatures, HwcntReaderMetadata, HwcntReaderSetup, UkHwcntReaderSetup, Wire,
+    HWCNT_READER_SETUP, READER_CLEAR, READER_DUMP, READER_GET_API_VERSION,
+    READER_GET_API_VERSION_WITH_FEATURES, READER_GET_BUFFER, READER_GET_BUFFER_SIZE,
+    READER_GET_HWVER, READER_PUT_BUFFER, READER_SET_INTERVAL, UK_FUNC_HWCNT_READER_SETUP,
+    UK_HWCNT_READER_SETUP,
 };
 use super::version::{DriverVersion, Interface};
 
@@ -32,13 +34,23 @@ fn ioctl_err(op: &'static str) -> impl FnOnce(io::Error) -> GpuError {
     move |source| GpuError::Ioctl { op, source }
 }
 
-fn read_u32(dev: &mut dyn KbaseDevice, fd: i32, request: u32, op: &'static str) -> Result<u32, GpuError> {
+fn read_u32(
+    dev: &mut dyn KbaseDevice,
+    fd: i32,
+    request: u32,
+    op: &'static str,
+) -> Result<u32, GpuError> {
     let mut b = [0u8; 4];
-    dev.ioctl(Fd::Reader(fd), request, IoctlArg::Struct(&mut b)).map_err(ioctl_err(op))?;
+    dev.ioctl(Fd::Reader(fd), request, IoctlArg::Struct(&mut b))
+        .map_err(ioctl_err(op))?;
     Ok(u32::from_ne_bytes(b))
 }
 
-fn setup_once(dev: &mut dyn KbaseDevice, version: DriverVersion, buffer_count: u32) -> Result<i32, GpuError> {
+fn setup_once(
+    dev: &mut dyn KbaseDevice,
+    version: DriverVersion,
+    buffer_count: u32,
+) -> Result<i32, GpuError> {
     if version.interface == Interface::LegacyUk {
         const OP: &str = "UK HWCNT_READER_SETUP";
         let mut b = UkHwcntReaderSetup {
@@ -52,10 +64,14 @@ fn setup_once(dev: &mut dyn KbaseDevice, version: DriverVersion, buffer_count: u
             ..Default::default()
         }
         .to_bytes();
-        dev.ioctl(Fd::Device, UK_HWCNT_READER_SETUP, IoctlArg::Struct(&mut b)).map_err(ioctl_err(OP))?;
+        dev.ioctl(Fd::Device, UK_HWCNT_READER_SETUP, IoctlArg::Struct(&mut b))
+            .map_err(ioctl_err(OP))?;
         let answer = UkHwcntReaderSetup::decode(&b);
         if answer.header != 0 {
-            return Err(GpuError::UkStatus { op: OP, ret: answer.header });
+            return Err(GpuError::UkStatus {
+                op: OP,
+                ret: answer.header,
+            });
         }
         Ok(answer.fd)
     } else {
@@ -84,12 +100,21 @@ impl VinstrReader {
         for count in BUFFER_COUNTS {
             result = setup_once(dev, version, count).map(|fd| (fd, count));
             match &result {
-                Err(GpuError::Ioctl { source, .. }) if source.raw_os_error() == Some(libc::ENOMEM) => continue,
+                Err(GpuError::Ioctl { source, .. })
+                    if source.raw_os_error() == Some(libc::ENOMEM) =>
+                {
+                    continue
+                }
                 _ => break,
             }
         }
         let (fd, buffer_count) = result?;
-        let reader = VinstrReader { fd, layout, buffer_count, buffer: vec![0; layout.dump_bytes()] };
+        let reader = VinstrReader {
+            fd,
+            layout,
+            buffer_count,
+            buffer: vec![0; layout.dump_bytes()],
+        };
         match reader.check(dev) {
             Ok(()) => Ok(reader),
             Err(e) => {
@@ -101,22 +126,46 @@ impl VinstrReader {
 
     fn check(&self, dev: &mut dyn KbaseDevice) -> Result<(), GpuError> {
         let mut b = [0u8; ApiVersionWithFeatures::SIZE];
-        let api = match dev.ioctl(Fd::Reader(self.fd), READER_GET_API_VERSION_WITH_FEATURES, IoctlArg::Struct(&mut b)) {
+        let api = match dev.ioctl(
+            Fd::Reader(self.fd),
+            READER_GET_API_VERSION_WITH_FEATURES,
+            IoctlArg::Struct(&mut b),
+        ) {
             Ok(_) => ApiVersionWithFeatures::decode(&b).version,
-            Err(_) => read_u32(dev, self.fd, READER_GET_API_VERSION, "KBASE_HWCNT_READER_GET_API_VERSION")?,
+            Err(_) => read_u32(
+                dev,
+                self.fd,
+                READER_GET_API_VERSION,
+                "KBASE_HWCNT_READER_GET_API_VERSION",
+            )?,
         };
         if api != 1 {
             return Err(GpuError::UnsupportedReaderApi(api));
         }
-        let hwver = read_u32(dev, self.fd, READER_GET_HWVER, "KBASE_HWCNT_READER_GET_HWVER")?;
+        let hwver = read_u32(
+            dev,
+            self.fd,
+            READER_GET_HWVER,
+            "KBASE_HWCNT_READER_GET_HWVER",
+        )?;
         if hwver != SUPPORTED_HWVER {
             return Err(GpuError::UnsupportedHwVersion(hwver));
         }
-        let size = read_u32(dev, self.fd, READER_GET_BUFFER_SIZE, "KBASE_HWCNT_READER_GET_BUFFER_SIZE")? as usize;
+        let size = read_u32(
+            dev,
+            self.fd,
+            READER_GET_BUFFER_SIZE,
+            "KBASE_HWCNT_READER_GET_BUFFER_SIZE",
+        )? as usize;
         if size != self.layout.dump_bytes() {
-            return Err(DumpError::SizeMismatch { expected: self.layout.dump_bytes(), actual: size }.into());
+            return Err(DumpError::SizeMismatch {
+                expected: self.layout.dump_bytes(),
+                actual: size,
+            }
+            .into());
         }
-        dev.mmap(self.fd, size * self.buffer_count as usize).map_err(ioctl_err("mmap of the hwcnt buffer ring"))
+        dev.mmap(self.fd, size * self.buffer_count as usize)
+            .map_err(ioctl_err("mmap of the hwcnt buffer ring"))
     }
 
     /// The reader fd.
@@ -140,30 +189,49 @@ impl VinstrReader {
 
     /// Closes the reader (and its mapping).
     pub fn stop(self, dev: &mut dyn KbaseDevice) -> Result<(), GpuError> {
-        dev.close(self.fd).map_err(ioctl_err("close of the hwcnt reader"))
+        dev.close(self.fd)
+            .map_err(ioctl_err("close of the hwcnt reader"))
     }
 
     /// DUMP, poll up to `timeout`, GET_BUFFER, copy and sum the dump, PUT_BUFFER. Returns the
     /// metadata timestamp (ns).
-    pub fn sample(&mut self, dev: &mut dyn KbaseDevice, timeout: Duration, sums: &mut BlockSums) -> Result<u64, GpuError> {
-        dev.ioctl(Fd::Reader(self.fd), READER_DUMP, IoctlArg::Value(0)).map_err(ioctl_err("KBASE_HWCNT_READER_DUMP"))?;
+    pub fn sample(
+        &mut self,
+        dev: &mut dyn KbaseDevice,
+        timeout: Duration,
+        sums: &mut BlockSums,
+    ) -> Result<u64, GpuError> {
+        dev.ioctl(Fd::Reader(self.fd), READER_DUMP, IoctlArg::Value(0))
+            .map_err(ioctl_err("KBASE_HWCNT_READER_DUMP"))?;
         match dev.poll(self.fd, timeout).map_err(ioctl_err("poll"))? {
             PollOutcome::Ready => {}
             PollOutcome::TimedOut => return Err(GpuError::Timeout { waited: timeout }),
             PollOutcome::HungUp => return Err(GpuError::HungUp),
         }
         let mut meta = [0u8; HwcntReaderMetadata::SIZE];
-        dev.ioctl(Fd::Reader(self.fd), READER_GET_BUFFER, IoctlArg::Struct(&mut meta))
-            .map_err(ioctl_err("KBASE_HWCNT_READER_GET_BUFFER"))?;
+        dev.ioctl(
+            Fd::Reader(self.fd),
+            READER_GET_BUFFER,
+            IoctlArg::Struct(&mut meta),
+        )
+        .map_err(ioctl_err("KBASE_HWCNT_READER_GET_BUFFER"))?;
         let m = HwcntReaderMetadata::decode(&meta);
         let copied = if m.buffer_idx < self.buffer_count {
             let offset = m.buffer_idx as usize * self.buffer.len();
-            dev.read_mapped(self.fd, offset, &mut self.buffer).map_err(ioctl_err("read of the hwcnt buffer"))
+            dev.read_mapped(self.fd, offset, &mut self.buffer)
+                .map_err(ioctl_err("read of the hwcnt buffer"))
         } else {
-            Err(GpuError::BadBufferIndex { index: u64::from(m.buffer_idx), count: u64::from(self.buffer_count) })
+            Err(GpuError::BadBufferIndex {
+                index: u64::from(m.buffer_idx),
+                count: u64::from(self.buffer_count),
+            })
         };
         let put = dev
-            .ioctl(Fd::Reader(self.fd), READER_PUT_BUFFER, IoctlArg::Struct(&mut meta))
+            .ioctl(
+                Fd::Reader(self.fd),
+                READER_PUT_BUFFER,
+                IoctlArg::Struct(&mut meta),
+            )
             .map_err(ioctl_err("KBASE_HWCNT_READER_PUT_BUFFER"));
         copied?;
         put?;
@@ -183,29 +251,52 @@ mod tests {
 
     #[test]
     fn api_and_uk_status_errors() {
-        let jm = DriverVersion { interface: Interface::Jm, major: 11, minor: 30 };
+        let jm = DriverVersion {
+            interface: Interface::Jm,
+            major: 11,
+            minor: 30,
+        };
         let mut api2 = FakeDevice::new(|request, arg| {
             if request == READER_GET_API_VERSION_WITH_FEATURES {
-                ApiVersionWithFeatures { version: 2, features: 0 }.encode(arg);
+                ApiVersionWithFeatures {
+                    version: 2,
+                    features: 0,
+                }
+                .encode(arg);
             }
             Ok(5)
         });
-        assert!(matches!(VinstrReader::setup(&mut api2, jm, layout()), Err(GpuError::UnsupportedReaderApi(2))));
+        assert!(matches!(
+            VinstrReader::setup(&mut api2, jm, layout()),
+            Err(GpuError::UnsupportedReaderApi(2))
+        ));
         // Without the features variant, the plain API version query is used.
         let mut plain = FakeDevice::new(|request, arg| match request {
             READER_GET_API_VERSION_WITH_FEATURES => Err(io::Error::from_raw_os_error(libc::ENOTTY)),
             READER_GET_API_VERSION | READER_GET_HWVER => {
-                arg[..4].copy_from_slice(&(if request == READER_GET_HWVER { 4u32 } else { 1 }).to_ne_bytes());
+                arg[..4].copy_from_slice(
+                    &(if request == READER_GET_HWVER { 4u32 } else { 1 }).to_ne_bytes(),
+                );
                 Ok(0)
             }
             _ => Ok(5),
         });
-        assert!(matches!(VinstrReader::setup(&mut plain, jm, layout()), Err(GpuError::UnsupportedHwVersion(4))));
-        let uk = DriverVersion { interface: Interface::LegacyUk, major: 10, minor: 6 };
+        assert!(matches!(
+            VinstrReader::setup(&mut plain, jm, layout()),
+            Err(GpuError::UnsupportedHwVersion(4))
+        ));
+        let uk = DriverVersion {
+            interface: Interface::LegacyUk,
+            major: 10,
+            minor: 6,
+        };
         let mut status = FakeDevice::new(|_, arg| {
             arg[..4].copy_from_slice(&9u32.to_ne_bytes());
             Ok(0)
         });
-        assert!(matches!(VinstrReader::setup(&mut status, uk, layout()), Err(GpuError::UkStatus { ret: 9, .. })));
+        assert!(matches!(
+            VinstrReader::setup(&mut status, uk, layout()),
+            Err(GpuError::UkStatus { ret: 9, .. })
+        ));
     }
 }

@@ -14,7 +14,12 @@ pub(crate) fn open_device(path: &Path) -> io::Result<OwnedFd> {
     let c_path = CString::new(path.as_os_str().as_bytes())
         .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     // SAFETY: `c_path` is a valid NUL-terminated string that outlives the call.
-    let fd = unsafe { libc::open(c_path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC | libc::O_NONBLOCK) };
+    let fd = unsafe {
+        libc::open(
+            c_path.as_ptr(),
+            libc::O_RDWR | libc::O_CLOEXEC | libc::O_NONBLOCK,
+        )
+    };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -58,7 +63,11 @@ pub(crate) fn ioctl_struct_with_buffer(
     ptr_offset: usize,
     buffer: &mut [u8],
 ) -> io::Result<i32> {
-    let addr = if buffer.is_empty() { 0u64 } else { buffer.as_mut_ptr() as usize as u64 };
+    let addr = if buffer.is_empty() {
+        0u64
+    } else {
+        buffer.as_mut_ptr() as usize as u64
+    };
     let field = arg
         .get_mut(ptr_offset..ptr_offset + 8)
         .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
@@ -95,25 +104,41 @@ impl Mapping {
         }
         // SAFETY: asks the kernel for a new mapping; no existing memory is affected.
         let ptr = unsafe {
-            libc::mmap(core::ptr::null_mut(), len, libc::PROT_READ, libc::MAP_PRIVATE, fd.as_raw_fd(), 0)
+            libc::mmap(
+                core::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                fd.as_raw_fd(),
+                0,
+            )
         };
         if ptr == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        let ptr = NonNull::new(ptr.cast::<u8>()).ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
+        let ptr = NonNull::new(ptr.cast::<u8>())
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
         Ok(Mapping { ptr, len })
     }
 
     /// Copies `out.len()` bytes at `offset`; EINVAL when the range leaves the mapping.
     pub(crate) fn read(&self, offset: usize, out: &mut [u8]) -> io::Result<()> {
-        let end = offset.checked_add(out.len()).ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+        let end = offset
+            .checked_add(out.len())
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
         if end > self.len {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
         // SAFETY: `offset..end` lies inside the live mapping of `len` readable bytes; `out` is a
         // distinct Rust buffer. The driver does not write a buffer while user space holds it
         // (between GET_BUFFER/GET_SAMPLE and PUT), which is when the profiler reads.
-        unsafe { core::ptr::copy_nonoverlapping(self.ptr.as_ptr().add(offset), out.as_mut_ptr(), out.len()) };
+        unsafe {
+            core::ptr::copy_nonoverlapping(
+                self.ptr.as_ptr().add(offset),
+                out.as_mut_ptr(),
+                out.len(),
+            )
+        };
         Ok(())
     }
 }
@@ -139,7 +164,11 @@ pub(crate) enum Poll {
 /// `poll` for POLLIN on one fd, retrying on EINTR.
 pub(crate) fn poll_in(fd: &OwnedFd, timeout: Duration) -> io::Result<Poll> {
     let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
-    let mut pfd = libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+    let mut pfd = libc::pollfd {
+        fd: fd.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
     loop {
         // SAFETY: `pfd` is one valid pollfd for the duration of the call.
         let n = unsafe { libc::poll(&mut pfd, 1, ms) };
@@ -182,7 +211,10 @@ mod tests {
     #[test]
     fn poll_and_mmap_real_files() {
         let fd = open_device(Path::new("/dev/zero")).unwrap();
-        assert_eq!(poll_in(&fd, Duration::from_millis(1)).unwrap(), Poll::Readable);
+        assert_eq!(
+            poll_in(&fd, Duration::from_millis(1)).unwrap(),
+            Poll::Readable
+        );
         let map = Mapping::new(&fd, 4096).unwrap();
         let mut out = [1u8; 16];
         map.read(100, &mut out).unwrap();

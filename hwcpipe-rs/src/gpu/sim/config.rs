@@ -28,8 +28,16 @@ pub enum SimGpu {
 
 impl SimGpu {
     /// Every preset.
-    pub const ALL: [SimGpu; 8] =
-        [SimGpu::T860, SimGpu::G71, SimGpu::G76, SimGpu::G78, SimGpu::G78Kinstr, SimGpu::G710, SimGpu::G715, SimGpu::G720];
+    pub const ALL: [SimGpu; 8] = [
+        SimGpu::T860,
+        SimGpu::G71,
+        SimGpu::G76,
+        SimGpu::G78,
+        SimGpu::G78Kinstr,
+        SimGpu::G710,
+        SimGpu::G715,
+        SimGpu::G720,
+    ];
 
     /// The configuration of this preset.
     pub fn config(self) -> SimConfig {
@@ -49,7 +57,10 @@ impl SimGpu {
             SimGpu::G71 => c(0x6000_0011, Interface::Jm, (11, 10), 0b1011_1111, 1, 7),
             SimGpu::G76 => c(0x7001_0000, Interface::Jm, (11, 25), 0b1101, 1, 7),
             SimGpu::G78 => c(0x9002_0010, Interface::Jm, (11, 30), 0b0111_0111, 2, 7),
-            SimGpu::G78Kinstr => SimConfig { kinstr: true, ..c(0x9002_0010, Interface::Jm, (11, 41), 0b0111_0111, 2, 7) },
+            SimGpu::G78Kinstr => SimConfig {
+                kinstr: true,
+                ..c(0x9002_0010, Interface::Jm, (11, 41), 0b0111_0111, 2, 7)
+            },
             SimGpu::G710 => c(0xA002_0000, Interface::Csf, (1, 10), 0b0101_0101, 2, 7),
             SimGpu::G715 => SimConfig {
                 kinstr: true,

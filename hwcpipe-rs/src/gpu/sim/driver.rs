@@ -89,7 +89,11 @@ impl Driver {
             Fd::Reader(_) => self.reader_calls.push(request),
         }
         for f in &self.faults {
-            if let Fault::FailIoctl { request: r, errno: e } = *f {
+            if let Fault::FailIoctl {
+                request: r,
+                errno: e,
+            } = *f
+            {
                 if r == request {
                     return Err(errno(e));
                 }
@@ -119,7 +123,10 @@ impl Driver {
     fn device_ioctl(&mut self, request: u32, arg: IoctlArg<'_>) -> io::Result<i32> {
         let iface = self.config.interface;
         let (major, minor) = self.config.version;
-        let is_version_check = matches!(request, UK_VERSION_CHECK | VERSION_CHECK_JM | VERSION_CHECK_CSF);
+        let is_version_check = matches!(
+            request,
+            UK_VERSION_CHECK | VERSION_CHECK_JM | VERSION_CHECK_CSF
+        );
         if !self.versioned && !is_version_check {
             return Err(errno(libc::EPERM));
         }
@@ -129,7 +136,13 @@ impl Driver {
                 if UkVersionCheck::decode(b).header != UK_FUNC_VERSION_CHECK {
                     return Err(errno(libc::EINVAL));
                 }
-                UkVersionCheck { header: 0, major, minor, ..Default::default() }.encode(b);
+                UkVersionCheck {
+                    header: 0,
+                    major,
+                    minor,
+                    ..Default::default()
+                }
+                .encode(b);
                 self.versioned = true;
                 Ok(0)
             }
@@ -139,7 +152,11 @@ impl Driver {
                 let b = Self::struct_arg(arg, UkSetFlags::SIZE)?;
                 let req = UkSetFlags::decode(b);
                 let ok = req.header == UK_FUNC_SET_FLAGS && !self.flags_set;
-                UkSetFlags { header: if ok { 0 } else { 1 }, ..req }.encode(b);
+                UkSetFlags {
+                    header: if ok { 0 } else { 1 },
+                    ..req
+                }
+                .encode(b);
                 self.flags_set |= ok;
                 Ok(0)
             }
@@ -186,13 +203,21 @@ impl Driver {
                 let req = UkHwcntReaderSetup::decode(b);
                 let masks = [req.jm_bm, req.tiler_bm, req.mmu_l2_bm, req.shader_bm];
                 let fd = self.new_vinstr(req.buffer_count, masks)?;
-                UkHwcntReaderSetup { header: 0, fd, ..req }.encode(b);
+                UkHwcntReaderSetup {
+                    header: 0,
+                    fd,
+                    ..req
+                }
+                .encode(b);
                 Ok(0)
             }
             HWCNT_READER_SETUP if iface != Interface::LegacyUk && self.vinstr_offered() => {
                 let b = Self::struct_arg(arg, HwcntReaderSetup::SIZE)?;
                 let req = HwcntReaderSetup::decode(b);
-                self.new_vinstr(req.buffer_count, [req.fe_bm, req.tiler_bm, req.mmu_l2_bm, req.shader_bm])
+                self.new_vinstr(
+                    req.buffer_count,
+                    [req.fe_bm, req.tiler_bm, req.mmu_l2_bm, req.shader_bm],
+                )
             }
             KINSTR_PRFCNT_ENUM_INFO if self.kinstr_offered() => KinstrModel::enum_info(self, arg),
             KINSTR_PRFCNT_SETUP if self.kinstr_offered() => {
@@ -236,7 +261,12 @@ impl Driver {
         encode_record(&mut b, prop::L2_NUM_L2_SLICES, 0, c.l2_slices.into());
         encode_record(&mut b, prop::RAW_SHADER_PRESENT, 3, c.core_mask);
         encode_record(&mut b, prop::RAW_L2_FEATURES, 2, c.l2_features.into());
-        encode_record(&mut b, prop::RAW_GPU_ID, if c.gpu_id >> 32 != 0 { 3 } else { 2 }, c.gpu_id);
+        encode_record(
+            &mut b,
+            prop::RAW_GPU_ID,
+            if c.gpu_id >> 32 != 0 { 3 } else { 2 },
+            c.gpu_id,
+        );
         encode_record(&mut b, prop::COHERENCY_NUM_CORE_GROUPS, 2, 1);
         encode_record(&mut b, prop::COHERENCY_GROUP_0, 3, c.core_mask);
         if self.has(Fault::TruncatedProps) {
@@ -249,7 +279,10 @@ impl Driver {
         let c = &self.config;
         b.fill(0);
         let mut put = |at: usize, bytes: &[u8]| b[at..at + bytes.len()].copy_from_slice(bytes);
-        put(uk_offset::PRODUCT_ID, &((c.gpu_id as u32) >> 16).to_ne_bytes());
+        put(
+            uk_offset::PRODUCT_ID,
+            &((c.gpu_id as u32) >> 16).to_ne_bytes(),
+        );
         put(uk_offset::NUM_L2_SLICES, &[c.l2_slices as u8]);
         put(uk_offset::SHADER_PRESENT, &c.core_mask.to_ne_bytes());
         put(uk_offset::L2_FEATURES, &c.l2_features.to_ne_bytes());
@@ -259,18 +292,28 @@ impl Driver {
     }
 
     pub(super) fn mmap(&mut self, reader: i32, len: usize) -> io::Result<()> {
-        match self.readers.get_mut(&reader).ok_or_else(|| errno(libc::EBADF))? {
+        match self
+            .readers
+            .get_mut(&reader)
+            .ok_or_else(|| errno(libc::EBADF))?
+        {
             SimReader::Vinstr(v) => v.mmap(len),
             SimReader::Kinstr(k) => k.mmap(len),
         }
     }
 
     pub(super) fn read_mapped(&self, reader: i32, offset: usize, out: &mut [u8]) -> io::Result<()> {
-        let (memory, mapped) = match self.readers.get(&reader).ok_or_else(|| errno(libc::EBADF))? {
+        let (memory, mapped) = match self
+            .readers
+            .get(&reader)
+            .ok_or_else(|| errno(libc::EBADF))?
+        {
             SimReader::Vinstr(v) => v.memory(),
             SimReader::Kinstr(k) => k.memory(),
         };
-        let end = offset.checked_add(out.len()).ok_or_else(|| errno(libc::EINVAL))?;
+        let end = offset
+            .checked_add(out.len())
+            .ok_or_else(|| errno(libc::EINVAL))?;
         if end > mapped || end > memory.len() {
             return Err(errno(libc::EINVAL));
         }
@@ -279,7 +322,11 @@ impl Driver {
     }
 
     pub(super) fn poll(&mut self, reader: i32) -> io::Result<PollOutcome> {
-        let ready = match self.readers.get(&reader).ok_or_else(|| errno(libc::EBADF))? {
+        let ready = match self
+            .readers
+            .get(&reader)
+            .ok_or_else(|| errno(libc::EBADF))?
+        {
             SimReader::Vinstr(v) => v.ready(),
             SimReader::Kinstr(k) => k.ready(),
         };
@@ -293,6 +340,9 @@ impl Driver {
     }
 
     pub(super) fn close(&mut self, reader: i32) -> io::Result<()> {
-        self.readers.remove(&reader).map(drop).ok_or_else(|| errno(libc::EBADF))
+        self.readers
+            .remove(&reader)
+            .map(drop)
+            .ok_or_else(|| errno(libc::EBADF))
     }
 }

@@ -9,7 +9,9 @@ use super::driver::{errno, Driver};
 use crate::gpu::device::IoctlArg;
 use crate::gpu::dump::{FIRST_COUNTER, HEADER_ENABLE_MASK};
 use crate::gpu::ioctl::*;
-use crate::gpu::kinstr::{item, ENUM_ITEM_SIZE, METADATA_ITEM_SIZE, REQUEST_ITEM_SIZE, SAMPLE_FLAG_ERROR};
+use crate::gpu::kinstr::{
+    item, ENUM_ITEM_SIZE, METADATA_ITEM_SIZE, REQUEST_ITEM_SIZE, SAMPLE_FLAG_ERROR,
+};
 use crate::gpu::tables::BlockKind;
 
 /// Sample slots in the mapping.
@@ -35,7 +37,11 @@ fn instances(driver: &Driver) -> Vec<(BlockKind, u8, u32)> {
     let mut v = vec![(BlockKind::FrontEnd, 0, 0), (BlockKind::Tiler, 0, 0)];
     v.extend((0..c.l2_slices).map(|i| (BlockKind::Memory, i as u8, i)));
     let cores = (0..64u32).filter(|bit| c.core_mask & (1u64 << bit) != 0);
-    v.extend(cores.enumerate().map(|(logical, bit)| (BlockKind::ShaderCore, logical as u8, bit)));
+    v.extend(
+        cores
+            .enumerate()
+            .map(|(logical, bit)| (BlockKind::ShaderCore, logical as u8, bit)),
+    );
     v
 }
 
@@ -79,7 +85,9 @@ impl KinstrModel {
                 it[12..16].copy_from_slice(&1u32.to_ne_bytes());
             });
         }
-        push(item::ENUM_SAMPLE_INFO, &|it| it[8..12].copy_from_slice(&2u32.to_ne_bytes()));
+        push(item::ENUM_SAMPLE_INFO, &|it| {
+            it[8..12].copy_from_slice(&2u32.to_ne_bytes())
+        });
         push(item::ENUM_BLOCK, &|_| {}); // sentinel
         out
     }
@@ -87,13 +95,22 @@ impl KinstrModel {
     pub(super) fn enum_info(driver: &mut Driver, arg: IoctlArg<'_>) -> io::Result<i32> {
         let items = Self::enum_items(driver);
         let count = (items.len() / ENUM_ITEM_SIZE) as u32;
-        let item_size = if driver.has(Fault::ShortEnumItems) { 16 } else { ENUM_ITEM_SIZE as u32 };
+        let item_size = if driver.has(Fault::ShortEnumItems) {
+            16
+        } else {
+            ENUM_ITEM_SIZE as u32
+        };
         match arg {
             IoctlArg::Struct(b) if b.len() >= KinstrEnumInfo::SIZE => {
                 if KinstrEnumInfo::decode(b).info_list_ptr != 0 {
                     return Err(errno(libc::EFAULT));
                 }
-                KinstrEnumInfo { info_item_size: item_size, info_item_count: count, info_list_ptr: 0 }.encode(b);
+                KinstrEnumInfo {
+                    info_item_size: item_size,
+                    info_item_count: count,
+                    info_list_ptr: 0,
+                }
+                .encode(b);
                 Ok(0)
             }
             IoctlArg::StructWithBuffer { arg, buffer, .. } => {
@@ -112,7 +129,9 @@ impl KinstrModel {
     }
 
     pub(super) fn setup(driver: &mut Driver, arg: IoctlArg<'_>) -> io::Result<KinstrModel> {
-        let IoctlArg::StructWithBuffer { arg, buffer, .. } = arg else { return Err(errno(libc::EFAULT)) };
+        let IoctlArg::StructWithBuffer { arg, buffer, .. } = arg else {
+            return Err(errno(libc::EFAULT));
+        };
         let req = KinstrSetup::decode(arg);
         if req.request_item_size as usize != REQUEST_ITEM_SIZE || req.request_item_count < 2 {
             return Err(errno(libc::EINVAL));
@@ -153,8 +172,11 @@ impl KinstrModel {
         let blocks = instances(driver);
         let meta_items = blocks.len() + 3;
         let slot_bytes = meta_items * METADATA_ITEM_SIZE + blocks.len() * usize::from(values) * 8;
-        KinstrSetupOut { metadata_item_size: METADATA_ITEM_SIZE as u32, mmap_size_bytes: (slot_bytes * SLOTS) as u32 }
-            .encode(arg);
+        KinstrSetupOut {
+            metadata_item_size: METADATA_ITEM_SIZE as u32,
+            mmap_size_bytes: (slot_bytes * SLOTS) as u32,
+        }
+        .encode(arg);
         Ok(KinstrModel {
             blocks,
             values: usize::from(values),
@@ -186,13 +208,25 @@ impl KinstrModel {
     }
 
     fn take_sample(&mut self, driver: &mut Driver, user_data: u64) -> io::Result<()> {
-        let busy: Vec<usize> = self.pending.iter().map(|p| p.1).chain(self.held.iter().copied()).collect();
-        let Some(slot) = (0..SLOTS).map(|s| s * self.slot_bytes).find(|o| !busy.contains(o)) else {
+        let busy: Vec<usize> = self
+            .pending
+            .iter()
+            .map(|p| p.1)
+            .chain(self.held.iter().copied())
+            .collect();
+        let Some(slot) = (0..SLOTS)
+            .map(|s| s * self.slot_bytes)
+            .find(|o| !busy.contains(o))
+        else {
             return Err(errno(libc::EBUSY));
         };
         let (k, end) = driver.tick();
         self.seq += 1;
-        let flags = if driver.has(Fault::SampleErrorFlag) { SAMPLE_FLAG_ERROR } else { 0 };
+        let flags = if driver.has(Fault::SampleErrorFlag) {
+            SAMPLE_FLAG_ERROR
+        } else {
+            0
+        };
         let mem = &mut self.memory[slot..slot + self.slot_bytes];
         mem.fill(0);
         let meta_len = (self.blocks.len() + 3) * METADATA_ITEM_SIZE;
@@ -229,8 +263,15 @@ impl KinstrModel {
         Ok(())
     }
 
-    pub(super) fn ioctl(&mut self, driver: &mut Driver, request: u32, arg: IoctlArg<'_>) -> io::Result<i32> {
-        let IoctlArg::Struct(b) = arg else { return Err(errno(libc::EFAULT)) };
+    pub(super) fn ioctl(
+        &mut self,
+        driver: &mut Driver,
+        request: u32,
+        arg: IoctlArg<'_>,
+    ) -> io::Result<i32> {
+        let IoctlArg::Struct(b) = arg else {
+            return Err(errno(libc::EFAULT));
+        };
         if b.len() < 16 {
             return Err(errno(libc::EFAULT));
         }
@@ -249,14 +290,21 @@ impl KinstrModel {
                 Ok(0)
             }
             PRFCNT_GET_SAMPLE => {
-                let (sequence, offset) = self.pending.pop_front().ok_or_else(|| errno(libc::EAGAIN))?;
+                let (sequence, offset) = self
+                    .pending
+                    .pop_front()
+                    .ok_or_else(|| errno(libc::EAGAIN))?;
                 self.held.push(offset);
                 let reported = if driver.has(Fault::TruncatedSampleMetadata) {
                     (self.mapped.saturating_sub(METADATA_ITEM_SIZE / 2)) as u64
                 } else {
                     offset as u64
                 };
-                KinstrSampleAccess { sequence, sample_metadata_offset: reported }.encode(b);
+                KinstrSampleAccess {
+                    sequence,
+                    sample_metadata_offset: reported,
+                }
+                .encode(b);
                 Ok(0)
             }
             PRFCNT_PUT_SAMPLE => {
@@ -265,7 +313,12 @@ impl KinstrModel {
                     .held
                     .iter()
                     .position(|&o| o as u64 == access.sample_metadata_offset)
-                    .or_else(|| driver.has(Fault::TruncatedSampleMetadata).then_some(0).filter(|_| !self.held.is_empty()))
+                    .or_else(|| {
+                        driver
+                            .has(Fault::TruncatedSampleMetadata)
+                            .then_some(0)
+                            .filter(|_| !self.held.is_empty())
+                    })
                     .ok_or_else(|| errno(libc::EINVAL))?;
                 self.held.remove(pos);
                 Ok(0)

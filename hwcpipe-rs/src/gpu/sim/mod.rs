@@ -33,7 +33,9 @@ pub struct SimHandle {
 }
 
 fn lock(driver: &Mutex<Driver>) -> MutexGuard<'_, Driver> {
-    driver.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    driver
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl SimulatedKbase {
@@ -44,12 +46,16 @@ impl SimulatedKbase {
 
     /// A simulated GPU of any configuration.
     pub fn with_config(config: SimConfig, workload: Workload) -> SimulatedKbase {
-        SimulatedKbase { driver: Arc::new(Mutex::new(Driver::new(config, workload))) }
+        SimulatedKbase {
+            driver: Arc::new(Mutex::new(Driver::new(config, workload))),
+        }
     }
 
     /// A handle for injecting faults and inspecting calls.
     pub fn handle(&self) -> SimHandle {
-        SimHandle { driver: Arc::clone(&self.driver) }
+        SimHandle {
+            driver: Arc::clone(&self.driver),
+        }
     }
 }
 
@@ -87,7 +93,10 @@ impl SimHandle {
 
 impl KbaseDevice for SimulatedKbase {
     fn name(&self) -> String {
-        format!("simulated kbase (GPU_ID {:#x})", lock(&self.driver).config.gpu_id)
+        format!(
+            "simulated kbase (GPU_ID {:#x})",
+            lock(&self.driver).config.gpu_id
+        )
     }
 
     fn ioctl(&mut self, fd: Fd, request: u32, arg: IoctlArg<'_>) -> io::Result<i32> {

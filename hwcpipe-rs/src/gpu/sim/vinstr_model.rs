@@ -6,7 +6,9 @@ use std::io;
 use super::config::{Fault, SimConfig};
 use super::driver::{errno, Driver};
 use crate::gpu::device::IoctlArg;
-use crate::gpu::dump::{VinstrLayout, FIRST_COUNTER, HEADER_ENABLE_MASK, VINSTR_BLOCK_BYTES, VINSTR_VALUES_PER_BLOCK};
+use crate::gpu::dump::{
+    VinstrLayout, FIRST_COUNTER, HEADER_ENABLE_MASK, VINSTR_BLOCK_BYTES, VINSTR_VALUES_PER_BLOCK,
+};
 use crate::gpu::ioctl::*;
 
 #[derive(Debug)]
@@ -23,8 +25,13 @@ pub(in crate::gpu::sim) struct VinstrModel {
 }
 
 impl VinstrModel {
-    pub(super) fn new(config: &SimConfig, buffer_count: u32, masks: [u32; 4]) -> io::Result<VinstrModel> {
-        let layout = VinstrLayout::new(config.core_mask, config.l2_slices).map_err(|_| errno(libc::EINVAL))?;
+    pub(super) fn new(
+        config: &SimConfig,
+        buffer_count: u32,
+        masks: [u32; 4],
+    ) -> io::Result<VinstrModel> {
+        let layout = VinstrLayout::new(config.core_mask, config.l2_slices)
+            .map_err(|_| errno(libc::EINVAL))?;
         Ok(VinstrModel {
             layout,
             hwver: config.hwver,
@@ -77,7 +84,8 @@ impl VinstrModel {
         for (kind, instance, pos) in self.layout.blocks() {
             let block = &mut buf[pos * VINSTR_BLOCK_BYTES..(pos + 1) * VINSTR_BLOCK_BYTES];
             let mask = self.masks[kind.index()];
-            block[HEADER_ENABLE_MASK * 4..HEADER_ENABLE_MASK * 4 + 4].copy_from_slice(&mask.to_ne_bytes());
+            block[HEADER_ENABLE_MASK * 4..HEADER_ENABLE_MASK * 4 + 4]
+                .copy_from_slice(&mask.to_ne_bytes());
             for index in FIRST_COUNTER..VINSTR_VALUES_PER_BLOCK {
                 if mask & (1 << (index / 4)) == 0 {
                     continue;
@@ -92,7 +100,12 @@ impl VinstrModel {
         Ok(())
     }
 
-    pub(super) fn ioctl(&mut self, driver: &mut Driver, request: u32, arg: IoctlArg<'_>) -> io::Result<i32> {
+    pub(super) fn ioctl(
+        &mut self,
+        driver: &mut Driver,
+        request: u32,
+        arg: IoctlArg<'_>,
+    ) -> io::Result<i32> {
         match request {
             READER_GET_HWVER => Self::out_u32(arg, self.hwver),
             READER_GET_BUFFER_SIZE => {
@@ -105,7 +118,11 @@ impl VinstrModel {
             READER_GET_API_VERSION => Self::out_u32(arg, 1),
             READER_GET_API_VERSION_WITH_FEATURES => match arg {
                 IoctlArg::Struct(b) if b.len() >= ApiVersionWithFeatures::SIZE => {
-                    ApiVersionWithFeatures { version: 1, features: 0 }.encode(b);
+                    ApiVersionWithFeatures {
+                        version: 1,
+                        features: 0,
+                    }
+                    .encode(b);
                     Ok(0)
                 }
                 _ => Err(errno(libc::EFAULT)),
@@ -120,21 +137,35 @@ impl VinstrModel {
                 _ => Err(errno(libc::EINVAL)),
             },
             READER_GET_BUFFER => {
-                let IoctlArg::Struct(b) = arg else { return Err(errno(libc::EFAULT)) };
+                let IoctlArg::Struct(b) = arg else {
+                    return Err(errno(libc::EFAULT));
+                };
                 if b.len() < HwcntReaderMetadata::SIZE {
                     return Err(errno(libc::EFAULT));
                 }
                 if self.held.is_some() {
                     return Err(errno(libc::EBUSY));
                 }
-                let (idx, timestamp) = self.filled.pop_front().ok_or_else(|| errno(libc::EAGAIN))?;
+                let (idx, timestamp) =
+                    self.filled.pop_front().ok_or_else(|| errno(libc::EAGAIN))?;
                 self.held = Some(idx);
-                let reported = if driver.has(Fault::BadBufferIndex) { self.buffer_count } else { idx };
-                HwcntReaderMetadata { timestamp, event_id: 0, buffer_idx: reported }.encode(b);
+                let reported = if driver.has(Fault::BadBufferIndex) {
+                    self.buffer_count
+                } else {
+                    idx
+                };
+                HwcntReaderMetadata {
+                    timestamp,
+                    event_id: 0,
+                    buffer_idx: reported,
+                }
+                .encode(b);
                 Ok(0)
             }
             READER_PUT_BUFFER => {
-                let IoctlArg::Struct(b) = arg else { return Err(errno(libc::EFAULT)) };
+                let IoctlArg::Struct(b) = arg else {
+                    return Err(errno(libc::EFAULT));
+                };
                 let idx = HwcntReaderMetadata::decode(b).buffer_idx;
                 match self.held {
                     None => Err(errno(libc::EPERM)),

@@ -47,7 +47,14 @@ pub static MIDGARD_T760_T860_T880: HardwareLayout = HardwareLayout {
     values_per_block: 64,
     blocks: [
         FRONT_END,
-        &[("TRIANGLES", 4), ("POINTS", 7), ("LINES", 8), ("PRIM_VISIBLE", 13), ("PRIM_CULLED", 14), ("PRIM_CLIPPED", 15)],
+        &[
+            ("TRIANGLES", 4),
+            ("POINTS", 7),
+            ("LINES", 8),
+            ("PRIM_VISIBLE", 13),
+            ("PRIM_CULLED", 14),
+            ("PRIM_CLIPPED", 15),
+        ],
         MEMORY,
         SHADER_CORE,
     ],
@@ -59,7 +66,14 @@ pub static MIDGARD_T820_T830: HardwareLayout = HardwareLayout {
     values_per_block: 64,
     blocks: [
         FRONT_END,
-        &[("TRIANGLES", 4), ("POINTS", 7), ("LINES", 8), ("PRIM_VISIBLE", 11), ("PRIM_CULLED", 12), ("PRIM_CLIPPED", 13)],
+        &[
+            ("TRIANGLES", 4),
+            ("POINTS", 7),
+            ("LINES", 8),
+            ("PRIM_VISIBLE", 11),
+            ("PRIM_CULLED", 12),
+            ("PRIM_CLIPPED", 13),
+        ],
         MEMORY,
         SHADER_CORE,
     ],

@@ -22,7 +22,12 @@ pub enum BlockKind {
 
 impl BlockKind {
     /// All four kinds, in table order.
-    pub const ALL: [BlockKind; 4] = [BlockKind::FrontEnd, BlockKind::Tiler, BlockKind::Memory, BlockKind::ShaderCore];
+    pub const ALL: [BlockKind; 4] = [
+        BlockKind::FrontEnd,
+        BlockKind::Tiler,
+        BlockKind::Memory,
+        BlockKind::ShaderCore,
+    ];
 
     /// The kinstr_prfcnt block type number.
     pub const fn index(self) -> usize {
@@ -55,7 +60,10 @@ pub struct HardwareLayout {
 impl HardwareLayout {
     /// Index of the counter with exactly this name in a block of this kind.
     pub fn index_of(&self, kind: BlockKind, name: &str) -> Option<u32> {
-        self.blocks[kind.index()].iter().find(|(n, _)| *n == name).map(|&(_, i)| i)
+        self.blocks[kind.index()]
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|&(_, i)| i)
     }
 }
 
