@@ -516,6 +516,16 @@ fn refused_accesses_are_typed_errors() {
 }
 
 #[test]
+fn events_beyond_the_evtcount_width_match_no_counter() {
+    let mut p = pmu(PmuVersion::V3, 1);
+    program(&mut p, 0, 0x005, Pmcr::default());
+    p.count_event(0x4005, 3); // would alias 0x005 if truncated to ten bits
+    assert_eq!(p.event_counter(0), Ok(0));
+    p.count_event(0x005, 3);
+    assert_eq!(p.event_counter(0), Ok(3));
+}
+
+#[test]
 fn pmcr_reads_identification() {
     let config = SoftPmuConfig {
         idcode: 0x0B,
@@ -524,6 +534,12 @@ fn pmcr_reads_identification() {
     let p = SoftPmu::new(config).unwrap();
     let pmcr = Pmcr::from_bits(p.read(R::Pmcr).unwrap());
     assert_eq!((pmcr.imp(), pmcr.idcode(), pmcr.n()), (0x41, 0x0B, 6));
+    // PMCEID reports the defined common events, the 0x4000 range included from PMUv3p1.
+    let events = pmu_regs::CommonEventSet::from_registers(
+        p.read(R::Pmceid0).unwrap(),
+        p.read(R::Pmceid1).unwrap(),
+    );
+    assert!(events.iter().eq(CommonEvent::ALL.iter().map(|e| e.code())));
 }
 
 #[test]

@@ -104,6 +104,35 @@ impl CommonEventSet {
         }
     }
 
+    /// A copy with `event` marked as implemented; events PMCEID cannot describe are ignored.
+    #[must_use]
+    pub const fn with_event(self, event: u16) -> Self {
+        match Self::bit_of(event) {
+            Ok(PmceidBit { register: 0, bit }) => Self {
+                pmceid0: self.pmceid0 | 1u64 << bit,
+                ..self
+            },
+            Ok(PmceidBit { bit, .. }) => Self {
+                pmceid1: self.pmceid1 | 1u64 << bit,
+                ..self
+            },
+            Err(_) => self,
+        }
+    }
+
+    /// Every event of [`CommonEvent`](crate::CommonEvent): what a PE implementing all the defined
+    /// common events reports.
+    pub const fn all_defined() -> Self {
+        let all = crate::event::CommonEvent::ALL;
+        let mut set = Self::from_registers(0, 0);
+        let mut i = 0;
+        while i < all.len() {
+            set = set.with_event(all[i] as u16);
+            i += 1;
+        }
+        set
+    }
+
     /// Marks `event` as implemented.
     pub fn insert(&mut self, event: u16) -> Result<(), NotDiscoverable> {
         let PmceidBit { register, bit } = Self::bit_of(event)?;
@@ -216,6 +245,17 @@ mod tests {
         assert_eq!(set.pmceid0(), 1 | 4 << 32);
         assert_eq!(set.pmceid1(), 2 | 8 << 32);
         assert!(set.iter().eq([0x0000, 0x0021, 0x4002, 0x4023]));
+    }
+
+    #[test]
+    fn all_defined_has_every_common_event_and_nothing_else() {
+        let set = CommonEventSet::all_defined();
+        assert_eq!(set.iter().count(), crate::CommonEvent::ALL.len());
+        assert!(set.contains(0x4026) && !set.contains(0x4007));
+        assert_eq!(
+            CommonEventSet::default().with_event(0x8000),
+            CommonEventSet::default()
+        );
     }
 
     #[test]

@@ -14,12 +14,11 @@ const CPU_CYCLES: u16 = CommonEvent::CpuCycles as u16;
 impl SoftPmu {
     /// `count` occurrences of event `event` in the current context.
     ///
-    /// Every enabled event counter programmed with `event` (compared over the version's evtCount
-    /// width) whose filter permits the context counts them. SW_INCR (0x00) and CHAIN (0x1E) are not
-    /// external events: they count only through PMSWINC_EL0 writes and even-counter overflows, so
-    /// they are ignored here. The cycle counter is driven by [`SoftPmu::run_cycles`].
+    /// Every enabled event counter programmed with `event` whose filter permits the context counts
+    /// them. An event number wider than the version's evtCount field (0x4005 on PMUv3) matches no
+    /// counter. SW_INCR (0x00) and CHAIN (0x1E) are not external events: they count only through
+    /// PMSWINC_EL0 writes and even-counter overflows, so they are ignored here. The cycle counter is driven by [`SoftPmu::run_cycles`].
     pub fn count_event(&mut self, event: u16, count: u64) {
-        let event = event & self.config.version.evt_count_mask();
         if event == SW_INCR || event == CHAIN || count == 0 {
             return;
         }

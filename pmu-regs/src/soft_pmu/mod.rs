@@ -46,15 +46,15 @@ pub struct SoftPmuConfig {
 }
 
 impl SoftPmuConfig {
-    /// A PMU of `version` with `counters` event counters, Arm as implementer, every common event
-    /// implemented (the 0x4000 range only from PMUv3p1), AArch32 and export supported.
+    /// A PMU of `version` with `counters` event counters, Arm as implementer, every defined common
+    /// event implemented (the 0x4000 range only from PMUv3p1), AArch32 and export supported.
     pub const fn new(version: PmuVersion, counters: u8) -> Self {
         Self {
             version,
             counters,
             implementer: 0x41,
             idcode: 0,
-            common_events: CommonEventSet::from_registers(u64::MAX, u64::MAX).for_version(version),
+            common_events: CommonEventSet::all_defined().for_version(version),
             pmmir: Pmmir::from_bits(0),
             aarch32: true,
             export: true,
