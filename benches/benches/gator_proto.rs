@@ -1,0 +1,123 @@
+//! Benches gator-proto on the real gatord 9.7.2 live session (`shared/data/gatord-9.7.2/live-session/d2c.bin`):
+//! BLOCK_COUNTER record decoding on one large frame built from the records of the 31 recorded BLOCK_COUNTER
+//! frames (repeated to about 1 MiB), and whole-stream decoding of `d2c.bin` by the client session with every APC
+//! frame parsed. Each group also measures a plain byte-sum over the same buffer in the same run, so the result
+//! reads as a ratio of the byte-sum's throughput.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use gator_proto::apc::{BlockCounter, Frame, Record};
+use gator_proto::{client, ProtocolVersion};
+use std::hint::black_box;
+
+fn d2c() -> Vec<u8> {
+    std::fs::read(lizard_benches::data_dir().join("gatord-9.7.2/live-session/d2c.bin")).expect("d2c.bin")
+}
+
+/// The commands the recorded client sent, so that the session expects the recorded replies.
+fn recorded_client() -> client::Session {
+    let mut session = client::Session::new(client::Config::default());
+    session.ping().unwrap();
+    for kind in ["events", "counters", "configuration", "defaults", "captured", "bogus"] {
+        session.request_xml(kind).unwrap();
+    }
+    session.request_current_config().unwrap();
+    session.deliver_xml(b"<session/>").unwrap();
+    session.request_xml("captured").unwrap();
+    session.start_capture().unwrap();
+    session.stop_capture().unwrap();
+    session
+}
+
+/// Every APC frame of the recording, in order.
+fn recorded_frames(stream: &[u8]) -> Vec<Vec<u8>> {
+    let mut session = recorded_client();
+    session.handle_input(stream).unwrap();
+    std::iter::from_fn(|| session.poll_event())
+        .filter_map(|event| match event {
+            client::Event::ApcFrame(bytes) => Some(bytes),
+            _ => None,
+        })
+        .collect()
+}
+
+/// One BLOCK_COUNTER frame holding the records of every recorded BLOCK_COUNTER frame, repeated to ~1 MiB.
+fn large_block_counter(frames: &[Vec<u8>]) -> Vec<u8> {
+    let mut records = Vec::new();
+    for bytes in frames {
+        if let Ok(Frame::BlockCounter(block)) = Frame::parse(bytes, ProtocolVersion::V950) {
+            records.extend(block.records().map(Result::unwrap));
+        }
+    }
+    assert_eq!(records.len(), 31 * 4);
+    let mut out = Vec::new();
+    while out.len() < 1 << 20 {
+        let mut one = Vec::new();
+        BlockCounter::encode(0, records.iter().copied(), &mut one);
+        if out.is_empty() {
+            out = one;
+        } else {
+            out.extend_from_slice(&one[2..]);
+        }
+    }
+    out
+}
+
+fn byte_sum(bytes: &[u8]) -> u64 {
+    bytes.iter().map(|&b| u64::from(b)).sum()
+}
+
+fn block_counter(c: &mut Criterion) {
+    let frames = recorded_frames(&d2c());
+    let frame = large_block_counter(&frames);
+    let mut group = c.benchmark_group("gator_proto_block_counter_1mib");
+    group.throughput(Throughput::Bytes(frame.len() as u64));
+    group.bench_function("baseline_byte_sum", |b| b.iter(|| black_box(byte_sum(black_box(&frame)))));
+    group.bench_function("decode_records", |b| {
+        b.iter(|| {
+            let Ok(Frame::BlockCounter(block)) = Frame::parse(black_box(&frame), ProtocolVersion::V950) else {
+                unreachable!()
+            };
+            let mut sum = 0i64;
+            for record in block.records() {
+                match record.unwrap() {
+                    Record::Value { value, .. } => sum = sum.wrapping_add(value),
+                    Record::Timestamp(t) => sum = sum.wrapping_add(t),
+                    _ => {}
+                }
+            }
+            black_box(sum)
+        })
+    });
+    group.finish();
+}
+
+fn whole_stream(c: &mut Criterion) {
+    let stream = d2c();
+    let mut group = c.benchmark_group("gator_proto_d2c_stream");
+    group.throughput(Throughput::Bytes(stream.len() as u64));
+    group.sample_size(20);
+    group.bench_function("baseline_byte_sum", |b| b.iter(|| black_box(byte_sum(black_box(&stream)))));
+    group.bench_function("client_session_and_frames", |b| {
+        b.iter(|| {
+            let mut session = recorded_client();
+            session.handle_input(black_box(&stream)).unwrap();
+            let mut frames = 0usize;
+            while let Some(event) = session.poll_event() {
+                if let client::Event::ApcFrame(bytes) = event {
+                    let frame = Frame::parse(&bytes, ProtocolVersion::V950).unwrap();
+                    if let Frame::BlockCounter(block) = frame {
+                        block.records().for_each(|r| {
+                            black_box(r.unwrap());
+                        });
+                    }
+                    frames += 1;
+                }
+            }
+            black_box(frames)
+        })
+    });
+    group.finish();
+}
+
+criterion_group!(benches, block_counter, whole_stream);
+criterion_main!(benches);
