@@ -232,6 +232,35 @@ mod tests {
     }
 
     #[test]
+    fn window_path_matches_the_general_decoder() {
+        for value in [
+            0i64,
+            1,
+            -1,
+            63,
+            64,
+            -65,
+            300,
+            1 << 20,
+            -(1 << 40),
+            1 << 55,
+            -(1 << 55),
+            i64::MAX,
+            i64::MIN,
+        ] {
+            let mut bytes = enc(value);
+            let len = bytes.len();
+            bytes.resize(len + 12, 0x55);
+            assert_eq!(decode_i64(&bytes), Ok((value, len)), "{value}");
+            assert_eq!(
+                decode_slow(&bytes, 64, MAX_LEN_I64),
+                Ok((value, len)),
+                "{value}"
+            );
+        }
+    }
+
+    #[test]
     fn empty_and_truncated_inputs_are_errors() {
         assert_eq!(decode_i64(&[]), Err(Sleb128Error::Truncated { read: 0 }));
         assert_eq!(
