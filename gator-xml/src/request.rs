@@ -116,6 +116,12 @@ fn unquoted_type(text: &str) -> Option<RequestType> {
     }
     let end = rest.find(|c: char| c.is_whitespace() || c == '/' || c == '>')?;
     let (value, tail) = rest.split_at(end);
+    // Only characters a quoted attribute can carry again: no controls, no markup.
+    if value.chars().any(|c| {
+        c.is_control() || matches!(c, '<' | '&' | '"' | '\'' | '=' | '\u{fffe}' | '\u{ffff}')
+    }) {
+        return None;
+    }
     let tail = tail.trim_start();
     let closed = tail.starts_with("/>") && tail[2..].trim().is_empty()
         || tail.starts_with('>') && tail[1..].trim() == "</request>";
@@ -160,6 +166,20 @@ mod tests {
                 .kind,
             RequestType::Counters
         );
+    }
+
+    #[test]
+    fn fuzz_unquoted_request_with_control_characters_is_refused() {
+        // Found by the config_xml fuzz target: an unquoted value with control bytes was accepted, and the
+        // request written back from it was not XML.
+        let input =
+            b"<?xv erislmon=\"1.0\" encodin'=\"UTF-8\"?><request type=events\x01\x00\x00T/>";
+        assert!(matches!(
+            Request::from_bytes(input),
+            Err(XmlError::Syntax { .. })
+        ));
+        assert!(Request::parse("<request type=a<b/>").is_err());
+        assert!(Request::parse("<request type=a&b/>").is_err());
     }
 
     #[test]
