@@ -111,7 +111,8 @@ typedef void (*LZD_DisableCounter_PFN)(LizardInstance ctx, LizardCounterId id);
 typedef void (*LZD_DisableAllCounters_PFN)(LizardInstance ctx);
 
 /* Starts capturing the enabled counters, clearing the samples of the previous capture.
- * LZD_OK if at least one source started. */
+ * LZD_OK when every source with an enabled counter started; LZD_FAILURE (and nothing started) when
+ * none is enabled or a source failed to start. */
 typedef LZD_Result (*LZD_StartCapture_PFN)(LizardInstance ctx);
 
 /* Stops the capture and waits (bounded) for its last samples. LZD_FAILURE for an invalid ctx, when no
