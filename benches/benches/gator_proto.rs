@@ -10,14 +10,22 @@ use gator_proto::{client, ProtocolVersion};
 use std::hint::black_box;
 
 fn d2c() -> Vec<u8> {
-    std::fs::read(lizard_benches::data_dir().join("gatord-9.7.2/live-session/d2c.bin")).expect("d2c.bin")
+    std::fs::read(lizard_benches::data_dir().join("gatord-9.7.2/live-session/d2c.bin"))
+        .expect("d2c.bin")
 }
 
 /// The commands the recorded client sent, so that the session expects the recorded replies.
 fn recorded_client() -> client::Session {
     let mut session = client::Session::new(client::Config::default());
     session.ping().unwrap();
-    for kind in ["events", "counters", "configuration", "defaults", "captured", "bogus"] {
+    for kind in [
+        "events",
+        "counters",
+        "configuration",
+        "defaults",
+        "captured",
+        "bogus",
+    ] {
         session.request_xml(kind).unwrap();
     }
     session.request_current_config().unwrap();
@@ -71,10 +79,14 @@ fn block_counter(c: &mut Criterion) {
     let frame = large_block_counter(&frames);
     let mut group = c.benchmark_group("gator_proto_block_counter_1mib");
     group.throughput(Throughput::Bytes(frame.len() as u64));
-    group.bench_function("baseline_byte_sum", |b| b.iter(|| black_box(byte_sum(black_box(&frame)))));
+    group.bench_function("baseline_byte_sum", |b| {
+        b.iter(|| black_box(byte_sum(black_box(&frame))))
+    });
     group.bench_function("decode_records", |b| {
         b.iter(|| {
-            let Ok(Frame::BlockCounter(block)) = Frame::parse(black_box(&frame), ProtocolVersion::V950) else {
+            let Ok(Frame::BlockCounter(block)) =
+                Frame::parse(black_box(&frame), ProtocolVersion::V950)
+            else {
                 unreachable!()
             };
             let mut sum = 0i64;
@@ -96,7 +108,9 @@ fn whole_stream(c: &mut Criterion) {
     let mut group = c.benchmark_group("gator_proto_d2c_stream");
     group.throughput(Throughput::Bytes(stream.len() as u64));
     group.sample_size(20);
-    group.bench_function("baseline_byte_sum", |b| b.iter(|| black_box(byte_sum(black_box(&stream)))));
+    group.bench_function("baseline_byte_sum", |b| {
+        b.iter(|| black_box(byte_sum(black_box(&stream))))
+    });
     group.bench_function("client_session_and_frames", |b| {
         b.iter(|| {
             let mut session = recorded_client();

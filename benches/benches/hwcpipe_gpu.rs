@@ -25,8 +25,10 @@ fn bench(c: &mut Criterion) {
     let product = identify(0x9002_0010).expect("Mali-G78");
     let table = product.layout.expect("layout");
     let layout = VinstrLayout::new(0b0111_0111, 2).expect("layout");
-    let formulas: Vec<_> =
-        GpuCounter::ALL.iter().filter_map(|&counter| resolve(product.family, table, 16, counter).ok()).collect();
+    let formulas: Vec<_> = GpuCounter::ALL
+        .iter()
+        .filter_map(|&counter| resolve(product.family, table, 16, counter).ok())
+        .collect();
     let bytes = dump(&layout);
 
     let mut group = c.benchmark_group("hwcpipe_gpu_dump");
@@ -36,7 +38,9 @@ fn bench(c: &mut Criterion) {
         let mut values = [0.0f64; 37];
         b.iter(|| {
             sums.clear();
-            layout.accumulate(black_box(&bytes), &mut sums).expect("dump");
+            layout
+                .accumulate(black_box(&bytes), &mut sums)
+                .expect("dump");
             for (value, formula) in values.iter_mut().zip(&formulas) {
                 *value = formula.eval(&sums);
             }
@@ -44,7 +48,13 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.bench_function("baseline_byte_sum", |b| {
-        b.iter(|| black_box(black_box(&bytes).iter().fold(0u64, |acc, &x| acc.wrapping_add(u64::from(x)))))
+        b.iter(|| {
+            black_box(
+                black_box(&bytes)
+                    .iter()
+                    .fold(0u64, |acc, &x| acc.wrapping_add(u64::from(x))),
+            )
+        })
     });
     group.finish();
 }

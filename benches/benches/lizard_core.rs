@@ -78,7 +78,9 @@ fn reduce_samples(c: &mut Criterion) {
     };
     let mut group = c.benchmark_group("lizard_core/reduce_65536_samples");
     group.throughput(Throughput::Elements(samples.len() as u64));
-    group.bench_function("read_int", |b| b.iter(|| reduce::read_int(black_box(&counter), black_box(&samples))));
+    group.bench_function("read_int", |b| {
+        b.iter(|| reduce::read_int(black_box(&counter), black_box(&samples)))
+    });
     group.bench_function("plain sum (baseline)", |b| {
         b.iter(|| {
             black_box(&samples)

@@ -94,10 +94,8 @@ impl Drop for RawSink {
 
 fn records_per_second(c: &mut Criterion, label: &str, payload_len: usize) {
     let payload: Vec<u8> = (0..payload_len).map(|i| i as u8).collect();
-    let name = SocketName::abstract_name(format!(
-        "lizard-trace-bench-{}-{label}",
-        std::process::id()
-    ));
+    let name =
+        SocketName::abstract_name(format!("lizard-trace-bench-{}-{label}", std::process::id()));
     let server = TraceServer::start(&name, ServerConfig::with_capacity(64 << 20)).unwrap();
     let config = ClientConfig {
         policy: SendPolicy::Block { timeout: WAIT },

@@ -29,8 +29,14 @@ fn walk(frame: &Frame<'_>) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&selector, bytes)) = data.split_first() else { return };
-    let version = if selector & 1 == 0 { ProtocolVersion::V670 } else { ProtocolVersion::V950 };
+    let Some((&selector, bytes)) = data.split_first() else {
+        return;
+    };
+    let version = if selector & 1 == 0 {
+        ProtocolVersion::V670
+    } else {
+        ProtocolVersion::V950
+    };
     if let Ok(frame) = Frame::parse(bytes, version) {
         walk(&frame);
         let mut again = Vec::new();

@@ -79,8 +79,13 @@ fuzz_target!(|ops: Vec<Op>| {
                     (api.get_available_counters_count)(handle(&handles, slot));
                 }
                 Op::Describe { slot, id, null_out } => {
-                    let mut description = std::mem::MaybeUninit::<LizardCounterDescription>::uninit();
-                    let out = if null_out { std::ptr::null_mut() } else { description.as_mut_ptr() };
+                    let mut description =
+                        std::mem::MaybeUninit::<LizardCounterDescription>::uninit();
+                    let out = if null_out {
+                        std::ptr::null_mut()
+                    } else {
+                        description.as_mut_ptr()
+                    };
                     (api.get_counter_description)(handle(&handles, slot), id, out);
                 }
                 Op::Enable(slot, id) => (api.enable_counter)(handle(&handles, slot), id),

@@ -15,8 +15,15 @@ struct Script {
 }
 
 fuzz_target!(|script: Script| {
-    let version = if script.modern { ProtocolVersion::V950 } else { ProtocolVersion::V670 };
-    let mut session = Session::new(Config { protocol_version: version, max_command_payload: 1 << 12 });
+    let version = if script.modern {
+        ProtocolVersion::V950
+    } else {
+        ProtocolVersion::V670
+    };
+    let mut session = Session::new(Config {
+        protocol_version: version,
+        max_command_payload: 1 << 12,
+    });
     let mut out = Vec::new();
     let mut failed = false;
     for chunk in &script.chunks {
@@ -33,9 +40,16 @@ fuzz_target!(|script: Script| {
         while let Some(event) = session.poll_event() {
             match event {
                 Event::Ping | Event::DeliverXml(_) => session.send_ack(),
-                Event::RequestXml { request_type: Some(_), .. } => session.send_xml(b"<x/>").unwrap(),
-                Event::RequestXml { request_type: None, .. } => session.send_nak(b"Unknown request").unwrap(),
-                Event::RequestCurrentConfig => session.send_current_config(b"<current_config/>").unwrap(),
+                Event::RequestXml {
+                    request_type: Some(_),
+                    ..
+                } => session.send_xml(b"<x/>").unwrap(),
+                Event::RequestXml {
+                    request_type: None, ..
+                } => session.send_nak(b"Unknown request").unwrap(),
+                Event::RequestCurrentConfig => {
+                    session.send_current_config(b"<current_config/>").unwrap()
+                }
                 Event::ApcStart => session.send_apc_frame(&[5, 0, 0, 1]).unwrap(),
                 Event::ApcStop => session.send_end_of_capture(),
                 Event::Connected { .. } | Event::Disconnect | Event::Exit => {}

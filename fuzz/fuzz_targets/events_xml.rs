@@ -15,8 +15,12 @@ fuzz_target!(|data: &[u8]| {
         let _ = event.label();
         let name = event.counter.as_deref().unwrap_or(&category.name);
         assert_eq!(
-            index.resolve(name, event.event).map(|r| r.event as *const _),
-            events.resolve(name, event.event).map(|r| r.event as *const _)
+            index
+                .resolve(name, event.event)
+                .map(|r| r.event as *const _),
+            events
+                .resolve(name, event.event)
+                .map(|r| r.event as *const _)
         );
     }
     for set in &events.counter_sets {

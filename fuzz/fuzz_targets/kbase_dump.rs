@@ -23,7 +23,9 @@ fuzz_target!(|data: &[u8]| {
                 let _ = layout.accumulate(rest, &mut sums);
                 let mut sized = rest.to_vec();
                 sized.resize(layout.dump_bytes(), 0xA5);
-                layout.accumulate(&sized, &mut sums).expect("a dump of the layout's size parses");
+                layout
+                    .accumulate(&sized, &mut sums)
+                    .expect("a dump of the layout's size parses");
                 for kind in BlockKind::ALL {
                     let _ = sums.get(kind, u32::from(data[9]));
                 }

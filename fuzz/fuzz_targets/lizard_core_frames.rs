@@ -31,7 +31,11 @@ fuzz_target!(|input: Input| {
     for &(key, id) in &input.keys {
         keys.insert(key, u32::from(id % (COUNTERS as u8 + 1)));
     }
-    let version = if input.new_protocol { ProtocolVersion::V950 } else { ProtocolVersion::V670 };
+    let version = if input.new_protocol {
+        ProtocolVersion::V950
+    } else {
+        ProtocolVersion::V670
+    };
     let offset = u64::from(input.offset_ns);
     let mut sink = FrameSink::new(version, keys.clone(), offset);
     let store = SampleStore::new(COUNTERS, usize::from(input.capacity));
@@ -53,8 +57,16 @@ fuzz_target!(|input: Input| {
         description: String::new(),
         category: String::new(),
         multiplier: input.multiplier,
-        units: if input.mhz { Units::MegaHertz } else { Units::Unknown },
-        class: if input.absolute { CounterClass::Absolute } else { CounterClass::Delta },
+        units: if input.mhz {
+            Units::MegaHertz
+        } else {
+            Units::Unknown
+        },
+        class: if input.absolute {
+            CounterClass::Absolute
+        } else {
+            CounterClass::Delta
+        },
         source: Source::Gatord,
         result_type: ResultType::Integer,
     };

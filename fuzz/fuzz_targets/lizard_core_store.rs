@@ -44,7 +44,10 @@ fuzz_target!(|input: (u8, Vec<Op>)| {
     for op in input.1 {
         match op {
             Op::Push { id, t, v } => {
-                let sample = Sample { timestamp_ns: u64::from(t), value: Value::Int(v) };
+                let sample = Sample {
+                    timestamp_ns: u64::from(t),
+                    value: Value::Int(v),
+                };
                 let id = u32::from(id % 5);
                 assert_eq!(store.push(id, sample), (1..=COUNTERS as u32).contains(&id));
                 push(&mut model, capacity, id, sample);
@@ -52,7 +55,15 @@ fuzz_target!(|input: (u8, Vec<Op>)| {
             Op::PushAll { id, n } => {
                 let id = u32::from(id % 5);
                 let batch: Vec<_> = (0..n)
-                    .map(|i| (id, Sample { timestamp_ns: u64::from(i), value: Value::Float(f64::from(i)) }))
+                    .map(|i| {
+                        (
+                            id,
+                            Sample {
+                                timestamp_ns: u64::from(i),
+                                value: Value::Float(f64::from(i)),
+                            },
+                        )
+                    })
                     .collect();
                 store.push_all(batch.iter().copied());
                 for (id, s) in batch {
@@ -73,14 +84,21 @@ fuzz_target!(|input: (u8, Vec<Op>)| {
             Op::Prune { t } => {
                 store.prune_before(u64::from(t));
                 for m in &mut model {
-                    while m.samples.front().is_some_and(|s| s.timestamp_ns < u64::from(t)) {
+                    while m
+                        .samples
+                        .front()
+                        .is_some_and(|s| s.timestamp_ns < u64::from(t))
+                    {
                         m.samples.pop_front();
                     }
                 }
             }
             Op::Read { id, window } => {
                 let id = u32::from(id % 5);
-                let window = window.map(|(a, b)| Window { start_ns: u64::from(a), end_ns: u64::from(b) });
+                let window = window.map(|(a, b)| Window {
+                    start_ns: u64::from(a),
+                    end_ns: u64::from(b),
+                });
                 let got = store.samples(id, window);
                 match (id as usize).checked_sub(1).and_then(|i| model.get(i)) {
                     None => assert!(got.is_none()),

@@ -30,7 +30,14 @@ struct Script {
     ops: Vec<Op>,
 }
 
-const KINDS: [&str; 6] = ["events", "counters", "captured", "configuration", "defaults", "bad\"kind"];
+const KINDS: [&str; 6] = [
+    "events",
+    "counters",
+    "captured",
+    "configuration",
+    "defaults",
+    "bad\"kind",
+];
 
 fuzz_target!(|script: Script| {
     let config = Config {

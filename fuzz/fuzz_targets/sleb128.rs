@@ -20,6 +20,9 @@ fuzz_target!(|data: &[u8]| {
         assert!(out.len() <= used);
         assert_eq!(sleb128::decode_i32(&out), Ok((value, out.len())));
         // Every i32 is also a valid i64 of the same value.
-        assert_eq!(sleb128::decode_i64(&data[..used]).map(|(v, n)| (v, n)), Ok((i64::from(value), used)));
+        assert_eq!(
+            sleb128::decode_i64(&data[..used]).map(|(v, n)| (v, n)),
+            Ok((i64::from(value), used))
+        );
     }
 });
