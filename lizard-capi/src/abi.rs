@@ -5,7 +5,8 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-/// `LizardInstance`: an opaque handle to one instance (see [`crate::registry`]).
+/// `LizardInstance`: an opaque handle to one instance: a key issued by the library and never reused, not a
+/// pointer to its memory.
 pub type LizardInstance = *mut c_void;
 
 /// `LizardCounterId`: valid ids are `1..=count`; 0 is never valid.

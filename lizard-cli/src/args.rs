@@ -41,7 +41,7 @@ pub enum Command {
 /// Where counters come from.
 #[derive(Debug, Clone, Args)]
 pub struct SourceArgs {
-    /// gatord's address, HOST:PORT (IPv6 as [ADDR]:PORT). Without it, 127.0.0.1:8080 is tried briefly.
+    /// gatord's address, HOST:PORT (IPv6 in brackets: `[::1]:8080`). Without it, 127.0.0.1:8080 is tried briefly.
     #[arg(long, value_name = "HOST:PORT", conflicts_with = "no_gatord")]
     pub gatord: Option<String>,
     /// Do not use gatord.
