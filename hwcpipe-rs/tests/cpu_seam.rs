@@ -10,7 +10,7 @@ use hwcpipe::cpu::group_read::GroupReadError;
 use hwcpipe::cpu::{
     CpuConfig, CpuCounter, CpuError, CpuProfiler, KernelCounting, UnavailableReason,
 };
-use hwcpipe::sys::perf_event_attr::{flag, PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE};
+use hwcpipe::sys::perf_event_attr::{flag, PERF_TYPE_HARDWARE, PERF_TYPE_RAW, PERF_TYPE_SOFTWARE};
 use hwcpipe::{Availability, Counter, Error, GpuCounter, HwcPipe, Value};
 use support::FakePerf;
 
@@ -137,6 +137,12 @@ fn unsupported_hardware_is_reported_with_the_errno_not_listed() {
     fake.faults(|f| {
         for n in 0..6 {
             f.open_errno.insert((PERF_TYPE_HARDWARE, n), libc::ENOENT);
+        }
+        // The Arm raw events, which are opened on aarch64 only.
+        for code in [
+            0x04, 0x08, 0x16, 0x2b, 0x60, 0x61, 0x66, 0x67, 0x74, 0x75, 0x77,
+        ] {
+            f.open_errno.insert((PERF_TYPE_RAW, code), libc::ENOENT);
         }
     });
     let p = profiler(&fake, CpuConfig::all()).unwrap();
