@@ -1,7 +1,7 @@
 //! Zero-copy decoding and encoding of APC frames, the capture data inside APC_DATA responses and local captures.
 //!
 //! [`Frame::parse`] takes the frame bytes (`packInt frame_type` + body) and the protocol version and returns a
-//! view borrowing them. One module per frame type holds its layout; [`cursor`] is the one place where field
+//! view borrowing them. One module per frame type holds its layout; the private `cursor` module is the one place where field
 //! bytes are consumed.
 
 mod block_counter;
