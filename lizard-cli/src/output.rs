@@ -72,6 +72,15 @@ pub fn reading_text(value: &Json) -> String {
     }
 }
 
+/// A CSV field: quoted (with inner quotes doubled) when it holds a comma, a quote or a newline.
+pub fn csv_field(text: &str) -> String {
+    if text.contains([',', '"', '\n']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text.to_owned()
+    }
+}
+
 /// Pretty JSON text with a final newline.
 pub fn to_json(value: &Json) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".to_owned());
@@ -95,5 +104,17 @@ pub fn write(path: Option<&Path>, text: &str) -> Result<(), CliError> {
                 Ok(()) => Ok(()),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::csv_field;
+
+    #[test]
+    fn csv_fields_are_quoted_only_when_needed() {
+        assert_eq!(csv_field("plain"), "plain");
+        assert_eq!(csv_field("a,b"), "\"a,b\"");
+        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
     }
 }

@@ -159,14 +159,6 @@ fn read(dir: &Path) -> Result<Dump, CliError> {
     Ok(dump)
 }
 
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_owned()
-    }
-}
-
 /// Runs `lizard apc-dump`.
 pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
     if !args.path.is_dir() {
@@ -221,7 +213,7 @@ pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
                     v.timestamp_ns,
                     v.core,
                     v.key,
-                    csv_field(&v.counter),
+                    output::csv_field(&v.counter),
                     v.value
                 ));
             }

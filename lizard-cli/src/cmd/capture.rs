@@ -140,14 +140,6 @@ fn table(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
     text
 }
 
-fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_owned()
-    }
-}
-
 fn csv(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
     let mut text = String::from("timestamp_ns,id,counter,value\n");
     let mut rows: Vec<(u64, String)> = Vec::new();
@@ -157,7 +149,7 @@ fn csv(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
                 "{},{},{},{}\n",
                 s.timestamp_ns,
                 c.counter.id,
-                csv_field(counter_name(c.counter)),
+                output::csv_field(counter_name(c.counter)),
                 scaled_text(c.counter, s.value)
             );
             rows.push((s.timestamp_ns, row));
@@ -167,7 +159,12 @@ fn csv(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
         let label = format!("trace:{}@{}:{}", r.module, r.file, r.line);
         rows.push((
             r.timestamp_ns,
-            format!("{},,{},{}\n", r.timestamp_ns, csv_field(&label), r.seq),
+            format!(
+                "{},,{},{}\n",
+                r.timestamp_ns,
+                output::csv_field(&label),
+                r.seq
+            ),
         ));
     }
     rows.sort_by_key(|(t, _)| *t);
