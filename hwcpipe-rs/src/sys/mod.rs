@@ -100,6 +100,34 @@ pub trait PerfSys: Send + Sync + fmt::Debug {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LinuxPerf;
 
+/// Whether the running kernel implements `perf_event_open` at all.
+///
+/// Probes with a NULL attribute, which opens nothing: a kernel with perf events answers `EFAULT`;
+/// a kernel built without them, or a user-mode emulator that does not forward the call (such as
+/// `qemu-user`), answers `ENOSYS`. Only `ENOSYS` gives `false`: any other refusal, such as a
+/// seccomp filter's `EPERM`, is left for the real open to report with its reason.
+pub fn perf_event_open_implemented() -> bool {
+    // SAFETY: a NULL attribute pointer is never dereferenced in user space; the kernel rejects it
+    // while copying the attribute in, before anything is opened.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_perf_event_open,
+            std::ptr::null::<PerfEventAttr>(),
+            0,
+            -1,
+            -1,
+            0,
+        )
+    };
+    if ret >= 0 {
+        // Not expected from a NULL attribute, but a descriptor would be ours to close.
+        // SAFETY: a non-negative return is a new descriptor owned by nobody else.
+        drop(unsafe { OwnedFd::from_raw_fd(ret as RawFd) });
+        return true;
+    }
+    io::Error::last_os_error().raw_os_error() != Some(libc::ENOSYS)
+}
+
 /// The one place a C return value becomes an [`io::Error`]: a negative result means `errno`.
 pub(crate) fn check<T: Copy + PartialOrd + Default>(ret: T) -> io::Result<T> {
     if ret < T::default() {
@@ -185,12 +213,14 @@ fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
 
 /// A child process that has been forked but waits before `execve` until [`release`](Self::release).
 ///
-/// Dropping it without releasing makes the child exit without running the program.
+/// Dropping it without releasing kills the child before it runs the program and reaps it.
 #[derive(Debug)]
 pub struct GatedChild {
     pid: i32,
-    gate: OwnedFd,
-    spawner: JoinHandle<io::Result<Child>>,
+    /// Our write end of the gate; `None` once released.
+    gate: Option<OwnedFd>,
+    /// The thread blocked in `Command::spawn`; `None` once joined.
+    spawner: Option<JoinHandle<io::Result<Child>>>,
 }
 
 impl GatedChild {
@@ -200,15 +230,45 @@ impl GatedChild {
     }
 
     /// Lets the child call `execve` and waits until it has; returns the running [`Child`].
-    pub fn release(self) -> io::Result<Child> {
-        let mut gate = File::from(self.gate);
-        let written = gate.write_all(b"g");
-        drop(gate);
-        let spawned = self
-            .spawner
-            .join()
-            .map_err(|_| io::Error::other("the thread spawning the child panicked"))?;
-        written.and(spawned)
+    pub fn release(mut self) -> io::Result<Child> {
+        let written = match self.gate.take() {
+            Some(gate) => File::from(gate).write_all(b"g"),
+            None => Ok(()),
+        };
+        written.and(self.join_spawner())
+    }
+
+    fn join_spawner(&mut self) -> io::Result<Child> {
+        match self.spawner.take() {
+            Some(spawner) => spawner
+                .join()
+                .map_err(|_| io::Error::other("the thread spawning the child panicked"))?,
+            None => Err(io::Error::other("the child was already released")),
+        }
+    }
+}
+
+impl Drop for GatedChild {
+    /// Kills an unreleased child and reaps it.
+    ///
+    /// Closing the gate alone is not enough: a child forked by another thread at the same moment
+    /// inherits a copy of this gate's write end and holds it until its own `execve`, so two
+    /// children cancelled together would each keep the other waiting forever.
+    fn drop(&mut self) {
+        if self.gate.is_none() {
+            return;
+        }
+        // SAFETY: kill has no memory preconditions. The pid is still ours: while we hold the gate
+        // open the child can only leave its wait by being killed, and it is reaped below, after
+        // this call, by the spawning thread or by us.
+        unsafe {
+            libc::kill(self.pid, libc::SIGKILL);
+        }
+        self.gate = None;
+        if let Ok(mut child) = self.join_spawner() {
+            // The killed child never reached `execve`, so `spawn` saw success; reap it.
+            let _ = child.wait();
+        }
     }
 }
 
@@ -217,8 +277,8 @@ impl GatedChild {
 /// `Command::spawn` only returns once the child has called `execve`, so it runs on a helper
 /// thread; the child reports its pid through a pipe, then blocks reading a second pipe (the gate).
 /// Both pipes are close-on-exec; a process forked by another thread at the same moment may hold
-/// a copy of the gate until it calls `execve` itself, which can only delay a cancelled child's
-/// exit, never release it.
+/// a copy of the gate until it calls `execve` itself, which is why cancelling kills the child
+/// (see [`GatedChild`]'s `Drop`) rather than only closing the gate.
 pub fn spawn_gated(mut command: Command) -> io::Result<GatedChild> {
     let (pid_read, pid_write) = pipe_cloexec()?;
     let (gate_read, gate_write) = pipe_cloexec()?;
@@ -281,8 +341,8 @@ pub fn spawn_gated(mut command: Command) -> io::Result<GatedChild> {
     }
     Ok(GatedChild {
         pid: i32::from_ne_bytes(pid_bytes),
-        gate: gate_write,
-        spawner,
+        gate: Some(gate_write),
+        spawner: Some(spawner),
     })
 }
 
@@ -310,7 +370,29 @@ mod tests {
     #[test]
     fn dropping_the_gate_cancels_the_child() {
         let gated = spawn_gated(Command::new("true")).expect("fork");
+        let pid = gated.pid();
         drop(gated);
+        assert!(!process_exists(pid), "child {pid} outlived its gate");
+    }
+
+    #[test]
+    fn a_cancelled_child_ends_even_while_a_later_child_holds_its_gate() {
+        // `second` is forked while `first`'s gate is open, so it inherits a copy of that write
+        // end: closing the gate alone would leave `first` waiting until `second` ends.
+        let first = spawn_gated(Command::new("true")).expect("fork");
+        let second = spawn_gated(Command::new("true")).expect("fork");
+        let first_pid = first.pid();
+        drop(first);
+        assert!(!process_exists(first_pid), "child {first_pid} still waits");
+        let mut child = second.release().expect("release");
+        assert!(child.wait().expect("wait").success());
+    }
+
+    /// Whether `pid` names a process, zombies included (`kill(pid, 0)` fails with `ESRCH` only
+    /// once it has been reaped).
+    fn process_exists(pid: i32) -> bool {
+        // SAFETY: signal 0 only checks that the process exists.
+        unsafe { libc::kill(pid, 0) == 0 }
     }
 
     #[test]
@@ -320,7 +402,21 @@ mod tests {
     }
 
     #[test]
+    fn the_probe_agrees_with_a_real_open() {
+        let attr = PerfEventAttr::counting(perf_event_attr::PERF_TYPE_SOFTWARE, 1);
+        let enosys = match LinuxPerf.perf_event_open(&attr, 0, -1, None) {
+            Ok(_) => false,
+            Err(err) => err.raw_os_error() == Some(libc::ENOSYS),
+        };
+        assert_eq!(perf_event_open_implemented(), !enosys);
+    }
+
+    #[test]
     fn invalid_attribute_is_refused_with_errno() {
+        if !perf_event_open_implemented() {
+            eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
+            return;
+        }
         let mut attr = PerfEventAttr::counting(perf_event_attr::PERF_TYPE_SOFTWARE, 1);
         attr.size = 1;
         let err = LinuxPerf.perf_event_open(&attr, 0, -1, None).unwrap_err();
