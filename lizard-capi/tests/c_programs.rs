@@ -2,6 +2,10 @@
 //! and the misuse suite (`tests/c/abuse.c`), compiled with gcc and g++ `-Werror`, run against a gatord
 //! simulator on loopback (`lizard_core::sim`) and against the local HWCPipe software counters, plain, under
 //! valgrind and under AddressSanitizer.
+//!
+//! `TARGET_CC` and `TARGET_CXX` name a cross compiler when the tests run for another architecture (the
+//! aarch64 stage of `.ci/run` runs them under qemu-user); valgrind and the sanitizers check native builds
+//! only and skip, saying so, when a cross compiler is in use.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -37,17 +41,48 @@ fn scratch() -> &'static Path {
     })
 }
 
-/// Compiles `source` with `compiler` (`gcc` or `g++`) and `extra` flags, warnings as errors.
-fn compile(compiler: &str, source: &Path, name: &str, extra: &[&str]) -> PathBuf {
+/// The C or C++ compiler: `TARGET_CC` / `TARGET_CXX` when cross-compiling, else gcc / g++.
+#[derive(Clone, Copy, PartialEq)]
+enum Lang {
+    C,
+    Cxx,
+}
+
+impl Lang {
+    fn compiler(self) -> String {
+        let (var, native) = match self {
+            Lang::C => ("TARGET_CC", "gcc"),
+            Lang::Cxx => ("TARGET_CXX", "g++"),
+        };
+        std::env::var(var).unwrap_or_else(|_| native.to_owned())
+    }
+}
+
+/// The cross compiler in use, if any: valgrind and the sanitizers are then skipped.
+fn cross_compiler() -> Option<String> {
+    std::env::var("TARGET_CC").ok()
+}
+
+/// Whether the kernel (or emulator) lacks `perf_event_open`, after saying so on stderr.
+fn no_perf_events() -> bool {
+    let missing = !hwcpipe::sys::perf_event_open_implemented();
+    if missing {
+        eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
+    }
+    missing
+}
+
+/// Compiles `source` as `lang` with `extra` flags, warnings as errors.
+fn compile(lang: Lang, source: &Path, name: &str, extra: &[&str]) -> PathBuf {
     let out = scratch().join(name);
-    let (lang, std) = if compiler == "g++" {
-        ("c++", "-std=c++11")
-    } else {
-        ("c", "-std=c99")
+    let (lang_flag, std) = match lang {
+        Lang::Cxx => ("c++", "-std=c++11"),
+        Lang::C => ("c", "-std=c99"),
     };
+    let compiler = lang.compiler();
     let lib = library_dir();
-    let status = Command::new(compiler)
-        .args([std, "-Wall", "-Wextra", "-Werror", "-g", "-x", lang])
+    let status = Command::new(&compiler)
+        .args([std, "-Wall", "-Wextra", "-Werror", "-g", "-x", lang_flag])
         .arg(source)
         .arg("-I")
         .arg(manifest().join("include"))
@@ -68,6 +103,8 @@ fn compile(compiler: &str, source: &Path, name: &str, extra: &[&str]) -> PathBuf
     out
 }
 
+/// Runs `program` (under `wrapper`, if any) with the library this test built first on the search path:
+/// cargo's own `LD_LIBRARY_PATH` also lists the profile folder, which may hold an older build.
 fn run(program: &Path, wrapper: &[&str], args: &[String]) -> Output {
     let mut command = match wrapper.split_first() {
         Some((tool, tool_args)) => {
@@ -77,7 +114,11 @@ fn run(program: &Path, wrapper: &[&str], args: &[String]) -> Output {
         }
         None => Command::new(program),
     };
-    let output = command.args(args).output().expect("run C program");
+    let output = command
+        .args(args)
+        .env("LD_LIBRARY_PATH", library_dir())
+        .output()
+        .expect("run C program");
     if !output.status.success() {
         eprintln!("stdout:\n{}", String::from_utf8_lossy(&output.stdout));
         eprintln!("stderr:\n{}", String::from_utf8_lossy(&output.stderr));
@@ -191,10 +232,10 @@ fn demo_in_c_and_cxx_reads_the_values_gatord_sent() {
     let sim = scripted_sim();
     let port = sim.local_addr().port();
     let source = manifest().join("examples/c/lizard_demo.c");
-    for compiler in ["gcc", "g++"] {
-        let demo = compile(compiler, &source, &format!("demo-{compiler}"), &[]);
+    for (lang, name) in [(Lang::C, "demo-c"), (Lang::Cxx, "demo-cxx")] {
+        let demo = compile(lang, &source, name, &[]);
         let output = run(&demo, &[], &demo_args(port, 3));
-        assert!(output.status.success(), "{compiler} demo failed");
+        assert!(output.status.success(), "{name} failed");
         let out = parse_demo(&output.stdout);
         let ids: Vec<u32> = out.counters.iter().map(|(id, _)| *id).collect();
         assert_eq!(
@@ -209,8 +250,11 @@ fn demo_in_c_and_cxx_reads_the_values_gatord_sent() {
 
 #[test]
 fn demo_reads_hwcpipe_software_counters_without_gatord() {
+    if no_perf_events() {
+        return;
+    }
     let demo = compile(
-        "gcc",
+        Lang::C,
         &manifest().join("examples/c/lizard_demo.c"),
         "demo-local",
         &[],
@@ -229,7 +273,7 @@ fn demo_reads_hwcpipe_software_counters_without_gatord() {
 #[test]
 fn misuse_never_crashes_and_leaks_no_descriptor() {
     let sim = sim::start(SimConfig::default()).expect("start simulator");
-    let abuse = compile("gcc", &manifest().join("tests/c/abuse.c"), "abuse", &[]);
+    let abuse = compile(Lang::C, &manifest().join("tests/c/abuse.c"), "abuse", &[]);
     let args = [
         sim.local_addr().port().to_string(),
         dead_port().to_string(),
@@ -255,6 +299,10 @@ fn tool_available(tool: &str) -> bool {
 
 #[test]
 fn demo_and_misuse_are_clean_under_valgrind() {
+    if let Some(cc) = cross_compiler() {
+        eprintln!("skipped: valgrind checks native builds only ({cc} is a cross compiler)");
+        return;
+    }
     if !tool_available("valgrind") {
         return;
     }
@@ -267,7 +315,7 @@ fn demo_and_misuse_are_clean_under_valgrind() {
     ];
     let sim = scripted_sim();
     let demo = compile(
-        "gcc",
+        Lang::C,
         &manifest().join("examples/c/lizard_demo.c"),
         "demo-vg",
         &[],
@@ -282,7 +330,12 @@ fn demo_and_misuse_are_clean_under_valgrind() {
     sim.shutdown();
 
     let sim = sim::start(SimConfig::default()).expect("start simulator");
-    let abuse = compile("gcc", &manifest().join("tests/c/abuse.c"), "abuse-vg", &[]);
+    let abuse = compile(
+        Lang::C,
+        &manifest().join("tests/c/abuse.c"),
+        "abuse-vg",
+        &[],
+    );
     let args = [
         sim.local_addr().port().to_string(),
         dead_port().to_string(),
@@ -299,9 +352,13 @@ fn demo_and_misuse_are_clean_under_valgrind() {
 
 #[test]
 fn misuse_is_clean_under_address_sanitizer() {
+    if let Some(cc) = cross_compiler() {
+        eprintln!("skipped: AddressSanitizer checks native builds only ({cc} is a cross compiler)");
+        return;
+    }
     let sim = sim::start(SimConfig::default()).expect("start simulator");
     let abuse = compile(
-        "gcc",
+        Lang::C,
         &manifest().join("tests/c/abuse.c"),
         "abuse-asan",
         &["-fsanitize=address,undefined", "-fno-omit-frame-pointer"],
@@ -313,6 +370,7 @@ fn misuse_is_clean_under_address_sanitizer() {
     ];
     let output = Command::new(&abuse)
         .args(&args)
+        .env("LD_LIBRARY_PATH", library_dir())
         .env(
             "ASAN_OPTIONS",
             "detect_leaks=1:abort_on_error=0:exitcode=86",

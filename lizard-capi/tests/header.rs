@@ -1,6 +1,7 @@
 //! The committed C header and the Rust definitions must agree: a C program compiled against
 //! `include/lizard/lizard_api.h` (as C99 and as C++11, `-Wall -Wextra -Werror`) prints every size, offset
-//! and enum value, and each must equal what `lizard::abi` says.
+//! and enum value, and each must equal what `lizard::abi` says. `TARGET_CC` / `TARGET_CXX` name the
+//! compilers when the tests run for another architecture, so the probe sees that architecture's layout.
 
 use std::collections::BTreeMap;
 use std::mem::{offset_of, size_of};
@@ -159,10 +160,15 @@ fn expected() -> BTreeMap<String, i64> {
         .collect()
 }
 
+/// The compiler named by `var` (a cross compiler), else the native `default`.
+fn target_compiler(var: &str, default: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| default.to_owned())
+}
+
 fn compile_and_run(compiler: &str, std: &str, lang: &str, dir: &Path) -> BTreeMap<String, i64> {
     let source = dir.join("probe.c");
     std::fs::write(&source, PROBE).expect("write probe");
-    let binary = dir.join(format!("probe-{compiler}"));
+    let binary = dir.join(format!("probe-{lang}"));
     let include = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("include");
     let status = Command::new(compiler)
         .args([
@@ -206,13 +212,19 @@ fn scratch(name: &str) -> PathBuf {
 #[test]
 fn header_compiled_as_c99_agrees_with_rust() {
     let dir = scratch("c");
-    assert_eq!(compile_and_run("gcc", "c99", "c", &dir), expected());
+    assert_eq!(
+        compile_and_run(&target_compiler("TARGET_CC", "gcc"), "c99", "c", &dir),
+        expected()
+    );
     std::fs::remove_dir_all(dir).ok();
 }
 
 #[test]
 fn header_compiled_as_cxx11_agrees_with_rust() {
     let dir = scratch("cxx");
-    assert_eq!(compile_and_run("g++", "c++11", "c++", &dir), expected());
+    assert_eq!(
+        compile_and_run(&target_compiler("TARGET_CXX", "g++"), "c++11", "c++", &dir),
+        expected()
+    );
     std::fs::remove_dir_all(dir).ok();
 }
