@@ -79,31 +79,35 @@ pub fn decode_i64(input: &[u8]) -> Result<(i64, usize), Sleb128Error> {
             return Ok((i64::from(((first << 1) as i8) >> 1), 1));
         }
     }
-    if let Some(window) = input.first_chunk::<MAX_LEN_I64>() {
-        return decode_window(window);
+    if let Some(word) = input.first_chunk::<8>() {
+        if let Some(decoded) = decode_word(u64::from_le_bytes(*word)) {
+            return Ok(decoded);
+        }
     }
     decode_slow(input, 64, MAX_LEN_I64)
 }
 
-/// The 64-bit decoder for inputs with at least 10 bytes left: no per-byte bounds checks. The rare 10-byte form
-/// goes through [`decode_slow`] for its overflow checks.
-#[inline]
-fn decode_window(window: &[u8; MAX_LEN_I64]) -> Result<(i64, usize), Sleb128Error> {
-    let mut result: u64 = 0;
-    let mut index = 0;
-    while index < MAX_LEN_I64 - 1 {
-        let byte = window[index];
-        result |= u64::from(byte & 0x7f) << (7 * index);
-        if byte < 0x80 {
-            let shift = 7 * (index as u32 + 1);
-            if byte & 0x40 != 0 {
-                result |= u64::MAX << shift;
-            }
-            return Ok((result as i64, index + 1));
-        }
-        index += 1;
+/// Decodes an integer of at most 8 bytes from the first 8 input bytes, read as one little-endian word,
+/// without a branch per byte; `None` when all 8 have their continuation bit set (a 9- or 10-byte form,
+/// left to [`decode_slow`] and its overflow checks).
+#[inline(always)]
+fn decode_word(word: u64) -> Option<(i64, usize)> {
+    const CONTINUATION: u64 = 0x8080_8080_8080_8080;
+    // The lowest byte whose continuation bit is clear ends the integer.
+    let ends = !word & CONTINUATION;
+    if ends == 0 {
+        return None;
     }
-    decode_slow(window, 64, MAX_LEN_I64)
+    let len = (ends.trailing_zeros() / 8 + 1) as usize;
+    // Keep the integer's bytes (below the end bit's byte boundary) and their 7-bit groups only.
+    let mut x = word & (ends ^ (ends - 1)) & !CONTINUATION;
+    // Close the one-bit gaps between the groups: 8 groups of 7 bits → 56 contiguous bits.
+    x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
+    x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
+    x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
+    // Sign-extend from bit 7 × len − 1, the sign bit of the last group.
+    let unused = 64 - 7 * len as u32;
+    Some((((x << unused) as i64) >> unused, len))
 }
 
 /// Decodes one 32-bit SLEB128 integer from the start of `input`; returns the value and the bytes consumed.
@@ -173,6 +177,28 @@ fn decode_slow(input: &[u8], bits: u32, max: usize) -> Result<(i64, usize), Sleb
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_length_decodes_at_its_edges_with_or_without_trailing_bytes() {
+        for len in 1..=MAX_LEN_I64 as u32 {
+            // The extreme values of each encoded length: ±2^(7·len − 1), minus one for the maximum.
+            let bits = (7 * len).min(64);
+            let (min, max) = if bits == 64 {
+                (i64::MIN, i64::MAX)
+            } else {
+                (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+            };
+            for value in [min, max, 0x55 << (bits.saturating_sub(8)) % 64] {
+                let mut bytes = Vec::new();
+                encode_i64(value, &mut bytes);
+                let expected = (value, bytes.len());
+                assert_eq!(decode_i64(&bytes), Ok(expected), "{value} alone");
+                bytes.extend_from_slice(&[0xff; 12]);
+                assert_eq!(decode_i64(&bytes), Ok(expected), "{value} with more bytes");
+            }
+            assert_eq!(encoded_len(min), len.max(1) as usize);
+        }
+    }
 
     fn enc(value: i64) -> Vec<u8> {
         let mut out = Vec::new();
