@@ -188,7 +188,7 @@ mod tests {
             } else {
                 (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
             };
-            for value in [min, max, 0x55 << (bits.saturating_sub(8)) % 64] {
+            for value in [min, max, 0x55 << (bits.saturating_sub(8) % 64)] {
                 let mut bytes = Vec::new();
                 encode_i64(value, &mut bytes);
                 let expected = (value, bytes.len());
