@@ -101,8 +101,9 @@ fn decode_word(word: u64) -> Option<(i64, usize)> {
     let len = (ends.trailing_zeros() / 8 + 1) as usize;
     // Keep the integer's bytes (below the end bit's byte boundary) and their 7-bit groups only.
     let mut x = word & (ends ^ (ends - 1)) & !CONTINUATION;
-    // Close the one-bit gaps between the groups: 8 groups of 7 bits → 56 contiguous bits.
-    x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
+    // Close the gaps between the groups: 8 groups of 7 bits → 56 contiguous bits. For byte pairs, moving the
+    // upper byte's group down one bit is subtracting half of it (hi·2^8 − hi·2^7 = hi·2^7).
+    x -= (x & 0x7f00_7f00_7f00_7f00) >> 1;
     x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
     x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
     // Sign-extend from bit 7 × len − 1, the sign bit of the last group.
