@@ -3,12 +3,16 @@
 //! kernel's reason, and a spawned child's work must be attributed to it. The measured bytes are the
 //! kernel's own `perf_event_open` group records; nothing is simulated here.
 
+#[path = "support/real_kernel.rs"]
+mod real_kernel;
+
 use std::hint::black_box;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use hwcpipe::cpu::{CpuConfig, CpuCounter, CpuProfiler, CpuTarget, PerfEvent, UnavailableReason};
 use hwcpipe::{Availability, Counter, HwcPipe, Value};
+use real_kernel::perf_events_present;
 
 /// Spins for `ms` milliseconds while touching freshly mapped pages (page faults). Each block is
 /// larger than glibc's largest mmap threshold (32 MiB), so it is a fresh mapping every time.
@@ -27,16 +31,6 @@ fn busy_allocating(ms: u64) -> u64 {
             return acc;
         }
     }
-}
-
-/// `false`, after saying so on stderr, where the kernel (or an emulator such as qemu-user) has no
-/// `perf_event_open`: the tests below need the real call and skip there.
-fn perf_events_present() -> bool {
-    let present = hwcpipe::sys::perf_event_open_implemented();
-    if !present {
-        eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
-    }
-    present
 }
 
 #[test]

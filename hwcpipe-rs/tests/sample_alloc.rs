@@ -2,10 +2,14 @@
 //! counts the heap allocations made by this thread while seven real software perf counters (one
 //! group, read from the running kernel) are sampled many times.
 
+#[path = "support/real_kernel.rs"]
+mod real_kernel;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use hwcpipe::{CpuCounter, HwcPipe};
+use real_kernel::perf_events_present;
 
 /// Counts the allocations of each thread, then lets the system allocator do the work.
 struct CountingAllocator;
@@ -51,16 +55,6 @@ static GLOBAL: CountingAllocator = CountingAllocator;
 
 fn allocations() -> u64 {
     ALLOCATIONS.with(Cell::get)
-}
-
-/// `false`, after saying so on stderr, where the kernel (or an emulator such as qemu-user) has no
-/// `perf_event_open`: the tests below need the real call and skip there.
-fn perf_events_present() -> bool {
-    let present = hwcpipe::sys::perf_event_open_implemented();
-    if !present {
-        eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
-    }
-    present
 }
 
 #[test]

@@ -42,7 +42,7 @@ fn scratch() -> &'static Path {
 }
 
 /// The C or C++ compiler: `TARGET_CC` / `TARGET_CXX` when cross-compiling, else gcc / g++.
-#[derive(Clone, Copy, PartialEq)]
+#[derive(Clone, Copy)]
 enum Lang {
     C,
     Cxx,
@@ -63,13 +63,14 @@ fn cross_compiler() -> Option<String> {
     std::env::var("TARGET_CC").ok()
 }
 
-/// Whether the kernel (or emulator) lacks `perf_event_open`, after saying so on stderr.
-fn no_perf_events() -> bool {
-    let missing = !hwcpipe::sys::perf_event_open_implemented();
-    if missing {
+/// `false`, after saying so on stderr, where the kernel (or an emulator such as qemu-user) has no
+/// `perf_event_open`: tests of the local counters skip there.
+fn perf_events_present() -> bool {
+    let present = hwcpipe::sys::perf_event_open_implemented();
+    if !present {
         eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
     }
-    missing
+    present
 }
 
 /// Compiles `source` as `lang` with `extra` flags, warnings as errors.
@@ -250,7 +251,7 @@ fn demo_in_c_and_cxx_reads_the_values_gatord_sent() {
 
 #[test]
 fn demo_reads_hwcpipe_software_counters_without_gatord() {
-    if no_perf_events() {
+    if !perf_events_present() {
         return;
     }
     let demo = compile(
