@@ -6,21 +6,19 @@
 //! special kernel. Every descriptor is an [`OwnedFd`], so nothing leaks on an error path, and
 //! `errno` becomes an [`io::Error`] in one place, `check`, crate-visible so the kbase calls can share it.
 //!
-//! [`spawn_gated`] starts a child process that waits, before `execve`, until its counters have been
-//! opened, so the child is counted from its first instruction and nothing else is.
+//! [`spawn_gated`] (in `gated_spawn.rs`) starts a child process that waits, before `execve`, until its
+//! counters have been opened, so the child is counted from its first instruction and nothing else is.
 #![allow(unsafe_code)]
 
+mod gated_spawn;
 pub(crate) mod kbase;
 pub mod perf_event_attr;
 
 use std::fmt;
-use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
-use std::os::unix::process::CommandExt;
-use std::process::{Child, Command};
-use std::thread::JoinHandle;
 
+pub use gated_spawn::{spawn_gated, GatedChild};
 pub use perf_event_attr::PerfEventAttr;
 
 /// `PERF_IOC_FLAG_GROUP`: apply an ioctl to the leader and every member of its group.
@@ -202,202 +200,13 @@ impl PerfSys for LinuxPerf {
     }
 }
 
-/// A pipe whose both ends are close-on-exec: (read end, write end).
-fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds: [RawFd; 2] = [-1, -1];
-    // SAFETY: `fds` is a writable array of two ints, as pipe2 requires.
-    check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
-    // SAFETY: pipe2 succeeded, so both entries are new descriptors owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
-/// A child process that has been forked but waits before `execve` until [`release`](Self::release).
-///
-/// Dropping it without releasing kills the child before it runs the program and reaps it.
-#[derive(Debug)]
-pub struct GatedChild {
-    pid: i32,
-    /// Our write end of the gate; `None` once released.
-    gate: Option<OwnedFd>,
-    /// The thread blocked in `Command::spawn`; `None` once joined.
-    spawner: Option<JoinHandle<io::Result<Child>>>,
-}
-
-impl GatedChild {
-    /// The child's process id, valid from now on (before and after `execve`).
-    pub fn pid(&self) -> i32 {
-        self.pid
-    }
-
-    /// Lets the child call `execve` and waits until it has; returns the running [`Child`].
-    pub fn release(mut self) -> io::Result<Child> {
-        let written = match self.gate.take() {
-            Some(gate) => File::from(gate).write_all(b"g"),
-            None => Ok(()),
-        };
-        written.and(self.join_spawner())
-    }
-
-    fn join_spawner(&mut self) -> io::Result<Child> {
-        match self.spawner.take() {
-            Some(spawner) => spawner
-                .join()
-                .map_err(|_| io::Error::other("the thread spawning the child panicked"))?,
-            None => Err(io::Error::other("the child was already released")),
-        }
-    }
-}
-
-impl Drop for GatedChild {
-    /// Kills an unreleased child and reaps it.
-    ///
-    /// Closing the gate alone is not enough: a child forked by another thread at the same moment
-    /// inherits a copy of this gate's write end and holds it until its own `execve`, so two
-    /// children cancelled together would each keep the other waiting forever.
-    fn drop(&mut self) {
-        if self.gate.is_none() {
-            return;
-        }
-        // SAFETY: kill has no memory preconditions. The pid is still ours: while we hold the gate
-        // open the child can only leave its wait by being killed, and it is reaped below, after
-        // this call, by the spawning thread or by us.
-        unsafe {
-            libc::kill(self.pid, libc::SIGKILL);
-        }
-        self.gate = None;
-        if let Ok(mut child) = self.join_spawner() {
-            // The killed child never reached `execve`, so `spawn` saw success; reap it.
-            let _ = child.wait();
-        }
-    }
-}
-
-/// Forks `command` so that the child stops just before `execve` until [`GatedChild::release`].
-///
-/// `Command::spawn` only returns once the child has called `execve`, so it runs on a helper
-/// thread; the child reports its pid through a pipe, then blocks reading a second pipe (the gate).
-/// Both pipes are close-on-exec; a process forked by another thread at the same moment may hold
-/// a copy of the gate until it calls `execve` itself, which is why cancelling kills the child
-/// (see [`GatedChild`]'s `Drop`) rather than only closing the gate.
-pub fn spawn_gated(mut command: Command) -> io::Result<GatedChild> {
-    let (pid_read, pid_write) = pipe_cloexec()?;
-    let (gate_read, gate_write) = pipe_cloexec()?;
-    let (pid_read_raw, pid_write_raw) = (pid_read.as_raw_fd(), pid_write.as_raw_fd());
-    let (gate_read_raw, gate_write_raw) = (gate_read.as_raw_fd(), gate_write.as_raw_fd());
-    let hook = move || -> io::Result<()> {
-        // Only async-signal-safe calls from here on: this runs in the forked child.
-        // SAFETY: these are the parent's pipe ends, duplicated into this child by fork; the child
-        // owns its copies and closes the two it must not hold.
-        unsafe {
-            libc::close(pid_read_raw);
-            libc::close(gate_write_raw);
-        }
-        // SAFETY: getpid has no preconditions.
-        let pid = unsafe { libc::getpid() };
-        let bytes = pid.to_ne_bytes();
-        // SAFETY: `bytes` is a live 4-byte buffer; a short or failed write shows up in the parent
-        // as a short read of the pid pipe.
-        unsafe {
-            libc::write(pid_write_raw, bytes.as_ptr().cast(), bytes.len());
-            libc::close(pid_write_raw);
-        }
-        let mut byte = 0u8;
-        loop {
-            // SAFETY: `byte` is a live, writable 1-byte buffer.
-            let n = unsafe { libc::read(gate_read_raw, (&mut byte as *mut u8).cast(), 1) };
-            match n {
-                1 => return Ok(()),
-                0 => return Err(io::Error::from_raw_os_error(libc::ECANCELED)),
-                _ => {
-                    let err = io::Error::last_os_error();
-                    if err.kind() != io::ErrorKind::Interrupted {
-                        return Err(err);
-                    }
-                }
-            }
-        }
-    };
-    // SAFETY: the hook only calls close, getpid, write and read, which are async-signal-safe, and
-    // allocates nothing.
-    unsafe {
-        command.pre_exec(hook);
-    }
-    let spawner = std::thread::Builder::new()
-        .name("hwcpipe-spawn".into())
-        .spawn(move || {
-            let child = command.spawn();
-            drop(pid_write);
-            drop(gate_read);
-            child
-        })?;
-    let mut pid_bytes = [0u8; 4];
-    let mut pid_pipe = File::from(pid_read);
-    if let Err(read_error) = pid_pipe.read_exact(&mut pid_bytes) {
-        drop(gate_write);
-        return Err(match spawner.join() {
-            Ok(Err(spawn_error)) => spawn_error,
-            _ => read_error,
-        });
-    }
-    Ok(GatedChild {
-        pid: i32::from_ne_bytes(pid_bytes),
-        gate: Some(gate_write),
-        spawner: Some(spawner),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn gated_child_runs_only_after_release() {
-        let mut cmd = Command::new("true");
-        cmd.stdout(std::process::Stdio::null());
-        let gated = spawn_gated(cmd).expect("spawn");
-        assert!(gated.pid() > 0);
-        let mut child = gated.release().expect("release");
-        assert!(child.wait().expect("wait").success());
-    }
-
-    #[test]
-    fn gated_child_of_a_missing_program_reports_the_spawn_error() {
-        let gated = spawn_gated(Command::new("/nonexistent/program")).expect("fork");
-        let err = gated.release().expect_err("exec must fail");
-        assert_eq!(err.kind(), io::ErrorKind::NotFound);
-    }
-
-    #[test]
-    fn dropping_the_gate_cancels_the_child() {
-        let gated = spawn_gated(Command::new("true")).expect("fork");
-        let pid = gated.pid();
-        drop(gated);
-        assert!(!process_exists(pid), "child {pid} outlived its gate");
-    }
-
-    #[test]
-    fn a_cancelled_child_ends_even_while_a_later_child_holds_its_gate() {
-        // `second` is forked while `first`'s gate is open, so it inherits a copy of that write
-        // end: closing the gate alone would leave `first` waiting until `second` ends.
-        let first = spawn_gated(Command::new("true")).expect("fork");
-        let second = spawn_gated(Command::new("true")).expect("fork");
-        let first_pid = first.pid();
-        drop(first);
-        assert!(!process_exists(first_pid), "child {first_pid} still waits");
-        let mut child = second.release().expect("release");
-        assert!(child.wait().expect("wait").success());
-    }
-
-    /// Whether `pid` names a process, zombies included (`kill(pid, 0)` fails with `ESRCH` only
-    /// once it has been reaped).
-    fn process_exists(pid: i32) -> bool {
-        // SAFETY: signal 0 only checks that the process exists.
-        unsafe { libc::kill(pid, 0) == 0 }
-    }
-
-    #[test]
     fn real_close_of_a_valid_descriptor_succeeds() {
-        let fd = OwnedFd::from(File::open("/dev/null").unwrap());
+        let fd = OwnedFd::from(std::fs::File::open("/dev/null").unwrap());
         LinuxPerf.close(fd).unwrap();
     }
 
