@@ -183,6 +183,7 @@ fn busy_daemon_is_a_typed_retryable_error() {
     drop(other);
     std::thread::sleep(Duration::from_millis(50));
     lizard.start_capture().unwrap();
+    std::thread::sleep(Duration::from_millis(20));
     lizard.stop_capture().unwrap();
 }
 
