@@ -48,8 +48,12 @@ pub struct SourceArgs {
     #[arg(long)]
     pub no_gatord: bool,
     /// Do not read counters locally (perf events, Mali GPU).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "local")]
     pub no_hwcpipe: bool,
+    /// With gatord, also read the local counters (HWCPipe). Its CPU counters count only this `lizard`
+    /// process, not the system gatord measures, and are labelled so. Without gatord they are read anyway.
+    #[arg(long)]
+    pub local: bool,
 }
 
 /// Output formats of `list` and `events`.

@@ -1,7 +1,8 @@
 //! `lizard`: list, capture and inspect Arm CPU and Mali GPU hardware counters, locally or through gatord.
 //!
 //! Every failure is one line on standard error (`lizard: …`) and a non-zero exit status: 2 for bad
-//! arguments or unknown names, 3 when a counter source is unreachable or refused, 4 for unreadable input
+//! arguments or unknown names, 3 when a counter source is unreachable or refused, fails during a capture
+//! (gatord closed the connection or reported an error) or a capture measured nothing, 4 for unreadable input
 //! files, 1 otherwise. `lizard stat` exits with the status of the command it ran.
 #![forbid(unsafe_code)]
 

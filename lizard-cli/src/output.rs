@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use lizard_core::{Counter, CounterClass, ResultType, Value};
+use lizard_core::{Counter, CounterClass, ResultType, Source, Value};
 use serde_json::{json, Value as Json};
 
 use crate::error::CliError;
@@ -25,11 +25,31 @@ pub fn result_type_name(result: ResultType) -> &'static str {
     }
 }
 
+/// What a counter's values count: the whole system (gatord), only this `lizard` process (the local CPU
+/// counters: perf events opened for the calling process), or the whole GPU.
+pub fn scope_name(source: Source) -> &'static str {
+    match source {
+        Source::Gatord => "system",
+        Source::HwcPipeCpu => "this process",
+        Source::HwcPipeGpu => "gpu",
+    }
+}
+
+/// The source of a counter as the tables show it: the local CPU counters are labelled as counting this
+/// process, so they are never mistaken for system-wide counts beside gatord's.
+pub fn source_label(source: Source) -> &'static str {
+    match source {
+        Source::HwcPipeCpu => "cpu (this process)",
+        other => source_name(other),
+    }
+}
+
 /// The JSON description of a counter.
 pub fn counter_json(c: &Counter) -> Json {
     json!({
         "id": c.id,
         "source": source_name(c.source),
+        "scope": scope_name(c.source),
         "counter": counter_name(c),
         "name": c.name,
         "title": c.title,

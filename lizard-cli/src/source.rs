@@ -1,4 +1,7 @@
-//! Opening the capture engine from the `--gatord`, `--no-gatord` and `--no-hwcpipe` flags.
+//! Opening the capture engine from the `--gatord`, `--no-gatord`, `--no-hwcpipe` and `--local` flags.
+//!
+//! When gatord is used, the local (HWCPipe) counters are left out unless `--local` asks for them: their CPU
+//! counters count only the `lizard` process, which beside gatord's system-wide counters would mislead.
 
 use std::time::Duration;
 
@@ -21,7 +24,9 @@ pub struct Opened {
 /// Builds the engine configuration the flags ask for.
 pub fn config(args: &SourceArgs, sample_interval: Option<Duration>) -> Result<Config, CliError> {
     let mut config = Config::default();
-    config.hwcpipe = !args.no_hwcpipe;
+    // With gatord (named or the implicit one), local counters only on request; `open` falls back to them
+    // when the implicit gatord does not answer.
+    config.hwcpipe = !args.no_hwcpipe && (args.no_gatord || args.local);
     config.gatord = if args.no_gatord {
         None
     } else if let Some(text) = &args.gatord {
@@ -47,7 +52,30 @@ pub fn config(args: &SourceArgs, sample_interval: Option<Duration>) -> Result<Co
 pub fn open(args: &SourceArgs, sample_interval: Option<Duration>) -> Result<Opened, CliError> {
     let config = config(args, sample_interval)?;
     let address = config.gatord.as_ref().map(ToString::to_string);
-    let lizard = match Lizard::configure(config) {
+    let implicit = args.gatord.is_none() && !args.no_gatord;
+    let fallback = Config {
+        gatord: None,
+        hwcpipe: true,
+        ..config.clone()
+    };
+    // Why the implicit gatord was not used, when the local counters stood in for it.
+    let mut gatord_unused = None;
+    let configured = match Lizard::configure(config) {
+        // The implicit gatord did not answer and local counters were held back for it: use them instead.
+        Err(lizard_core::Error::NoSource { gatord, .. })
+            if implicit && !args.no_hwcpipe && !args.local =>
+        {
+            gatord_unused = Some(chain(&*gatord));
+            Lizard::configure(fallback).map_err(|error| match error {
+                lizard_core::Error::NoSource { hwcpipe, .. } => {
+                    lizard_core::Error::NoSource { gatord, hwcpipe }
+                }
+                other => other,
+            })
+        }
+        other => other,
+    };
+    let lizard = match configured {
         Ok(lizard) => lizard,
         Err(lizard_core::Error::NoSource { gatord, hwcpipe }) => {
             return Err(match (&args.gatord, address) {
@@ -83,6 +111,11 @@ pub fn open(args: &SourceArgs, sample_interval: Option<Duration>) -> Result<Open
             "gatord at {address} ({} counters)",
             count(Source::Gatord)
         )),
+        (Some(lizard_core::Error::SourceDisabled), Some(address)) => {
+            if let Some(reason) = &gatord_unused {
+                parts.push(format!("gatord at {address} not used ({reason})"));
+            }
+        }
         (Some(lizard_core::Error::SourceDisabled), _) | (_, None) => {}
         (Some(error), Some(address)) => {
             parts.push(format!("gatord at {address} not used ({})", chain(error)))
@@ -90,7 +123,7 @@ pub fn open(args: &SourceArgs, sample_interval: Option<Duration>) -> Result<Open
     }
     match lizard.hwcpipe_error() {
         None => parts.push(format!(
-            "local HWCPipe ({} CPU, {} GPU counters)",
+            "local HWCPipe ({} CPU counters counting this process only, {} GPU counters)",
             count(Source::HwcPipeCpu),
             count(Source::HwcPipeGpu)
         )),

@@ -700,3 +700,187 @@ fn gatord_sim_for_a_mali_gpu_offers_the_counters_a_real_gatord_names() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(stderr(&bad).contains("Mali-G71"));
 }
+
+#[test]
+fn counters_without_samples_say_so_in_every_format() {
+    // The scripted samples carry Sim_ccnt and Sim_memfree only: Sim_instructions gets no sample.
+    let sim = scripted_sim();
+    let address = sim.local_addr().to_string();
+    let base = [
+        "capture",
+        "--gatord",
+        &address,
+        "--duration",
+        "100ms",
+        "--counters",
+        "Sim_ccnt,Sim_instructions",
+    ];
+    let table = lizard(&base);
+    assert!(table.status.success(), "{}", stderr(&table));
+    let text = stdout(&table);
+    let row = text
+        .lines()
+        .find(|l| l.contains("Sim_instructions"))
+        .unwrap_or_default();
+    assert!(row.trim_end().ends_with("no samples"), "{text}");
+
+    let doc = json(&lizard(&[&base[..], &["--format", "json"]].concat()));
+    let entry = &doc["counters"][1];
+    assert_eq!(entry["counter"], "Sim_instructions");
+    assert!(entry["value"].is_null(), "{entry}");
+    assert_eq!(entry["no_value"], "no samples");
+    assert_eq!(doc["counters"][0]["value"], 400);
+    assert!(
+        (doc["duration_s"].as_f64().expect("duration") - 1e-6).abs() < 1e-12,
+        "the samples' window (1 µs apart), not the wall clock: {}",
+        doc["duration_s"]
+    );
+    assert!(doc["wall_s"].as_f64().expect("wall") >= 0.1);
+
+    let csv = stdout(&lizard(&[&base[..], &["--format", "csv"]].concat()));
+    assert!(
+        csv.lines().any(|l| l.starts_with('#')
+            && l.contains("Sim_instructions")
+            && l.contains("no samples")),
+        "{csv}"
+    );
+
+    let trace = json(&lizard(
+        &[&base[..], &["--format", "chrome-trace"]].concat(),
+    ));
+    let missing = trace["otherData"]["counters_without_value"]
+        .as_array()
+        .expect("metadata");
+    assert_eq!(missing.len(), 1, "{trace}");
+    assert_eq!(missing[0]["counter"], "Sim_instructions");
+    assert_eq!(missing[0]["reason"], "no samples");
+    sim.shutdown();
+}
+
+#[test]
+fn daemon_killed_mid_capture_exits_3_at_once_and_writes_the_samples() {
+    let sim = sim::start(SimConfig {
+        stream: Stream::Synthetic {
+            period: Duration::from_millis(10),
+        },
+        faults: sim::Faults {
+            die_after_frames: Some(5),
+            ..sim::Faults::default()
+        },
+        ..SimConfig::default()
+    })
+    .expect("start simulator");
+    let address = sim.local_addr().to_string();
+    let out = scratch("killed").join("capture.json");
+    let started = std::time::Instant::now();
+    let output = lizard(&[
+        "capture",
+        "--gatord",
+        &address,
+        "--counters",
+        "Sim_ccnt",
+        "--duration",
+        "20s",
+        "--format",
+        "json",
+        "--output",
+        out.to_str().expect("utf-8"),
+    ]);
+    let took = started.elapsed();
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    // The daemon closes ~50 ms into the capture; the whole run (connections included) ends well within a
+    // second of that, not at the requested 20 s.
+    assert!(took < Duration::from_millis(1500), "took {took:?}");
+    let errors = stderr(&output);
+    let failure: Vec<&str> = errors
+        .lines()
+        .filter(|l| l.contains("closed the connection"))
+        .collect();
+    assert_eq!(failure.len(), 1, "one line saying so: {errors}");
+    let doc: Value = serde_json::from_slice(&std::fs::read(&out).expect("written")).expect("JSON");
+    let samples = doc["counters"][0]["samples"].as_array().expect("samples");
+    assert_eq!(
+        samples.len(),
+        5,
+        "the five samples sent before dying are written"
+    );
+    sim.shutdown();
+}
+
+#[test]
+fn daemon_error_during_capture_is_shown_and_exits_non_zero() {
+    const TEXT: &str = "Perf agent failed. Invalid event and/or could not online CPUs";
+    let sim = sim::start(SimConfig {
+        faults: sim::Faults {
+            error_after_frames: Some((2, TEXT.into())),
+            ..sim::Faults::default()
+        },
+        ..SimConfig::default()
+    })
+    .expect("start simulator");
+    let address = sim.local_addr().to_string();
+    let started = std::time::Instant::now();
+    let output = lizard(&["capture", "--gatord", &address, "--duration", "20s"]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(started.elapsed() < Duration::from_secs(5), "ended early");
+    assert!(stderr(&output).contains(TEXT), "{}", stderr(&output));
+    sim.shutdown();
+}
+
+#[test]
+fn capture_with_no_sample_for_any_counter_exits_non_zero() {
+    let sim = sim::start(SimConfig {
+        stream: Stream::Samples(Vec::new()),
+        ..SimConfig::default()
+    })
+    .expect("start simulator");
+    let address = sim.local_addr().to_string();
+    let output = lizard(&["capture", "--gatord", &address, "--duration", "100ms"]);
+    assert_eq!(output.status.code(), Some(3), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("nothing was measured"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(stdout(&output).contains("no samples"));
+    sim.shutdown();
+}
+
+#[test]
+fn local_counters_join_gatord_only_on_request_and_say_they_count_this_process() {
+    if !perf_events_present() {
+        return;
+    }
+    let sim = scripted_sim();
+    let address = sim.local_addr().to_string();
+    let plain = json(&lizard(&["list", "--gatord", &address, "--format", "json"]));
+    let sources: Vec<&str> = plain["counters"]
+        .as_array()
+        .expect("counters")
+        .iter()
+        .map(|c| c["source"].as_str().expect("source"))
+        .collect();
+    assert!(sources.iter().all(|s| *s == "gatord"), "{sources:?}");
+
+    let local = lizard(&["list", "--gatord", &address, "--local"]);
+    assert!(local.status.success(), "{}", stderr(&local));
+    let text = stdout(&local);
+    let task_clock = text
+        .lines()
+        .find(|l| l.contains("TaskClock"))
+        .expect("local counters listed with --local");
+    assert!(task_clock.contains("cpu (this process)"), "{task_clock}");
+    assert!(stderr(&local).contains("counting this process only"));
+    let doc = json(&lizard(&[
+        "list", "--gatord", &address, "--local", "--format", "json",
+    ]));
+    let entry = doc["counters"]
+        .as_array()
+        .expect("counters")
+        .iter()
+        .find(|c| c["counter"] == "TaskClock")
+        .expect("TaskClock");
+    assert_eq!(entry["scope"], "this process");
+    assert_eq!(entry["title"], "HWCPipe CPU (this process)");
+    sim.shutdown();
+}

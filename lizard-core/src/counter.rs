@@ -123,7 +123,8 @@ pub struct Counter {
     pub key: String,
     /// The event's `name` (gatord) or the HWCPipe counter name.
     pub name: String,
-    /// The event's `title` (gatord), or `HWCPipe CPU` / `HWCPipe GPU`.
+    /// The event's `title` (gatord), or [`crate::hwc::CPU_TITLE`] (`HWCPipe CPU (this process)`: these count
+    /// only the calling process) / [`crate::hwc::GPU_TITLE`] (`HWCPipe GPU`).
     pub title: String,
     /// A sentence describing the counter.
     pub description: String,

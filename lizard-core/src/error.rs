@@ -67,8 +67,9 @@ pub enum Error {
     #[error("gatord sent no end-of-capture marker within {0:?}; samples received before are kept")]
     StopTimeout(Duration),
     /// gatord is serving another client ("Session already in progress"). gatord allows one session at a time
-    /// and takes about a second to release one: retry after [`Error::SESSION_RETRY_AFTER`].
-    #[error("gatord session already in progress (another client, or the previous session not yet released); retry in about {:?}", Error::SESSION_RETRY_AFTER)]
+    /// and says nothing about when the other one ends, so no retry time is given: retry when the other
+    /// client has finished (a session this engine just closed is released by gatord within about a second).
+    #[error("gatord session already in progress (another client, or the previous session not yet released); retry when it has ended")]
     SessionInProgress,
     /// gatord reported an error (`RESPONSE_ERROR`) with this text.
     #[error("gatord reported an error: {0}")]
@@ -120,6 +121,18 @@ pub enum Error {
         /// Why the GPU side gives nothing.
         gpu: String,
     },
+    /// Counter `id` has no value: no sample exists that the reading rule (see [`crate::reduce`]) can use.
+    /// Never read as 0.
+    #[error("counter {id} has no value: {reason}")]
+    NoValue {
+        /// The counter.
+        id: CounterId,
+        /// Why.
+        reason: NoValue,
+    },
+    /// The capture ended with no sample at all for any enabled counter: nothing was measured.
+    #[error("the capture got no sample for any of the {0} enabled counter(s)")]
+    NothingCaptured(usize),
     /// The sampler thread panicked (a bug in a backend); the capture was stopped.
     #[error("the HWCPipe sampler thread panicked")]
     SamplerPanicked,
@@ -128,10 +141,27 @@ pub enum Error {
     Thread(#[source] std::io::Error),
 }
 
-impl Error {
-    /// How long to wait before retrying after [`Error::SessionInProgress`].
-    pub const SESSION_RETRY_AFTER: Duration = Duration::from_millis(1100);
+/// Why a counter has no value over a capture window.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NoValue {
+    /// The capture stored no sample of the counter.
+    #[error("no samples")]
+    NoSamples,
+    /// Samples exist, but none the window rule can use: for an absolute counter none at or before the
+    /// window's end, for a delta counter none whose interval overlaps the window (the sample closing the
+    /// window has not arrived, or the window lies before the first sample).
+    #[error("no sample encloses the capture window")]
+    NotEnclosed,
+    /// gatord's `captured` key map bound no key to the counter: gatord does not capture it here.
+    #[error("gatord bound no capture key to it")]
+    NotBound,
+    /// The source listed the counter but cannot deliver it here, for this reason.
+    #[error("unavailable here: {0}")]
+    Unavailable(String),
+}
 
+impl Error {
     /// Whether retrying the same call later may succeed (the daemon busy or slow).
     pub fn is_retryable(&self) -> bool {
         matches!(

@@ -15,7 +15,7 @@ pub mod transport;
 
 pub use config::{CaptureMode, Config, SampleRate};
 pub use counter::{Counter, CounterClass, CounterId, ResultType, Source, Units};
-pub use error::Error;
+pub use error::{Error, NoValue};
 pub use gatord::apc::{FrameSink, KeyMap};
 pub use hwc::{HwcBackend, HwcCounterInfo, HwcPipeBackend};
 pub use lizard::Lizard;

@@ -7,7 +7,7 @@ use gator_proto::ProtocolVersion;
 
 use crate::config::{CaptureMode, Config};
 use crate::counter::{Counter, CounterId, Source};
-use crate::error::Error;
+use crate::error::{Error, NoValue};
 use crate::gatord::capture::{Capture, Plan};
 use crate::gatord::discovery;
 use crate::hwc::backend::HwcBackend;
@@ -44,6 +44,8 @@ impl std::fmt::Debug for HwcSource {
 #[derive(Debug)]
 struct Running {
     start_ns: u64,
+    /// The enabled counters of this capture.
+    ids: Vec<CounterId>,
     /// Reconnecting mode: this capture's own gatord session.
     gatord: Option<Capture>,
     /// Whether gatord counters take part (persistent mode uses the shared session).
@@ -95,6 +97,10 @@ pub struct Lizard {
     running: Option<Running>,
     window: Option<Window>,
     persistent: Option<Capture>,
+    /// Per counter (index `id - 1`): why its source listed it but cannot deliver it here.
+    unavailable: Vec<Option<String>>,
+    /// Enabled gatord counters the current session's `captured` map bound no key to.
+    unbound: Vec<CounterId>,
 }
 
 impl Lizard {
@@ -123,6 +129,7 @@ impl Lizard {
 
     fn build(config: Config, backend: Result<Box<dyn HwcBackend>, Error>) -> Result<Lizard, Error> {
         let mut counters = Vec::new();
+        let mut unavailable = Vec::new();
         let (gatord, gatord_error) = match &config.gatord {
             None => (None, Some(Error::SourceDisabled)),
             Some(address) => {
@@ -134,6 +141,13 @@ impl Lizard {
                 ) {
                     Ok(found) if found.counters.is_empty() => (None, Some(Error::NoCounters)),
                     Ok(found) => {
+                        unavailable.extend(found.counters.iter().map(|c| {
+                            found
+                                .unavailable
+                                .iter()
+                                .find(|(key, _)| *key == c.key)
+                                .map(|(_, reason)| reason.clone())
+                        }));
                         counters.extend(found.counters);
                         (
                             Some(GatordSource {
@@ -178,7 +192,10 @@ impl Lizard {
             counter.id = index as CounterId + 1;
         }
         let store = Arc::new(SampleStore::new(counters.len(), config.capacity));
+        unavailable.resize(counters.len(), None);
         Ok(Lizard {
+            unavailable,
+            unbound: Vec::new(),
             enabled: vec![false; counters.len()],
             counters,
             gatord,
@@ -222,6 +239,12 @@ impl Lizard {
     /// The description of counter `id`.
     pub fn counter(&self, id: CounterId) -> Result<&Counter, Error> {
         Ok(&self.counters[self.index(id)?])
+    }
+
+    /// Why counter `id`'s source listed it but cannot deliver it here (`None` when it can, as far as is
+    /// known before a capture). Reads of such a counter give [`NoValue::Unavailable`] with this reason.
+    pub fn unavailable(&self, id: CounterId) -> Result<Option<&str>, Error> {
+        Ok(self.unavailable[self.index(id)?].as_deref())
     }
 
     /// Why gatord gives no counters (`None` when it does).
@@ -305,7 +328,7 @@ impl Lizard {
     /// when the enabled gatord counters are unchanged (no connection at all), opening one otherwise.
     ///
     /// Fails without starting anything if any enabled source cannot start; [`Error::SessionInProgress`] means
-    /// gatord is still busy with another session (retry after [`Error::SESSION_RETRY_AFTER`]).
+    /// gatord is still busy with another session.
     pub fn start_capture(&mut self) -> Result<(), Error> {
         if self.running.is_some() {
             return Err(Error::CaptureRunning);
@@ -331,12 +354,15 @@ impl Lizard {
                         let _ = old.stop(self.config.stop_timeout);
                     }
                     let plan = self.plan(gatord, &gatord_ids);
-                    self.persistent =
-                        Some(Capture::open(&plan, Arc::clone(&self.store), self.epoch)?);
+                    let capture = Capture::open(&plan, Arc::clone(&self.store), self.epoch)?;
+                    self.unbound = capture.unbound().to_vec();
+                    self.persistent = Some(capture);
                 }
             } else {
                 let plan = self.plan(gatord, &gatord_ids);
-                own_gatord = Some(Capture::open(&plan, Arc::clone(&self.store), self.epoch)?);
+                let capture = Capture::open(&plan, Arc::clone(&self.store), self.epoch)?;
+                self.unbound = capture.unbound().to_vec();
+                own_gatord = Some(capture);
             }
         }
         let start_ns = self.now_ns();
@@ -367,10 +393,17 @@ impl Lizard {
             }
         }
         self.window = None;
+        let uses_gatord = !gatord_ids.is_empty();
+        if !uses_gatord {
+            self.unbound.clear();
+        }
+        let mut ids = gatord_ids;
+        ids.extend(hwc_ids);
         self.running = Some(Running {
             start_ns,
+            ids,
             gatord: own_gatord,
-            uses_gatord: !gatord_ids.is_empty(),
+            uses_gatord,
             sampler,
         });
         Ok(())
@@ -383,10 +416,13 @@ impl Lizard {
     /// stop, and the session stays open.
     ///
     /// Always returns promptly and always leaves the engine stopped. Samples received before any error stay
-    /// readable: [`Error::Disconnected`] (gatord died), [`Error::StopTimeout`] (no end marker),
-    /// [`Error::MalformedFrames`], a protocol error, or an HWCPipe error.
+    /// readable: [`Error::Disconnected`] (gatord died), [`Error::Daemon`] (gatord reported an error during
+    /// the capture), [`Error::StopTimeout`] (no end marker), [`Error::MalformedFrames`], a protocol error, or
+    /// an HWCPipe error. When the sources ended cleanly but no enabled counter has a value (see
+    /// [`read_int`](Self::read_int)), the result is [`Error::NothingCaptured`]: nothing was measured.
     pub fn stop_capture(&mut self) -> Result<(), Error> {
         let running = self.running.take().ok_or(Error::NotCapturing)?;
+        let ids = running.ids.clone();
         let hwc_result = running.sampler.map_or(Ok(()), Sampler::stop);
         let end_ns = self.now_ns();
         let gatord_result = match running.gatord {
@@ -401,7 +437,26 @@ impl Lizard {
                 end_ns,
             }),
         };
-        gatord_result.and(hwc_result)
+        gatord_result.and(hwc_result)?;
+        if ids.iter().all(|&id| self.read_double(id).is_err()) {
+            return Err(Error::NothingCaptured(ids.len()));
+        }
+        Ok(())
+    }
+
+    /// Whether the running capture's gatord session has ended on gatord's side (the daemon closed the
+    /// connection or sent its end marker) or gatord reported an error: no more gatord samples will come and
+    /// the capture should be stopped now ([`stop_capture`](Self::stop_capture) then says why). `false` when
+    /// no capture runs or it uses no gatord counter.
+    pub fn capture_ended(&self) -> bool {
+        let Some(running) = &self.running else {
+            return false;
+        };
+        match (&running.gatord, &self.persistent) {
+            (Some(capture), _) => capture.has_ended(),
+            (None, Some(capture)) if running.uses_gatord => capture.has_ended(),
+            _ => false,
+        }
     }
 
     fn flush_persistent(&mut self, end_ns: u64) -> Result<(), Error> {
@@ -455,16 +510,53 @@ impl Lizard {
         Ok(self.store.dropped(id).unwrap_or(0))
     }
 
-    /// The integer reading of counter `id` over the last capture (see [`crate::reduce`] for the rules).
+    /// The integer reading of counter `id` over the last (or running) capture, by the rules of
+    /// [`crate::reduce`]: in reconnecting mode over every sample of the capture, in persistent mode over the
+    /// start/stop window (a window shorter than gatord's sample period reads the absolute level in force or
+    /// the apportioned part of the delta that encloses it).
+    ///
+    /// A counter with no usable sample has no value, never 0: [`Error::NoValue`] says why ([`NoValue`]).
     pub fn read_int(&self, id: CounterId) -> Result<i64, Error> {
-        let samples = self.samples(id)?;
-        Ok(reduce::read_int(self.counter(id)?, &samples))
+        self.reading(id, reduce::read_int, reduce::read_int_in)
     }
 
-    /// The floating-point reading of counter `id` over the last capture (see [`crate::reduce`]).
+    /// The floating-point reading of counter `id` (see [`read_int`](Self::read_int)).
     pub fn read_double(&self, id: CounterId) -> Result<f64, Error> {
-        let samples = self.samples(id)?;
-        Ok(reduce::read_double(self.counter(id)?, &samples))
+        self.reading(id, reduce::read_double, reduce::read_double_in)
+    }
+
+    fn reading<T>(
+        &self,
+        id: CounterId,
+        all: fn(&Counter, &[Sample]) -> Option<T>,
+        in_window: fn(&Counter, &[Sample], Window) -> Option<T>,
+    ) -> Result<T, Error> {
+        let counter = self.counter(id)?;
+        let no_value = |reason| Error::NoValue { id, reason };
+        if let Some(reason) = &self.unavailable[id as usize - 1] {
+            return Err(no_value(NoValue::Unavailable(reason.clone())));
+        }
+        let (samples, value) = match self.current_window() {
+            None => {
+                let samples = self.store.samples(id, None).unwrap_or_default();
+                let value = all(counter, &samples);
+                (samples, value)
+            }
+            Some(window) => {
+                let samples = self.store.samples_around(id, window).unwrap_or_default();
+                let value = in_window(counter, &samples, window);
+                (samples, value)
+            }
+        };
+        value.ok_or_else(|| {
+            no_value(if self.unbound.contains(&id) {
+                NoValue::NotBound
+            } else if samples.is_empty() {
+                NoValue::NoSamples
+            } else {
+                NoValue::NotEnclosed
+            })
+        })
     }
 }
 

@@ -1,28 +1,42 @@
 //! Reductions: how the samples of one capture become one reading. This is the only place a value is reduced.
 //!
-//! The rules, identical for [`read_int`] and [`read_double`] except for the final type:
+//! A reading is computed over either every sample of a capture ([`read_int`], [`read_double`]: reconnecting
+//! mode, where a capture's store holds exactly its own samples) or a start/stop window ([`read_int_in`],
+//! [`read_double_in`]: persistent mode, where one gatord session serves many windows). The rules, identical
+//! for integer and double reads except for the final type:
 //!
 //! 1. **Delta** counters (gatord `class="delta"` or no class, and every HWCPipe counter, whose samples are
-//!    counts since the previous sample) reduce to the **sum** of their samples.
-//! 2. **Absolute** counters (gatord `class="absolute"`: levels such as free memory) reduce to the **mean**.
-//!    [`read_int`] truncates the mean toward zero; [`read_double`] keeps the fraction.
+//!    counts since the previous sample) reduce to the **sum** of their samples. In a window, each sample
+//!    stands for its interval `(previous timestamp, timestamp]`, spread evenly over that time, and
+//!    contributes the part of its value that falls inside the window: a sample wholly inside counts in full,
+//!    the samples enclosing the window's edges count in proportion to their overlap (linear in time). So a
+//!    window shorter than the source's sample period, lying between two samples, reads
+//!    `value × window length ÷ sample interval` of the sample that closes it. A sample with no predecessor
+//!    (the first of a capture) has no known interval: it counts in full when its timestamp lies in the window.
+//! 2. **Absolute** counters (gatord `class="absolute"`: levels such as free memory) reduce to the **mean** of
+//!    the samples in the window (or of the capture). A window holding no sample reads the **last sample at or
+//!    before the window's end** (the level in force during the window). Integer reads truncate the mean
+//!    toward zero; double reads keep the fraction.
 //! 3. The reduced value is multiplied by the counter's `multiplier` and, for MHz counters, by 1 000 000 (so
 //!    readings are in Hz). Both reads apply exactly the same scale.
-//! 4. No samples read as 0.
+//! 4. **No usable sample is no value**, never 0: every read returns `None` when the rule has no sample to use
+//!    (no sample at all; an absolute window with no sample at or before its end; a delta window that no
+//!    sample's interval overlaps).
 //!
 //! Integer samples are summed exactly (in 128 bits), so an integer counter with a scale of 1 reads back the
-//! exact sum or mean. Integers are converted to doubles numerically, never reinterpreted. Results outside the
-//! `i64` range saturate.
+//! exact sum or mean when no sample is apportioned. Integers are converted to doubles numerically, never
+//! reinterpreted. Results outside the `i64` range saturate; a NaN integer read is 0 (only a fractional
+//! sample can make one).
 
 use crate::counter::{Counter, CounterClass};
-use crate::store::{Sample, Value};
+use crate::store::{Sample, Value, Window};
 
 /// The exact aggregate of a set of samples before scaling.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Aggregate {
-    /// Every sample was an integer: the exact sum or truncated mean.
+    /// Every sample was an integer and counted whole: the exact sum or truncated mean.
     Int(i128),
-    /// At least one sample was fractional.
+    /// At least one sample was fractional or apportioned.
     Float(f64),
 }
 
@@ -54,31 +68,125 @@ fn aggregate(class: CounterClass, samples: &[Sample], truncate_mean: bool) -> Op
     }))
 }
 
+/// The aggregate of `samples` (oldest first) over `window`, by the rules of the module documentation.
+fn aggregate_in(
+    class: CounterClass,
+    samples: &[Sample],
+    window: Window,
+    truncate_mean: bool,
+) -> Option<Aggregate> {
+    match class {
+        CounterClass::Absolute => {
+            let inside: Vec<Sample> = samples
+                .iter()
+                .filter(|s| window.contains(s.timestamp_ns))
+                .copied()
+                .collect();
+            if inside.is_empty() {
+                let last = samples.iter().rfind(|s| s.timestamp_ns <= window.end_ns)?;
+                aggregate(class, std::slice::from_ref(last), truncate_mean)
+            } else {
+                aggregate(class, &inside, truncate_mean)
+            }
+        }
+        CounterClass::Delta => apportion(samples, window),
+    }
+}
+
+/// The part of a delta counter's samples that falls inside `window` (linear in time within each sample's
+/// interval); `None` when no sample's interval meets the window.
+fn apportion(samples: &[Sample], window: Window) -> Option<Aggregate> {
+    let mut whole: i128 = 0;
+    let mut whole_float = 0.0;
+    let mut parts = 0.0;
+    let mut exact = true;
+    let mut used = false;
+    let mut previous: Option<u64> = None;
+    for sample in samples {
+        let end = sample.timestamp_ns;
+        let fraction = match previous {
+            None => window.contains(end).then_some(1.0),
+            Some(start) if end <= start => window.contains(end).then_some(1.0),
+            Some(start) if start < window.end_ns && end >= window.start_ns => {
+                let overlap = end
+                    .min(window.end_ns)
+                    .saturating_sub(start.max(window.start_ns));
+                Some(overlap as f64 / (end - start) as f64)
+            }
+            Some(_) => None,
+        };
+        previous = Some(end);
+        let Some(fraction) = fraction else {
+            continue;
+        };
+        used = true;
+        match sample.value {
+            Value::Int(v) if fraction >= 1.0 => whole += i128::from(v),
+            Value::Float(v) if fraction >= 1.0 => {
+                whole_float += v;
+                exact = false;
+            }
+            value => {
+                parts += value.as_f64() * fraction;
+                exact = false;
+            }
+        }
+    }
+    if !used {
+        return None;
+    }
+    Some(if exact {
+        Aggregate::Int(whole)
+    } else {
+        Aggregate::Float(whole as f64 + whole_float + parts)
+    })
+}
+
 fn saturate(v: i128) -> i64 {
     i64::try_from(v).unwrap_or(if v < 0 { i64::MIN } else { i64::MAX })
 }
 
-/// The integer reading of `counter` over `samples` (see the module documentation for the rules).
-///
-/// Fractional results are truncated toward zero; out-of-range results saturate; NaN reads as 0.
-pub fn read_int(counter: &Counter, samples: &[Sample]) -> i64 {
+fn to_int(counter: &Counter, aggregate: Option<Aggregate>) -> Option<i64> {
     let scale = counter.scale();
-    match aggregate(counter.class, samples, true) {
-        None => 0,
-        Some(Aggregate::Int(v)) if scale == 1.0 => saturate(v),
-        Some(Aggregate::Int(v)) => (v as f64 * scale) as i64,
-        Some(Aggregate::Float(v)) => (v * scale) as i64,
-    }
+    Some(match aggregate? {
+        Aggregate::Int(v) if scale == 1.0 => saturate(v),
+        Aggregate::Int(v) => (v as f64 * scale) as i64,
+        Aggregate::Float(v) => (v * scale) as i64,
+    })
 }
 
-/// The floating-point reading of `counter` over `samples` (see the module documentation for the rules).
-pub fn read_double(counter: &Counter, samples: &[Sample]) -> f64 {
+fn to_double(counter: &Counter, aggregate: Option<Aggregate>) -> Option<f64> {
     let scale = counter.scale();
-    match aggregate(counter.class, samples, false) {
-        None => 0.0,
-        Some(Aggregate::Int(v)) => v as f64 * scale,
-        Some(Aggregate::Float(v)) => v * scale,
-    }
+    Some(match aggregate? {
+        Aggregate::Int(v) => v as f64 * scale,
+        Aggregate::Float(v) => v * scale,
+    })
+}
+
+/// The integer reading of `counter` over all of `samples` (see the module documentation for the rules);
+/// `None` when there is no sample.
+///
+/// Fractional results are truncated toward zero; out-of-range results saturate; NaN reads as 0.
+pub fn read_int(counter: &Counter, samples: &[Sample]) -> Option<i64> {
+    to_int(counter, aggregate(counter.class, samples, true))
+}
+
+/// The floating-point reading of `counter` over all of `samples` (see the module documentation); `None`
+/// when there is no sample.
+pub fn read_double(counter: &Counter, samples: &[Sample]) -> Option<f64> {
+    to_double(counter, aggregate(counter.class, samples, false))
+}
+
+/// The integer reading of `counter` over `window`, from `samples` (oldest first; they may extend beyond the
+/// window, and should include the sample before and the sample after it, which the rules use). `None` when
+/// no sample is usable.
+pub fn read_int_in(counter: &Counter, samples: &[Sample], window: Window) -> Option<i64> {
+    to_int(counter, aggregate_in(counter.class, samples, window, true))
+}
+
+/// The floating-point reading of `counter` over `window` (see [`read_int_in`]).
+pub fn read_double_in(counter: &Counter, samples: &[Sample], window: Window) -> Option<f64> {
+    to_double(counter, aggregate_in(counter.class, samples, window, false))
 }
 
 #[cfg(test)]
@@ -130,55 +238,113 @@ mod tests {
         let d = counter(CounterClass::Delta, 1.0, Units::Unknown);
         let a = counter(CounterClass::Absolute, 1.0, Units::Unknown);
         let s = ints(&[1, 2, 4]);
-        assert_eq!(read_int(&d, &s), 7);
-        assert_eq!(read_double(&d, &s), 7.0);
-        assert_eq!(read_int(&a, &s), 2);
-        assert!((read_double(&a, &s) - 7.0 / 3.0).abs() < 1e-12);
+        assert_eq!(read_int(&d, &s), Some(7));
+        assert_eq!(read_double(&d, &s), Some(7.0));
+        assert_eq!(read_int(&a, &s), Some(2));
+        assert!((read_double(&a, &s).unwrap() - 7.0 / 3.0).abs() < 1e-12);
         assert_eq!(
             read_int(&a, &ints(&[-1, -2, -4])),
-            -2,
+            Some(-2),
             "truncates toward zero"
         );
     }
 
     #[test]
-    fn empty_reads_zero() {
+    fn no_samples_is_no_value_not_zero() {
         let d = counter(CounterClass::Delta, 3.0, Units::MegaHertz);
-        assert_eq!(read_int(&d, &[]), 0);
-        assert_eq!(read_double(&d, &[]), 0.0);
+        assert_eq!(read_int(&d, &[]), None);
+        assert_eq!(read_double(&d, &[]), None);
+        let w = Window {
+            start_ns: 0,
+            end_ns: 10,
+        };
+        assert_eq!(read_int_in(&d, &[], w), None);
+        let a = counter(CounterClass::Absolute, 1.0, Units::Bytes);
+        assert_eq!(read_double_in(&a, &[], w), None);
     }
 
     #[test]
     fn multiplier_and_mhz_apply_to_both_reads() {
         let c = counter(CounterClass::Absolute, 0.5, Units::MegaHertz);
         let s = ints(&[800, 1000]);
-        assert_eq!(read_int(&c, &s), 450_000_000);
-        assert_eq!(read_double(&c, &s), 450_000_000.0);
+        assert_eq!(read_int(&c, &s), Some(450_000_000));
+        assert_eq!(read_double(&c, &s), Some(450_000_000.0));
     }
 
     #[test]
     fn large_integers_are_exact_not_reinterpreted() {
         let c = counter(CounterClass::Absolute, 1.0, Units::Bytes);
         let s = ints(&[24_318_210_048]);
-        assert_eq!(read_int(&c, &s), 24_318_210_048);
-        assert_eq!(read_double(&c, &s), 24_318_210_048.0);
+        assert_eq!(read_int(&c, &s), Some(24_318_210_048));
+        assert_eq!(read_double(&c, &s), Some(24_318_210_048.0));
     }
 
     #[test]
     fn sums_beyond_i64_saturate() {
         let c = counter(CounterClass::Delta, 1.0, Units::Unknown);
-        assert_eq!(read_int(&c, &ints(&[i64::MAX, i64::MAX])), i64::MAX);
-        assert_eq!(read_int(&c, &ints(&[i64::MIN, -1])), i64::MIN);
+        assert_eq!(read_int(&c, &ints(&[i64::MAX, i64::MAX])), Some(i64::MAX));
+        assert_eq!(read_int(&c, &ints(&[i64::MIN, -1])), Some(i64::MIN));
         let f = floats(&[f64::NAN]);
-        assert_eq!(read_int(&c, &f), 0);
+        assert_eq!(read_int(&c, &f), Some(0));
     }
 
     #[test]
     fn fractional_samples_keep_fractions_in_double() {
         let c = counter(CounterClass::Delta, 1.0, Units::Unknown);
         let s = floats(&[0.25, 0.5]);
-        assert_eq!(read_double(&c, &s), 0.75);
-        assert_eq!(read_int(&c, &s), 0);
+        assert_eq!(read_double(&c, &s), Some(0.75));
+        assert_eq!(read_int(&c, &s), Some(0));
+    }
+
+    fn at(points: &[(u64, i64)]) -> Vec<Sample> {
+        points
+            .iter()
+            .map(|&(t, v)| Sample {
+                timestamp_ns: t,
+                value: Value::Int(v),
+            })
+            .collect()
+    }
+
+    fn window(start_ns: u64, end_ns: u64) -> Window {
+        Window { start_ns, end_ns }
+    }
+
+    #[test]
+    fn short_window_between_samples_reads_the_gauge_in_force() {
+        // gatord polls memory every 100 ms; a 5 ms window at 120..125 ms holds no sample.
+        let a = counter(CounterClass::Absolute, 1.0, Units::Bytes);
+        let s = at(&[(100_000_000, 4_000), (200_000_000, 6_000)]);
+        let w = window(120_000_000, 125_000_000);
+        assert_eq!(read_int_in(&a, &s, w), Some(4_000));
+        assert_eq!(read_double_in(&a, &s, w), Some(4_000.0));
+        // A sample exactly at the end counts; a window before every sample has no value.
+        assert_eq!(
+            read_int_in(&a, &s, window(150_000_000, 200_000_000)),
+            Some(6_000)
+        );
+        assert_eq!(read_int_in(&a, &s, window(10, 20)), None);
+        // Samples inside the window are averaged as before.
+        assert_eq!(read_int_in(&a, &s, window(0, 300_000_000)), Some(5_000));
+    }
+
+    #[test]
+    fn short_window_between_samples_apportions_the_enclosing_delta() {
+        // 1000 events over the 100 ms between the samples: a 5 ms window inside gets 50.
+        let d = counter(CounterClass::Delta, 1.0, Units::Unknown);
+        let s = at(&[(100_000_000, 700), (200_000_000, 1_000)]);
+        let w = window(120_000_000, 125_000_000);
+        assert_eq!(read_double_in(&d, &s, w), Some(50.0));
+        assert_eq!(read_int_in(&d, &s, w), Some(50));
+        // The sample closing the window has not arrived: no value.
+        assert_eq!(read_int_in(&d, &s, window(210_000_000, 220_000_000)), None);
+        // Before the first sample, whose interval is unknown: no value.
+        assert_eq!(read_int_in(&d, &s, window(10, 20)), None);
+        // Whole samples inside count exactly; the first sample (no predecessor) counts in full.
+        assert_eq!(read_int_in(&d, &s, window(0, 200_000_000)), Some(1_700));
+        // Edges in proportion: 150..250 ms gets half of the second sample.
+        let three = at(&[(100, 700), (200, 1_000), (300, 2_000)]);
+        assert_eq!(read_double_in(&d, &three, window(150, 250)), Some(1_500.0));
     }
 
     proptest! {
@@ -186,17 +352,18 @@ mod tests {
         fn delta_int_read_is_exact_sum(values in proptest::collection::vec(-1_000_000_000i64..1_000_000_000, 0..100)) {
             let c = counter(CounterClass::Delta, 1.0, Units::Unknown);
             let s = ints(&values);
-            prop_assert_eq!(read_int(&c, &s), values.iter().sum::<i64>());
+            let expected = (!values.is_empty()).then(|| values.iter().sum::<i64>());
+            prop_assert_eq!(read_int(&c, &s), expected);
         }
 
         #[test]
         fn absolute_mean_lies_between_min_and_max(values in proptest::collection::vec(any::<i64>(), 1..100)) {
             let c = counter(CounterClass::Absolute, 1.0, Units::Unknown);
             let s = ints(&values);
-            let mean = read_int(&c, &s);
+            let mean = read_int(&c, &s).unwrap();
             prop_assert!(mean >= *values.iter().min().unwrap());
             prop_assert!(mean <= *values.iter().max().unwrap());
-            let mean_f = read_double(&c, &s);
+            let mean_f = read_double(&c, &s).unwrap();
             prop_assert!(mean_f >= *values.iter().min().unwrap() as f64);
             prop_assert!(mean_f <= *values.iter().max().unwrap() as f64);
         }
@@ -209,8 +376,11 @@ mod tests {
             let units = if mhz { Units::MegaHertz } else { Units::Unknown };
             let c = counter(class, multiplier, units);
             let s = ints(&values);
-            let i = read_int(&c, &s) as f64;
-            let d = read_double(&c, &s);
+            let (i, d) = match (read_int(&c, &s), read_double(&c, &s)) {
+                (Some(i), Some(d)) => (i as f64, d),
+                (None, None) => return Ok(()),
+                other => return Err(TestCaseError::fail(format!("one read without value: {other:?}"))),
+            };
             // The int read truncates the mean before scaling and the product after it.
             let tolerance = c.scale() + 1.0 + d.abs() * 1e-12;
             prop_assert!((i - d).abs() <= tolerance, "int {} double {}", i, d);
@@ -221,9 +391,60 @@ mod tests {
             let one = counter(CounterClass::Delta, 1.0, Units::Unknown);
             let scaled = counter(CounterClass::Delta, multiplier, Units::Unknown);
             let s = floats(&values);
-            let a = read_double(&one, &s) * multiplier;
-            let b = read_double(&scaled, &s);
+            let a = read_double(&one, &s).unwrap() * multiplier;
+            let b = read_double(&scaled, &s).unwrap();
             prop_assert!((a - b).abs() <= a.abs() * 1e-12 + 1e-6);
+        }
+
+        #[test]
+        fn apportioning_matches_a_constant_rate(gaps in proptest::collection::vec(1u64..1_000_000, 2..40),
+                                                rate in 1u64..1000, a in 0.0f64..1.0, b in 0.0f64..1.0) {
+            // Events at a constant rate: each sample holds rate × its interval, so any window after the first
+            // sample reads rate × its length.
+            let d = counter(CounterClass::Delta, 1.0, Units::Unknown);
+            let mut t = 1_000u64;
+            let mut points = vec![(t, 0i64)];
+            for gap in &gaps {
+                t += gap;
+                points.push((t, (rate * gap) as i64));
+            }
+            let s = at(&points);
+            let span = (t - 1_000) as f64;
+            let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+            let w = window(1_000 + 1 + (lo * (span - 1.0)) as u64, 1_000 + 1 + (hi * (span - 1.0)) as u64);
+            let expected = rate as f64 * (w.end_ns - w.start_ns) as f64;
+            let got = read_double_in(&d, &s, w).unwrap();
+            prop_assert!((got - expected).abs() <= expected * 1e-9 + 1e-6, "got {} expected {}", got, expected);
+        }
+
+        #[test]
+        fn apportioning_is_additive_over_split_windows(values in proptest::collection::vec(0i64..1_000_000, 2..40),
+                                                        gap in 1u64..10_000, cuts in proptest::collection::vec(any::<u64>(), 3)) {
+            // Splitting a window at any point splits its reading: nothing is counted twice or lost.
+            let d = counter(CounterClass::Delta, 1.0, Units::Unknown);
+            let points: Vec<(u64, i64)> = values.iter().enumerate().map(|(i, &v)| (i as u64 * gap, v)).collect();
+            let s = at(&points);
+            let last = points.last().unwrap().0;
+            let mut cuts: Vec<u64> = cuts.iter().map(|c| 1 + c % last).collect();
+            cuts.sort_unstable();
+            let whole = read_double_in(&d, &s, window(cuts[0], cuts[2])).unwrap();
+            let left = read_double_in(&d, &s, window(cuts[0], cuts[1])).unwrap();
+            let right = read_double_in(&d, &s, window(cuts[1], cuts[2])).unwrap();
+            prop_assert!((whole - left - right).abs() <= whole.abs() * 1e-9 + 1e-6, "{} != {} + {}", whole, left, right);
+        }
+
+        #[test]
+        fn window_reading_lies_within_the_enclosing_samples(values in proptest::collection::vec(0i64..1_000_000, 2..40),
+                                                            gap in 1u64..10_000, from in any::<u64>(), len in any::<u64>()) {
+            let d = counter(CounterClass::Delta, 1.0, Units::Unknown);
+            let points: Vec<(u64, i64)> = values.iter().enumerate().map(|(i, &v)| (i as u64 * gap, v)).collect();
+            let s = at(&points);
+            let last = points.last().unwrap().0;
+            let start = 1 + from % last;
+            let end = start + len % (last - start + 1);
+            let got = read_double_in(&d, &s, window(start, end)).unwrap();
+            let total: i64 = values[1..].iter().sum();
+            prop_assert!(got >= 0.0 && got <= total as f64 + 1e-6);
         }
     }
 }

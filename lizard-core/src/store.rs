@@ -146,6 +146,19 @@ impl SampleStore {
         })
     }
 
+    /// A copy of counter `id`'s samples inside `window` together with the newest sample before it and the
+    /// oldest after it (the samples that enclose the window, which the window reading rules of
+    /// [`crate::reduce`] use), oldest first; `None` for an id outside the store.
+    pub fn samples_around(&self, id: CounterId, window: Window) -> Option<Vec<Sample>> {
+        let buffers = self.lock();
+        let samples = &buffers.get(Self::index(id)?)?.samples;
+        let first = samples.partition_point(|s| s.timestamp_ns < window.start_ns);
+        let after = samples.partition_point(|s| s.timestamp_ns <= window.end_ns);
+        let from = first.saturating_sub(1);
+        let to = (after + 1).min(samples.len());
+        Some(samples.range(from..to).copied().collect())
+    }
+
     /// How many samples of counter `id` were dropped because its buffer was full; `None` for an unknown id.
     pub fn dropped(&self, id: CounterId) -> Option<u64> {
         let buffers = self.lock();
@@ -170,14 +183,15 @@ impl SampleStore {
         }
     }
 
-    /// Discards every sample older than `timestamp_ns` (not counted as dropped): keeps a long-running
-    /// persistent session from filling the buffers with samples no capture window will select.
+    /// Discards every sample older than `timestamp_ns` except the newest of them (not counted as dropped):
+    /// keeps a long-running persistent session from filling the buffers with samples no capture window will
+    /// select, while keeping the sample that encloses a window starting at `timestamp_ns`.
     pub fn prune_before(&self, timestamp_ns: u64) {
         let mut buffers = self.lock();
         for buffer in buffers.iter_mut() {
             while buffer
                 .samples
-                .front()
+                .get(1)
                 .is_some_and(|s| s.timestamp_ns < timestamp_ns)
             {
                 buffer.samples.pop_front();
@@ -236,8 +250,22 @@ mod tests {
         };
         let got = store.samples(1, Some(w)).unwrap();
         assert_eq!(got, vec![s(3, 3), s(4, 4), s(5, 5)]);
+        assert_eq!(
+            store.samples_around(1, w).unwrap(),
+            vec![s(2, 2), s(3, 3), s(4, 4), s(5, 5), s(6, 6)],
+            "the window's samples and the two enclosing it"
+        );
+        let between = Window {
+            start_ns: 20,
+            end_ns: 30,
+        };
+        assert_eq!(store.samples_around(1, between).unwrap(), vec![s(9, 9)]);
         store.prune_before(8);
-        assert_eq!(store.samples(1, None).unwrap(), vec![s(8, 8), s(9, 9)]);
+        assert_eq!(
+            store.samples(1, None).unwrap(),
+            vec![s(7, 7), s(8, 8), s(9, 9)],
+            "the newest sample before the cut encloses the next window"
+        );
         assert_eq!(store.dropped(1), Some(0));
     }
 

@@ -8,10 +8,19 @@ use std::time::{Duration, Instant};
 
 use common::config_for;
 use lizard_core::sim::{self, SimConfig};
-use lizard_core::Lizard;
+use lizard_core::{Error, Lizard};
 
 fn open_fds() -> usize {
     std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
+}
+
+/// Stops a capture that may be too short to hold a sample (which is reported, and is not what this test is
+/// about).
+fn stop(lizard: &mut Lizard) {
+    match lizard.stop_capture() {
+        Ok(()) | Err(Error::NothingCaptured(_)) => {}
+        Err(other) => panic!("stop failed: {other:?}"),
+    }
 }
 
 #[test]
@@ -22,11 +31,11 @@ fn fd_count_unchanged_after_100_capture_cycles() {
     lizard.enable(3).unwrap();
     // One cycle first, so lazily created process-wide descriptors (if any) exist before counting.
     lizard.start_capture().unwrap();
-    lizard.stop_capture().unwrap();
+    stop(&mut lizard);
     let before = open_fds();
     for _ in 0..100 {
         lizard.start_capture().unwrap();
-        lizard.stop_capture().unwrap();
+        stop(&mut lizard);
     }
     // The simulator's per-connection threads close their sockets as they finish.
     let deadline = Instant::now() + Duration::from_secs(3);

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use common::{config_for, id_of};
 use lizard_core::sim::{self, SimConfig, SimSample, Stream};
-use lizard_core::{CounterClass, Error, Lizard, ResultType, Source, Units, Value};
+use lizard_core::{CounterClass, Error, Lizard, NoValue, ResultType, Source, Units, Value};
 
 const G71: &str = include_str!(concat!(
     env!("CARGO_MANIFEST_DIR"),
@@ -143,11 +143,21 @@ fn check_scripted_reads(lizard: &Lizard) {
     assert_eq!(lizard.read_int(power).unwrap(), 2);
 
     assert!(lizard.samples(instructions).unwrap().is_empty());
-    assert_eq!(
-        lizard.read_int(instructions).unwrap(),
-        0,
-        "no samples read as 0"
-    );
+    for result in [
+        lizard.read_int(instructions).map(|v| v as f64),
+        lizard.read_double(instructions),
+    ] {
+        assert!(
+            matches!(
+                result,
+                Err(Error::NoValue {
+                    reason: NoValue::NoSamples,
+                    ..
+                })
+            ),
+            "no samples is no value, never 0: {result:?}"
+        );
+    }
 }
 
 #[test]

@@ -183,6 +183,7 @@ fn busy_daemon_is_a_typed_retryable_error() {
     drop(other);
     std::thread::sleep(Duration::from_millis(50));
     lizard.start_capture().unwrap();
+    std::thread::sleep(Duration::from_millis(20));
     lizard.stop_capture().unwrap();
 }
 
@@ -306,4 +307,126 @@ fn garbage_handshake_is_a_protocol_error() {
     };
     assert!(matches!(*gatord, Error::Protocol { .. }), "{gatord:?}");
     server.join().unwrap();
+}
+
+/// Waits until the engine reports the capture ended on gatord's side (or 2 s); returns how long it took.
+fn wait_ended(lizard: &Lizard) -> Duration {
+    let started = Instant::now();
+    while !lizard.capture_ended() && started.elapsed() < Duration::from_secs(2) {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    started.elapsed()
+}
+
+#[test]
+fn daemon_dying_mid_capture_is_seen_at_once_while_capturing() {
+    let daemon = sim::start(SimConfig {
+        faults: Faults {
+            die_after_frames: Some(5),
+            ..Faults::default()
+        },
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let (mut lizard, id) = start_ccnt(&daemon);
+    let waited = wait_ended(&lizard);
+    assert!(lizard.capture_ended(), "not seen after {waited:?}");
+    assert!(lizard.is_capturing(), "seen, not stopped: the caller stops");
+    assert!(matches!(lizard.stop_capture(), Err(Error::Disconnected)));
+    assert_eq!(lizard.samples(id).unwrap().len(), 5);
+    assert!(!lizard.capture_ended());
+}
+
+#[test]
+fn daemon_error_during_capture_ends_it_with_the_text_and_keeps_samples() {
+    const TEXT: &str = "Perf agent failed. Invalid event and/or could not online CPUs";
+    let daemon = sim::start(SimConfig {
+        faults: Faults {
+            error_after_frames: Some((3, TEXT.into())),
+            ..Faults::default()
+        },
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let (mut lizard, id) = start_ccnt(&daemon);
+    wait_ended(&lizard);
+    assert!(lizard.capture_ended());
+    let err = lizard.stop_capture().unwrap_err();
+    assert!(
+        matches!(&err, Error::Daemon(text) if text == TEXT),
+        "{err:?}"
+    );
+    let expected: i64 = (0..3).map(|n| sim::synthetic_value(0, n)).sum();
+    assert_eq!(
+        lizard.read_int(id).unwrap(),
+        expected,
+        "the three frames before the error"
+    );
+}
+
+#[test]
+fn capture_without_any_sample_is_nothing_captured_and_reads_no_value() {
+    let daemon = sim::start(SimConfig {
+        stream: Stream::Samples(Vec::new()),
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let (mut lizard, id) = start_ccnt(&daemon);
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(!lizard.capture_ended(), "a quiet daemon has not ended");
+    let err = lizard.stop_capture().unwrap_err();
+    assert!(matches!(err, Error::NothingCaptured(1)), "{err:?}");
+    assert!(matches!(
+        lizard.read_int(id),
+        Err(Error::NoValue {
+            reason: lizard_core::NoValue::NoSamples,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn counters_gatord_binds_no_key_to_read_not_bound() {
+    // gatord's `captured` map gives Sim_memfree no key (as for counters it cannot capture here).
+    let daemon = sim::start(SimConfig {
+        captured_xml: Some(
+            r#"<?xml version="1.0" encoding="UTF-8"?>
+<captured version="1" protocol="950"><counters>
+<counter key="0x4" type="Sim_ccnt" event="0x11"/>
+<counter key="0x0" type="Sim_memfree"/>
+</counters></captured>"#
+                .into(),
+        ),
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let mut lizard = Lizard::configure(config_for(&daemon)).unwrap();
+    let ccnt = id_of(&lizard, "Sim_ccnt");
+    let memfree = id_of(&lizard, "Sim_memfree");
+    lizard.enable(ccnt).unwrap();
+    lizard.enable(memfree).unwrap();
+    lizard.start_capture().unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    lizard.stop_capture().unwrap();
+    assert!(lizard.read_int(ccnt).unwrap() > 0);
+    let err = lizard.read_double(memfree).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::NoValue {
+                reason: lizard_core::NoValue::NotBound,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn session_in_progress_claims_no_retry_time() {
+    let text = Error::SessionInProgress.to_string();
+    assert!(
+        !text.chars().any(|c| c.is_ascii_digit()),
+        "nothing is known about when the other session ends: {text}"
+    );
 }

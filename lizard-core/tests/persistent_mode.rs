@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::{config_for, id_of};
-use lizard_core::sim::{self, Faults, SimConfig};
+use lizard_core::sim::{self, Faults, SimConfig, SimSample, Stream};
 use lizard_core::{CaptureMode, Error, Lizard};
 
 #[test]
@@ -46,11 +46,13 @@ fn many_pairs_share_one_session_and_select_their_window() {
             );
         }
         previous_end = samples.last().unwrap().timestamp_ns;
-        let sum: i64 = samples.iter().map(|s| s.value.as_f64() as i64).sum();
-        assert_eq!(
-            lizard.read_int(ccnt).unwrap(),
-            sum,
-            "delta: sum over the window"
+        // The samples inside count in full except the first, whose interval began before the window and
+        // counts in proportion; the sample after the window adds its part. Each sample is at most 1015.
+        let sum: f64 = samples.iter().map(|s| s.value.as_f64()).sum();
+        let read = lizard.read_double(ccnt).unwrap();
+        assert!(
+            (read - sum).abs() <= 1015.0,
+            "delta: the window's share, {read} against {sum} inside"
         );
     }
     let stats = daemon.stats();
@@ -113,4 +115,68 @@ fn daemon_dying_between_pairs_is_disconnected_then_recovers() {
     std::thread::sleep(Duration::from_millis(5));
     lizard.stop_capture().unwrap();
     assert_eq!(daemon.stats().captures, 2);
+}
+
+/// Scripted samples every 300 ms then one 1.7 s later (timestamps relative to the capture start), as gatord's
+/// polled counters arrive: a 5 ms window between two of them holds no sample.
+fn sparse_daemon() -> sim::SimHandle {
+    let at = |ms: i64, memfree: i64, ccnt: i64| SimSample {
+        timestamp_ns: ms * 1_000_000,
+        values: vec![("Sim_memfree".into(), memfree), ("Sim_ccnt".into(), ccnt)],
+    };
+    sim::start(SimConfig {
+        stream: Stream::Samples(vec![
+            at(0, 4_000, 0),
+            at(300, 5_000, 30_000),
+            at(2_000, 6_000, 170_000),
+        ]),
+        ..SimConfig::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn window_shorter_than_the_sample_period_reads_the_rule_not_zero() {
+    let daemon = sparse_daemon();
+    let mut config = config_for(&daemon);
+    config.mode = CaptureMode::Persistent;
+    let mut lizard = Lizard::configure(config).unwrap();
+    let memfree = id_of(&lizard, "Sim_memfree");
+    let ccnt = id_of(&lizard, "Sim_ccnt");
+    lizard.enable(memfree).unwrap();
+    lizard.enable(ccnt).unwrap();
+    // The first pair opens the session; the next pair falls between the samples at 300 ms and 2 s.
+    lizard.start_capture().unwrap();
+    lizard.stop_capture().unwrap();
+    let opened = lizard.now_ns();
+    std::thread::sleep(Duration::from_millis(310));
+    let before = lizard.now_ns();
+    lizard.start_capture().unwrap();
+    std::thread::sleep(Duration::from_millis(5));
+    lizard.stop_capture().unwrap();
+    let after = lizard.now_ns();
+    assert!(
+        lizard.samples(memfree).unwrap().is_empty(),
+        "no sample inside"
+    );
+    // Absolute: the level in force, the sample at 300 ms.
+    assert_eq!(lizard.read_int(memfree).unwrap(), 5_000);
+    assert_eq!(lizard.read_double(memfree).unwrap(), 5_000.0);
+    // Delta: 170 000 events over the 1.7 s interval (100 per ms), the window's share of them.
+    let read = lizard.read_double(ccnt).unwrap();
+    let longest_ms = (after - before) as f64 / 1e6;
+    assert!(
+        read > 0.0 && read <= 100.0 * longest_ms,
+        "apportioned {read} for a window of at most {longest_ms} ms"
+    );
+    assert!(
+        read >= 100.0 * 4.0,
+        "at least the 5 ms slept, less timer slack: {read}"
+    );
+    assert_eq!(lizard.read_int(ccnt).unwrap(), read as i64);
+    assert!(
+        after - opened < 2_000_000_000,
+        "the window lay before the last sample"
+    );
+    lizard.close_session().unwrap();
 }

@@ -76,9 +76,10 @@ typedef enum {
 /* The description of one counter (72 bytes on LP64, 48 on ILP32). */
 typedef struct LizardCounterDescription {
     LizardCounterId id;       /* equals the id it was asked for */
-    const char *short_name;   /* gatord counter name (key), "" for HWCPipe counters */
-    const char *name;         /* gatord event name, "" for HWCPipe counters */
-    const char *title;        /* gatord event title, or the HWCPipe counter name */
+    const char *short_name;   /* gatord counter name (key); for HWCPipe counters their name ("TaskClock") */
+    const char *name;         /* gatord event name; for HWCPipe counters their name again */
+    const char *title;        /* gatord event title; for HWCPipe counters "HWCPipe CPU (this process)" (they
+                                 count only the calling process) or "HWCPipe GPU" */
     const char *description;
     const char *category;
     double multiplier;        /* already applied by ReadCounterInt/ReadCounterDouble */
@@ -110,21 +111,37 @@ typedef void (*LZD_DisableCounter_PFN)(LizardInstance ctx, LizardCounterId id);
 /* Disables every counter. Invalid ctx: no effect. */
 typedef void (*LZD_DisableAllCounters_PFN)(LizardInstance ctx);
 
-/* Starts capturing the enabled counters, clearing the samples of the previous capture.
+/* Starts capturing the enabled counters, clearing the samples of the previous capture. Each pair opens
+ * its own gatord session, so its window is the samples gatord sends in that session.
  * LZD_OK when every source with an enabled counter started; LZD_FAILURE (and nothing started) when
- * none is enabled or a source failed to start. */
+ * none is enabled or a source failed to start (gatord unreachable, or busy with another client's session). */
 typedef LZD_Result (*LZD_StartCapture_PFN)(LizardInstance ctx);
 
-/* Stops the capture and waits (bounded) for its last samples. LZD_FAILURE for an invalid ctx, when no
- * capture runs, or when a source failed during the capture; the samples received stay readable. */
+/* Stops the capture and waits (bounded) for gatord to deliver samples stamped after the stop.
+ * LZD_FAILURE for an invalid ctx, when no capture runs, when gatord closed the connection or reported an
+ * error during the capture, when a source failed, or when no enabled counter has a value for the window
+ * (see ReadCounterInt: nothing was measured). The samples received stay readable after a failure. */
 typedef LZD_Result (*LZD_StopCapture_PFN)(LizardInstance ctx);
 
-/* The captured value of counter id: DELTA counters sum their samples, ABSOLUTE counters average them,
- * then MHz becomes Hz and the multiplier applies; truncated toward zero. 0 for an invalid ctx or id. */
+/* The value of counter id over the last Start/Stop window, then MHz becomes Hz and the multiplier
+ * applies; truncated toward zero.
+ *   ABSOLUTE: the mean of the samples stamped inside the window; a window holding none (shorter than the
+ *     daemon's sample period, e.g. 5 ms between gatord's 100 ms samples) reads the last sample at or before
+ *     the window's end (the level in force).
+ *   DELTA: each sample counts the events since the previous sample, spread evenly over that interval; the
+ *     reading is the part falling inside the window (samples wholly inside count in full, the samples
+ *     enclosing the window's edges in proportion to their overlap). A window inside one interval of length
+ *     T reads value * window / T of the sample that closes it. A counter's first sample, whose interval is
+ *     unknown, counts in full when it lies inside the window.
+ * Returns 0 only when there is no value: an invalid ctx or id, no capture yet, or no sample the rule can
+ * use (no sample of the counter at all; ABSOLUTE: none at or before the window's end; DELTA: no sample
+ * whose interval meets the window, e.g. the sample closing it had not arrived by the end of StopCapture).
+ * A counter gatord lists but never sends (its derived counters) always has no value. A genuine reading of
+ * 0 is also 0: StopCapture's LZD_FAILURE tells "nothing measured" apart when no counter has a value. */
 typedef int64_t (*LZD_ReadCounterInt_PFN)(LizardInstance ctx, LizardCounterId id);
 
-/* The same reduction as ReadCounterInt, in double precision without truncation. 0.0 for an invalid ctx
- * or id. Integer counters are converted by value, never by reinterpreting bits. */
+/* The same reading as ReadCounterInt, in double precision without truncation, and 0.0 in exactly the
+ * same no-value cases. Integer counters are converted by value, never by reinterpreting bits. */
 typedef double (*LZD_ReadCounterDouble_PFN)(LizardInstance ctx, LizardCounterId id);
 
 /* The function table, in the original order. */

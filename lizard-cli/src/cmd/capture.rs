@@ -3,14 +3,14 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use lizard_core::{Counter, Lizard, ResultType, Sample};
+use lizard_core::{Counter, Error as EngineError, Lizard, ResultType, Sample};
 use serde_json::{json, Value as Json};
 
 use crate::args::{CaptureArgs, CaptureFormat};
 use crate::error::CliError;
 use crate::interrupt;
 use crate::output::{self, class_name, scaled_json, scaled_text};
-use crate::source::{self, counter_name, source_name};
+use crate::source::{self, counter_name};
 use crate::table::Table;
 use crate::trace_window::{TraceWindow, WindowRecord};
 
@@ -19,7 +19,8 @@ struct Captured<'a> {
     counter: &'a Counter,
     samples: Vec<Sample>,
     dropped: u64,
-    reading: Json,
+    /// The reading, or why there is none (never a 0 standing in for "no sample").
+    reading: Result<Json, String>,
 }
 
 /// Runs `lizard capture`.
@@ -43,11 +44,12 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         .as_ref()
         .map(|_| lizard_trace::monotonic_raw_ns() as i128 - i128::from(start_ns));
     lizard.start_capture()?;
-    wait(args.duration);
+    wait(args.duration, lizard);
     let end_ns = lizard.now_ns();
     let stop_error = lizard.stop_capture().err();
     let elapsed = started.elapsed();
-    if let Some(error) = &stop_error {
+    let failure = stop_error.as_ref().and_then(|e| failure_line(e, elapsed));
+    if let (Some(error), None) = (&stop_error, &failure) {
         eprintln!("lizard: warning: {}", source::chain(error));
     }
     if interrupt::interrupted() {
@@ -69,16 +71,46 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         CaptureFormat::ChromeTrace => chrome_trace(&captured, &records),
     };
     output::write(args.output.as_deref(), &text)?;
-    Ok(0)
+    match failure {
+        Some(line) => {
+            eprintln!("lizard: {line}");
+            Ok(SOURCE_FAILED)
+        }
+        None => Ok(0),
+    }
 }
 
-/// Waits `duration` (or until Ctrl-C), showing progress on a terminal for captures over a second.
-fn wait(duration: Duration) {
+/// The exit status of a capture whose source failed (the daemon died or reported an error) or that measured
+/// nothing; the output holding what was received is still written.
+const SOURCE_FAILED: i32 = 3;
+
+/// The one line saying why a capture failed, for the stop errors that make it a failure; `None` for those
+/// that are warnings (a missing end marker, skipped malformed frames).
+fn failure_line(error: &EngineError, elapsed: Duration) -> Option<String> {
+    match error {
+        EngineError::Disconnected => Some(format!(
+            "gatord closed the connection {:.2}s into the capture; the samples received before are written",
+            elapsed.as_secs_f64()
+        )),
+        EngineError::Daemon(text) => Some(format!(
+            "gatord reported an error during the capture: {text}"
+        )),
+        EngineError::NothingCaptured(_) => Some(format!("{error}; nothing was measured")),
+        _ => None,
+    }
+}
+
+/// How often a waiting capture checks whether its source ended.
+const POLL: Duration = Duration::from_millis(50);
+
+/// Waits `duration`, until Ctrl-C, or until the capture's source ends on its own (gatord closed the
+/// connection or reported an error), showing progress on a terminal for captures over a second.
+fn wait(duration: Duration, lizard: &Lizard) {
     let show = duration > Duration::from_secs(1) && std::io::stderr().is_terminal();
     let started = Instant::now();
     loop {
         let left = duration.saturating_sub(started.elapsed());
-        if left.is_zero() || interrupt::sleep(left.min(Duration::from_millis(100))) {
+        if left.is_zero() || lizard.capture_ended() || interrupt::sleep(left.min(POLL)) {
             break;
         }
         if show {
@@ -102,8 +134,13 @@ fn collect<'a>(lizard: &'a Lizard, ids: &[u32]) -> Result<Vec<Captured<'a>>, Cli
         .map(|&id| {
             let counter = lizard.counter(id)?;
             let reading = match counter.result_type {
-                ResultType::Integer => json!(lizard.read_int(id)?),
-                ResultType::Floating => json!(lizard.read_double(id)?),
+                ResultType::Integer => lizard.read_int(id).map(|v| json!(v)),
+                ResultType::Floating => lizard.read_double(id).map(|v| json!(v)),
+            };
+            let reading = match reading {
+                Ok(value) => Ok(value),
+                Err(EngineError::NoValue { reason, .. }) => Err(reason.to_string()),
+                Err(other) => return Err(other.into()),
             };
             Ok(Captured {
                 counter,
@@ -122,12 +159,15 @@ fn table(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
     for c in captured {
         table.row(vec![
             c.counter.id.to_string(),
-            source_name(c.counter.source).to_owned(),
+            output::source_label(c.counter.source).to_owned(),
             counter_name(c.counter).to_owned(),
             c.counter.units.to_string(),
             class_name(c.counter.class).to_owned(),
             c.samples.len().to_string(),
-            output::reading_text(&c.reading),
+            match &c.reading {
+                Ok(value) => output::reading_text(value),
+                Err(reason) => reason.clone(),
+            },
         ]);
     }
     let mut text = table.render();
@@ -169,7 +209,46 @@ fn csv(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
     }
     rows.sort_by_key(|(t, _)| *t);
     text.extend(rows.into_iter().map(|(_, row)| row));
+    // Counters without a value get a comment row each, so a missing series is never silent.
+    for c in captured {
+        if let Err(reason) = &c.reading {
+            text.push_str(&format!(
+                "# {},{},no value: {}\n",
+                c.counter.id,
+                output::csv_field(counter_name(c.counter)),
+                output::csv_field(reason)
+            ));
+        }
+    }
     text
+}
+
+/// The counters without a value, with the reason, as JSON.
+fn no_value_json(captured: &[Captured<'_>]) -> Vec<Json> {
+    captured
+        .iter()
+        .filter_map(|c| {
+            let reason = c.reading.as_ref().err()?;
+            Some(
+                json!({ "id": c.counter.id, "counter": counter_name(c.counter), "reason": reason }),
+            )
+        })
+        .collect()
+}
+
+/// The first and last sample timestamps over every counter: the window the samples cover.
+fn sample_span(captured: &[Captured<'_>]) -> Option<(u64, u64)> {
+    let first = captured
+        .iter()
+        .filter_map(|c| c.samples.first())
+        .map(|s| s.timestamp_ns)
+        .min()?;
+    let last = captured
+        .iter()
+        .filter_map(|c| c.samples.last())
+        .map(|s| s.timestamp_ns)
+        .max()?;
+    Some((first, last))
 }
 
 fn record_json(r: &WindowRecord) -> Json {
@@ -194,7 +273,13 @@ fn json_document(
         .iter()
         .map(|c| {
             let mut entry = output::counter_json(c.counter);
-            entry["value"] = c.reading.clone();
+            match &c.reading {
+                Ok(value) => entry["value"] = value.clone(),
+                Err(reason) => {
+                    entry["value"] = Json::Null;
+                    entry["no_value"] = json!(reason);
+                }
+            }
             entry["dropped"] = json!(c.dropped);
             entry["samples"] = c
                 .samples
@@ -204,8 +289,12 @@ fn json_document(
             entry
         })
         .collect();
+    let span = sample_span(captured);
     output::to_json(&json!({
-        "duration_s": elapsed.as_secs_f64(),
+        // The window the samples cover (first to last sample), not the command's wall-clock time.
+        "duration_s": span.map(|(first, last)| (last - first) as f64 / 1e9),
+        "window_ns": span.map(|(first, last)| [first, last]),
+        "wall_s": elapsed.as_secs_f64(),
         "warning": stop_error.map(|e| source::chain(e)),
         "counters": counters,
         "trace_records": records.iter().map(record_json).collect::<Vec<_>>(),
@@ -221,7 +310,7 @@ fn chrome_trace(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
         for s in &c.samples {
             events.push(json!({
                 "name": name,
-                "cat": source_name(c.counter.source),
+                "cat": output::source_label(c.counter.source),
                 "ph": "C",
                 "ts": s.timestamp_ns as f64 / 1000.0,
                 "pid": 1,
@@ -242,5 +331,9 @@ fn chrome_trace(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
             "args": { "file": r.file, "line": r.line, "seq": r.seq, "pid": r.pid, "bytes": r.len },
         }));
     }
-    output::to_json(&json!({ "traceEvents": events, "displayTimeUnit": "ns" }))
+    output::to_json(&json!({
+        "traceEvents": events,
+        "displayTimeUnit": "ns",
+        "otherData": { "counters_without_value": no_value_json(captured) },
+    }))
 }

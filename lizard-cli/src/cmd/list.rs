@@ -5,7 +5,7 @@ use serde_json::json;
 use crate::args::{ListArgs, ListFormat};
 use crate::error::CliError;
 use crate::output;
-use crate::source::{self, counter_name, source_name};
+use crate::source::{self, counter_name};
 use crate::table::Table;
 
 /// Runs `lizard list`.
@@ -16,24 +16,36 @@ pub fn run(args: &ListArgs) -> Result<i32, CliError> {
     let text = match args.format {
         ListFormat::Table => {
             let mut table = Table::new(&[
-                "id", "source", "category", "name", "title", "units", "class", "type",
+                "id", "source", "category", "name", "title", "units", "class", "type", "note",
             ]);
             for c in counters {
+                let note = match opened.lizard.unavailable(c.id)? {
+                    Some(reason) => format!("unavailable here: {reason}"),
+                    None => String::new(),
+                };
                 table.row(vec![
                     c.id.to_string(),
-                    source_name(c.source).to_owned(),
+                    output::source_label(c.source).to_owned(),
                     c.category.clone(),
                     counter_name(c).to_owned(),
                     format!("{} {}", c.title, c.name).trim().to_owned(),
                     c.units.to_string(),
                     output::class_name(c.class).to_owned(),
                     output::result_type_name(c.result_type).to_owned(),
+                    note,
                 ]);
             }
             table.render()
         }
         ListFormat::Json => {
-            let list: Vec<_> = counters.iter().map(output::counter_json).collect();
+            let list = counters
+                .iter()
+                .map(|c| {
+                    let mut entry = output::counter_json(c);
+                    entry["unavailable"] = json!(opened.lizard.unavailable(c.id)?);
+                    Ok(entry)
+                })
+                .collect::<Result<Vec<_>, CliError>>()?;
             output::to_json(&json!({ "counters": list }))
         }
     };

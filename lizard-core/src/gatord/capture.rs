@@ -45,6 +45,8 @@ pub(crate) struct Plan {
 struct Progress {
     latest_ns: Option<u64>,
     finished: bool,
+    /// gatord reported an error during the capture.
+    failed: bool,
 }
 
 #[derive(Debug, Default)]
@@ -78,6 +80,8 @@ struct Exit {
 #[derive(Debug)]
 pub(crate) struct Capture {
     counters: Vec<CounterId>,
+    /// Enabled counters gatord's `captured` map bound no key to: gatord sends nothing for them.
+    unbound: Vec<CounterId>,
     session: Arc<Mutex<Session>>,
     writer: Transport,
     shared: Arc<Shared>,
@@ -95,13 +99,22 @@ fn deliver_configuration(plan: &Plan) -> Result<(), Error> {
     Ok(())
 }
 
-/// Binds the keys of the `captured` document to the enabled counters (the only place keys come from).
-fn bind_keys(captured: &str, counters: &[(CounterId, String)]) -> Result<KeyMap, Error> {
+/// Binds the keys of the `captured` document to the enabled counters (the only place keys come from). Also
+/// returns the counters left without a key (gatord sends nothing for them).
+fn bind_keys(
+    captured: &str,
+    counters: &[(CounterId, String)],
+) -> Result<(KeyMap, Vec<CounterId>), Error> {
     let entries = xml::captured_keys(captured)?;
     let mut keys = KeyMap::new();
+    let mut unbound = Vec::new();
     for (id, name) in counters {
-        if let Some((key, _)) = entries.iter().find(|(_, n)| n == name) {
-            keys.insert(*key, *id);
+        let bound = entries
+            .iter()
+            .find(|(_, n)| n == name)
+            .is_some_and(|(key, _)| keys.insert(*key, *id));
+        if !bound {
+            unbound.push(*id);
         }
     }
     if keys.is_empty() {
@@ -109,7 +122,7 @@ fn bind_keys(captured: &str, counters: &[(CounterId, String)]) -> Result<KeyMap,
             counters.iter().map(|(_, n)| n.clone()).collect(),
         ));
     }
-    Ok(keys)
+    Ok((keys, unbound))
 }
 
 impl Capture {
@@ -127,7 +140,7 @@ impl Capture {
             &xml::session(plan.sample_rate, plan.live_rate_ms),
         )?;
         let captured = conn.request_xml("captured")?;
-        let keys = bind_keys(&captured, &plan.counters)?;
+        let (keys, unbound) = bind_keys(&captured, &plan.counters)?;
         let version = conn.version();
         let offset_ns = nanos_since(epoch);
         let (session, reader, writer) = conn.start_capture()?;
@@ -145,6 +158,7 @@ impl Capture {
         };
         Ok(Capture {
             counters: plan.counters.iter().map(|(id, _)| *id).collect(),
+            unbound,
             session,
             writer,
             shared,
@@ -158,9 +172,21 @@ impl Capture {
         &self.counters
     }
 
+    /// The enabled counters gatord bound no capture key to.
+    pub(crate) fn unbound(&self) -> &[CounterId] {
+        &self.unbound
+    }
+
     /// Whether the receiver has ended (end marker, close or error).
     pub(crate) fn is_finished(&self) -> bool {
         self.shared.lock().finished
+    }
+
+    /// Whether the capture has ended on gatord's side or gatord reported an error: no more samples will
+    /// come, so the capture should be stopped now.
+    pub(crate) fn has_ended(&self) -> bool {
+        let progress = self.shared.lock();
+        progress.finished || progress.failed
     }
 
     /// Waits until a sample stamped at or after `timestamp_ns` has arrived, the receiver has ended, or
@@ -305,6 +331,8 @@ fn receive(
                 }
                 Event::DaemonError(text) => {
                     exit.daemon.get_or_insert(daemon_error(&text));
+                    shared.lock().failed = true;
+                    shared.changed.notify_all();
                 }
                 Event::Closed => {
                     exit.closed = true;

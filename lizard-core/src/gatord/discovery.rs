@@ -23,7 +23,16 @@ pub(crate) struct Discovered {
     pub(crate) counters: Vec<Counter>,
     /// The daemon's protocol version.
     pub(crate) version: ProtocolVersion,
+    /// Counters the daemon lists but cannot deliver.
+    pub(crate) unavailable: Vec<Unavailable>,
 }
+
+/// A counter the daemon lists but cannot deliver: its key and the reason.
+pub(crate) type Unavailable = (String, String);
+
+/// Why gatord never sends values for a `derived="yes"` event: Streamline computes it from other data.
+pub(crate) const DERIVED: &str =
+    "derived: Streamline computes it from other data; gatord sends no value for it";
 
 /// Connects, reads the two documents, disconnects and builds the counter list.
 pub(crate) fn discover(
@@ -37,14 +46,26 @@ pub(crate) fn discover(
     let events = conn.request_xml("events")?;
     let counters = conn.request_xml("counters")?;
     conn.disconnect();
+    let (counters, unavailable) = counters_and_unavailable(&events, &counters)?;
     Ok(Discovered {
-        counters: counters_from(&events, &counters)?,
+        counters,
         version,
+        unavailable,
     })
 }
 
 /// The gatord counters described by `events_xml` and available according to `counters_xml`.
+#[cfg(test)]
 pub(crate) fn counters_from(events_xml: &str, counters_xml: &str) -> Result<Vec<Counter>, Error> {
+    Ok(counters_and_unavailable(events_xml, counters_xml)?.0)
+}
+
+/// [`counters_from`], plus the keys of the counters gatord cannot deliver, with the reason.
+fn counters_and_unavailable(
+    events_xml: &str,
+    counters_xml: &str,
+) -> Result<(Vec<Counter>, Vec<Unavailable>), Error> {
+    let mut unavailable = Vec::new();
     let events = Events::parse(events_xml).map_err(|source| Error::Xml {
         document: "events",
         source,
@@ -59,6 +80,9 @@ pub(crate) fn counters_from(events_xml: &str, counters_xml: &str) -> Result<Vec<
         if !available.contains(key) || !seen.insert(key.to_owned()) {
             continue;
         }
+        if event.derived == Some(true) {
+            unavailable.push((key.to_owned(), DERIVED.to_owned()));
+        }
         let multiplier = match event.effective_multiplier() {
             m if m.is_finite() && m != 0.0 => m,
             _ => 1.0,
@@ -71,12 +95,16 @@ pub(crate) fn counters_from(events_xml: &str, counters_xml: &str) -> Result<Vec<
             description: event.description.clone().unwrap_or_default(),
             category: category.name.clone(),
             multiplier,
-            units: event
-                .units
-                .as_ref()
-                .map_or(Units::Unknown, |u| Units::parse(u.as_str())),
-            class: match event.effective_class() {
-                EventClass::Absolute => CounterClass::Absolute,
+            units: match (&event.units, event.percentage) {
+                (None, Some(true)) => Units::Other("%".to_owned()),
+                (units, _) => units
+                    .as_ref()
+                    .map_or(Units::Unknown, |u| Units::parse(u.as_str())),
+            },
+            // A percentage is a level over the sample's interval (gatord's `activity` percentages too): its
+            // readings are means.
+            class: match (event.effective_class(), event.percentage) {
+                (EventClass::Absolute, _) | (_, Some(true)) => CounterClass::Absolute,
                 _ => CounterClass::Delta,
             },
             source: Source::Gatord,
@@ -87,7 +115,7 @@ pub(crate) fn counters_from(events_xml: &str, counters_xml: &str) -> Result<Vec<
             },
         });
     }
-    Ok(out)
+    Ok((out, unavailable))
 }
 
 #[cfg(test)]
@@ -139,6 +167,27 @@ mod tests {
         assert_eq!(list[1].units, Units::MegaHertz);
         assert_eq!(list[1].result_type, ResultType::Integer);
         assert_eq!(list[2].multiplier, 1.0);
+    }
+
+    #[test]
+    fn percentages_keep_their_unit_and_average_and_derived_counters_are_unavailable() {
+        // As gatord 9.7.2's events-Linux.xml and Mali events describe them.
+        let events = r#"<events><category name="CPU">
+            <event counter="Linux_cpu_wait_contention" title="CPU Contention" name="Wait" class="activity" derived="yes" percentage="yes" multiplier="0.0001"/>
+            <event counter="ARM_Mali-Bifrost_MMU_AS_0" class="absolute" display="average" multiplier="0.01" percentage="yes" title="Mali MMU Address Space" name="MMU Address Space 0"/>
+            <event counter="mem" title="Memory" name="Free" class="absolute" units="B"/>
+        </category></events>"#;
+        let counters = r#"<counters><counter name="Linux_cpu_wait_contention"/><counter name="ARM_Mali-Bifrost_MMU_AS_0"/><counter name="mem"/></counters>"#;
+        let (list, unavailable) = counters_and_unavailable(events, counters).unwrap();
+        assert_eq!(list[0].units, Units::Other("%".into()));
+        assert_eq!(list[0].class, CounterClass::Absolute);
+        assert_eq!(list[1].units, Units::Other("%".into()));
+        assert_eq!(list[1].class, CounterClass::Absolute);
+        assert_eq!(list[2].units, Units::Bytes);
+        assert_eq!(
+            unavailable,
+            vec![("Linux_cpu_wait_contention".to_owned(), DERIVED.to_owned())]
+        );
     }
 
     #[test]

@@ -44,6 +44,9 @@ impl Default for Stream {
 pub struct Faults {
     /// Close the capture connection abruptly (no end marker) after sending this many APC frames.
     pub die_after_frames: Option<usize>,
+    /// After sending this many APC frames, send RESPONSE_ERROR with this text and close, as gatord does when
+    /// a capture fails on its side (e.g. "Perf agent failed. Invalid event and/or could not online CPUs").
+    pub error_after_frames: Option<(usize, String)>,
     /// Ignore APC_STOP: stop streaming but never send the end marker, keeping the connection open.
     pub no_end_marker: bool,
     /// Replace APC frame number `n` (0-based, SUMMARY excluded) by a malformed BLOCK_COUNTER frame (a value

@@ -386,6 +386,15 @@ impl Conn<'_> {
         if faults.die_after_frames == Some(index) {
             return Next::Close;
         }
+        if let Some((_, text)) = faults
+            .error_after_frames
+            .as_ref()
+            .filter(|(after, _)| *after == index)
+        {
+            // Sent even if the session state refuses it: the error closes the capture either way.
+            let _ = self.session.send_error(text.as_bytes());
+            return Next::Close;
+        }
         if faults.oversize_length_at == Some(index) {
             self.session.poll_transmit(&mut self.out);
             self.out.extend_from_slice(&[0x03, 0xf0, 0xff, 0xff, 0xff]);
