@@ -6,7 +6,9 @@
 use std::cell::UnsafeCell;
 use std::ffi::{c_char, c_int, CStr, CString};
 
-use lizard_core::{Config, Counter, CounterClass, GatordAddress, Lizard, ResultType, Units};
+use lizard_core::{
+    CaptureMode, Config, Counter, CounterClass, GatordAddress, Lizard, ResultType, Units,
+};
 
 use crate::abi::*;
 use crate::panic::boundary;
@@ -73,6 +75,23 @@ fn result_code(result: ResultType) -> u32 {
     }
 }
 
+/// The environment variable that chooses how gatord sessions map onto Start/Stop pairs (see the header).
+const MODE_ENV: &str = "LIZARD_GATORD_MODE";
+
+/// The engine configuration `Init` uses: per-draw (one gatord session kept across Start/Stop pairs), or
+/// one session per pair when [`MODE_ENV`] is `reconnecting`; any other value keeps the default.
+fn init_config(address: GatordAddress) -> Config {
+    let per_draw = Config::per_draw(address);
+    match std::env::var(MODE_ENV).as_deref() {
+        Ok("reconnecting") => Config {
+            mode: CaptureMode::Reconnecting,
+            live_rate_ms: Config::default().live_rate_ms,
+            ..per_draw
+        },
+        _ => per_draw,
+    }
+}
+
 /// `Init(host, port)`: discovers the counters of gatord at `host:port` and of HWCPipe.
 ///
 /// # Safety
@@ -87,10 +106,7 @@ unsafe extern "C" fn init(host: *const c_char, port: c_int) -> LizardInstance {
         let (Ok(host), Ok(port)) = (host.to_str(), u16::try_from(port)) else {
             return std::ptr::null_mut();
         };
-        let config = Config {
-            gatord: Some(GatordAddress::new(host, port)),
-            ..Config::default()
-        };
+        let config = init_config(GatordAddress::new(host, port));
         match Lizard::configure(config) {
             Ok(lizard) if lizard.count() > 0 => INSTANCES.insert(Instance::new(lizard)),
             _ => std::ptr::null_mut(),

@@ -107,6 +107,11 @@ fn compile(lang: Lang, source: &Path, name: &str, extra: &[&str]) -> PathBuf {
 /// Runs `program` (under `wrapper`, if any) with the library this test built first on the search path:
 /// cargo's own `LD_LIBRARY_PATH` also lists the profile folder, which may hold an older build.
 fn run(program: &Path, wrapper: &[&str], args: &[String]) -> Output {
+    run_with(program, wrapper, args, &[])
+}
+
+/// [`run`] with extra environment variables.
+fn run_with(program: &Path, wrapper: &[&str], args: &[String], env: &[(&str, &str)]) -> Output {
     let mut command = match wrapper.split_first() {
         Some((tool, tool_args)) => {
             let mut c = Command::new(tool);
@@ -117,6 +122,7 @@ fn run(program: &Path, wrapper: &[&str], args: &[String]) -> Output {
     };
     let output = command
         .args(args)
+        .envs(env.iter().copied())
         .env("LD_LIBRARY_PATH", library_dir())
         .output()
         .expect("run C program");
@@ -126,6 +132,10 @@ fn run(program: &Path, wrapper: &[&str], args: &[String]) -> Output {
     }
     output
 }
+
+/// One gatord session per Start/Stop pair (`LIZARD_GATORD_MODE`), so that every pair gets the scripted
+/// samples of [`scripted_sim`].
+const ONE_SESSION_PER_PAIR: (&str, &str) = ("LIZARD_GATORD_MODE", "reconnecting");
 
 /// Two scripted samples per capture, with known values for every counter of the built-in events.
 fn scripted_sim() -> SimHandle {
@@ -235,7 +245,7 @@ fn demo_in_c_and_cxx_reads_the_values_gatord_sent() {
     let source = manifest().join("examples/c/lizard_demo.c");
     for (lang, name) in [(Lang::C, "demo-c"), (Lang::Cxx, "demo-cxx")] {
         let demo = compile(lang, &source, name, &[]);
-        let output = run(&demo, &[], &demo_args(port, 3));
+        let output = run_with(&demo, &[], &demo_args(port, 3), &[ONE_SESSION_PER_PAIR]);
         assert!(output.status.success(), "{name} failed");
         let out = parse_demo(&output.stdout);
         let ids: Vec<u32> = out.counters.iter().map(|(id, _)| *id).collect();
@@ -321,7 +331,8 @@ fn demo_and_misuse_are_clean_under_valgrind() {
         "demo-vg",
         &[],
     );
-    let output = run(&demo, &valgrind, &demo_args(sim.local_addr().port(), 2));
+    let args = demo_args(sim.local_addr().port(), 2);
+    let output = run_with(&demo, &valgrind, &args, &[ONE_SESSION_PER_PAIR]);
     assert!(
         output.status.success(),
         "demo under valgrind: {:?}",

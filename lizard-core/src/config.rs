@@ -9,6 +9,11 @@ use crate::transport::{GatordAddress, Timeouts};
 /// document a real gatord 9.7 sends, far below gatord's own 256 MiB ceiling.
 pub const DEFAULT_MAX_MESSAGE_LEN: u32 = 64 * 1024 * 1024;
 
+/// The `live_rate` (ms) of [`Config::per_draw`]: gatord flushes what it captured every millisecond (it
+/// accepts any positive value), so the sample that closes a short window reaches the client about one
+/// sample period after the window ends instead of up to 100 ms later at the default rate.
+pub const PER_DRAW_LIVE_RATE_MS: u32 = 1;
+
 /// How gatord sessions map onto `start_capture` / `stop_capture` pairs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CaptureMode {
@@ -19,13 +24,15 @@ pub enum CaptureMode {
     #[default]
     Reconnecting,
     /// One gatord session stays open across many start/stop pairs; each pair selects the samples whose
-    /// timestamps fall between its start and its stop. A pair costs no connection, which suits per-draw use.
+    /// timestamps fall in its window. A pair opens no connection and waits for nothing, which suits
+    /// per-draw use (see [`Config::per_draw`]).
     ///
-    /// Trade-off: gatord samples at its own rate (about every 1 ms for hardware counters at
-    /// `sample_rate="normal"`, every 100 ms for polled counters), so a window shorter than the sample period
-    /// may select no sample at all, and samples are attributed by their timestamp, not by exact start/stop
-    /// instants. `stop_capture` waits (up to [`Config::flush_timeout`]) until gatord has delivered a sample
-    /// stamped after the stop, so each stop costs up to one `live_rate` period on a real daemon.
+    /// Trade-off: gatord samples at its own rate (every `1/sample_rate` for perf counters, every 100 ms for
+    /// the counters it polls, such as memory and network), so a window is usually shorter than the sample
+    /// period, and its reading comes from the rules of [`crate::reduce`]: an absolute counter reads the
+    /// level in force, a delta counter the apportioned part of the sample whose interval encloses the window.
+    /// `stop_capture` returns at once; a read of a delta counter whose enclosing sample has not arrived yet
+    /// waits for it, up to [`Config::read_timeout`] (about one sample period plus one `live_rate` flush).
     Persistent,
 }
 
@@ -43,9 +50,9 @@ pub struct Config {
     pub timeouts: Timeouts,
     /// The longest a `stop_capture` waits for gatord's end-of-capture marker before closing the connection.
     pub stop_timeout: Duration,
-    /// Persistent mode only: the longest a `stop_capture` waits for gatord to deliver samples stamped after the
-    /// stop.
-    pub flush_timeout: Duration,
+    /// Persistent mode only: the longest a read of a delta counter waits for gatord to deliver the sample whose
+    /// interval encloses the end of the window (the read has no value if it does not come).
+    pub read_timeout: Duration,
     /// The HWCPipe sampling interval (the sampler sleeps between samples; it never spins).
     pub sample_interval: Duration,
     /// The most samples kept per counter; older samples are dropped and counted.
@@ -72,7 +79,7 @@ impl Default for Config {
             hwcpipe: true,
             timeouts: Timeouts::default(),
             stop_timeout: Duration::from_secs(3),
-            flush_timeout: Duration::from_millis(500),
+            read_timeout: Duration::from_millis(500),
             sample_interval: Duration::from_millis(1),
             capacity: DEFAULT_CAPACITY,
             max_message_len: DEFAULT_MAX_MESSAGE_LEN,
@@ -90,6 +97,19 @@ impl Config {
         Config {
             gatord: Some(address),
             hwcpipe: false,
+            ..Config::default()
+        }
+    }
+
+    /// Per-draw capture against gatord at `address` (what the C API uses): persistent mode, so a
+    /// start/stop pair costs no connection; `live_rate` [`PER_DRAW_LIVE_RATE_MS`], so gatord hands each
+    /// sample to the socket within a millisecond and a read rarely waits; `sample_rate` normal (about 1 kHz
+    /// for perf counters). HWCPipe stays on, as in [`Config::default`].
+    pub fn per_draw(address: GatordAddress) -> Config {
+        Config {
+            gatord: Some(address),
+            mode: CaptureMode::Persistent,
+            live_rate_ms: PER_DRAW_LIVE_RATE_MS,
             ..Config::default()
         }
     }

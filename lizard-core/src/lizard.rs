@@ -6,7 +6,7 @@ use std::time::Instant;
 use gator_proto::ProtocolVersion;
 
 use crate::config::{CaptureMode, Config};
-use crate::counter::{Counter, CounterId, Source};
+use crate::counter::{Counter, CounterClass, CounterId, Source};
 use crate::error::{Error, NoValue};
 use crate::gatord::capture::{Capture, Plan};
 use crate::gatord::discovery;
@@ -411,15 +411,17 @@ impl Lizard {
 
     /// Stops the capture: the HWCPipe sampler takes its last sample and is joined; in reconnecting mode the
     /// gatord session is stopped (APC_STOP, drain to the end marker within
-    /// [`Config::stop_timeout`](crate::Config::stop_timeout)) and closed; in persistent mode the engine waits
-    /// (up to [`Config::flush_timeout`](crate::Config::flush_timeout)) for gatord samples stamped after the
-    /// stop, and the session stays open.
+    /// [`Config::stop_timeout`](crate::Config::stop_timeout)) and closed; in persistent mode the window is
+    /// closed at once, without waiting for gatord (a read that needs a later sample waits for it), and the
+    /// session stays open.
     ///
     /// Always returns promptly and always leaves the engine stopped. Samples received before any error stay
     /// readable: [`Error::Disconnected`] (gatord died), [`Error::Daemon`] (gatord reported an error during
     /// the capture), [`Error::StopTimeout`] (no end marker), [`Error::MalformedFrames`], a protocol error, or
-    /// an HWCPipe error. When the sources ended cleanly but no enabled counter has a value (see
-    /// [`read_int`](Self::read_int)), the result is [`Error::NothingCaptured`]: nothing was measured.
+    /// an HWCPipe error. In reconnecting mode, when the sources ended cleanly but no enabled counter has a
+    /// value (see [`read_int`](Self::read_int)), the result is [`Error::NothingCaptured`]: nothing was
+    /// measured. (In persistent mode a sample that closes the window may still be on its way, so that is
+    /// left to the reads.)
     pub fn stop_capture(&mut self) -> Result<(), Error> {
         let running = self.running.take().ok_or(Error::NotCapturing)?;
         let ids = running.ids.clone();
@@ -427,7 +429,7 @@ impl Lizard {
         let end_ns = self.now_ns();
         let gatord_result = match running.gatord {
             Some(capture) => capture.stop(self.config.stop_timeout),
-            None if running.uses_gatord => self.flush_persistent(end_ns),
+            None if running.uses_gatord => self.check_persistent(),
             None => Ok(()),
         };
         self.window = match self.config.mode {
@@ -438,7 +440,8 @@ impl Lizard {
             }),
         };
         gatord_result.and(hwc_result)?;
-        if ids.iter().all(|&id| self.read_double(id).is_err()) {
+        let reconnecting = self.config.mode == CaptureMode::Reconnecting;
+        if reconnecting && ids.iter().all(|&id| self.read_double(id).is_err()) {
             return Err(Error::NothingCaptured(ids.len()));
         }
         Ok(())
@@ -459,12 +462,10 @@ impl Lizard {
         }
     }
 
-    fn flush_persistent(&mut self, end_ns: u64) -> Result<(), Error> {
-        let alive = match &self.persistent {
-            Some(capture) => capture.wait_for(end_ns, self.config.flush_timeout),
-            None => false,
-        };
-        if alive {
+    /// Persistent mode at a stop: the shared session must still be alive; if gatord ended it (closed the
+    /// connection or reported an error), it is stopped and the reason returned.
+    fn check_persistent(&mut self) -> Result<(), Error> {
+        if self.persistent.as_ref().is_some_and(|c| !c.has_ended()) {
             return Ok(());
         }
         match self.persistent.take() {
@@ -543,7 +544,16 @@ impl Lizard {
                 (samples, value)
             }
             Some(window) => {
-                let samples = self.store.samples_around(id, window).unwrap_or_default();
+                let mut samples = self.store.samples_around(id, window).unwrap_or_default();
+                if self.awaits_closing_sample(counter, window, &samples) {
+                    if let Some(capture) = &self.persistent {
+                        let deadline = Instant::now() + self.config.read_timeout;
+                        capture.wait_until(deadline, || {
+                            samples = self.store.samples_around(id, window).unwrap_or_default();
+                            closes_window(&samples, window)
+                        });
+                    }
+                }
                 let value = in_window(counter, &samples, window);
                 (samples, value)
             }
@@ -558,6 +568,26 @@ impl Lizard {
             })
         })
     }
+}
+
+impl Lizard {
+    /// Whether reading `counter` over the closed persistent `window` must first wait for gatord's next
+    /// sample: a delta counter's reading is final only once the sample whose interval encloses the window's
+    /// end has arrived (an absolute counter reads the level in force from what has arrived).
+    fn awaits_closing_sample(&self, counter: &Counter, window: Window, samples: &[Sample]) -> bool {
+        self.running.is_none()
+            && self.config.mode == CaptureMode::Persistent
+            && counter.source == Source::Gatord
+            && counter.class == CounterClass::Delta
+            && !closes_window(samples, window)
+    }
+}
+
+/// Whether `samples` (oldest first) reach the end of `window`: the last one is stamped at or after it.
+fn closes_window(samples: &[Sample], window: Window) -> bool {
+    samples
+        .last()
+        .is_some_and(|s| s.timestamp_ns >= window.end_ns)
 }
 
 impl Drop for Lizard {

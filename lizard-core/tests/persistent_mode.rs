@@ -30,6 +30,9 @@ fn many_pairs_share_one_session_and_select_their_window() {
         std::thread::sleep(Duration::from_millis(5));
         lizard.stop_capture().unwrap();
         let after = lizard.now_ns();
+        // The stop waits for nothing; the read waits for the sample that closes the window, after which
+        // every sample inside the window has arrived too.
+        let read = lizard.read_double(ccnt).unwrap();
         let samples = lizard.samples(ccnt).unwrap();
         assert!(
             !samples.is_empty(),
@@ -49,7 +52,6 @@ fn many_pairs_share_one_session_and_select_their_window() {
         // The samples inside count in full except the first, whose interval began before the window and
         // counts in proportion; the sample after the window adds its part. Each sample is at most 1015.
         let sum: f64 = samples.iter().map(|s| s.value.as_f64()).sum();
-        let read = lizard.read_double(ccnt).unwrap();
         assert!(
             (read - sum).abs() <= 1015.0,
             "delta: the window's share, {read} against {sum} inside"
@@ -177,6 +179,53 @@ fn window_shorter_than_the_sample_period_reads_the_rule_not_zero() {
     assert!(
         after - opened < 2_000_000_000,
         "the window lay before the last sample"
+    );
+    lizard.close_session().unwrap();
+}
+
+#[test]
+fn a_delta_window_whose_closing_sample_never_comes_has_no_value_after_the_read_timeout() {
+    // Samples at 0 and 300 ms, then nothing: a window after 300 ms has the absolute level in force but
+    // no sample closing the delta counter's interval.
+    let at = |ms: i64, memfree: i64, ccnt: i64| SimSample {
+        timestamp_ns: ms * 1_000_000,
+        values: vec![("Sim_memfree".into(), memfree), ("Sim_ccnt".into(), ccnt)],
+    };
+    let daemon = sim::start(SimConfig {
+        stream: Stream::Samples(vec![at(0, 4_000, 0), at(300, 5_000, 30_000)]),
+        ..SimConfig::default()
+    })
+    .unwrap();
+    let mut config = config_for(&daemon);
+    config.mode = CaptureMode::Persistent;
+    config.read_timeout = Duration::from_millis(150);
+    let mut lizard = Lizard::configure(config).unwrap();
+    let memfree = id_of(&lizard, "Sim_memfree");
+    let ccnt = id_of(&lizard, "Sim_ccnt");
+    lizard.enable(memfree).unwrap();
+    lizard.enable(ccnt).unwrap();
+    lizard.start_capture().unwrap();
+    lizard.stop_capture().unwrap();
+    std::thread::sleep(Duration::from_millis(320));
+    lizard.start_capture().unwrap();
+    std::thread::sleep(Duration::from_millis(5));
+    // The stop needs no later sample: it succeeds although gatord sends nothing more.
+    lizard.stop_capture().unwrap();
+    assert_eq!(
+        lizard.read_int(memfree).unwrap(),
+        5_000,
+        "the level in force"
+    );
+    let err = lizard.read_int(ccnt).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::NoValue {
+                reason: lizard_core::NoValue::NotEnclosed,
+                ..
+            }
+        ),
+        "{err:?}"
     );
     lizard.close_session().unwrap();
 }

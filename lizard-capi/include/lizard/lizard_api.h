@@ -111,16 +111,27 @@ typedef void (*LZD_DisableCounter_PFN)(LizardInstance ctx, LizardCounterId id);
 /* Disables every counter. Invalid ctx: no effect. */
 typedef void (*LZD_DisableAllCounters_PFN)(LizardInstance ctx);
 
-/* Starts capturing the enabled counters, clearing the samples of the previous capture. Each pair opens
- * its own gatord session, so its window is the samples gatord sends in that session.
+/* Starts capturing the enabled counters.
+ * With gatord as a source, one gatord session is kept open across Start/Stop pairs (per-draw use: a pair
+ * opens no connection and waits for nothing; gatord flushes every 1 ms, live_rate="1", and samples perf
+ * counters at about 1 kHz, sample_rate="normal"); each pair reads the samples stamped inside its window by the
+ * rules of ReadCounterInt. The session is opened by the first StartCapture, reopened when the set of enabled
+ * gatord counters changes, and closed by Destroy. The trade-off: gatord samples at its own rate, so a short
+ * window is read from the samples enclosing it, not counted exactly. Setting the environment variable
+ * LIZARD_GATORD_MODE=reconnecting before Init gives each pair a gatord session of its own instead (its
+ * window is every sample gatord sends in that session; about 0.2 s per pair against a real daemon); any
+ * other value keeps the default.
  * LZD_OK when every source with an enabled counter started; LZD_FAILURE (and nothing started) when
  * none is enabled or a source failed to start (gatord unreachable, or busy with another client's session). */
 typedef LZD_Result (*LZD_StartCapture_PFN)(LizardInstance ctx);
 
-/* Stops the capture and waits (bounded) for gatord to deliver samples stamped after the stop.
+/* Stops the capture. With the kept gatord session it returns at once (a read that needs a later sample
+ * waits for it); with LIZARD_GATORD_MODE=reconnecting it ends the session (bounded wait for gatord's end
+ * marker).
  * LZD_FAILURE for an invalid ctx, when no capture runs, when gatord closed the connection or reported an
- * error during the capture, when a source failed, or when no enabled counter has a value for the window
- * (see ReadCounterInt: nothing was measured). The samples received stay readable after a failure. */
+ * error during the capture, when a source failed, or (one session per pair only) when no enabled counter
+ * has a value for the window (see ReadCounterInt: nothing was measured). The samples received stay readable
+ * after a failure. */
 typedef LZD_Result (*LZD_StopCapture_PFN)(LizardInstance ctx);
 
 /* The value of counter id over the last Start/Stop window, then MHz becomes Hz and the multiplier
@@ -135,9 +146,11 @@ typedef LZD_Result (*LZD_StopCapture_PFN)(LizardInstance ctx);
  *     unknown, counts in full when it lies inside the window.
  * Returns 0 only when there is no value: an invalid ctx or id, no capture yet, or no sample the rule can
  * use (no sample of the counter at all; ABSOLUTE: none at or before the window's end; DELTA: no sample
- * whose interval meets the window, e.g. the sample closing it had not arrived by the end of StopCapture).
+ * whose interval meets the window). With the kept gatord session, a DELTA read whose closing sample (the
+ * first stamped at or after the window's end) has not arrived yet waits for it, at most 500 ms, and then
+ * reads what the rule gives without it; an ABSOLUTE read never waits.
  * A counter gatord lists but never sends (its derived counters) always has no value. A genuine reading of
- * 0 is also 0: StopCapture's LZD_FAILURE tells "nothing measured" apart when no counter has a value. */
+ * 0 is also 0: with one session per pair, StopCapture's LZD_FAILURE tells "nothing measured" apart. */
 typedef int64_t (*LZD_ReadCounterInt_PFN)(LizardInstance ctx, LizardCounterId id);
 
 /* The same reading as ReadCounterInt, in double precision without truncation, and 0.0 in exactly the

@@ -189,21 +189,19 @@ impl Capture {
         progress.finished || progress.failed
     }
 
-    /// Waits until a sample stamped at or after `timestamp_ns` has arrived, the receiver has ended, or
-    /// `timeout` has passed. Returns `false` only if the receiver has ended.
-    pub(crate) fn wait_for(&self, timestamp_ns: u64, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
+    /// Waits until `ready()` holds, the receiver has ended, or `deadline` has passed; returns whether
+    /// `ready()` held. `ready` is asked again after every batch of samples the receiver stores.
+    pub(crate) fn wait_until(&self, deadline: Instant, mut ready: impl FnMut() -> bool) -> bool {
+        // The receiver stores a batch, then takes this lock to announce it: asking `ready` while holding
+        // the lock cannot miss a batch stored after the question.
         let mut progress = self.shared.lock();
         loop {
-            if progress.finished {
-                return false;
-            }
-            if progress.latest_ns.is_some_and(|t| t >= timestamp_ns) {
+            if ready() {
                 return true;
             }
             let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return true;
+            if progress.finished || left.is_zero() {
+                return false;
             }
             progress = self
                 .shared
@@ -341,10 +339,11 @@ fn receive(
                 _ => {}
             }
         }
-        if !samples.is_empty() {
+        let stored = !samples.is_empty();
+        if stored {
             store.push_all(samples.drain(..));
         }
-        if sink.latest_ns() != reported {
+        if stored || sink.latest_ns() != reported {
             reported = sink.latest_ns();
             shared.lock().latest_ns = reported;
             shared.changed.notify_all();
