@@ -8,6 +8,7 @@ use gator_proto::ProtocolVersion;
 use crate::config::{CaptureMode, Config};
 use crate::counter::{Counter, CounterId, Source};
 use crate::error::Error;
+use crate::gatord::apc::Unavailable;
 use crate::gatord::capture::{Capture, Plan};
 use crate::gatord::discovery;
 use crate::hwc::backend::HwcBackend;
@@ -95,6 +96,8 @@ pub struct Lizard {
     running: Option<Running>,
     window: Option<Window>,
     persistent: Option<Capture>,
+    /// What the last reconnecting-mode gatord session said it would not send.
+    withheld: Vec<(CounterId, Unavailable)>,
 }
 
 impl Lizard {
@@ -190,6 +193,7 @@ impl Lizard {
             running: None,
             window: None,
             persistent: None,
+            withheld: Vec::new(),
             config,
         })
     }
@@ -390,7 +394,10 @@ impl Lizard {
         let hwc_result = running.sampler.map_or(Ok(()), Sampler::stop);
         let end_ns = self.now_ns();
         let gatord_result = match running.gatord {
-            Some(capture) => capture.stop(self.config.stop_timeout),
+            Some(capture) => {
+                self.withheld = capture.unavailable();
+                capture.stop(self.config.stop_timeout)
+            }
             None if running.uses_gatord => self.flush_persistent(end_ns),
             None => Ok(()),
         };
@@ -453,6 +460,20 @@ impl Lizard {
     pub fn dropped(&self, id: CounterId) -> Result<u64, Error> {
         self.index(id)?;
         Ok(self.store.dropped(id).unwrap_or(0))
+    }
+
+    /// Why gatord does not send values for counter `id` in the running or last capture, if it does not (e.g. a
+    /// perf counter gatord opens for counting only); `None` for a counter that is delivered or not from gatord.
+    pub fn unavailable(&self, id: CounterId) -> Result<Option<Unavailable>, Error> {
+        self.index(id)?;
+        let live = self
+            .running
+            .as_ref()
+            .and_then(|r| r.gatord.as_ref())
+            .or(self.persistent.as_ref())
+            .map(Capture::unavailable);
+        let list = live.as_deref().unwrap_or(&self.withheld);
+        Ok(list.iter().find(|(i, _)| *i == id).map(|(_, why)| *why))
     }
 
     /// The integer reading of counter `id` over the last capture (see [`crate::reduce`] for the rules).

@@ -14,10 +14,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use gator_proto::apc::FrameError;
 use gator_proto::client::{Event, Session};
 
-use super::apc::{FrameSink, KeyMap};
+use super::apc::{FrameSink, KeyMap, SinkError, Unavailable};
 use super::connection::{daemon_error, protocol_error, Connection, READ_CHUNK};
 use super::xml;
 use crate::config::SampleRate;
@@ -45,6 +44,8 @@ pub(crate) struct Plan {
 struct Progress {
     latest_ns: Option<u64>,
     finished: bool,
+    /// Enabled counters gatord will not send, with the reason (unbound keys, then what PERF_ATTRS said).
+    unavailable: Vec<(CounterId, Unavailable)>,
 }
 
 #[derive(Debug, Default)]
@@ -71,7 +72,7 @@ struct Exit {
     /// gatord's RESPONSE_ERROR, if it sent one.
     daemon: Option<Error>,
     malformed: u64,
-    first_malformed: Option<FrameError>,
+    first_malformed: Option<SinkError>,
 }
 
 /// A running gatord capture.
@@ -95,13 +96,22 @@ fn deliver_configuration(plan: &Plan) -> Result<(), Error> {
     Ok(())
 }
 
-/// Binds the keys of the `captured` document to the enabled counters (the only place keys come from).
-fn bind_keys(captured: &str, counters: &[(CounterId, String)]) -> Result<KeyMap, Error> {
+/// Binds the keys of the `captured` document to the enabled counters (the only place keys come from); also
+/// returns the enabled counters left without a key.
+fn bind_keys(
+    captured: &str,
+    counters: &[(CounterId, String)],
+) -> Result<(KeyMap, Vec<CounterId>), Error> {
     let entries = xml::captured_keys(captured)?;
     let mut keys = KeyMap::new();
+    let mut unbound = Vec::new();
     for (id, name) in counters {
-        if let Some((key, _)) = entries.iter().find(|(_, n)| n == name) {
-            keys.insert(*key, *id);
+        let bound = entries
+            .iter()
+            .find(|(_, n)| n == name)
+            .is_some_and(|(key, _)| keys.insert(*key, *id));
+        if !bound {
+            unbound.push(*id);
         }
     }
     if keys.is_empty() {
@@ -109,7 +119,7 @@ fn bind_keys(captured: &str, counters: &[(CounterId, String)]) -> Result<KeyMap,
             counters.iter().map(|(_, n)| n.clone()).collect(),
         ));
     }
-    Ok(keys)
+    Ok((keys, unbound))
 }
 
 impl Capture {
@@ -127,12 +137,16 @@ impl Capture {
             &xml::session(plan.sample_rate, plan.live_rate_ms),
         )?;
         let captured = conn.request_xml("captured")?;
-        let keys = bind_keys(&captured, &plan.counters)?;
+        let (keys, unbound) = bind_keys(&captured, &plan.counters)?;
         let version = conn.version();
         let offset_ns = nanos_since(epoch);
         let (session, reader, writer) = conn.start_capture()?;
         let session = Arc::new(Mutex::new(session));
         let shared = Arc::new(Shared::default());
+        shared.lock().unavailable = unbound
+            .into_iter()
+            .map(|id| (id, Unavailable::NotBound))
+            .collect();
         let (done_tx, done) = mpsc::channel();
         let sink = FrameSink::new(version, keys, offset_ns);
         let thread = {
@@ -156,6 +170,11 @@ impl Capture {
     /// The counters this session captures.
     pub(crate) fn counters(&self) -> &[CounterId] {
         &self.counters
+    }
+
+    /// The enabled counters gatord will not send values for in this session, with the reason.
+    pub(crate) fn unavailable(&self) -> Vec<(CounterId, Unavailable)> {
+        self.shared.lock().unavailable.clone()
     }
 
     /// Whether the receiver has ended (end marker, close or error).
@@ -262,6 +281,8 @@ fn receive(
     let mut events = Vec::new();
     let mut samples = Vec::new();
     let mut reported = None;
+    let unbound = shared.lock().unavailable.clone();
+    let mut withheld = Vec::new();
     loop {
         let read = reader.read_some(&mut buf);
         let mut stop = false;
@@ -316,6 +337,13 @@ fn receive(
         if !samples.is_empty() {
             store.push_all(samples.drain(..));
         }
+        let now_withheld = sink.unavailable();
+        if now_withheld != withheld {
+            withheld = now_withheld;
+            let mut all = unbound.clone();
+            all.extend(withheld.iter().copied());
+            shared.lock().unavailable = all;
+        }
         if sink.latest_ns() != reported {
             reported = sink.latest_ns();
             shared.lock().latest_ns = reported;
@@ -329,4 +357,30 @@ fn receive(
     shared.changed.notify_all();
     drop(done);
     exit
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_without_a_key_are_reported_unbound() {
+        // Shaped like gatord 9.7.2's reply: a counter delivered on the capture connection itself gets key 0.
+        let captured = r#"<captured version="1"><counters>
+            <counter key="0x5e" type="Linux_meminfo_memfree"/>
+            <counter key="0x0" type="Linux_net_rx"/>
+        </counters></captured>"#;
+        let counters = [
+            (1, "Linux_meminfo_memfree".to_owned()),
+            (2, "Linux_net_rx".to_owned()),
+            (3, "Missing".to_owned()),
+        ];
+        let (keys, unbound) = bind_keys(captured, &counters).unwrap();
+        assert_eq!(keys.get(0x5e), Some(1));
+        assert_eq!(unbound, [2, 3]);
+        assert!(matches!(
+            bind_keys(captured, &counters[1..]),
+            Err(Error::KeysNotBound(_))
+        ));
+    }
 }
