@@ -362,7 +362,12 @@ fn apc_dump_reads_a_capture_built_from_the_live_recording() {
     assert_eq!(doc["frames"]["BlockCounter"], 31);
     assert_eq!(doc["frames"]["PerfAttrs"], 188);
     assert_eq!(doc["frames"]["PerfData"], 58);
-    let first = &doc["samples"][0];
+    let first = doc["samples"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .find(|s| s["perf_total"].is_null())
+        .expect("a block counter value");
     assert_eq!(first["timestamp_ns"], 407_871);
     let memfree = doc["samples"]
         .as_array()
@@ -380,6 +385,44 @@ fn apc_dump_reads_a_capture_built_from_the_live_recording() {
     }
     let missing = lizard(&["apc-dump", "/nonexistent.apc"]);
     assert_eq!(missing.status.code(), Some(4));
+}
+
+#[test]
+fn apc_dump_shows_the_arm_pmu_counters_of_gatords_own_capture() {
+    // `gatord-9.7.2/arm64-vm-local.apc`: gatord 9.7.2's local capture on an emulated Cortex-A72 (one
+    // instruction per cycle at a virtual 1 GHz); read in place, the command only reads.
+    let dir = data("gatord-9.7.2/arm64-vm-local.apc");
+    if !dir.is_dir() {
+        eprintln!("skipped: {} missing", dir.display());
+        return;
+    }
+    let output = lizard(&["apc-dump", dir.to_str().expect("utf-8"), "--format", "json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = json(&output);
+    let events = doc["perf_events"].as_array().expect("perf events");
+    let task_clock = events.iter().find(|e| e["key"] == 0x66).expect("0x66");
+    assert_eq!(
+        task_clock["values"],
+        "never sent (opened for counting only)"
+    );
+    let sum = |key: i64| -> (usize, i64) {
+        let values: Vec<i64> = doc["samples"]
+            .as_array()
+            .expect("samples")
+            .iter()
+            .filter(|s| s["key"] == key)
+            .map(|s| s["value"].as_i64().expect("value"))
+            .collect();
+        (values.len(), values.iter().sum())
+    };
+    let (cycles_n, cycles) = sum(0xa);
+    let (inst_n, instructions) = sum(0xc);
+    assert_eq!((cycles_n, inst_n), (4150, 4150));
+    // Sums of the per-reading increases are the final totals: ≈ 3.005e9 each, 175 apart (first reading).
+    assert_eq!(cycles - instructions, 175);
+    assert!((3_000_000_000..3_010_000_000).contains(&cycles), "{cycles}");
+    let table = lizard(&["apc-dump", dir.to_str().expect("utf-8")]);
+    assert!(stdout(&table).contains("ARMv8_Cortex_A72_ccnt (Cycles: CPU Cycles)"));
 }
 
 /// Starts `lizard gatord-sim` on a free port and returns it with its address, read from its banner.

@@ -20,6 +20,8 @@ struct Captured<'a> {
     samples: Vec<Sample>,
     dropped: u64,
     reading: Json,
+    /// Why the source never sends values for this counter (then `reading` is null).
+    unavailable: Option<String>,
 }
 
 /// Runs `lizard capture`.
@@ -101,15 +103,24 @@ fn collect<'a>(lizard: &'a Lizard, ids: &[u32]) -> Result<Vec<Captured<'a>>, Cli
     ids.iter()
         .map(|&id| {
             let counter = lizard.counter(id)?;
-            let reading = match counter.result_type {
-                ResultType::Integer => json!(lizard.read_int(id)?),
-                ResultType::Floating => json!(lizard.read_double(id)?),
+            let unavailable = lizard.unavailable(id)?.map(|why| why.to_string());
+            let reading = match (&unavailable, counter.result_type) {
+                (Some(why), _) => {
+                    eprintln!(
+                        "lizard: warning: {} is unavailable: {why}",
+                        counter_name(counter)
+                    );
+                    Json::Null
+                }
+                (None, ResultType::Integer) => json!(lizard.read_int(id)?),
+                (None, ResultType::Floating) => json!(lizard.read_double(id)?),
             };
             Ok(Captured {
                 counter,
                 samples: lizard.samples(id)?,
                 dropped: lizard.dropped(id)?,
                 reading,
+                unavailable,
             })
         })
         .collect()
@@ -127,7 +138,10 @@ fn table(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
             c.counter.units.to_string(),
             class_name(c.counter.class).to_owned(),
             c.samples.len().to_string(),
-            output::reading_text(&c.reading),
+            match &c.unavailable {
+                Some(why) => format!("unavailable: {why}"),
+                None => output::reading_text(&c.reading),
+            },
         ]);
     }
     let mut text = table.render();
@@ -142,6 +156,15 @@ fn table(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
 
 fn csv(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
     let mut text = String::from("timestamp_ns,id,counter,value\n");
+    for c in captured {
+        if let Some(why) = &c.unavailable {
+            text.push_str(&format!(
+                "# {} {}: unavailable: {why}\n",
+                c.counter.id,
+                counter_name(c.counter)
+            ));
+        }
+    }
     let mut rows: Vec<(u64, String)> = Vec::new();
     for c in captured {
         for s in &c.samples {
@@ -195,6 +218,9 @@ fn json_document(
         .map(|c| {
             let mut entry = output::counter_json(c.counter);
             entry["value"] = c.reading.clone();
+            if let Some(why) = &c.unavailable {
+                entry["unavailable"] = json!(why);
+            }
             entry["dropped"] = json!(c.dropped);
             entry["samples"] = c
                 .samples
