@@ -425,6 +425,73 @@ fn apc_dump_shows_the_arm_pmu_counters_of_gatords_own_capture() {
     assert!(stdout(&table).contains("ARMv8_Cortex_A72_ccnt (Cycles: CPU Cycles)"));
 }
 
+#[test]
+fn capture_of_the_arm_cycle_counter_through_perf_data_on_loopback() {
+    // The Cortex-A72 events file gatord 9.7.2 ships (`gatord-9.7.2/events/events-Cortex-A72.xml`), served by
+    // the simulator with the cycle counter as a perf-backed counter (PERF_ATTRS + PERF_DATA on two cores) and
+    // the task clock as gatord serves it without a `count` (announced, never sent).
+    let events = data("gatord-9.7.2/events/events-Cortex-A72.xml");
+    if !events.is_file() {
+        eprintln!("skipped: {} missing", events.display());
+        return;
+    }
+    let software = scratch("perf-sim").join("events.xml");
+    std::fs::create_dir_all(software.parent().expect("dir")).expect("scratch");
+    let mut text = std::fs::read_to_string(&events).expect("events");
+    text.push_str(
+        r#"<category name="Clock"><event counter="PERF_COUNT_SW_TASK_CLOCK" title="Clock" name="Task Clock" units="ns"/></category>"#,
+    );
+    std::fs::write(&software, text).expect("write events");
+    let (mut sim, address) = spawn_sim(&[
+        "--events",
+        software.to_str().expect("utf-8"),
+        "--perf-counters",
+        "ARMv8_Cortex_A72_ccnt",
+        "--counting-only",
+        "PERF_COUNT_SW_TASK_CLOCK",
+    ]);
+    let output = lizard(&[
+        "capture",
+        "--gatord",
+        &address,
+        "--no-hwcpipe",
+        "--duration",
+        "300ms",
+        "--format",
+        "json",
+        "--counters",
+        "ARMv8_Cortex_A72_ccnt,PERF_COUNT_SW_TASK_CLOCK",
+    ]);
+    let _ = sim.kill();
+    let _ = sim.wait();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = json(&output);
+    let counters = doc["counters"].as_array().expect("counters");
+    let ccnt = counters
+        .iter()
+        .find(|c| c["counter"] == "ARMv8_Cortex_A72_ccnt")
+        .expect("ccnt");
+    let samples = ccnt["samples"].as_array().expect("samples");
+    assert!(samples.len() >= 20, "{}", samples.len());
+    let summed: i64 = samples.iter().map(|s| s[1].as_i64().expect("int")).sum();
+    assert!(summed > 0);
+    assert_eq!(
+        ccnt["value"].as_i64(),
+        Some(summed),
+        "delta: the per-core samples add up"
+    );
+    let task = counters
+        .iter()
+        .find(|c| c["counter"] == "PERF_COUNT_SW_TASK_CLOCK")
+        .expect("task clock");
+    assert!(task["value"].is_null());
+    assert!(task["unavailable"]
+        .as_str()
+        .expect("reason")
+        .contains("counting only"));
+    assert!(stderr(&output).contains("PERF_COUNT_SW_TASK_CLOCK is unavailable"));
+}
+
 /// Starts `lizard gatord-sim` on a free port and returns it with its address, read from its banner.
 fn spawn_sim(extra: &[&str]) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_lizard"))
