@@ -36,6 +36,17 @@ fn data(path: &str) -> PathBuf {
         .join(path)
 }
 
+/// `data(path)` if it exists; a missing recording is a printed skip.
+fn present(path: &str) -> Option<PathBuf> {
+    let full = data(path);
+    if full.exists() {
+        Some(full)
+    } else {
+        eprintln!("skipped: {} missing", full.display());
+        None
+    }
+}
+
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lizard-cli-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
@@ -391,11 +402,9 @@ fn apc_dump_reads_a_capture_built_from_the_live_recording() {
 fn apc_dump_shows_the_arm_pmu_counters_of_gatords_own_capture() {
     // `gatord-9.7.2/arm64-vm-local.apc`: gatord 9.7.2's local capture on an emulated Cortex-A72 (one
     // instruction per cycle at a virtual 1 GHz); read in place, the command only reads.
-    let dir = data("gatord-9.7.2/arm64-vm-local.apc");
-    if !dir.is_dir() {
-        eprintln!("skipped: {} missing", dir.display());
+    let Some(dir) = present("gatord-9.7.2/arm64-vm-local.apc") else {
         return;
-    }
+    };
     let output = lizard(&["apc-dump", dir.to_str().expect("utf-8"), "--format", "json"]);
     assert!(output.status.success(), "{}", stderr(&output));
     let doc = json(&output);
@@ -430,11 +439,9 @@ fn capture_of_the_arm_cycle_counter_through_perf_data_on_loopback() {
     // The Cortex-A72 events file gatord 9.7.2 ships (`gatord-9.7.2/events/events-Cortex-A72.xml`), served by
     // the simulator with the cycle counter as a perf-backed counter (PERF_ATTRS + PERF_DATA on two cores) and
     // the task clock as gatord serves it without a `count` (announced, never sent).
-    let events = data("gatord-9.7.2/events/events-Cortex-A72.xml");
-    if !events.is_file() {
-        eprintln!("skipped: {} missing", events.display());
+    let Some(events) = present("gatord-9.7.2/events/events-Cortex-A72.xml") else {
         return;
-    }
+    };
     let software = scratch("perf-sim").join("events.xml");
     std::fs::create_dir_all(software.parent().expect("dir")).expect("scratch");
     let mut text = std::fs::read_to_string(&events).expect("events");

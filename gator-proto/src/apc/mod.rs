@@ -32,8 +32,8 @@ pub use frame_type::FrameType;
 pub use local_capture::{LocalCaptureError, LocalCaptureReader};
 pub use name::{Name, NameMessage};
 pub use perf_attrs::{
-    encode_counters_message, encode_keys_message, CounterValue, CounterValues, KeyMap, PerfAttrs,
-    PerfAttrsMessage,
+    encode_counters_message, encode_keys_message, encode_pea_message, CounterValue, CounterValues,
+    KeyMap, PerfAttrs, PerfAttrsMessage,
 };
 pub use perf_aux::PerfAux;
 pub use perf_counters::{Delivery, PerfCounterSample, PerfCounterTracker, TrackerError};

@@ -369,7 +369,7 @@ impl PerfCounterTracker {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apc::perf_attrs::encode_keys_message;
+    use crate::apc::perf_attrs::{encode_keys_message, encode_pea_message};
     use crate::apc::perf_event_attr::{ReadFormat, SampleType};
     use crate::apc::perf_sample::ReadValue;
     use crate::apc::record_header;
@@ -402,15 +402,8 @@ mod tests {
     fn attrs_frame(attrs: &[(i32, PerfEventAttr)], keys: &[(i64, i32)]) -> Vec<u8> {
         let mut out = Vec::new();
         PerfAttrs::encode_header(0, &mut out);
-        let mut bytes = Vec::new();
         for (key, attr) in attrs {
-            bytes.clear();
-            attr.encode(&mut bytes);
-            PerfAttrsMessage::Pea {
-                attr: &bytes,
-                key: *key,
-            }
-            .encode(&mut out);
+            encode_pea_message(*key, attr, &mut out);
         }
         encode_keys_message(keys, &mut out);
         out

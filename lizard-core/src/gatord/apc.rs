@@ -237,12 +237,9 @@ impl FrameSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sim::perf::{PerfRole, PerfStream};
     use gator_proto::apc::summary::encode_summary;
-    use gator_proto::apc::{
-        encode_keys_message, BlockCounter, Clocks, Counter, PerfAttrs, PerfAttrsMessage, PerfData,
-        PerfEventAttr, ReadFormat, ReadValue, SampleLayout, SampleRecord, SampleType,
-        CLOCK_MONOTONIC_RAW,
-    };
+    use gator_proto::apc::{BlockCounter, Clocks, Counter};
 
     fn block(records: &[Record]) -> Vec<u8> {
         let mut out = Vec::new();
@@ -373,92 +370,32 @@ mod tests {
         assert!(out.is_empty());
     }
 
-    /// A PERF_ATTRS frame announcing a sampling group (keys 0x7fffffff leader, 0x10 member: ids 100, 101) and
-    /// a counting-only event (key 0x12, id 102), shaped like gatord 9.7.2's attributes.
-    fn perf_attrs() -> Vec<u8> {
-        let attr = |period: u64, read_format: u64| PerfEventAttr {
-            kind: 1,
-            size: 144,
-            config: 0,
-            sample_period_or_freq: period,
-            sample_type: SampleType(0x10217),
-            read_format: ReadFormat(read_format),
-            flags: 0x204_4000,
-            config1: 0,
-            config2: 0,
-            sample_regs_user: 0,
-            clockid: CLOCK_MONOTONIC_RAW,
-        };
-        let mut out = Vec::new();
-        PerfAttrs::encode_header(0, &mut out);
-        for (key, attr) in [
-            (0x7fff_ffff, attr(1, 0xf)),
-            (0x10, attr(0, 0xf)),
-            (0x12, attr(0, 0x7)),
-        ] {
-            let mut bytes = Vec::new();
-            attr.encode(&mut bytes);
-            PerfAttrsMessage::Pea { attr: &bytes, key }.encode(&mut out);
-        }
-        encode_keys_message(&[(100, 0x7fff_ffff), (101, 0x10), (102, 0x12)], &mut out);
-        out
-    }
-
-    fn perf_sample(cpu: i32, time: u64, member: u64) -> Vec<u8> {
-        let mut words = Vec::new();
-        SampleRecord {
-            identifier: Some(100),
-            ip: None,
-            pid_tid: None,
-            time: Some(time),
-            addr: None,
-            id: None,
-            stream_id: Some(100),
-            cpu: None,
-            period: None,
-            read: None,
-            tail: &[],
-        }
-        .encode_words(
-            SampleLayout {
-                sample_type: SampleType(0x10217),
-                read_format: ReadFormat(0xf),
-            },
-            0,
-            0,
-            &[
-                ReadValue {
-                    value: 1,
-                    id: Some(100),
-                    lost: None,
-                },
-                ReadValue {
-                    value: member,
-                    id: Some(101),
-                    lost: None,
-                },
-            ],
-            &mut words,
-        );
-        let mut out = Vec::new();
-        PerfData::encode(cpu, &words, &mut out);
-        out
-    }
-
     #[test]
     fn perf_group_values_become_per_core_deltas() {
+        // What the simulator sends, shaped like gatord 9.7.2's perf data: key 0x10 a group member on two
+        // cores, key 0x12 counting only; the SUMMARY's CLOCK_MONOTONIC_RAW is 40.
+        let mut stream = PerfStream::new(
+            2,
+            vec![(0x10, PerfRole::Sampled), (0x12, PerfRole::CountingOnly)],
+            40,
+        );
         let mut keys = KeyMap::new();
         assert!(keys.insert(0x10, 1));
         assert!(keys.insert(0x12, 2));
         let mut sink = FrameSink::new(ProtocolVersion::V950, keys, 1000);
         let mut out = Vec::new();
-        sink.frame(&perf_attrs(), &mut out).unwrap();
+        sink.frame(&stream.attrs_frame(10), &mut out).unwrap();
+        sink.frame(&stream.keys_frame(), &mut out).unwrap();
         assert_eq!(sink.unavailable(), [(2, Unavailable::CountingOnly)]);
+        let increase = |_: usize, core: u32| 7 + u64::from(core) * 93;
         // Before the SUMMARY, perf samples cannot be placed in time: an error, nothing stored.
-        assert_eq!(
-            sink.frame(&perf_sample(0, 50, 7), &mut out),
-            Err(SinkError::Perf(TrackerError::NoClockBase))
-        );
+        for frame in stream.sample_frames(5, 5, increase) {
+            assert_eq!(
+                sink.frame(&frame, &mut out),
+                Err(SinkError::Perf(TrackerError::NoClockBase))
+            );
+        }
+        assert!(out.is_empty());
         let mut summary = Vec::new();
         let clocks = Clocks {
             monotonic_raw_ns: 40,
@@ -466,23 +403,17 @@ mod tests {
         };
         encode_summary(ProtocolVersion::V950, &clocks, [], &mut summary);
         sink.frame(&summary, &mut out).unwrap();
-        for (cpu, time, total) in [(0, 50, 7), (1, 60, 100), (0, 70, 10)] {
-            sink.frame(&perf_sample(cpu, time, total), &mut out)
-                .unwrap();
+        for frame in stream.sample_frames(20, 20, increase) {
+            sink.frame(&frame, &mut out).unwrap();
         }
         let got: Vec<_> = out
             .iter()
             .map(|(id, s)| (*id, s.timestamp_ns, s.value))
             .collect();
-        assert_eq!(
-            got,
-            [
-                (1, 1010, Value::Int(7)),
-                (1, 1020, Value::Int(100)),
-                (1, 1030, Value::Int(3))
-            ]
-        );
-        assert_eq!(sink.latest_ns(), Some(1030));
+        // The totals grew by 7 (core 0) and 100 (core 1) per sample; the first readings after the errors
+        // cover both samples.
+        assert_eq!(got, [(1, 1020, Value::Int(14)), (1, 1020, Value::Int(200))]);
+        assert_eq!(sink.latest_ns(), Some(1020));
         assert!(Unavailable::CountingOnly
             .to_string()
             .contains("counting only"));

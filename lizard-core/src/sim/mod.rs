@@ -35,7 +35,7 @@
 mod config;
 mod connection;
 mod documents;
-mod perf;
+pub(crate) mod perf;
 mod server;
 mod workload;
 

@@ -9,7 +9,7 @@
 //! given ids but never read, as gatord does for counters configured without a `count`.
 
 use gator_proto::apc::{
-    encode_keys_message, PerfAttrs, PerfAttrsMessage, PerfData, PerfEventAttr, ReadFormat,
+    encode_keys_message, encode_pea_message, PerfAttrs, PerfData, PerfEventAttr, ReadFormat,
     ReadValue, SampleLayout, SampleRecord, SampleType, CLOCK_MONOTONIC_RAW,
 };
 
@@ -136,11 +136,8 @@ impl PerfStream {
         }
         let mut out = Vec::new();
         PerfAttrs::encode_header(0, &mut out);
-        let mut bytes = Vec::new();
         for (key, attr) in attrs {
-            bytes.clear();
-            attr.encode(&mut bytes);
-            PerfAttrsMessage::Pea { attr: &bytes, key }.encode(&mut out);
+            encode_pea_message(key, &attr, &mut out);
         }
         out
     }
