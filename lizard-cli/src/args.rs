@@ -192,6 +192,17 @@ pub struct GatordSimArgs {
     /// The protocol generation to speak.
     #[arg(long, default_value = "950", value_parser = ["670", "950"])]
     pub protocol: String,
+    /// Serve these counters as gatord serves CPU PMU counters: PERF_ATTRS + PERF_DATA sample records with
+    /// group reads, one frame per core (e.g. ARMv8_Cortex_A72_ccnt). Comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub perf_counters: Vec<String>,
+    /// Serve these counters as gatord serves a PERF_COUNT_SW_* counter configured without a count:
+    /// announced, opened for counting only, never sent. Comma-separated.
+    #[arg(long, value_delimiter = ',')]
+    pub counting_only: Vec<String>,
+    /// The number of CPUs perf-backed counters come from.
+    #[arg(long, default_value_t = 2)]
+    pub cores: u32,
     /// Stop after this long (default: until Ctrl-C).
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<Duration>,

@@ -36,6 +36,17 @@ fn data(path: &str) -> PathBuf {
         .join(path)
 }
 
+/// `data(path)` if it exists; a missing recording is a printed skip.
+fn present(path: &str) -> Option<PathBuf> {
+    let full = data(path);
+    if full.exists() {
+        Some(full)
+    } else {
+        eprintln!("skipped: {} missing", full.display());
+        None
+    }
+}
+
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lizard-cli-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("scratch dir");
@@ -362,7 +373,12 @@ fn apc_dump_reads_a_capture_built_from_the_live_recording() {
     assert_eq!(doc["frames"]["BlockCounter"], 31);
     assert_eq!(doc["frames"]["PerfAttrs"], 188);
     assert_eq!(doc["frames"]["PerfData"], 58);
-    let first = &doc["samples"][0];
+    let first = doc["samples"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .find(|s| s["perf_total"].is_null())
+        .expect("a block counter value");
     assert_eq!(first["timestamp_ns"], 407_871);
     let memfree = doc["samples"]
         .as_array()
@@ -380,6 +396,107 @@ fn apc_dump_reads_a_capture_built_from_the_live_recording() {
     }
     let missing = lizard(&["apc-dump", "/nonexistent.apc"]);
     assert_eq!(missing.status.code(), Some(4));
+}
+
+#[test]
+fn apc_dump_shows_the_arm_pmu_counters_of_gatords_own_capture() {
+    // `gatord-9.7.2/arm64-vm-local.apc`: gatord 9.7.2's local capture on an emulated Cortex-A72 (one
+    // instruction per cycle at a virtual 1 GHz); read in place, the command only reads.
+    let Some(dir) = present("gatord-9.7.2/arm64-vm-local.apc") else {
+        return;
+    };
+    let output = lizard(&["apc-dump", dir.to_str().expect("utf-8"), "--format", "json"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = json(&output);
+    let events = doc["perf_events"].as_array().expect("perf events");
+    let task_clock = events.iter().find(|e| e["key"] == 0x66).expect("0x66");
+    assert_eq!(
+        task_clock["values"],
+        "never sent (opened for counting only)"
+    );
+    let sum = |key: i64| -> (usize, i64) {
+        let values: Vec<i64> = doc["samples"]
+            .as_array()
+            .expect("samples")
+            .iter()
+            .filter(|s| s["key"] == key)
+            .map(|s| s["value"].as_i64().expect("value"))
+            .collect();
+        (values.len(), values.iter().sum())
+    };
+    let (cycles_n, cycles) = sum(0xa);
+    let (inst_n, instructions) = sum(0xc);
+    assert_eq!((cycles_n, inst_n), (4150, 4150));
+    // Sums of the per-reading increases are the final totals: ≈ 3.005e9 each, 175 apart (first reading).
+    assert_eq!(cycles - instructions, 175);
+    assert!((3_000_000_000..3_010_000_000).contains(&cycles), "{cycles}");
+    let table = lizard(&["apc-dump", dir.to_str().expect("utf-8")]);
+    assert!(stdout(&table).contains("ARMv8_Cortex_A72_ccnt (Cycles: CPU Cycles)"));
+}
+
+#[test]
+fn capture_of_the_arm_cycle_counter_through_perf_data_on_loopback() {
+    // The Cortex-A72 events file gatord 9.7.2 ships (`gatord-9.7.2/events/events-Cortex-A72.xml`), served by
+    // the simulator with the cycle counter as a perf-backed counter (PERF_ATTRS + PERF_DATA on two cores) and
+    // the task clock as gatord serves it without a `count` (announced, never sent).
+    let Some(events) = present("gatord-9.7.2/events/events-Cortex-A72.xml") else {
+        return;
+    };
+    let software = scratch("perf-sim").join("events.xml");
+    std::fs::create_dir_all(software.parent().expect("dir")).expect("scratch");
+    let mut text = std::fs::read_to_string(&events).expect("events");
+    text.push_str(
+        r#"<category name="Clock"><event counter="PERF_COUNT_SW_TASK_CLOCK" title="Clock" name="Task Clock" units="ns"/></category>"#,
+    );
+    std::fs::write(&software, text).expect("write events");
+    let (mut sim, address) = spawn_sim(&[
+        "--events",
+        software.to_str().expect("utf-8"),
+        "--perf-counters",
+        "ARMv8_Cortex_A72_ccnt",
+        "--counting-only",
+        "PERF_COUNT_SW_TASK_CLOCK",
+    ]);
+    let output = lizard(&[
+        "capture",
+        "--gatord",
+        &address,
+        "--no-hwcpipe",
+        "--duration",
+        "300ms",
+        "--format",
+        "json",
+        "--counters",
+        "ARMv8_Cortex_A72_ccnt,PERF_COUNT_SW_TASK_CLOCK",
+    ]);
+    let _ = sim.kill();
+    let _ = sim.wait();
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = json(&output);
+    let counters = doc["counters"].as_array().expect("counters");
+    let ccnt = counters
+        .iter()
+        .find(|c| c["counter"] == "ARMv8_Cortex_A72_ccnt")
+        .expect("ccnt");
+    let samples = ccnt["samples"].as_array().expect("samples");
+    assert!(samples.len() >= 20, "{}", samples.len());
+    let summed: i64 = samples.iter().map(|s| s[1].as_i64().expect("int")).sum();
+    assert!(summed > 0);
+    assert_eq!(
+        ccnt["value"].as_i64(),
+        Some(summed),
+        "delta: the per-core samples add up"
+    );
+    let task = counters
+        .iter()
+        .find(|c| c["counter"] == "PERF_COUNT_SW_TASK_CLOCK")
+        .expect("task clock");
+    assert!(task["value"].is_null());
+    assert!(task["unavailable"]
+        .as_str()
+        .expect("reason")
+        .contains("counting only"));
+    assert!(stderr(&output).contains("PERF_COUNT_SW_TASK_CLOCK is unavailable"));
 }
 
 /// Starts `lizard gatord-sim` on a free port and returns it with its address, read from its banner.

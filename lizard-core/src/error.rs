@@ -46,15 +46,15 @@ pub enum Error {
     /// gatord closed the connection during a capture. Samples received before are kept and readable.
     #[error("gatord disconnected during the capture; samples received before are kept")]
     Disconnected,
-    /// Some APC frames from gatord were malformed. They were skipped (values decoded before the fault in a
-    /// frame are kept); every other sample is readable.
+    /// Some APC frames from gatord were malformed, or their perf records could not be turned into values.
+    /// They were skipped (values decoded before the fault in a frame are kept); every other sample is readable.
     #[error("{count} malformed APC frame(s) from gatord were skipped")]
     MalformedFrames {
         /// How many frames were malformed.
         count: u64,
         /// The fault in the first one.
         #[source]
-        first: gator_proto::apc::FrameError,
+        first: crate::gatord::apc::SinkError,
     },
     /// gatord's `captured` key map bound no key to any enabled counter, so no value could be attributed.
     #[error("gatord bound no capture key to the enabled counters {0:?}")]
@@ -153,12 +153,9 @@ pub enum NoValue {
     /// window has not arrived, or the window lies before the first sample).
     #[error("no sample encloses the capture window")]
     NotEnclosed,
-    /// gatord's `captured` key map bound no key to the counter: gatord does not capture it here.
-    #[error("gatord bound no capture key to it")]
-    NotBound,
-    /// The source listed the counter but cannot deliver it here, for this reason.
+    /// The source listed the counter but does not deliver it here, for this reason.
     #[error("unavailable here: {0}")]
-    Unavailable(String),
+    Unavailable(crate::gatord::apc::Unavailable),
 }
 
 impl Error {

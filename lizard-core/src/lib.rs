@@ -16,7 +16,7 @@ pub mod transport;
 pub use config::{CaptureMode, Config, SampleRate, PER_DRAW_LIVE_RATE_MS};
 pub use counter::{Counter, CounterClass, CounterId, ResultType, Source, Units};
 pub use error::{Error, NoValue};
-pub use gatord::apc::{FrameSink, KeyMap};
+pub use gatord::apc::{FrameSink, KeyMap, SinkError, Unavailable};
 pub use hwc::{HwcBackend, HwcCounterInfo, HwcPipeBackend};
 pub use lizard::Lizard;
 pub use store::{Sample, SampleStore, Value, Window};

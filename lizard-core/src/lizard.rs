@@ -8,6 +8,7 @@ use gator_proto::ProtocolVersion;
 use crate::config::{CaptureMode, Config};
 use crate::counter::{Counter, CounterClass, CounterId, Source};
 use crate::error::{Error, NoValue};
+use crate::gatord::apc::Unavailable;
 use crate::gatord::capture::{Capture, Plan};
 use crate::gatord::discovery;
 use crate::hwc::backend::HwcBackend;
@@ -97,10 +98,11 @@ pub struct Lizard {
     running: Option<Running>,
     window: Option<Window>,
     persistent: Option<Capture>,
-    /// Per counter (index `id - 1`): why its source listed it but cannot deliver it here.
-    unavailable: Vec<Option<String>>,
-    /// Enabled gatord counters the current session's `captured` map bound no key to.
-    unbound: Vec<CounterId>,
+    /// Per counter (index `id - 1`): why its source listed it but never delivers it (gatord's derived
+    /// counters), known from discovery.
+    listed_unavailable: Vec<Option<Unavailable>>,
+    /// What the last reconnecting-mode gatord session said it would not send.
+    withheld: Vec<(CounterId, Unavailable)>,
 }
 
 impl Lizard {
@@ -143,10 +145,9 @@ impl Lizard {
                     Ok(found) => {
                         unavailable.extend(found.counters.iter().map(|c| {
                             found
-                                .unavailable
-                                .iter()
-                                .find(|(key, _)| *key == c.key)
-                                .map(|(_, reason)| reason.clone())
+                                .derived
+                                .contains(&c.key)
+                                .then_some(Unavailable::Derived)
                         }));
                         counters.extend(found.counters);
                         (
@@ -194,8 +195,8 @@ impl Lizard {
         let store = Arc::new(SampleStore::new(counters.len(), config.capacity));
         unavailable.resize(counters.len(), None);
         Ok(Lizard {
-            unavailable,
-            unbound: Vec::new(),
+            listed_unavailable: unavailable,
+            withheld: Vec::new(),
             enabled: vec![false; counters.len()],
             counters,
             gatord,
@@ -239,12 +240,6 @@ impl Lizard {
     /// The description of counter `id`.
     pub fn counter(&self, id: CounterId) -> Result<&Counter, Error> {
         Ok(&self.counters[self.index(id)?])
-    }
-
-    /// Why counter `id`'s source listed it but cannot deliver it here (`None` when it can, as far as is
-    /// known before a capture). Reads of such a counter give [`NoValue::Unavailable`] with this reason.
-    pub fn unavailable(&self, id: CounterId) -> Result<Option<&str>, Error> {
-        Ok(self.unavailable[self.index(id)?].as_deref())
     }
 
     /// Why gatord gives no counters (`None` when it does).
@@ -355,13 +350,11 @@ impl Lizard {
                     }
                     let plan = self.plan(gatord, &gatord_ids);
                     let capture = Capture::open(&plan, Arc::clone(&self.store), self.epoch)?;
-                    self.unbound = capture.unbound().to_vec();
                     self.persistent = Some(capture);
                 }
             } else {
                 let plan = self.plan(gatord, &gatord_ids);
                 let capture = Capture::open(&plan, Arc::clone(&self.store), self.epoch)?;
-                self.unbound = capture.unbound().to_vec();
                 own_gatord = Some(capture);
             }
         }
@@ -395,7 +388,7 @@ impl Lizard {
         self.window = None;
         let uses_gatord = !gatord_ids.is_empty();
         if !uses_gatord {
-            self.unbound.clear();
+            self.withheld.clear();
         }
         let mut ids = gatord_ids;
         ids.extend(hwc_ids);
@@ -428,7 +421,10 @@ impl Lizard {
         let hwc_result = running.sampler.map_or(Ok(()), Sampler::stop);
         let end_ns = self.now_ns();
         let gatord_result = match running.gatord {
-            Some(capture) => capture.stop(self.config.stop_timeout),
+            Some(capture) => {
+                self.withheld = capture.unavailable();
+                capture.stop(self.config.stop_timeout)
+            }
             None if running.uses_gatord => self.check_persistent(),
             None => Ok(()),
         };
@@ -511,6 +507,24 @@ impl Lizard {
         Ok(self.store.dropped(id).unwrap_or(0))
     }
 
+    /// Why counter `id` has no values here, if so: gatord lists it but never sends it (a derived counter),
+    /// or, in the running or last capture, gatord will not send it (e.g. a perf counter it opens for
+    /// counting only, or one its `captured` map gave no key); `None` for a counter that is delivered.
+    pub fn unavailable(&self, id: CounterId) -> Result<Option<Unavailable>, Error> {
+        let index = self.index(id)?;
+        if let Some(why) = self.listed_unavailable[index] {
+            return Ok(Some(why));
+        }
+        let live = self
+            .running
+            .as_ref()
+            .and_then(|r| r.gatord.as_ref())
+            .or(self.persistent.as_ref())
+            .map(Capture::unavailable);
+        let list = live.as_deref().unwrap_or(&self.withheld);
+        Ok(list.iter().find(|(i, _)| *i == id).map(|(_, why)| *why))
+    }
+
     /// The integer reading of counter `id` over the last (or running) capture, by the rules of
     /// [`crate::reduce`]: in reconnecting mode over every sample of the capture, in persistent mode over the
     /// start/stop window (a window shorter than gatord's sample period reads the absolute level in force or
@@ -534,8 +548,8 @@ impl Lizard {
     ) -> Result<T, Error> {
         let counter = self.counter(id)?;
         let no_value = |reason| Error::NoValue { id, reason };
-        if let Some(reason) = &self.unavailable[id as usize - 1] {
-            return Err(no_value(NoValue::Unavailable(reason.clone())));
+        if let Some(why) = self.unavailable(id)? {
+            return Err(no_value(NoValue::Unavailable(why)));
         }
         let (samples, value) = match self.current_window() {
             None => {
@@ -559,9 +573,7 @@ impl Lizard {
             }
         };
         value.ok_or_else(|| {
-            no_value(if self.unbound.contains(&id) {
-                NoValue::NotBound
-            } else if samples.is_empty() {
+            no_value(if samples.is_empty() {
                 NoValue::NoSamples
             } else {
                 NoValue::NotEnclosed

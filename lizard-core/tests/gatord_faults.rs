@@ -414,7 +414,7 @@ fn counters_gatord_binds_no_key_to_read_not_bound() {
         matches!(
             err,
             Error::NoValue {
-                reason: lizard_core::NoValue::NotBound,
+                reason: lizard_core::NoValue::Unavailable(lizard_core::Unavailable::NotBound),
                 ..
             }
         ),

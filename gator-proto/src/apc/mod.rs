@@ -15,7 +15,11 @@ pub mod local_capture;
 mod name;
 mod perf_attrs;
 mod perf_aux;
+mod perf_counters;
 mod perf_data;
+mod perf_event_attr;
+mod perf_record;
+mod perf_sample;
 mod perf_sync;
 pub mod summary;
 
@@ -28,11 +32,20 @@ pub use frame_type::FrameType;
 pub use local_capture::{LocalCaptureError, LocalCaptureReader};
 pub use name::{Name, NameMessage};
 pub use perf_attrs::{
-    encode_counters_message, encode_keys_message, CounterValue, CounterValues, KeyMap, PerfAttrs,
-    PerfAttrsMessage,
+    encode_counters_message, encode_keys_message, encode_pea_message, CounterValue, CounterValues,
+    KeyMap, PerfAttrs, PerfAttrsMessage,
 };
 pub use perf_aux::PerfAux;
+pub use perf_counters::{Delivery, PerfCounterSample, PerfCounterTracker, TrackerError};
 pub use perf_data::{PerfData, Words};
+pub use perf_event_attr::{
+    AttrError, PerfEventAttr, ReadFormat, SampleType, CLOCK_MONOTONIC_RAW, PERF_ATTR_SIZE_VER0,
+};
+pub use perf_record::{
+    record_header, PerfRecord, PerfRecordError, PerfRecords, PERF_RECORD_LOST, PERF_RECORD_SAMPLE,
+    PERF_RECORD_SWITCH_CPU_WIDE,
+};
+pub use perf_sample::{GroupValues, ReadValue, ReadValues, SampleLayout, SampleRecord};
 pub use perf_sync::PerfSync;
 pub use summary::{Attributes, Clocks, CoreName, Summary, SummaryFrame};
 

@@ -348,6 +348,13 @@ impl<'a> PerfAttrsMessage<'a> {
     }
 }
 
+/// Appends a PEA message announcing `attr` for counter `key` (after [`PerfAttrs::encode_header`]).
+pub fn encode_pea_message(key: i32, attr: &super::PerfEventAttr, out: &mut Vec<u8>) {
+    encode_i32(CODE_PEA, out);
+    attr.encode(out);
+    encode_i32(key, out);
+}
+
 /// Appends a KEYS message mapping perf sample ids to gator keys (after [`PerfAttrs::encode_header`]).
 pub fn encode_keys_message(pairs: &[(i64, i32)], out: &mut Vec<u8>) {
     encode_i32(CODE_KEYS, out);

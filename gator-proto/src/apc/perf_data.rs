@@ -7,6 +7,7 @@
 use super::cursor::Cursor;
 use super::error::FrameError;
 use super::frame_type::FrameType;
+use super::perf_record::PerfRecords;
 use crate::sleb128::{decode_i64, encode_i32, encode_i64};
 
 /// A PERF_DATA frame; the words are decoded lazily by [`PerfData::words`].
@@ -42,6 +43,11 @@ impl<'a> PerfData<'a> {
         }
     }
 
+    /// The perf records of the frame, split by their headers.
+    pub fn records(&self) -> PerfRecords<'a> {
+        PerfRecords::new(self)
+    }
+
     /// Appends the whole frame (frame type included) for the given record words.
     pub fn encode(cpu: i32, words: &[u64], out: &mut Vec<u8>) {
         encode_i32(FrameType::PerfData.code(), out);
@@ -60,6 +66,13 @@ impl<'a> PerfData<'a> {
 #[derive(Debug, Clone)]
 pub struct Words<'a> {
     rest: &'a [u8],
+}
+
+impl<'a> Words<'a> {
+    /// An iterator over the packed words in `packed`.
+    pub fn new(packed: &'a [u8]) -> Words<'a> {
+        Words { rest: packed }
+    }
 }
 
 impl Iterator for Words<'_> {

@@ -2,13 +2,18 @@
 //!
 //! Reads `captured.xml` (protocol version and the key → counter map), `events.xml` if present (titles
 //! and names), and the frame file `0000000000` (u32-LE length + APC frame, no end marker). Prints the
-//! SUMMARY (clocks, attributes), the frame count per type, and every BLOCK_COUNTER / COUNTER value
-//! resolved to its counter name.
+//! SUMMARY (clocks, attributes), the frame count per type, the perf events gatord announced (PERF_ATTRS: key,
+//! type, config, sample period, whether their values are sent), and every BLOCK_COUNTER / COUNTER value and
+//! every perf counter value (PERF_DATA sample records: per core, the increase of the event's running total
+//! since its previous reading on that core, with the total) resolved to its counter name. Perf values are on
+//! the same clock as BLOCK_COUNTER values: nanoseconds since capture start.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use gator_proto::apc::{Frame, FrameType, LocalCaptureReader, Record, SummaryFrame};
+use gator_proto::apc::{
+    Delivery, Frame, FrameType, LocalCaptureReader, PerfCounterTracker, Record, SummaryFrame,
+};
 use gator_proto::ProtocolVersion;
 use gator_xml::{Captured, Events};
 use serde_json::{json, Value as Json};
@@ -28,6 +33,27 @@ struct Value {
     key: i32,
     counter: String,
     value: i64,
+    /// For a perf counter value: the running total on that core (`value` is its increase).
+    total: Option<u64>,
+}
+
+/// One perf event gatord announced.
+struct PerfEvent {
+    key: i32,
+    counter: String,
+    kind: u32,
+    config: u64,
+    period: String,
+    delivery: &'static str,
+}
+
+fn delivery_text(delivery: Delivery) -> &'static str {
+    match delivery {
+        Delivery::Sampled => "sent (sample records)",
+        Delivery::CountingOnly => "never sent (opened for counting only)",
+        Delivery::NotOpened => "never sent (could not be opened)",
+        _ => "not announced",
+    }
 }
 
 /// Everything read from the capture.
@@ -38,6 +64,7 @@ struct Dump {
     attributes: Vec<(String, String)>,
     frames: BTreeMap<String, u64>,
     values: Vec<Value>,
+    perf_events: Vec<PerfEvent>,
     errors: Vec<String>,
 }
 
@@ -78,9 +105,12 @@ fn read(dir: &Path) -> Result<Dump, CliError> {
                     .map(|r| r.event.label());
                 title.map_or_else(|| c.counter.clone(), |t| format!("{} ({t})", c.counter))
             }
+            None if key >= 0x7fff_fff0 => format!("gatord's own perf event (key {key:#x})"),
             None => format!("key {key:#x}"),
         }
     };
+    let mut tracker = PerfCounterTracker::new();
+    let mut perf = Vec::new();
 
     let mut dump = Dump {
         protocol,
@@ -105,6 +135,19 @@ fn read(dir: &Path) -> Result<Dump, CliError> {
             .frames
             .entry(frame_type_name(parsed.frame_type()))
             .or_default() += 1;
+        if let Err(e) = tracker.handle_frame(&parsed, &mut perf) {
+            dump.errors.push(format!("frame {index}: {e}"));
+        }
+        for p in perf.drain(..) {
+            dump.values.push(Value {
+                timestamp_ns: p.time_ns,
+                core: i64::from(p.core),
+                key: p.key,
+                counter: name_of(p.key),
+                value: i64::try_from(p.delta).unwrap_or(i64::MAX),
+                total: Some(p.total),
+            });
+        }
         match parsed {
             Frame::Summary(SummaryFrame::Summary(summary)) => {
                 let c = summary.clocks;
@@ -138,6 +181,7 @@ fn read(dir: &Path) -> Result<Dump, CliError> {
                             key,
                             counter: name_of(key),
                             value,
+                            total: None,
                         }),
                         Err(e) => {
                             dump.errors.push(format!("frame {index}: {e}"));
@@ -152,9 +196,33 @@ fn read(dir: &Path) -> Result<Dump, CliError> {
                 key: c.key,
                 counter: name_of(c.key),
                 value: c.value,
+                total: None,
             }),
             _ => {}
         }
+    }
+    let mut announced: Vec<_> = tracker.attrs().map(|(key, attr)| (key, *attr)).collect();
+    announced.sort_by_key(|(key, _)| *key);
+    dump.perf_events = announced
+        .into_iter()
+        .map(|(key, attr)| PerfEvent {
+            key,
+            counter: name_of(key),
+            kind: attr.kind,
+            config: attr.config,
+            period: match (attr.sample_period(), attr.sample_freq()) {
+                (Some(p), _) => p.to_string(),
+                (_, Some(f)) => format!("{f} Hz"),
+                _ => "none".into(),
+            },
+            delivery: delivery_text(tracker.delivery(key)),
+        })
+        .collect();
+    if tracker.lost_records() > 0 {
+        dump.errors.push(format!(
+            "the kernel lost {} perf record(s) (PERF_RECORD_LOST); perf values after a loss still add up",
+            tracker.lost_records()
+        ));
     }
     Ok(dump)
 }
@@ -192,29 +260,57 @@ pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
                 frames.row(vec![name.clone(), count.to_string()]);
             }
             text.push_str(&frames.render());
-            text.push_str(&format!("\nsamples: {}\n", dump.values.len()));
-            let mut samples = Table::new(&["timestamp_ns", "core", "counter", "value"]);
+            if !dump.perf_events.is_empty() {
+                text.push_str("\nperf events (PERF_ATTRS):\n");
+                let mut events = Table::new(&[
+                    "key",
+                    "counter",
+                    "type",
+                    "config",
+                    "sample period",
+                    "values",
+                ]);
+                for e in &dump.perf_events {
+                    events.row(vec![
+                        format!("{:#x}", e.key),
+                        e.counter.clone(),
+                        e.kind.to_string(),
+                        format!("{:#x}", e.config),
+                        e.period.clone(),
+                        e.delivery.to_string(),
+                    ]);
+                }
+                text.push_str(&events.render());
+            }
+            text.push_str(&format!(
+                "\nsamples: {} (perf values: increase since the previous reading on that core)\n",
+                dump.values.len()
+            ));
+            let mut samples =
+                Table::new(&["timestamp_ns", "core", "counter", "value", "perf total"]);
             for v in &dump.values {
                 samples.row(vec![
                     v.timestamp_ns.to_string(),
                     v.core.to_string(),
                     v.counter.clone(),
                     v.value.to_string(),
+                    v.total.map_or_else(String::new, |t| t.to_string()),
                 ]);
             }
             text.push_str(&samples.render());
             text
         }
         DumpFormat::Csv => {
-            let mut text = String::from("timestamp_ns,core,key,counter,value\n");
+            let mut text = String::from("timestamp_ns,core,key,counter,value,perf_total\n");
             for v in &dump.values {
                 text.push_str(&format!(
-                    "{},{},{},{},{}\n",
+                    "{},{},{},{},{},{}\n",
                     v.timestamp_ns,
                     v.core,
                     v.key,
                     output::csv_field(&v.counter),
-                    v.value
+                    v.value,
+                    v.total.map_or_else(String::new, |t| t.to_string()),
                 ));
             }
             text
@@ -230,6 +326,15 @@ pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
                 "key": v.key,
                 "counter": v.counter,
                 "value": v.value,
+                "perf_total": v.total,
+            })).collect::<Vec<_>>(),
+            "perf_events": dump.perf_events.iter().map(|e| json!({
+                "key": e.key,
+                "counter": e.counter,
+                "type": e.kind,
+                "config": e.config,
+                "sample_period": e.period,
+                "values": e.delivery,
             })).collect::<Vec<_>>(),
             "errors": dump.errors,
         })),

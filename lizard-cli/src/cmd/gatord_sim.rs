@@ -37,6 +37,9 @@ pub fn config(args: &GatordSimArgs) -> Result<SimConfig, CliError> {
         bind: SocketAddr::new(ip, args.port),
         protocol,
         events_xml,
+        perf_counters: args.perf_counters.clone(),
+        counting_only_counters: args.counting_only.clone(),
+        cores: args.cores,
         ..SimConfig::default()
     })
 }

@@ -42,7 +42,8 @@ pub fn run(args: &ListArgs) -> Result<i32, CliError> {
                 .iter()
                 .map(|c| {
                     let mut entry = output::counter_json(c);
-                    entry["unavailable"] = json!(opened.lizard.unavailable(c.id)?);
+                    entry["unavailable"] =
+                        json!(opened.lizard.unavailable(c.id)?.map(|why| why.to_string()));
                     Ok(entry)
                 })
                 .collect::<Result<Vec<_>, CliError>>()?;

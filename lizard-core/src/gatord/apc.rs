@@ -3,18 +3,70 @@
 //! - BLOCK_COUNTER (type 5): keys 0/1/2 are timestamp/tid/core markers and may appear any number of times; every
 //!   other key is looked up in the `captured` key map and its value stored with the latest timestamp.
 //! - COUNTER (type 4, gatord ≤ 9.1): one timestamped value.
+//! - SUMMARY, PERF_ATTRS and PERF_DATA (perf-backed counters: CPU PMU events, perf software events) go through
+//!   gator-proto's [`PerfCounterTracker`]: each value a sample record reads becomes one sample per core, whose
+//!   value is the increase of the event's running total on that core since its previous reading (a delta
+//!   counter: the store's sum over a window adds the cores together). PERF_ATTRS also tell which requested
+//!   perf counters gatord will never send ([`Unavailable`]).
 //! - Every other frame type is ignored.
 //!
-//! gatord timestamps are nanoseconds since its capture start; the sink adds the engine time at which APC_START
-//! was sent, so gatord samples and HWCPipe samples share one time base.
+//! gatord timestamps are nanoseconds since its capture start (perf record times are CLOCK_MONOTONIC_RAW, turned
+//! into the same base with the SUMMARY's clock); the sink adds the engine time at which APC_START was sent, so
+//! gatord samples and HWCPipe samples share one time base.
 
 use std::collections::HashMap;
+use std::fmt;
 
-use gator_proto::apc::{Frame, FrameError, Record};
+use gator_proto::apc::{
+    Delivery, Frame, FrameError, PerfCounterSample, PerfCounterTracker, Record, TrackerError,
+};
 use gator_proto::ProtocolVersion;
+use thiserror::Error;
 
 use crate::counter::CounterId;
 use crate::store::{Sample, Value};
+
+/// Why gatord will not send values for a counter it offered, in the configuration this client delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum Unavailable {
+    /// gatord opened the perf event for counting only (no event-based-sampling `count` in the configuration,
+    /// no sampling group to ride in), so it never reads it and never sends a value.
+    CountingOnly,
+    /// gatord announced the perf event but could not open it on any CPU (e.g. no hardware PMU).
+    NotOpened,
+    /// gatord's `captured` document gave the counter no key, so nothing it sends can be attributed to it.
+    NotBound,
+    /// A `derived="yes"` event: Streamline computes it from other data, and gatord never sends a value.
+    Derived,
+}
+
+impl fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Unavailable::CountingOnly => {
+                "gatord opens this perf event for counting only and never sends its values"
+            }
+            Unavailable::NotOpened => "gatord could not open this perf event on any CPU",
+            Unavailable::NotBound => "gatord bound no key to this counter",
+            Unavailable::Derived => {
+                "derived: Streamline computes it from other data; gatord sends no value for it"
+            }
+        })
+    }
+}
+
+/// Why a frame could not be turned into samples.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum SinkError {
+    /// The frame itself is malformed.
+    #[error("malformed APC frame")]
+    Frame(#[source] FrameError),
+    /// A perf frame could not be decoded into counter values.
+    #[error("perf counter data")]
+    Perf(#[source] TrackerError),
+}
 
 /// gatord counter keys (from the `captured` XML) to engine counter ids.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -56,6 +108,8 @@ pub struct FrameSink {
     keys: KeyMap,
     offset_ns: u64,
     latest_ns: Option<u64>,
+    perf: PerfCounterTracker,
+    perf_samples: Vec<PerfCounterSample>,
 }
 
 impl FrameSink {
@@ -67,7 +121,31 @@ impl FrameSink {
             keys,
             offset_ns,
             latest_ns: None,
+            perf: PerfCounterTracker::new(),
+            perf_samples: Vec::new(),
         }
+    }
+
+    /// The perf counter state: attributes, id map, lost records.
+    pub fn perf(&self) -> &PerfCounterTracker {
+        &self.perf
+    }
+
+    /// The bound counters whose perf events gatord announced but will not send values for, with the reason.
+    /// Meaningful once the PERF_ATTRS frames at the start of the capture have arrived.
+    pub fn unavailable(&self) -> Vec<(CounterId, Unavailable)> {
+        let mut out: Vec<_> = self
+            .keys
+            .keys
+            .iter()
+            .filter_map(|(&key, &id)| match self.perf.delivery(key) {
+                Delivery::CountingOnly => Some((id, Unavailable::CountingOnly)),
+                Delivery::NotOpened => Some((id, Unavailable::NotOpened)),
+                _ => None,
+            })
+            .collect();
+        out.sort_unstable();
+        out
     }
 
     /// The latest engine timestamp seen in any counter frame.
@@ -89,8 +167,39 @@ impl FrameSink {
         &mut self,
         payload: &[u8],
         out: &mut Vec<(CounterId, Sample)>,
+    ) -> Result<(), SinkError> {
+        let frame = Frame::parse(payload, self.version).map_err(SinkError::Frame)?;
+        if matches!(
+            frame,
+            Frame::Summary(_) | Frame::PerfAttrs(_) | Frame::PerfData(_)
+        ) {
+            let mut perf = std::mem::take(&mut self.perf_samples);
+            let result = self.perf.handle_frame(&frame, &mut perf);
+            for sample in perf.drain(..) {
+                let Some(id) = self.keys.get(sample.key) else {
+                    continue;
+                };
+                let timestamp_ns = self.engine_time(sample.time_ns);
+                out.push((
+                    id,
+                    Sample {
+                        timestamp_ns,
+                        value: Value::Int(i64::try_from(sample.delta).unwrap_or(i64::MAX)),
+                    },
+                ));
+            }
+            self.perf_samples = perf;
+            return result.map_err(SinkError::Perf);
+        }
+        self.block_or_counter(frame, out).map_err(SinkError::Frame)
+    }
+
+    fn block_or_counter(
+        &mut self,
+        frame: Frame<'_>,
+        out: &mut Vec<(CounterId, Sample)>,
     ) -> Result<(), FrameError> {
-        match Frame::parse(payload, self.version)? {
+        match frame {
             Frame::BlockCounter(block) => {
                 let mut timestamp = self.offset_ns;
                 for record in block.records() {
@@ -133,7 +242,9 @@ impl FrameSink {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gator_proto::apc::{BlockCounter, Counter};
+    use crate::sim::perf::{PerfRole, PerfStream};
+    use gator_proto::apc::summary::encode_summary;
+    use gator_proto::apc::{BlockCounter, Clocks, Counter};
 
     fn block(records: &[Record]) -> Vec<u8> {
         let mut out = Vec::new();
@@ -245,17 +356,72 @@ mod tests {
         payload.extend_from_slice(&[0x5e, 0x80]); // a value whose continuation byte never ends
         let mut out = Vec::new();
         let err = sink(0).frame(&payload, &mut out).unwrap_err();
-        assert!(matches!(err, FrameError::Int { .. }), "{err:?}");
+        assert!(
+            matches!(err, SinkError::Frame(FrameError::Int { .. })),
+            "{err:?}"
+        );
         assert_eq!(out.len(), 1);
     }
 
     #[test]
     fn empty_and_other_frames() {
         let mut out = Vec::new();
-        assert_eq!(sink(0).frame(&[], &mut out), Err(FrameError::Empty));
+        assert_eq!(
+            sink(0).frame(&[], &mut out),
+            Err(SinkError::Frame(FrameError::Empty))
+        );
         sink(0).frame(&[0x0c, 0x00], &mut out).ok();
         sink(0).frame(&[0x63, 1, 2, 3], &mut out).unwrap();
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn perf_group_values_become_per_core_deltas() {
+        // What the simulator sends, shaped like gatord 9.7.2's perf data: key 0x10 a group member on two
+        // cores, key 0x12 counting only; the SUMMARY's CLOCK_MONOTONIC_RAW is 40.
+        let mut stream = PerfStream::new(
+            2,
+            vec![(0x10, PerfRole::Sampled), (0x12, PerfRole::CountingOnly)],
+            40,
+        );
+        let mut keys = KeyMap::new();
+        assert!(keys.insert(0x10, 1));
+        assert!(keys.insert(0x12, 2));
+        let mut sink = FrameSink::new(ProtocolVersion::V950, keys, 1000);
+        let mut out = Vec::new();
+        sink.frame(&stream.attrs_frame(10), &mut out).unwrap();
+        sink.frame(&stream.keys_frame(), &mut out).unwrap();
+        assert_eq!(sink.unavailable(), [(2, Unavailable::CountingOnly)]);
+        let increase = |_: usize, core: u32| 7 + u64::from(core) * 93;
+        // Before the SUMMARY, perf samples cannot be placed in time: an error, nothing stored.
+        for frame in stream.sample_frames(5, 5, increase) {
+            assert_eq!(
+                sink.frame(&frame, &mut out),
+                Err(SinkError::Perf(TrackerError::NoClockBase))
+            );
+        }
+        assert!(out.is_empty());
+        let mut summary = Vec::new();
+        let clocks = Clocks {
+            monotonic_raw_ns: 40,
+            ..Clocks::default()
+        };
+        encode_summary(ProtocolVersion::V950, &clocks, [], &mut summary);
+        sink.frame(&summary, &mut out).unwrap();
+        for frame in stream.sample_frames(20, 20, increase) {
+            sink.frame(&frame, &mut out).unwrap();
+        }
+        let got: Vec<_> = out
+            .iter()
+            .map(|(id, s)| (*id, s.timestamp_ns, s.value))
+            .collect();
+        // The totals grew by 7 (core 0) and 100 (core 1) per sample; the first readings after the errors
+        // cover both samples.
+        assert_eq!(got, [(1, 1020, Value::Int(14)), (1, 1020, Value::Int(200))]);
+        assert_eq!(sink.latest_ns(), Some(1020));
+        assert!(Unavailable::CountingOnly
+            .to_string()
+            .contains("counting only"));
     }
 
     #[test]

@@ -14,10 +14,9 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use gator_proto::apc::FrameError;
 use gator_proto::client::{Event, Session};
 
-use super::apc::{FrameSink, KeyMap};
+use super::apc::{FrameSink, KeyMap, SinkError, Unavailable};
 use super::connection::{daemon_error, protocol_error, Connection, READ_CHUNK};
 use super::xml;
 use crate::config::SampleRate;
@@ -47,6 +46,8 @@ struct Progress {
     finished: bool,
     /// gatord reported an error during the capture.
     failed: bool,
+    /// Enabled counters gatord will not send, with the reason (unbound keys, then what PERF_ATTRS said).
+    unavailable: Vec<(CounterId, Unavailable)>,
 }
 
 #[derive(Debug, Default)]
@@ -73,15 +74,13 @@ struct Exit {
     /// gatord's RESPONSE_ERROR, if it sent one.
     daemon: Option<Error>,
     malformed: u64,
-    first_malformed: Option<FrameError>,
+    first_malformed: Option<SinkError>,
 }
 
 /// A running gatord capture.
 #[derive(Debug)]
 pub(crate) struct Capture {
     counters: Vec<CounterId>,
-    /// Enabled counters gatord's `captured` map bound no key to: gatord sends nothing for them.
-    unbound: Vec<CounterId>,
     session: Arc<Mutex<Session>>,
     writer: Transport,
     shared: Arc<Shared>,
@@ -99,8 +98,8 @@ fn deliver_configuration(plan: &Plan) -> Result<(), Error> {
     Ok(())
 }
 
-/// Binds the keys of the `captured` document to the enabled counters (the only place keys come from). Also
-/// returns the counters left without a key (gatord sends nothing for them).
+/// Binds the keys of the `captured` document to the enabled counters (the only place keys come from); also
+/// returns the enabled counters left without a key.
 fn bind_keys(
     captured: &str,
     counters: &[(CounterId, String)],
@@ -146,6 +145,10 @@ impl Capture {
         let (session, reader, writer) = conn.start_capture()?;
         let session = Arc::new(Mutex::new(session));
         let shared = Arc::new(Shared::default());
+        shared.lock().unavailable = unbound
+            .into_iter()
+            .map(|id| (id, Unavailable::NotBound))
+            .collect();
         let (done_tx, done) = mpsc::channel();
         let sink = FrameSink::new(version, keys, offset_ns);
         let thread = {
@@ -158,7 +161,6 @@ impl Capture {
         };
         Ok(Capture {
             counters: plan.counters.iter().map(|(id, _)| *id).collect(),
-            unbound,
             session,
             writer,
             shared,
@@ -172,9 +174,9 @@ impl Capture {
         &self.counters
     }
 
-    /// The enabled counters gatord bound no capture key to.
-    pub(crate) fn unbound(&self) -> &[CounterId] {
-        &self.unbound
+    /// The enabled counters gatord will not send values for in this session, with the reason.
+    pub(crate) fn unavailable(&self) -> Vec<(CounterId, Unavailable)> {
+        self.shared.lock().unavailable.clone()
     }
 
     /// Whether the receiver has ended (end marker, close or error).
@@ -286,6 +288,8 @@ fn receive(
     let mut events = Vec::new();
     let mut samples = Vec::new();
     let mut reported = None;
+    let unbound = shared.lock().unavailable.clone();
+    let mut withheld = Vec::new();
     loop {
         let read = reader.read_some(&mut buf);
         let mut stop = false;
@@ -343,6 +347,13 @@ fn receive(
         if stored {
             store.push_all(samples.drain(..));
         }
+        let now_withheld = sink.unavailable();
+        if now_withheld != withheld {
+            withheld = now_withheld;
+            let mut all = unbound.clone();
+            all.extend(withheld.iter().copied());
+            shared.lock().unavailable = all;
+        }
         if stored || sink.latest_ns() != reported {
             reported = sink.latest_ns();
             shared.lock().latest_ns = reported;
@@ -356,4 +367,30 @@ fn receive(
     shared.changed.notify_all();
     drop(done);
     exit
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_without_a_key_are_reported_unbound() {
+        // Shaped like gatord 9.7.2's reply: a counter delivered on the capture connection itself gets key 0.
+        let captured = r#"<captured version="1"><counters>
+            <counter key="0x5e" type="Linux_meminfo_memfree"/>
+            <counter key="0x0" type="Linux_net_rx"/>
+        </counters></captured>"#;
+        let counters = [
+            (1, "Linux_meminfo_memfree".to_owned()),
+            (2, "Linux_net_rx".to_owned()),
+            (3, "Missing".to_owned()),
+        ];
+        let (keys, unbound) = bind_keys(captured, &counters).unwrap();
+        assert_eq!(keys.get(0x5e), Some(1));
+        assert_eq!(unbound, [2, 3]);
+        assert!(matches!(
+            bind_keys(captured, &counters[1..]),
+            Err(Error::KeysNotBound(_))
+        ));
+    }
 }

@@ -23,16 +23,10 @@ pub(crate) struct Discovered {
     pub(crate) counters: Vec<Counter>,
     /// The daemon's protocol version.
     pub(crate) version: ProtocolVersion,
-    /// Counters the daemon lists but cannot deliver.
-    pub(crate) unavailable: Vec<Unavailable>,
+    /// The keys of the counters the daemon lists but never sends: `derived="yes"` events, which Streamline
+    /// computes from other data.
+    pub(crate) derived: Vec<String>,
 }
-
-/// A counter the daemon lists but cannot deliver: its key and the reason.
-pub(crate) type Unavailable = (String, String);
-
-/// Why gatord never sends values for a `derived="yes"` event: Streamline computes it from other data.
-pub(crate) const DERIVED: &str =
-    "derived: Streamline computes it from other data; gatord sends no value for it";
 
 /// Connects, reads the two documents, disconnects and builds the counter list.
 pub(crate) fn discover(
@@ -46,26 +40,26 @@ pub(crate) fn discover(
     let events = conn.request_xml("events")?;
     let counters = conn.request_xml("counters")?;
     conn.disconnect();
-    let (counters, unavailable) = counters_and_unavailable(&events, &counters)?;
+    let (counters, derived) = counters_and_derived(&events, &counters)?;
     Ok(Discovered {
         counters,
         version,
-        unavailable,
+        derived,
     })
 }
 
 /// The gatord counters described by `events_xml` and available according to `counters_xml`.
 #[cfg(test)]
 pub(crate) fn counters_from(events_xml: &str, counters_xml: &str) -> Result<Vec<Counter>, Error> {
-    Ok(counters_and_unavailable(events_xml, counters_xml)?.0)
+    Ok(counters_and_derived(events_xml, counters_xml)?.0)
 }
 
-/// [`counters_from`], plus the keys of the counters gatord cannot deliver, with the reason.
-fn counters_and_unavailable(
+/// [`counters_from`], plus the keys of the derived counters, which gatord never sends.
+fn counters_and_derived(
     events_xml: &str,
     counters_xml: &str,
-) -> Result<(Vec<Counter>, Vec<Unavailable>), Error> {
-    let mut unavailable = Vec::new();
+) -> Result<(Vec<Counter>, Vec<String>), Error> {
+    let mut derived = Vec::new();
     let events = Events::parse(events_xml).map_err(|source| Error::Xml {
         document: "events",
         source,
@@ -81,7 +75,7 @@ fn counters_and_unavailable(
             continue;
         }
         if event.derived == Some(true) {
-            unavailable.push((key.to_owned(), DERIVED.to_owned()));
+            derived.push(key.to_owned());
         }
         let multiplier = match event.effective_multiplier() {
             m if m.is_finite() && m != 0.0 => m,
@@ -115,7 +109,7 @@ fn counters_and_unavailable(
             },
         });
     }
-    Ok((out, unavailable))
+    Ok((out, derived))
 }
 
 #[cfg(test)]
@@ -178,16 +172,13 @@ mod tests {
             <event counter="mem" title="Memory" name="Free" class="absolute" units="B"/>
         </category></events>"#;
         let counters = r#"<counters><counter name="Linux_cpu_wait_contention"/><counter name="ARM_Mali-Bifrost_MMU_AS_0"/><counter name="mem"/></counters>"#;
-        let (list, unavailable) = counters_and_unavailable(events, counters).unwrap();
+        let (list, derived) = counters_and_derived(events, counters).unwrap();
         assert_eq!(list[0].units, Units::Other("%".into()));
         assert_eq!(list[0].class, CounterClass::Absolute);
         assert_eq!(list[1].units, Units::Other("%".into()));
         assert_eq!(list[1].class, CounterClass::Absolute);
         assert_eq!(list[2].units, Units::Bytes);
-        assert_eq!(
-            unavailable,
-            vec![("Linux_cpu_wait_contention".to_owned(), DERIVED.to_owned())]
-        );
+        assert_eq!(derived, vec!["Linux_cpu_wait_contention".to_owned()]);
     }
 
     #[test]

@@ -82,6 +82,16 @@ pub struct SimConfig {
     /// Send COUNTER frames (type 4, one value each, as gatord ≤ 9.1 did for some sources) instead of
     /// BLOCK_COUNTER frames.
     pub counter_frames: bool,
+    /// Counters served the way gatord serves CPU PMU counters: announced in PERF_ATTRS and read in every
+    /// sample of gatord's sampling group (PERF_DATA, one frame per core), never in BLOCK_COUNTER frames. Each
+    /// core's value grows per sample by what a BLOCK_COUNTER counter would report (its [`Stream`] value), so
+    /// a reading summed over the cores is `cores` times that.
+    pub perf_counters: Vec<String>,
+    /// Counters served the way gatord serves a `PERF_COUNT_SW_*` counter configured without a `count`:
+    /// announced in PERF_ATTRS and given perf ids, but opened for counting only and never sent.
+    pub counting_only_counters: Vec<String>,
+    /// The CPUs perf data comes from (one PERF_DATA frame per core per sample). Default 2.
+    pub cores: u32,
     /// Fault injection.
     pub faults: Faults,
 }
@@ -97,6 +107,9 @@ impl Default for SimConfig {
             captured_xml: None,
             stream: Stream::default(),
             counter_frames: false,
+            perf_counters: Vec::new(),
+            counting_only_counters: Vec::new(),
+            cores: 2,
             faults: Faults::default(),
         }
     }

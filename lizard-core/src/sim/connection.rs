@@ -13,6 +13,7 @@ use gator_proto::ProtocolVersion;
 
 use super::config::Stream;
 use super::documents;
+use super::perf::{PerfRole, PerfStream};
 use super::server::{Shared, Stats};
 use super::workload::synthetic_value;
 use crate::gatord::connection::SESSION_IN_PROGRESS;
@@ -41,6 +42,10 @@ struct Conn<'a> {
     /// Counters configured on this connection: listed in `captured` with key 0, never streamed.
     late: Vec<String>,
     capturing: Option<Capturing>,
+    /// The perf side of the capture, when perf-backed counters are bound.
+    perf: Option<PerfStream>,
+    /// Indices into `bound` of the perf-backed counters, in the order `perf` knows them.
+    perf_bound: Vec<usize>,
     /// APC frames sent on this connection (SUMMARY excluded): the index fault knobs count.
     frames: usize,
     /// Streaming stopped for good (after an oversize header or an ignored APC_STOP).
@@ -75,6 +80,8 @@ pub(crate) fn serve(stream: TcpStream, shared: &Shared, busy: bool) {
         bound,
         late: Vec::new(),
         capturing: None,
+        perf: None,
+        perf_bound: Vec::new(),
         frames: 0,
         silent: false,
         out: Vec::new(),
@@ -287,18 +294,37 @@ impl Conn<'_> {
                 self.silent = true;
             }
             Stream::Samples(samples) => {
-                self.send_summary();
+                if self.start_perf(Duration::ZERO) == Next::Close {
+                    return Next::Close;
+                }
                 for sample in samples {
-                    let frame = self.encode_values(
+                    let per_counter: Vec<u64> = self
+                        .bound
+                        .iter()
+                        .map(|(_, name)| {
+                            sample
+                                .values
+                                .iter()
+                                .find(|(n, _)| n == name)
+                                .map_or(0, |(_, v)| *v as u64)
+                        })
+                        .collect();
+                    let frames = self.perf_frames(sample.timestamp_ns, |i, core| {
+                        if core == 0 {
+                            per_counter.get(i).copied().unwrap_or(0)
+                        } else {
+                            0
+                        }
+                    });
+                    let block = self.encode_values(
                         sample.timestamp_ns,
                         sample.values.iter().filter_map(|(name, value)| {
-                            self.bound
-                                .iter()
+                            self.block_bound()
                                 .find(|(_, b)| b == name)
                                 .map(|&(key, _)| (key, *value))
                         }),
                     );
-                    for f in frame {
+                    for f in block.into_iter().chain(frames) {
                         if self.send_frame(&f) == Next::Close {
                             return Next::Close;
                         }
@@ -306,9 +332,73 @@ impl Conn<'_> {
                 }
                 self.silent = true;
             }
-            Stream::Synthetic { .. } => self.send_summary(),
+            Stream::Synthetic { period } => {
+                if self.start_perf(period) == Next::Close {
+                    return Next::Close;
+                }
+            }
         }
         Next::Continue
+    }
+
+    /// The bound counters served in BLOCK_COUNTER frames (every bound counter that is not perf-backed).
+    fn block_bound(&self) -> impl Iterator<Item = &(i32, String)> {
+        let config = &self.shared.config;
+        self.bound.iter().filter(|(_, name)| {
+            !config.perf_counters.contains(name) && !config.counting_only_counters.contains(name)
+        })
+    }
+
+    /// Sends the SUMMARY, preceded (when perf-backed counters are bound) by the PERF_ATTRS attributes and
+    /// followed by the perf id map, as gatord does.
+    fn start_perf(&mut self, period: Duration) -> Next {
+        let config = &self.shared.config;
+        let mut counters = Vec::new();
+        let mut indices = Vec::new();
+        for (i, (key, name)) in self.bound.iter().enumerate() {
+            let role = if config.perf_counters.contains(name) {
+                PerfRole::Sampled
+            } else if config.counting_only_counters.contains(name) {
+                PerfRole::CountingOnly
+            } else {
+                continue;
+            };
+            counters.push((*key, role));
+            indices.push(i);
+        }
+        if counters.is_empty() {
+            self.send_summary();
+            return Next::Continue;
+        }
+        let clock_base = self.clock_base_ns();
+        let perf = PerfStream::new(config.cores, counters, clock_base);
+        let period_ns = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX).max(1);
+        if self.send_frame(&perf.attrs_frame(period_ns)) == Next::Close {
+            return Next::Close;
+        }
+        self.send_summary_at(clock_base);
+        let keys = perf.keys_frame();
+        self.perf = Some(perf);
+        self.perf_bound = indices;
+        self.send_frame(&keys)
+    }
+
+    /// The PERF_DATA frames of one sample at `timestamp_ns`: each perf-backed counter (by its index in
+    /// `bound`) grows on each core by `increase(index, core)`. None when no perf-backed counter is bound.
+    fn perf_frames(
+        &mut self,
+        timestamp_ns: i64,
+        increase: impl Fn(usize, u32) -> u64,
+    ) -> Vec<Vec<u8>> {
+        let indices = &self.perf_bound;
+        match &mut self.perf {
+            Some(perf) => perf.sample_frames(
+                timestamp_ns,
+                u64::try_from(timestamp_ns).unwrap_or(0),
+                |i, core| indices.get(i).map_or(0, |&b| increase(b, core)),
+            ),
+            None => Vec::new(),
+        }
     }
 
     fn stop(&mut self) -> Next {
@@ -326,11 +416,20 @@ impl Conn<'_> {
         Next::Close
     }
 
+    /// The simulated CLOCK_MONOTONIC_RAW: nanoseconds since the simulator started.
+    fn clock_base_ns(&self) -> i64 {
+        i64::try_from(self.shared.started.elapsed().as_nanos()).unwrap_or(i64::MAX)
+    }
+
     fn send_summary(&mut self) {
+        let now = self.clock_base_ns();
+        self.send_summary_at(now);
+    }
+
+    fn send_summary_at(&mut self, uptime: i64) {
         let realtime = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-        let uptime = i64::try_from(self.shared.started.elapsed().as_nanos()).unwrap_or(i64::MAX);
         let clocks = Clocks {
             realtime_ns: realtime,
             boottime_ns: uptime,
@@ -442,13 +541,26 @@ impl Conn<'_> {
             capturing.sample += 1;
             let timestamp =
                 i64::try_from(due.duration_since(capturing.started).as_nanos()).unwrap_or(i64::MAX);
+            let config = &self.shared.config;
             let values: Vec<(i32, i64)> = self
                 .bound
                 .iter()
                 .enumerate()
+                .filter(|(_, (_, name))| {
+                    !config.perf_counters.contains(name)
+                        && !config.counting_only_counters.contains(name)
+                })
                 .map(|(i, &(key, _))| (key, synthetic_value(i, sample)))
                 .collect();
-            for frame in self.encode_values(timestamp, values.into_iter()) {
+            let mut frames = if values.is_empty() && self.perf.is_some() {
+                Vec::new()
+            } else {
+                self.encode_values(timestamp, values.into_iter())
+            };
+            frames.extend(self.perf_frames(timestamp, |i, _| {
+                u64::try_from(synthetic_value(i, sample)).unwrap_or(0)
+            }));
+            for frame in frames {
                 if self.send_frame(&frame) == Next::Close {
                     return Next::Close;
                 }

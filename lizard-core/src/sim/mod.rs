@@ -12,6 +12,9 @@
 //! - one session at a time: a connection made while another is open gets "Session already in progress";
 //! - after APC_START a SUMMARY frame (3 clocks at protocol 670, 4 from 910), then BLOCK_COUNTER (or COUNTER)
 //!   frames as [`Stream`] says; APC_STOP ends with the zero-length APC_DATA and a close;
+//! - perf-backed counters ([`SimConfig::perf_counters`], [`SimConfig::counting_only_counters`]) as gatord
+//!   9.7.2 sends them: PERF_ATTRS attributes before the SUMMARY, the perf id map after it, and per sample one
+//!   PERF_DATA frame per core whose sample record's group read carries the running totals;
 //! - [`Faults`]: die mid-capture, never send the end marker, a malformed frame, an oversize length, busy.
 //!
 //! ```
@@ -32,6 +35,7 @@
 mod config;
 mod connection;
 mod documents;
+pub(crate) mod perf;
 mod server;
 mod workload;
 

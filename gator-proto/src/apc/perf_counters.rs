@@ -1,0 +1,651 @@
+//! [`PerfCounterTracker`]: turns gatord's SUMMARY, PERF_ATTRS and PERF_DATA frames into counter samples
+//! `(time on gatord's clock, core, key, value)`.
+//!
+//! What it relies on (gatord 9.7.2, `daemon/linux/perf/PerfEventGroup.cpp` and the recordings):
+//! - PEA messages give each counter key its `perf_event_attr`; KEYS messages map the perf ids of the events
+//!   gatord opened (one per CPU) to keys.
+//! - Counter values travel as the READ field of PERF_RECORD_SAMPLE records in each CPU's ring (the PERF_DATA
+//!   frame's `cpu`): a group leader's sample carries the running totals of every event of its group
+//!   (`PERF_FORMAT_GROUP`, each value with its id); an event sampled on its own carries its own total.
+//! - gatord sets `use_clockid` with CLOCK_MONOTONIC_RAW, the clock of its SUMMARY frame, so a record time minus
+//!   the SUMMARY's CLOCK_MONOTONIC_RAW is nanoseconds since capture start, the time base of BLOCK_COUNTER frames.
+//!
+//! What a value means: perf values are running totals since the event was enabled on that CPU. Each sample is
+//! turned into [`PerfCounterSample::delta`], the increase since the previous reading of the same event on the
+//! same CPU (for the first reading, the total since the event was enabled) — what a delta counter counts in
+//! the interval that ends at the sample's time. Totals only grow, so a lost record makes the next delta cover
+//! the gap rather than losing counts. The running total is kept in [`PerfCounterSample::total`].
+
+use std::collections::HashMap;
+
+use thiserror::Error;
+
+use super::frame::Frame;
+use super::perf_attrs::{PerfAttrs, PerfAttrsMessage};
+use super::perf_data::PerfData;
+use super::perf_event_attr::{AttrError, PerfEventAttr};
+use super::perf_record::{
+    PerfRecord, PerfRecordError, PerfRecords, PERF_RECORD_LOST, PERF_RECORD_SAMPLE,
+};
+use super::perf_sample::{SampleLayout, SampleRecord};
+use super::summary::{Summary, SummaryFrame};
+
+/// One reading of one perf-backed counter on one core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PerfCounterSample {
+    /// Nanoseconds since capture start on gatord's clock (the SUMMARY's CLOCK_MONOTONIC_RAW).
+    pub time_ns: i64,
+    /// The CPU whose ring the sample came from.
+    pub core: i32,
+    /// The counter key.
+    pub key: i32,
+    /// The event's running total on this core since it was enabled.
+    pub total: u64,
+    /// The increase since the previous reading of this event on this core (the total for the first reading).
+    pub delta: u64,
+}
+
+/// Whether, and why not, a key's values reach the perf data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Delivery {
+    /// No PEA message announced the key (yet): it is not a perf-backed counter of this capture.
+    NotAnnounced,
+    /// Announced, but no KEYS message gave it a perf id: gatord could not open the event on any CPU.
+    NotOpened,
+    /// Opened as a stand-alone counting event (no sample period, no group read): gatord never reads it, so
+    /// its values are never sent. gatord does this for a counter configured without an event-based-sampling
+    /// `count`.
+    CountingOnly,
+    /// Its values arrive in sample records.
+    Sampled,
+}
+
+/// Why perf frames could not be turned into samples. Samples decoded before the error are kept.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum TrackerError {
+    /// A PEA message's attribute could not be decoded.
+    #[error("perf_event_attr of key {key:#x}")]
+    Attr {
+        /// The key.
+        key: i32,
+        /// Why.
+        #[source]
+        source: AttrError,
+    },
+    /// A perf record could not be decoded.
+    #[error("perf record on cpu {cpu}")]
+    Record {
+        /// The CPU of the frame.
+        cpu: i32,
+        /// Why.
+        #[source]
+        source: PerfRecordError,
+    },
+    /// A sample's id matches no announced event.
+    #[error("sample id {id} on cpu {cpu} belongs to no announced event")]
+    UnknownId {
+        /// The CPU of the frame.
+        cpu: i32,
+        /// The id.
+        id: u64,
+    },
+    /// The announced events place the sample id at different words, so a sample's writer cannot be found.
+    #[error("the announced events disagree on where a sample's id is")]
+    AmbiguousSampleId,
+    /// A sample carrying values arrived before the SUMMARY frame that gives the clock base.
+    #[error("perf sample before the SUMMARY frame: no clock base")]
+    NoClockBase,
+    /// The event stamps records on another clock than CLOCK_MONOTONIC_RAW (or without time), so its samples
+    /// cannot be placed on gatord's time line.
+    #[error("key {key:#x} stamps perf records on clock {clockid} (use_clockid {use_clockid}), not CLOCK_MONOTONIC_RAW")]
+    Clock {
+        /// The key of the event that wrote the sample.
+        key: i32,
+        /// The attribute's `use_clockid`.
+        use_clockid: bool,
+        /// The attribute's `clockid`.
+        clockid: i32,
+    },
+    /// A running total went down.
+    #[error("key {key:#x} on cpu {cpu} went from {previous} down to {total}")]
+    Decreased {
+        /// The key.
+        key: i32,
+        /// The CPU.
+        cpu: i32,
+        /// The previous total.
+        previous: u64,
+        /// The new total.
+        total: u64,
+    },
+}
+
+/// Sans-IO state that turns perf frames into [`PerfCounterSample`]s.
+///
+/// Calls: feed every frame of a capture, in order, to [`PerfCounterTracker::handle_frame`] (or the SUMMARY,
+/// PERF_ATTRS and PERF_DATA frames to the specific `handle_*` methods); samples are appended to `out`.
+/// Getters: [`PerfCounterTracker::attr`], [`PerfCounterTracker::key_of`], [`PerfCounterTracker::delivery`],
+/// [`PerfCounterTracker::lost_records`], [`PerfCounterTracker::sample_records`].
+#[derive(Debug, Clone, Default)]
+pub struct PerfCounterTracker {
+    clock_base_ns: Option<i64>,
+    attrs: HashMap<i32, PerfEventAttr>,
+    ids: HashMap<u64, i32>,
+    totals: HashMap<(i32, u64), u64>,
+    id_word: Option<Option<usize>>,
+    lost_records: u64,
+    sample_records: u64,
+}
+
+impl PerfCounterTracker {
+    /// A tracker that has seen nothing.
+    pub fn new() -> PerfCounterTracker {
+        PerfCounterTracker::default()
+    }
+
+    /// Handles any frame: SUMMARY, PERF_ATTRS and PERF_DATA are used, the others ignored.
+    pub fn handle_frame(
+        &mut self,
+        frame: &Frame<'_>,
+        out: &mut Vec<PerfCounterSample>,
+    ) -> Result<(), TrackerError> {
+        match frame {
+            Frame::Summary(SummaryFrame::Summary(summary)) => {
+                self.handle_summary(summary);
+                Ok(())
+            }
+            Frame::PerfAttrs(attrs) => self.handle_perf_attrs(attrs),
+            Frame::PerfData(data) => self.handle_perf_data(data, out),
+            _ => Ok(()),
+        }
+    }
+
+    /// Takes the clock base (CLOCK_MONOTONIC_RAW at capture start).
+    pub fn handle_summary(&mut self, summary: &Summary<'_>) {
+        self.set_clock_base(summary.clocks.monotonic_raw_ns);
+    }
+
+    /// Sets the clock base directly: CLOCK_MONOTONIC_RAW at capture start, ns.
+    pub fn set_clock_base(&mut self, monotonic_raw_ns: i64) {
+        self.clock_base_ns = Some(monotonic_raw_ns);
+    }
+
+    /// Takes the attributes (PEA) and id maps (KEYS) of a PERF_ATTRS frame. Every message is taken; the first
+    /// attribute that cannot be decoded is returned as the error.
+    pub fn handle_perf_attrs(&mut self, frame: &PerfAttrs<'_>) -> Result<(), TrackerError> {
+        let mut first_error = None;
+        for message in frame.messages() {
+            match message {
+                PerfAttrsMessage::Pea { attr, key } => match PerfEventAttr::parse(attr) {
+                    Ok(attr) => {
+                        self.attrs.insert(key, attr);
+                        self.id_word = None;
+                    }
+                    Err(source) => {
+                        first_error.get_or_insert(TrackerError::Attr { key, source });
+                    }
+                },
+                PerfAttrsMessage::Keys(map) => {
+                    for (id, key) in map.iter() {
+                        self.ids.insert(id as u64, key);
+                    }
+                }
+                _ => {}
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Decodes the records of a PERF_DATA frame and appends one sample per value read. Records other than
+    /// PERF_RECORD_SAMPLE are skipped (PERF_RECORD_LOST is counted). Decoding goes on past a bad sample (its
+    /// record boundary is known); the first error is returned after the samples of the whole frame.
+    pub fn handle_perf_data(
+        &mut self,
+        frame: &PerfData<'_>,
+        out: &mut Vec<PerfCounterSample>,
+    ) -> Result<(), TrackerError> {
+        let cpu = frame.cpu;
+        let mut first_error = None;
+        for record in PerfRecords::new(frame) {
+            let record = match record {
+                Ok(record) => record,
+                Err(source) => {
+                    first_error.get_or_insert(TrackerError::Record { cpu, source });
+                    break;
+                }
+            };
+            match record.kind {
+                PERF_RECORD_SAMPLE => {
+                    self.sample_records += 1;
+                    if let Err(err) = self.sample(cpu, &record, out) {
+                        first_error.get_or_insert(err);
+                    }
+                }
+                PERF_RECORD_LOST => {
+                    // Body: id, lost (then the sample_id_all fields).
+                    let lost = record.body().nth(1).and_then(Result::ok).unwrap_or(0);
+                    self.lost_records = self.lost_records.saturating_add(lost);
+                }
+                _ => {}
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    fn sample(
+        &mut self,
+        cpu: i32,
+        record: &PerfRecord<'_>,
+        out: &mut Vec<PerfCounterSample>,
+    ) -> Result<(), TrackerError> {
+        let Some(id_word) = self.id_word() else {
+            return Err(TrackerError::AmbiguousSampleId);
+        };
+        let id = record
+            .body()
+            .nth(id_word)
+            .and_then(Result::ok)
+            .ok_or(TrackerError::Record {
+                cpu,
+                source: PerfRecordError::ShortRecord { field: "sample id" },
+            })?;
+        let (key, attr) = self
+            .ids
+            .get(&id)
+            .and_then(|key| Some((*key, *self.attrs.get(key)?)))
+            .ok_or(TrackerError::UnknownId { cpu, id })?;
+        let layout = SampleLayout {
+            sample_type: attr.sample_type,
+            read_format: attr.read_format,
+        };
+        let sample = SampleRecord::parse(record, layout)
+            .map_err(|source| TrackerError::Record { cpu, source })?;
+        let Some(read) = sample.read else {
+            return Ok(());
+        };
+        let base = self.clock_base_ns.ok_or(TrackerError::NoClockBase)?;
+        let time = match sample.time {
+            Some(time) if attr.on_monotonic_raw() => time,
+            _ => {
+                return Err(TrackerError::Clock {
+                    key,
+                    use_clockid: attr.use_clockid(),
+                    clockid: attr.clockid,
+                })
+            }
+        };
+        let time_ns = (time as i64).wrapping_sub(base);
+        let mut first_error = None;
+        for value in read.values() {
+            // A single read without PERF_FORMAT_ID is the writer's own value.
+            let value_id = value.id.unwrap_or(id);
+            let Some(&value_key) = self.ids.get(&value_id) else {
+                first_error.get_or_insert(TrackerError::UnknownId { cpu, id: value_id });
+                continue;
+            };
+            let previous = self
+                .totals
+                .insert((cpu, value_id), value.value)
+                .unwrap_or(0);
+            let Some(delta) = value.value.checked_sub(previous) else {
+                first_error.get_or_insert(TrackerError::Decreased {
+                    key: value_key,
+                    cpu,
+                    previous,
+                    total: value.value,
+                });
+                continue;
+            };
+            out.push(PerfCounterSample {
+                time_ns,
+                core: cpu,
+                key: value_key,
+                total: value.value,
+                delta,
+            });
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Where the sample id is, the same for every announced event that samples (cached until the next PEA).
+    fn id_word(&mut self) -> Option<usize> {
+        if let Some(cached) = self.id_word {
+            return cached;
+        }
+        let mut words = self.attrs.values().map(|a| a.sample_type.id_word());
+        let first = words.next().flatten();
+        let agreed = if words.all(|w| w == first) {
+            first
+        } else {
+            None
+        };
+        self.id_word = Some(agreed);
+        agreed
+    }
+
+    /// The attribute announced for `key`.
+    pub fn attr(&self, key: i32) -> Option<&PerfEventAttr> {
+        self.attrs.get(&key)
+    }
+
+    /// Every announced key with its attribute, in no particular order.
+    pub fn attrs(&self) -> impl Iterator<Item = (i32, &PerfEventAttr)> {
+        self.attrs.iter().map(|(k, a)| (*k, a))
+    }
+
+    /// The key a perf id belongs to.
+    pub fn key_of(&self, id: u64) -> Option<i32> {
+        self.ids.get(&id).copied()
+    }
+
+    /// Whether `key`'s values reach the perf data, from what has been announced so far.
+    pub fn delivery(&self, key: i32) -> Delivery {
+        let Some(attr) = self.attrs.get(&key) else {
+            return Delivery::NotAnnounced;
+        };
+        if !self.ids.values().any(|&k| k == key) {
+            return Delivery::NotOpened;
+        }
+        if attr.reaches_perf_data() {
+            Delivery::Sampled
+        } else {
+            Delivery::CountingOnly
+        }
+    }
+
+    /// Records the kernel reported lost (PERF_RECORD_LOST), summed.
+    pub fn lost_records(&self) -> u64 {
+        self.lost_records
+    }
+
+    /// PERF_RECORD_SAMPLE records seen.
+    pub fn sample_records(&self) -> u64 {
+        self.sample_records
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apc::perf_attrs::{encode_keys_message, encode_pea_message};
+    use crate::apc::perf_event_attr::{ReadFormat, SampleType};
+    use crate::apc::perf_sample::ReadValue;
+    use crate::apc::record_header;
+    use crate::ProtocolVersion;
+
+    const LEADER: i32 = 0x7fff_ffff;
+    const CLOCK: i32 = 0x7fff_fffd;
+    const COUNTING: i32 = 0x20;
+    const FAILED: i32 = 0xa;
+    const BASE: i64 = 1_000_000_000;
+
+    /// Attributes shaped like gatord 9.7.2's (perf-session recording): a sampling group of context switches
+    /// (leader) and CPU clock, a stand-alone counting event, and an event that failed to open.
+    fn attr(period: u64, read_format: u64) -> PerfEventAttr {
+        PerfEventAttr {
+            kind: 1,
+            size: 144,
+            config: 0,
+            sample_period_or_freq: period,
+            sample_type: SampleType(0x10217),
+            read_format: ReadFormat(read_format),
+            flags: 0x204_4000,
+            config1: 0,
+            config2: 0,
+            sample_regs_user: 0,
+            clockid: 4,
+        }
+    }
+
+    fn attrs_frame(attrs: &[(i32, PerfEventAttr)], keys: &[(i64, i32)]) -> Vec<u8> {
+        let mut out = Vec::new();
+        PerfAttrs::encode_header(0, &mut out);
+        for (key, attr) in attrs {
+            encode_pea_message(*key, attr, &mut out);
+        }
+        encode_keys_message(keys, &mut out);
+        out
+    }
+
+    fn sample_words(id: u64, time: u64, values: &[(u64, u64)], out: &mut Vec<u64>) {
+        let read: Vec<_> = values
+            .iter()
+            .map(|&(value, id)| ReadValue {
+                value,
+                id: Some(id),
+                lost: None,
+            })
+            .collect();
+        SampleRecord {
+            identifier: Some(id),
+            ip: Some(0),
+            pid_tid: Some((1, 1)),
+            time: Some(time),
+            addr: None,
+            id: None,
+            stream_id: Some(id),
+            cpu: None,
+            period: None,
+            read: None,
+            tail: &[],
+        }
+        .encode_words(
+            SampleLayout {
+                sample_type: SampleType(0x10217),
+                read_format: ReadFormat(0xf),
+            },
+            time,
+            time,
+            &read,
+            out,
+        );
+    }
+
+    fn feed(
+        tracker: &mut PerfCounterTracker,
+        frame: &[u8],
+    ) -> (Vec<PerfCounterSample>, Result<(), TrackerError>) {
+        let mut out = Vec::new();
+        let frame = Frame::parse(frame, ProtocolVersion::V950).unwrap();
+        let result = tracker.handle_frame(&frame, &mut out);
+        (out, result)
+    }
+
+    fn tracker() -> PerfCounterTracker {
+        let mut tracker = PerfCounterTracker::new();
+        let frame = attrs_frame(
+            &[
+                (LEADER, attr(1, 0xf)),
+                (CLOCK, attr(991_080, 0xf)),
+                (COUNTING, attr(0, 0x7)),
+                (FAILED, attr(0, 0xf)),
+            ],
+            &[(100, LEADER), (101, CLOCK), (102, COUNTING)],
+        );
+        assert_eq!(feed(&mut tracker, &frame).1, Ok(()));
+        tracker.set_clock_base(BASE);
+        tracker
+    }
+
+    fn data(cpu: i32, words: &[u64]) -> Vec<u8> {
+        let mut out = Vec::new();
+        PerfData::encode(cpu, words, &mut out);
+        out
+    }
+
+    #[test]
+    fn group_reads_become_deltas_per_core() {
+        let mut tracker = tracker();
+        let mut words = Vec::new();
+        sample_words(
+            101,
+            (BASE + 10) as u64,
+            &[(3, 100), (1000, 101)],
+            &mut words,
+        );
+        sample_words(
+            100,
+            (BASE + 25) as u64,
+            &[(5, 100), (1600, 101)],
+            &mut words,
+        );
+        let (out, result) = feed(&mut tracker, &data(1, &words));
+        assert_eq!(result, Ok(()));
+        let got: Vec<_> = out
+            .iter()
+            .map(|s| (s.time_ns, s.core, s.key, s.total, s.delta))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (10, 1, LEADER, 3, 3),
+                (10, 1, CLOCK, 1000, 1000),
+                (25, 1, LEADER, 5, 2),
+                (25, 1, CLOCK, 1600, 600)
+            ]
+        );
+        // Another CPU keeps its own totals.
+        let mut words = Vec::new();
+        sample_words(101, (BASE + 30) as u64, &[(1, 100), (700, 101)], &mut words);
+        let (out, _) = feed(&mut tracker, &data(0, &words));
+        assert_eq!(out[1].delta, 700);
+        assert_eq!(tracker.sample_records(), 3);
+    }
+
+    #[test]
+    fn delivery_of_each_kind_of_key() {
+        let tracker = tracker();
+        assert_eq!(tracker.delivery(CLOCK), Delivery::Sampled);
+        assert_eq!(tracker.delivery(COUNTING), Delivery::CountingOnly);
+        assert_eq!(tracker.delivery(FAILED), Delivery::NotOpened);
+        assert_eq!(tracker.delivery(0x5e), Delivery::NotAnnounced);
+        assert_eq!(tracker.key_of(101), Some(CLOCK));
+        assert_eq!(
+            tracker.attr(LEADER).map(|a| a.sample_period()),
+            Some(Some(1))
+        );
+    }
+
+    #[test]
+    fn lost_records_are_counted() {
+        let mut tracker = tracker();
+        let words = [record_header(PERF_RECORD_LOST, 0, 2), 100, 42];
+        assert_eq!(feed(&mut tracker, &data(0, &words)).1, Ok(()));
+        assert_eq!(tracker.lost_records(), 42);
+    }
+
+    #[test]
+    fn errors_keep_the_samples_around_them() {
+        let mut tracker = tracker();
+        let mut words = Vec::new();
+        sample_words(999, (BASE + 1) as u64, &[(1, 100)], &mut words);
+        sample_words(101, (BASE + 2) as u64, &[(4, 100), (9, 101)], &mut words);
+        sample_words(101, (BASE + 3) as u64, &[(3, 100), (10, 101)], &mut words);
+        sample_words(101, (BASE + 4) as u64, &[(5, 100), (11, 555)], &mut words);
+        let (out, result) = feed(&mut tracker, &data(0, &words));
+        assert_eq!(result, Err(TrackerError::UnknownId { cpu: 0, id: 999 }));
+        let got: Vec<_> = out.iter().map(|s| (s.time_ns, s.key, s.delta)).collect();
+        assert_eq!(
+            got,
+            [(2, LEADER, 4), (2, CLOCK, 9), (3, CLOCK, 1), (4, LEADER, 2)]
+        );
+
+        // The third sample's leader total went down.
+        let mut words = Vec::new();
+        sample_words(101, (BASE + 5) as u64, &[(1, 100)], &mut words);
+        let (_, result) = feed(&mut tracker, &data(0, &words));
+        assert_eq!(
+            result,
+            Err(TrackerError::Decreased {
+                key: LEADER,
+                cpu: 0,
+                previous: 5,
+                total: 1
+            })
+        );
+
+        // A cut record: the samples before it are kept.
+        let mut words = Vec::new();
+        sample_words(101, (BASE + 6) as u64, &[(6, 100)], &mut words);
+        words.push(record_header(PERF_RECORD_SAMPLE, 0, 5));
+        let (out, result) = feed(&mut tracker, &data(0, &words));
+        assert_eq!(out.len(), 1);
+        assert!(matches!(
+            result,
+            Err(TrackerError::Record {
+                cpu: 0,
+                source: PerfRecordError::TruncatedRecord { .. }
+            })
+        ));
+    }
+
+    #[test]
+    fn samples_need_a_clock_base_on_monotonic_raw() {
+        let mut tracker = tracker();
+        tracker.clock_base_ns = None;
+        let mut words = Vec::new();
+        sample_words(101, 5, &[(1, 101)], &mut words);
+        assert_eq!(
+            feed(&mut tracker, &data(0, &words)).1,
+            Err(TrackerError::NoClockBase)
+        );
+
+        let mut tracker = PerfCounterTracker::new();
+        let perf_clock = PerfEventAttr {
+            flags: 0x4000,
+            ..attr(1, 0xf)
+        };
+        feed(
+            &mut tracker,
+            &attrs_frame(&[(CLOCK, perf_clock)], &[(101, CLOCK)]),
+        )
+        .1
+        .unwrap();
+        tracker.set_clock_base(0);
+        assert_eq!(
+            feed(&mut tracker, &data(0, &words)).1,
+            Err(TrackerError::Clock {
+                key: CLOCK,
+                use_clockid: false,
+                clockid: 4
+            })
+        );
+    }
+
+    #[test]
+    fn bad_attributes_and_ambiguous_layouts_are_errors() {
+        let mut tracker = PerfCounterTracker::new();
+        let mut frame = Vec::new();
+        PerfAttrs::encode_header(0, &mut frame);
+        let short = [0u8, 0, 0, 0, 8, 0, 0, 0];
+        PerfAttrsMessage::Pea {
+            attr: &short,
+            key: 4,
+        }
+        .encode(&mut frame);
+        assert!(matches!(
+            feed(&mut tracker, &frame).1,
+            Err(TrackerError::Attr { key: 4, .. })
+        ));
+
+        let no_identifier = PerfEventAttr {
+            sample_type: SampleType(SampleType::TIME | SampleType::READ),
+            ..attr(1, 0xf)
+        };
+        let mut tracker = PerfCounterTracker::new();
+        feed(
+            &mut tracker,
+            &attrs_frame(&[(CLOCK, attr(1, 0xf)), (LEADER, no_identifier)], &[]),
+        )
+        .1
+        .unwrap();
+        let mut words = Vec::new();
+        sample_words(101, 5, &[(1, 101)], &mut words);
+        assert_eq!(
+            feed(&mut tracker, &data(0, &words)).1,
+            Err(TrackerError::AmbiguousSampleId)
+        );
+    }
+}

@@ -1,0 +1,485 @@
+//! PERF_RECORD_SAMPLE bodies, decoded with the `sample_type` and `read_format` of the event that wrote them.
+//!
+//! Fields come in the kernel's order: IDENTIFIER, IP, TID (pid, tid), TIME, ADDR, ID, STREAM_ID, CPU (cpu, res),
+//! PERIOD, READ, then CALLCHAIN, RAW, BRANCH_STACK, REGS_USER, … Decoding stops after READ: the counter values
+//! are all a counter reader needs, and the fields after it (call chains, registers, raw tracepoint data) are kept
+//! as [`SampleRecord::tail`], opaque.
+//!
+//! READ with `PERF_FORMAT_GROUP`: `nr`, then `time_enabled` and `time_running` if asked for, then `nr` entries of
+//! `value` (+ `id`) (+ `lost`). Without it: `value` (+ `time_enabled`) (+ `time_running`) (+ `id`) (+ `lost`).
+//! Every value is the event's running total since it was enabled on that CPU.
+
+use super::perf_data::Words;
+use super::perf_event_attr::{ReadFormat, SampleType};
+use super::perf_record::{
+    record_header, PerfRecord, PerfRecordError, WordReader, PERF_RECORD_SAMPLE,
+};
+
+/// The two attribute fields that fix a sample's layout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct SampleLayout {
+    /// The writing event's `sample_type`.
+    pub sample_type: SampleType,
+    /// The writing event's `read_format`.
+    pub read_format: ReadFormat,
+}
+
+/// A decoded PERF_RECORD_SAMPLE; each field is `None` when the layout does not carry it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleRecord<'a> {
+    /// `PERF_SAMPLE_IDENTIFIER`.
+    pub identifier: Option<u64>,
+    /// `PERF_SAMPLE_IP`.
+    pub ip: Option<u64>,
+    /// `PERF_SAMPLE_TID`: (pid, tid).
+    pub pid_tid: Option<(u32, u32)>,
+    /// `PERF_SAMPLE_TIME`, on the event's clock (CLOCK_MONOTONIC_RAW for gatord when `use_clockid`).
+    pub time: Option<u64>,
+    /// `PERF_SAMPLE_ADDR`.
+    pub addr: Option<u64>,
+    /// `PERF_SAMPLE_ID`.
+    pub id: Option<u64>,
+    /// `PERF_SAMPLE_STREAM_ID`: the id of the group leader that wrote the sample.
+    pub stream_id: Option<u64>,
+    /// `PERF_SAMPLE_CPU`.
+    pub cpu: Option<u32>,
+    /// `PERF_SAMPLE_PERIOD`.
+    pub period: Option<u64>,
+    /// `PERF_SAMPLE_READ`.
+    pub read: Option<ReadValues<'a>>,
+    /// The packed words after READ, not decoded.
+    pub tail: &'a [u8],
+}
+
+/// The counter values of a sample's READ field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadValues<'a> {
+    /// `PERF_FORMAT_GROUP`: every event of the group.
+    Group {
+        /// Total time the group was enabled, ns.
+        time_enabled: Option<u64>,
+        /// Total time the group was running on the PMU, ns (less than enabled when multiplexed).
+        time_running: Option<u64>,
+        /// The values.
+        values: GroupValues<'a>,
+    },
+    /// One event.
+    Single {
+        /// The value.
+        value: ReadValue,
+        /// Total time enabled, ns.
+        time_enabled: Option<u64>,
+        /// Total time running, ns.
+        time_running: Option<u64>,
+    },
+}
+
+/// One event's value in a read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadValue {
+    /// The running total since the event was enabled on this CPU.
+    pub value: u64,
+    /// The event's perf id (`PERF_FORMAT_ID`).
+    pub id: Option<u64>,
+    /// Lost samples (`PERF_FORMAT_LOST`).
+    pub lost: Option<u64>,
+}
+
+/// The validated entries of a group read; iterate with [`GroupValues::iter`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GroupValues<'a> {
+    /// The number of entries (`nr`).
+    pub count: usize,
+    read_format: ReadFormat,
+    raw: &'a [u8],
+}
+
+impl<'a> GroupValues<'a> {
+    /// The entries in order.
+    pub fn iter(&self) -> impl Iterator<Item = ReadValue> + 'a {
+        let mut words = Words::new(self.raw);
+        let format = self.read_format;
+        // Validated by `SampleRecord::parse`: every word decodes.
+        let mut next = move || words.next().and_then(Result::ok);
+        let count = self.count;
+        (0..count).map_while(move |_| {
+            let value = next()?;
+            let id = if format.contains(ReadFormat::ID) {
+                Some(next()?)
+            } else {
+                None
+            };
+            let lost = if format.contains(ReadFormat::LOST) {
+                Some(next()?)
+            } else {
+                None
+            };
+            Some(ReadValue { value, id, lost })
+        })
+    }
+}
+
+impl<'a> ReadValues<'a> {
+    /// Every value of the read (one for a single read).
+    pub fn values(&self) -> impl Iterator<Item = ReadValue> + 'a {
+        let (group, single) = match *self {
+            ReadValues::Group { values, .. } => (Some(values), None),
+            ReadValues::Single { value, .. } => (None, Some(value)),
+        };
+        group.into_iter().flat_map(|g| g.iter()).chain(single)
+    }
+}
+
+impl<'a> SampleRecord<'a> {
+    /// Decodes the body of a PERF_RECORD_SAMPLE written by an event with `layout`.
+    pub fn parse(
+        record: &PerfRecord<'a>,
+        layout: SampleLayout,
+    ) -> Result<SampleRecord<'a>, PerfRecordError> {
+        let st = layout.sample_type;
+        let mut r = WordReader::new(record);
+        let opt = |bit: u64,
+                   field: &'static str,
+                   r: &mut WordReader<'a>|
+         -> Result<Option<u64>, PerfRecordError> {
+            if st.contains(bit) {
+                r.word(field).map(Some)
+            } else {
+                Ok(None)
+            }
+        };
+        let identifier = opt(SampleType::IDENTIFIER, "identifier", &mut r)?;
+        let ip = opt(SampleType::IP, "ip", &mut r)?;
+        let pid_tid =
+            opt(SampleType::TID, "pid/tid", &mut r)?.map(|w| (w as u32, (w >> 32) as u32));
+        let time = opt(SampleType::TIME, "time", &mut r)?;
+        let addr = opt(SampleType::ADDR, "addr", &mut r)?;
+        let id = opt(SampleType::ID, "id", &mut r)?;
+        let stream_id = opt(SampleType::STREAM_ID, "stream_id", &mut r)?;
+        let cpu = opt(SampleType::CPU, "cpu", &mut r)?.map(|w| w as u32);
+        let period = opt(SampleType::PERIOD, "period", &mut r)?;
+        let read = if st.contains(SampleType::READ) {
+            Some(parse_read(&mut r, layout.read_format)?)
+        } else {
+            None
+        };
+        Ok(SampleRecord {
+            identifier,
+            ip,
+            pid_tid,
+            time,
+            addr,
+            id,
+            stream_id,
+            cpu,
+            period,
+            read,
+            tail: r.rest(),
+        })
+    }
+
+    /// Appends the whole record (header included) as u64 words for `layout`: each field the layout carries
+    /// from `self` (0 when `None`), the READ field from `values` (group or single by `read_format`; a single
+    /// read uses the first value), then the tail words. For encoders (the simulator) and tests.
+    pub fn encode_words(
+        &self,
+        layout: SampleLayout,
+        time_enabled: u64,
+        time_running: u64,
+        values: &[ReadValue],
+        out: &mut Vec<u64>,
+    ) {
+        let st = layout.sample_type;
+        let rf = layout.read_format;
+        let start = out.len();
+        out.push(0);
+        let field = |bit: u64, value: Option<u64>, out: &mut Vec<u64>| {
+            if st.contains(bit) {
+                out.push(value.unwrap_or(0));
+            }
+        };
+        field(SampleType::IDENTIFIER, self.identifier, out);
+        field(SampleType::IP, self.ip, out);
+        field(
+            SampleType::TID,
+            self.pid_tid
+                .map(|(p, t)| u64::from(p) | (u64::from(t) << 32)),
+            out,
+        );
+        field(SampleType::TIME, self.time, out);
+        field(SampleType::ADDR, self.addr, out);
+        field(SampleType::ID, self.id, out);
+        field(SampleType::STREAM_ID, self.stream_id, out);
+        field(SampleType::CPU, self.cpu.map(u64::from), out);
+        field(SampleType::PERIOD, self.period, out);
+        if st.contains(SampleType::READ) {
+            let times = |out: &mut Vec<u64>| {
+                if rf.contains(ReadFormat::TOTAL_TIME_ENABLED) {
+                    out.push(time_enabled);
+                }
+                if rf.contains(ReadFormat::TOTAL_TIME_RUNNING) {
+                    out.push(time_running);
+                }
+            };
+            let entry = |v: &ReadValue, out: &mut Vec<u64>| {
+                if rf.contains(ReadFormat::ID) {
+                    out.push(v.id.unwrap_or(0));
+                }
+                if rf.contains(ReadFormat::LOST) {
+                    out.push(v.lost.unwrap_or(0));
+                }
+            };
+            if rf.contains(ReadFormat::GROUP) {
+                out.push(values.len() as u64);
+                times(out);
+                for v in values {
+                    out.push(v.value);
+                    entry(v, out);
+                }
+            } else {
+                let v = values.first().copied().unwrap_or(ReadValue {
+                    value: 0,
+                    id: None,
+                    lost: None,
+                });
+                out.push(v.value);
+                times(out);
+                entry(&v, out);
+            }
+        }
+        out.extend(Words::new(self.tail).map_while(Result::ok));
+        out[start] = record_header(PERF_RECORD_SAMPLE, 0, out.len() - start - 1);
+    }
+
+    /// The sample's id: `IDENTIFIER`, else `ID`.
+    pub fn sample_id(&self) -> Option<u64> {
+        self.identifier.or(self.id)
+    }
+}
+
+fn parse_read<'a>(
+    r: &mut WordReader<'a>,
+    format: ReadFormat,
+) -> Result<ReadValues<'a>, PerfRecordError> {
+    let optional = |bit: u64,
+                    field: &'static str,
+                    r: &mut WordReader<'a>|
+     -> Result<Option<u64>, PerfRecordError> {
+        if format.contains(bit) {
+            r.word(field).map(Some)
+        } else {
+            Ok(None)
+        }
+    };
+    if format.contains(ReadFormat::GROUP) {
+        let nr = r.word("read nr")?;
+        let time_enabled = optional(ReadFormat::TOTAL_TIME_ENABLED, "time_enabled", r)?;
+        let time_running = optional(ReadFormat::TOTAL_TIME_RUNNING, "time_running", r)?;
+        let per_entry = 1
+            + usize::from(format.contains(ReadFormat::ID))
+            + usize::from(format.contains(ReadFormat::LOST));
+        let available = r.left();
+        let count = usize::try_from(nr)
+            .ok()
+            .filter(|&n| n.checked_mul(per_entry).is_some_and(|w| w <= available))
+            .ok_or(PerfRecordError::GroupTooLarge { nr, available })?;
+        let raw = r.skip(count * per_entry, "read values")?;
+        Ok(ReadValues::Group {
+            time_enabled,
+            time_running,
+            values: GroupValues {
+                count,
+                read_format: format,
+                raw,
+            },
+        })
+    } else {
+        let value = r.word("read value")?;
+        let time_enabled = optional(ReadFormat::TOTAL_TIME_ENABLED, "time_enabled", r)?;
+        let time_running = optional(ReadFormat::TOTAL_TIME_RUNNING, "time_running", r)?;
+        let id = optional(ReadFormat::ID, "read id", r)?;
+        let lost = optional(ReadFormat::LOST, "read lost", r)?;
+        Ok(ReadValues::Single {
+            value: ReadValue { value, id, lost },
+            time_enabled,
+            time_running,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apc::perf_record::PerfRecords;
+    use crate::apc::PerfData;
+
+    const GATORD_GROUP: SampleLayout = SampleLayout {
+        sample_type: SampleType(0x10217),
+        read_format: ReadFormat(0xf),
+    };
+
+    fn parse_words(
+        words: &[u64],
+        layout: SampleLayout,
+    ) -> Result<(u64, Vec<ReadValue>), PerfRecordError> {
+        let mut all = vec![record_header(PERF_RECORD_SAMPLE, 2, words.len())];
+        all.extend_from_slice(words);
+        let mut bytes = Vec::new();
+        PerfData::encode(0, &all, &mut bytes);
+        let data = PerfData::parse(&bytes[1..]).unwrap();
+        let record = PerfRecords::new(&data).next().unwrap().unwrap();
+        let sample = SampleRecord::parse(&record, layout)?;
+        Ok((
+            sample.time.unwrap_or(0),
+            sample
+                .read
+                .map(|r| r.values().collect())
+                .unwrap_or_default(),
+        ))
+    }
+
+    #[test]
+    fn first_sample_of_the_perf_session_recording() {
+        // The first PERF_RECORD_SAMPLE on CPU 0 of `shared/data/gatord-9.7.2/perf-session/d2c.bin` (gatord
+        // 9.7.2): written by its CPU clock event (id 0x4d2c), group of context switches (0x4d2b) + CPU clock.
+        let words = [
+            0x4d2c,
+            0x7f7a_d424_4ce4,
+            0x4e89_0000_4e89,
+            0x310_955b_f3fc,
+            0x4d2c,
+            2,
+            0xf_6d28,
+            0xf_6d28,
+            0,
+            0x4d2b,
+            0xf_5a19,
+            0x4d2c,
+        ];
+        let (time, values) = parse_words(&words, GATORD_GROUP).unwrap();
+        assert_eq!(time, 0x310_955b_f3fc);
+        assert_eq!(
+            values,
+            [
+                ReadValue {
+                    value: 0,
+                    id: Some(0x4d2b),
+                    lost: None
+                },
+                ReadValue {
+                    value: 0xf_5a19,
+                    id: Some(0x4d2c),
+                    lost: None
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn fields_in_kernel_order() {
+        let layout = SampleLayout {
+            sample_type: SampleType(
+                SampleType::IP
+                    | SampleType::TID
+                    | SampleType::TIME
+                    | SampleType::ADDR
+                    | SampleType::ID
+                    | SampleType::STREAM_ID
+                    | SampleType::CPU
+                    | SampleType::PERIOD
+                    | SampleType::READ
+                    | SampleType::CALLCHAIN,
+            ),
+            read_format: ReadFormat(
+                ReadFormat::ID | ReadFormat::LOST | ReadFormat::TOTAL_TIME_ENABLED,
+            ),
+        };
+        let words = [
+            1,
+            (7 << 32) | 6,
+            3,
+            4,
+            5,
+            6,
+            9,
+            1000,
+            42,
+            100,
+            5,
+            0,
+            1,
+            0xdead,
+        ];
+        let mut all = vec![record_header(PERF_RECORD_SAMPLE, 0, words.len())];
+        all.extend_from_slice(&words);
+        let mut bytes = Vec::new();
+        PerfData::encode(0, &all, &mut bytes);
+        let data = PerfData::parse(&bytes[1..]).unwrap();
+        let record = PerfRecords::new(&data).next().unwrap().unwrap();
+        let s = SampleRecord::parse(&record, layout).unwrap();
+        assert_eq!(
+            (
+                s.ip,
+                s.pid_tid,
+                s.time,
+                s.addr,
+                s.id,
+                s.stream_id,
+                s.cpu,
+                s.period
+            ),
+            (
+                Some(1),
+                Some((6, 7)),
+                Some(3),
+                Some(4),
+                Some(5),
+                Some(6),
+                Some(9),
+                Some(1000)
+            )
+        );
+        assert_eq!(s.sample_id(), Some(5));
+        assert_eq!(
+            s.read,
+            Some(ReadValues::Single {
+                value: ReadValue {
+                    value: 42,
+                    id: Some(5),
+                    lost: Some(0)
+                },
+                time_enabled: Some(100),
+                time_running: None
+            })
+        );
+        assert_eq!(Words::new(s.tail).count(), 2);
+    }
+
+    #[test]
+    fn a_group_larger_than_its_record_is_an_error() {
+        let words = [0x4d2c, 1, 2, 3, 0x4d2c, u64::MAX, 0, 0];
+        assert_eq!(
+            parse_words(&words, GATORD_GROUP),
+            Err(PerfRecordError::GroupTooLarge {
+                nr: u64::MAX,
+                available: 0
+            })
+        );
+        let words = [0x4d2c, 1, 2, 3, 0x4d2c, 2, 0, 0, 7, 8];
+        assert!(matches!(
+            parse_words(&words, GATORD_GROUP),
+            Err(PerfRecordError::GroupTooLarge {
+                nr: 2,
+                available: 2
+            })
+        ));
+    }
+
+    #[test]
+    fn a_record_shorter_than_its_layout_is_an_error() {
+        assert_eq!(
+            parse_words(&[0x4d2c, 1], GATORD_GROUP),
+            Err(PerfRecordError::ShortRecord { field: "pid/tid" })
+        );
+    }
+}
