@@ -492,7 +492,7 @@ fn capture_of_the_arm_cycle_counter_through_perf_data_on_loopback() {
         .find(|c| c["counter"] == "PERF_COUNT_SW_TASK_CLOCK")
         .expect("task clock");
     assert!(task["value"].is_null());
-    assert!(task["unavailable"]
+    assert!(task["no_value"]
         .as_str()
         .expect("reason")
         .contains("counting only"));

@@ -67,7 +67,7 @@ fn window_sum(store: &SampleStore, id: CounterId, start_ns: u64, end_ns: u64) ->
     let samples: Vec<Sample> = store
         .samples(id, Some(Window { start_ns, end_ns }))
         .unwrap();
-    reduce::read_int(&delta_counter(id), &samples)
+    reduce::read_int(&delta_counter(id), &samples).expect("samples in the window")
 }
 
 #[test]

@@ -3,7 +3,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use lizard_core::{Counter, Error as EngineError, Lizard, ResultType, Sample};
+use lizard_core::{Counter, Error as EngineError, Lizard, NoValue, ResultType, Sample};
 use serde_json::{json, Value as Json};
 
 use crate::args::{CaptureArgs, CaptureFormat};
@@ -139,7 +139,15 @@ fn collect<'a>(lizard: &'a Lizard, ids: &[u32]) -> Result<Vec<Captured<'a>>, Cli
             };
             let reading = match reading {
                 Ok(value) => Ok(value),
-                Err(EngineError::NoValue { reason, .. }) => Err(reason.to_string()),
+                Err(EngineError::NoValue { reason, .. }) => {
+                    if let NoValue::Unavailable(why) = &reason {
+                        eprintln!(
+                            "lizard: warning: {} is unavailable: {why}",
+                            counter_name(counter)
+                        );
+                    }
+                    Err(reason.to_string())
+                }
                 Err(other) => return Err(other.into()),
             };
             Ok(Captured {
