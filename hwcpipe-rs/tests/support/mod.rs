@@ -22,6 +22,8 @@ pub struct Event {
     pub attr: PerfEventAttr,
     /// The pid it was opened for.
     pub pid: i32,
+    /// The CPU it was opened for (−1: any CPU).
+    pub cpu: i32,
     /// The leader's descriptor, `None` for a leader.
     pub leader: Option<RawFd>,
     /// The kernel id.
@@ -156,7 +158,7 @@ impl PerfSys for FakePerf {
         &self,
         attr: &PerfEventAttr,
         pid: i32,
-        _cpu: i32,
+        cpu: i32,
         group: Option<BorrowedFd<'_>>,
     ) -> io::Result<OwnedFd> {
         let mut s = self.state.lock().unwrap();
@@ -185,6 +187,7 @@ impl PerfSys for FakePerf {
         let event = Event {
             attr: *attr,
             pid,
+            cpu,
             leader,
             id: s.next_id,
             count: 0,
