@@ -313,6 +313,18 @@ fn a_refused_cpu_target_names_the_settings_that_allow_it() {
         text.contains("perf_event_paranoid=0") && text.contains("CAP_PERFMON"),
         "{text}"
     );
+    // Hardware events this kernel lacks (a VM) do not hide the refusal of the software ones.
+    let fake = Arc::new(FakePerf::new(2));
+    fake.faults(|f| {
+        f.deny_all = true;
+        for n in 0..6 {
+            f.open_errno.insert((PERF_TYPE_HARDWARE, n), libc::ENOENT);
+        }
+    });
+    let mixed =
+        CpuConfig::new(&[CpuCounter::Cycles, CpuCounter::TaskClock]).target(CpuTarget::Cpu(0));
+    let err = profiler(&fake, mixed).unwrap_err();
+    assert!(matches!(err, CpuError::CpuWideDenied { .. }), "{err:?}");
     let far = profiler(&fake, CpuConfig::all().target(CpuTarget::Cpu(u32::MAX))).unwrap_err();
     assert!(matches!(far, CpuError::NoSuchCpu(u32::MAX)), "{far:?}");
 }

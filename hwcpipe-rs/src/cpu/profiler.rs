@@ -360,13 +360,15 @@ impl CpuProfiler {
         let last_denial = opener.last_denial.take();
         let paranoid = opener.paranoid.flatten();
         if available.is_empty() {
-            // Denied by the kernel every time it was asked (Arm events on another architecture
-            // never reach it).
+            // Denied by the kernel for every event it has (Arm events on another architecture
+            // never reach it; events the kernel or CPU lacks, such as hardware events on a VM,
+            // would not count even with permission).
             let all_denied = unavailable.iter().all(|(_, r)| {
                 matches!(
                     r,
                     UnavailableReason::PermissionDenied { .. }
                         | UnavailableReason::NotOnThisArchitecture
+                        | UnavailableReason::Unsupported { .. }
                 )
             });
             return Err(match (all_denied, last_denial) {

@@ -165,11 +165,12 @@ impl PerfSys for FakePerf {
         if attr.size != 64 || attr.read_format != FORMAT {
             return Err(errno(libc::EINVAL));
         }
-        if s.faults.deny_all || (s.faults.deny_kernel && !attr.has(flag::EXCLUDE_KERNEL)) {
-            return Err(errno(libc::EACCES));
-        }
+        // Like the real kernel, an event it does not have fails as such before permissions count.
         if let Some(&e) = s.faults.open_errno.get(&(attr.type_, attr.config)) {
             return Err(errno(e));
+        }
+        if s.faults.deny_all || (s.faults.deny_kernel && !attr.has(flag::EXCLUDE_KERNEL)) {
+            return Err(errno(libc::EACCES));
         }
         let leader = match group {
             Some(fd) => {
