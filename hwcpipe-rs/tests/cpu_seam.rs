@@ -283,7 +283,10 @@ fn a_cpu_target_opens_cpu_wide_events_without_inherit() {
     assert_eq!(p.target_pid(), -1);
     let events = fake.events();
     assert_eq!(events.len(), SOFTWARE.len());
-    assert!(events.iter().all(|e| e.pid == -1 && e.cpu == 1), "{events:?}");
+    assert!(
+        events.iter().all(|e| e.pid == -1 && e.cpu == 1),
+        "{events:?}"
+    );
     assert!(events.iter().all(|e| !e.attr.has(flag::INHERIT)));
     // A task's events still inherit and follow any CPU.
     let fake = Arc::new(FakePerf::new(0));

@@ -51,7 +51,13 @@ fn a_client_killed_mid_record_loses_only_that_record() {
     let name = unique_name("death");
     let server = TraceServer::start(&name, ServerConfig::with_capacity(64 << 20)).unwrap();
     let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_client", "--ignored", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "child_client",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(SOCKET_ENV, name.to_string())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
