@@ -248,3 +248,27 @@ fn json_selection_opens_the_named_counters() {
     let err = HwcPipe::from_json(r#"{"cpu": ["TaskClok"]}"#).unwrap_err();
     assert!(err.to_string().contains("TaskClock"), "{err}");
 }
+
+#[test]
+fn a_cpu_target_counts_what_runs_on_that_cpu() {
+    if !perf_events_present() {
+        return;
+    }
+    let config = CpuConfig::new(&[CpuCounter::CpuClock]).target(CpuTarget::Cpu(0));
+    let mut p = match CpuProfiler::new(config) {
+        Ok(p) => p,
+        Err(hwcpipe::CpuError::CpuWideDenied { paranoid, .. }) => {
+            eprintln!(
+                "skipped: CPU-wide counting is not permitted here (perf_event_paranoid = {paranoid:?})"
+            );
+            return;
+        }
+        Err(e) => panic!("{e}"),
+    };
+    assert_eq!(p.target_pid(), -1);
+    p.run().unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let ns = p.sample().unwrap().get(CpuCounter::CpuClock).unwrap();
+    // The CPU clock of a CPU-wide event runs for the whole interval, busy or idle.
+    assert!(ns >= 50_000_000, "cpu-clock of CPU 0 over 100 ms: {ns} ns");
+}

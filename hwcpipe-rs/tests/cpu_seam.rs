@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use hwcpipe::cpu::group_read::GroupReadError;
 use hwcpipe::cpu::{
-    CpuConfig, CpuCounter, CpuError, CpuProfiler, KernelCounting, UnavailableReason,
+    CpuConfig, CpuCounter, CpuError, CpuProfiler, CpuTarget, KernelCounting, UnavailableReason,
 };
 use hwcpipe::sys::perf_event_attr::{flag, PERF_TYPE_HARDWARE, PERF_TYPE_RAW, PERF_TYPE_SOFTWARE};
 use hwcpipe::{Availability, Counter, Error, GpuCounter, HwcPipe, Value};
@@ -273,6 +273,63 @@ fn perf_harden_explains_itself() {
     let why = pipe.availability(CpuCounter::TaskClock);
     assert!(!why.is_available());
     assert!(why.to_string().contains("perf_harden"), "{why}");
+}
+
+#[test]
+fn a_cpu_target_opens_cpu_wide_events_without_inherit() {
+    let fake = Arc::new(FakePerf::new(0));
+    let config = CpuConfig::new(&SOFTWARE).target(CpuTarget::Cpu(1));
+    let p = profiler(&fake, config).unwrap();
+    assert_eq!(p.target_pid(), -1);
+    let events = fake.events();
+    assert_eq!(events.len(), SOFTWARE.len());
+    assert!(
+        events.iter().all(|e| e.pid == -1 && e.cpu == 1),
+        "{events:?}"
+    );
+    assert!(events.iter().all(|e| !e.attr.has(flag::INHERIT)));
+    // A task's events still inherit and follow any CPU.
+    let fake = Arc::new(FakePerf::new(0));
+    profiler(&fake, CpuConfig::new(&SOFTWARE).target(CpuTarget::Pid(42))).unwrap();
+    assert!(fake
+        .events()
+        .iter()
+        .all(|e| e.pid == 42 && e.cpu == -1 && e.attr.has(flag::INHERIT)));
+}
+
+#[test]
+fn a_refused_cpu_target_names_the_settings_that_allow_it() {
+    let fake = Arc::new(FakePerf::new(2));
+    fake.faults(|f| f.deny_all = true);
+    let err = profiler(&fake, CpuConfig::all().target(CpuTarget::Cpu(0))).unwrap_err();
+    let CpuError::CpuWideDenied {
+        cpu: 0,
+        paranoid: Some(2),
+        source,
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
+    assert_eq!(source.raw_os_error(), Some(libc::EACCES));
+    let text = err.to_string();
+    assert!(
+        text.contains("perf_event_paranoid=0") && text.contains("CAP_PERFMON"),
+        "{text}"
+    );
+    // Hardware events this kernel lacks (a VM) do not hide the refusal of the software ones.
+    let fake = Arc::new(FakePerf::new(2));
+    fake.faults(|f| {
+        f.deny_all = true;
+        for n in 0..6 {
+            f.open_errno.insert((PERF_TYPE_HARDWARE, n), libc::ENOENT);
+        }
+    });
+    let mixed =
+        CpuConfig::new(&[CpuCounter::Cycles, CpuCounter::TaskClock]).target(CpuTarget::Cpu(0));
+    let err = profiler(&fake, mixed).unwrap_err();
+    assert!(matches!(err, CpuError::CpuWideDenied { .. }), "{err:?}");
+    let far = profiler(&fake, CpuConfig::all().target(CpuTarget::Cpu(u32::MAX))).unwrap_err();
+    assert!(matches!(far, CpuError::NoSuchCpu(u32::MAX)), "{far:?}");
 }
 
 #[test]

@@ -56,6 +56,28 @@ pub struct SourceArgs {
     pub local: bool,
 }
 
+/// What the local CPU counters count. Without any of these, `capture` counts the whole system where the
+/// kernel allows it (gatord's counters are system-wide too).
+#[derive(Debug, Clone, Default, Args)]
+pub struct TargetArgs {
+    /// Count an existing process, all its threads (and the threads and processes they create).
+    #[arg(long, short = 'p', value_name = "PID", conflicts_with_all = ["system_wide", "cpu", "per_cpu", "command"])]
+    pub pid: Option<i32>,
+    /// Count everything on every online CPU (CPU-wide counters, summed over the CPUs).
+    #[arg(long, short = 'a', conflicts_with_all = ["cpu", "command"])]
+    pub system_wide: bool,
+    /// Count everything on these CPUs (e.g. 0-3,6), CPU-wide, summed over them.
+    #[arg(long, short = 'C', value_name = "LIST", value_parser = parse_cpus, conflicts_with = "command")]
+    pub cpu: Option<CpuList>,
+    /// With --system-wide or --cpu (implies --system-wide alone): one series per CPU, named COUNTER@cpuN,
+    /// instead of the sum.
+    #[arg(long, short = 'A', conflicts_with = "command")]
+    pub per_cpu: bool,
+    /// A command to run and count, after `--` (all its threads and children, from its first instruction).
+    #[arg(last = true, num_args = 1.., value_name = "CMD")]
+    pub command: Vec<String>,
+}
+
 /// Output formats of `list` and `events`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ListFormat {
@@ -107,6 +129,9 @@ pub struct ListArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
+    /// What the local CPU counters would count (a command given here is started held and never run).
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 /// `lizard capture`.
@@ -121,9 +146,10 @@ pub struct CaptureArgs {
     /// Capture every counter (the default when --counters is not given).
     #[arg(long)]
     pub all: bool,
-    /// How long to capture (e.g. 500ms, 2s, 1m).
-    #[arg(long, default_value = "2s", value_parser = parse_duration)]
-    pub duration: Duration,
+    /// How long to capture (e.g. 500ms, 2s, 1m). Default: 2s, or until the command exits when one is
+    /// given (a command still running then is killed).
+    #[arg(long, value_parser = parse_duration)]
+    pub duration: Option<Duration>,
     /// The local sampling interval.
     #[arg(long, default_value = "10ms", value_parser = parse_duration)]
     pub interval: Duration,
@@ -137,6 +163,9 @@ pub struct CaptureArgs {
     /// those that fall in the capture window into the output.
     #[arg(long, value_name = "SOCKET")]
     pub trace: Option<String>,
+    /// What the local CPU counters count.
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 /// `lizard stat`.
@@ -148,9 +177,13 @@ pub struct StatArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
-    /// The command to run, after `--`.
-    #[arg(last = true, required = true, num_args = 1..)]
-    pub command: Vec<String>,
+    /// With --pid, --system-wide or --cpu: stop counting after this long (default: when the process
+    /// exits, or at Ctrl-C).
+    #[arg(long, value_parser = parse_duration, conflicts_with = "command")]
+    pub duration: Option<Duration>,
+    /// What to count: one of `-- CMD ARGS…`, --pid, --system-wide, --cpu.
+    #[command(flatten)]
+    pub target: TargetArgs,
 }
 
 /// `lizard apc-dump`.
@@ -275,6 +308,15 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         }
     };
     Duration::try_from_secs_f64(seconds).map_err(|_| format!("'{text}' is out of range"))
+}
+
+/// CPU numbers, from a list such as `0-3,6`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuList(pub Vec<u32>);
+
+/// Parses a CPU list such as `0-3,6`.
+pub fn parse_cpus(text: &str) -> Result<CpuList, String> {
+    crate::target::parse_cpu_list(text).map(CpuList)
 }
 
 /// Parses a ring capacity such as `64MiB`, `512KiB` or `4096` (bytes).

@@ -27,9 +27,6 @@ pub enum CliError {
         /// ", did you mean …?" or a pointer to `lizard list`.
         hint: String,
     },
-    /// Counting was refused by the kernel.
-    #[error("{0}")]
-    Permission(String),
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     File {
@@ -46,22 +43,32 @@ pub enum CliError {
         /// What is wrong with it.
         reason: String,
     },
+    /// What the local counters were to count could not be counted.
+    #[error(transparent)]
+    Target(#[from] crate::target::TargetError),
     /// The capture engine failed.
     #[error("{0}")]
     Engine(#[from] lizard_core::Error),
+    /// Arguments that do not go together or are missing, phrased for the user.
+    #[error("{0}")]
+    Usage(String),
     /// Anything else, already phrased for the user.
     #[error("{0}")]
     Other(String),
 }
 
 impl CliError {
-    /// The process exit status for this failure: 2 for bad arguments or names, 3 for unreachable or
-    /// missing sources, 4 for bad input files, 1 otherwise.
+    /// The process exit status for this failure: 2 for bad arguments or names (a missing process, an
+    /// offline CPU), 3 for unreachable, missing or refused sources, 4 for bad input files, 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
-            CliError::BadAddress(_) | CliError::UnknownCounter { .. } => 2,
-            CliError::Gatord { .. } | CliError::NoSource(_) | CliError::Permission(_) => 3,
+            CliError::BadAddress(_) | CliError::UnknownCounter { .. } | CliError::Usage(_) => 2,
+            CliError::Gatord { .. } | CliError::NoSource(_) => 3,
             CliError::File { .. } | CliError::BadInput { .. } => 4,
+            CliError::Target(e) if e.is_refusal() => 3,
+            CliError::Target(crate::target::TargetError::NoProcess(_))
+            | CliError::Target(crate::target::TargetError::CpuOffline { .. }) => 2,
+            CliError::Target(_) => 1,
             CliError::Engine(_) | CliError::Other(_) => 1,
         }
     }

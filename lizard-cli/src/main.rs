@@ -15,6 +15,7 @@ mod names;
 mod output;
 mod source;
 mod table;
+mod target;
 mod trace_window;
 
 use clap::Parser;

@@ -25,22 +25,27 @@ pub fn result_type_name(result: ResultType) -> &'static str {
     }
 }
 
-/// What a counter's values count: the whole system (gatord), only this `lizard` process (the local CPU
-/// counters: perf events opened for the calling process), or the whole GPU.
-pub fn scope_name(source: Source) -> &'static str {
-    match source {
+/// What a counter's values count: the whole system (gatord), the whole GPU, or for the local CPU counters
+/// what they were opened for (a command, a process, the whole system), as their title names it
+/// (`HWCPipe CPU (process 42, all threads)`).
+pub fn scope_name(counter: &Counter) -> &str {
+    match counter.source {
         Source::Gatord => "system",
-        Source::HwcPipeCpu => "this process",
         Source::HwcPipeGpu => "gpu",
+        Source::HwcPipeCpu => counter
+            .title
+            .strip_prefix("HWCPipe CPU (")
+            .and_then(|rest| rest.strip_suffix(')'))
+            .unwrap_or("this process"),
     }
 }
 
-/// The source of a counter as the tables show it: the local CPU counters are labelled as counting this
-/// process, so they are never mistaken for system-wide counts beside gatord's.
-pub fn source_label(source: Source) -> &'static str {
-    match source {
-        Source::HwcPipeCpu => "cpu (this process)",
-        other => source_name(other),
+/// The source of a counter as the tables show it: the local CPU counters with what they count
+/// (`cpu (process 42, all threads)`), so they are never mistaken for one another or for gatord's.
+pub fn source_label(counter: &Counter) -> String {
+    match counter.source {
+        Source::HwcPipeCpu => format!("cpu ({})", scope_name(counter)),
+        other => source_name(other).to_owned(),
     }
 }
 
@@ -49,7 +54,7 @@ pub fn counter_json(c: &Counter) -> Json {
     json!({
         "id": c.id,
         "source": source_name(c.source),
-        "scope": scope_name(c.source),
+        "scope": scope_name(c),
         "counter": counter_name(c),
         "name": c.name,
         "title": c.title,

@@ -1,17 +1,29 @@
-//! Opening the capture engine from the `--gatord`, `--no-gatord`, `--no-hwcpipe` and `--local` flags.
+//! Opening the capture engine from the `--gatord`, `--no-gatord`, `--no-hwcpipe` and `--local` flags and
+//! the target flags (`-- CMD`, `--pid`, `--system-wide`, `--cpu`).
 //!
-//! When gatord is used, the local (HWCPipe) counters are left out unless `--local` asks for them: their CPU
-//! counters count only the `lizard` process, which beside gatord's system-wide counters would mislead.
+//! The local CPU counters always count what the user named: a target given on the command line, or else
+//! the whole system (CPU-wide counters) where the kernel allows it. They are never silently the `lizard`
+//! process itself. When gatord is used, the local counters are added only with `--local` or a target.
 
 use std::time::Duration;
 
-use lizard_core::{Config, Counter, GatordAddress, Lizard, Source, Timeouts};
+use lizard_core::{Config, Counter, GatordAddress, HwcBackend, Lizard, Source, Timeouts};
 
 use crate::args::SourceArgs;
 use crate::error::CliError;
+use crate::target::{self, CommandWatch, Target, TargetError};
 
 /// How long the implicit gatord at 127.0.0.1:8080 is given to answer a connection.
 const PROBE_CONNECT_TIMEOUT: Duration = Duration::from_millis(300);
+
+/// What the local counters are opened for: a capture counts, a listing only needs to know what exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// Counting: where the default (the whole system) is refused, that is an error explaining the choices.
+    Capture,
+    /// Listing: where the default is refused, the counters are probed on this process and labelled so.
+    List,
+}
 
 /// An opened engine and a line saying which sources it uses.
 pub struct Opened {
@@ -19,14 +31,54 @@ pub struct Opened {
     pub lizard: Lizard,
     /// "sources: …" for standard error.
     pub summary: String,
+    /// What the local CPU counters count, when they are used.
+    pub target: Option<Target>,
+    /// The counted command's fate, for a command target.
+    pub watch: Option<CommandWatch>,
 }
 
-/// Builds the engine configuration the flags ask for.
+/// What the opened local counters count.
+struct Local {
+    watch: CommandWatch,
+    target: Target,
+    /// Why the default target was not used, when a probe stands in for it.
+    note: Option<String>,
+}
+
+/// Opens the local counters for `target`, or for the default: the whole system where allowed.
+fn open_local(
+    target: Option<&Target>,
+    purpose: Purpose,
+) -> Result<(Box<dyn HwcBackend>, Local), TargetError> {
+    let local = |target: Target, note: Option<String>| {
+        let (backend, watch) = target::open_backend(&target)?;
+        Ok((
+            backend,
+            Local {
+                watch,
+                target,
+                note,
+            },
+        ))
+    };
+    if let Some(target) = target {
+        return local(target.clone(), None);
+    }
+    match local(Target::system_wide(false)?, None) {
+        Err(refused) if refused.is_refusal() => match purpose {
+            Purpose::Capture => Err(TargetError::DefaultRefused(Box::new(refused))),
+            Purpose::List => local(Target::Probe, Some(chain(&refused))),
+        },
+        other => other,
+    }
+}
+
+/// Builds the engine configuration the flags ask for (the local counters are a backend of their own).
 pub fn config(args: &SourceArgs, sample_interval: Option<Duration>) -> Result<Config, CliError> {
-    let mut config = Config::default();
-    // With gatord (named or the implicit one), local counters only on request; `open` falls back to them
-    // when the implicit gatord does not answer.
-    config.hwcpipe = !args.no_hwcpipe && (args.no_gatord || args.local);
+    let mut config = Config {
+        hwcpipe: false,
+        ..Config::default()
+    };
     config.gatord = if args.no_gatord {
         None
     } else if let Some(text) = &args.gatord {
@@ -48,30 +100,57 @@ pub fn config(args: &SourceArgs, sample_interval: Option<Duration>) -> Result<Co
 }
 
 /// Opens the engine. An explicitly named gatord that fails is an error; the implicit one falls back to
-/// local counters, and the summary says so.
-pub fn open(args: &SourceArgs, sample_interval: Option<Duration>) -> Result<Opened, CliError> {
+/// the local counters, and the summary says so. A named target that cannot be counted is an error.
+pub fn open(
+    args: &SourceArgs,
+    target: Option<&Target>,
+    purpose: Purpose,
+    sample_interval: Option<Duration>,
+) -> Result<Opened, CliError> {
     let config = config(args, sample_interval)?;
     let address = config.gatord.as_ref().map(ToString::to_string);
     let implicit = args.gatord.is_none() && !args.no_gatord;
-    let fallback = Config {
-        gatord: None,
-        hwcpipe: true,
-        ..config.clone()
+    if args.no_hwcpipe && target.is_some() {
+        return Err(CliError::Usage(
+            "a target (-- CMD, --pid, --system-wide, --cpu) needs the local counters: drop --no-hwcpipe"
+                .into(),
+        ));
+    }
+    let local_now = !args.no_hwcpipe && (args.no_gatord || args.local || target.is_some());
+    let (backend, mut local) = match local_now {
+        true => {
+            let (backend, local) = open_local(target, purpose)?;
+            (Some(backend), Some(local))
+        }
+        false => (None, None),
     };
     // Why the implicit gatord was not used, when the local counters stood in for it.
     let mut gatord_unused = None;
-    let configured = match Lizard::configure(config) {
-        // The implicit gatord did not answer and local counters were held back for it: use them instead.
+    let configured = match backend {
+        Some(backend) => Lizard::configure_with_backend(config.clone(), backend),
+        None => Lizard::configure(config.clone()),
+    };
+    let configured = match configured {
+        // The implicit gatord did not answer and the local counters were held back for it: use them.
         Err(lizard_core::Error::NoSource { gatord, .. })
-            if implicit && !args.no_hwcpipe && !args.local =>
+            if implicit && !args.no_hwcpipe && local.is_none() =>
         {
             gatord_unused = Some(chain(&*gatord));
-            Lizard::configure(fallback).map_err(|error| match error {
-                lizard_core::Error::NoSource { hwcpipe, .. } => {
-                    lizard_core::Error::NoSource { gatord, hwcpipe }
-                }
-                other => other,
-            })
+            let (backend, opened) = open_local(None, purpose).map_err(|error| {
+                CliError::NoSource(format!(
+                    "gatord: {}; local: {}",
+                    chain(&*gatord),
+                    chain(&error)
+                ))
+            })?;
+            local = Some(opened);
+            Lizard::configure_with_backend(
+                Config {
+                    gatord: None,
+                    ..config.clone()
+                },
+                backend,
+            )
         }
         other => other,
     };
@@ -108,7 +187,7 @@ pub fn open(args: &SourceArgs, sample_interval: Option<Duration>) -> Result<Open
     let mut parts = Vec::new();
     match (lizard.gatord_error(), &address) {
         (None, Some(address)) => parts.push(format!(
-            "gatord at {address} ({} counters)",
+            "gatord at {address} ({} counters, system-wide)",
             count(Source::Gatord)
         )),
         (Some(lizard_core::Error::SourceDisabled), Some(address)) => {
@@ -121,18 +200,28 @@ pub fn open(args: &SourceArgs, sample_interval: Option<Duration>) -> Result<Open
             parts.push(format!("gatord at {address} not used ({})", chain(error)))
         }
     }
-    match lizard.hwcpipe_error() {
-        None => parts.push(format!(
-            "local HWCPipe ({} CPU counters counting this process only, {} GPU counters)",
+    if let Some(local) = &local {
+        parts.push(format!(
+            "local: {} CPU counters counting {}, {} GPU counters",
             count(Source::HwcPipeCpu),
+            local.target.scope(),
             count(Source::HwcPipeGpu)
-        )),
-        Some(lizard_core::Error::SourceDisabled) => {}
-        Some(error) => parts.push(format!("local HWCPipe not used ({})", chain(error))),
+        ));
+        if let Some(note) = &local.note {
+            parts.push(format!(
+                "{note}; the counters are listed as probed on this process and count a command \
+                 (-- CMD) or a process of yours (--pid)"
+            ));
+        }
     }
     Ok(Opened {
         lizard,
         summary: format!("sources: {}", parts.join("; ")),
+        watch: local
+            .as_ref()
+            .filter(|l| matches!(l.target, Target::Command(_)))
+            .map(|l| l.watch.clone()),
+        target: local.map(|l| l.target),
     })
 }
 
@@ -165,8 +254,8 @@ pub fn counter_name(counter: &Counter) -> &str {
     &counter.key
 }
 
-/// The counters named in `names` (matched against the counter name, then the event name, ignoring ASCII
-/// case), or every counter when `names` is empty.
+/// The counters named in `names` (matched against the counter name, then the event name, then the per-CPU
+/// series of a local counter, ignoring ASCII case), or every counter when `names` is empty.
 pub fn select<'a>(counters: &'a [Counter], names: &[String]) -> Result<Vec<&'a Counter>, CliError> {
     if names.is_empty() {
         return Ok(counters.iter().collect());
@@ -177,14 +266,24 @@ pub fn select<'a>(counters: &'a [Counter], names: &[String]) -> Result<Vec<&'a C
             .iter()
             .filter(|c| c.key.eq_ignore_ascii_case(name))
             .collect();
-        let found = if by_key.is_empty() {
-            counters
-                .iter()
-                .filter(|c| c.name.eq_ignore_ascii_case(name))
-                .collect()
-        } else {
-            by_key
-        };
+        let by_name: Vec<&Counter> = counters
+            .iter()
+            .filter(|c| c.name.eq_ignore_ascii_case(name))
+            .collect();
+        // A counter counted per CPU is one series per CPU (`TaskClock@cpu0`, …): its name picks them all.
+        let per_cpu: Vec<&Counter> = counters
+            .iter()
+            .filter(|c| {
+                c.source == Source::HwcPipeCpu
+                    && c.key
+                        .split_once("@cpu")
+                        .is_some_and(|(base, _)| base.eq_ignore_ascii_case(name))
+            })
+            .collect();
+        let found = [by_key, by_name, per_cpu]
+            .into_iter()
+            .find(|found| !found.is_empty())
+            .unwrap_or_default();
         if found.is_empty() {
             let candidates = counters
                 .iter()

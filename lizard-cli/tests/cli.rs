@@ -964,7 +964,7 @@ fn capture_with_no_sample_for_any_counter_exits_non_zero() {
 }
 
 #[test]
-fn local_counters_join_gatord_only_on_request_and_say_they_count_this_process() {
+fn local_counters_join_gatord_only_on_request_and_say_what_they_count() {
     if !perf_events_present() {
         return;
     }
@@ -979,17 +979,9 @@ fn local_counters_join_gatord_only_on_request_and_say_they_count_this_process() 
         .collect();
     assert!(sources.iter().all(|s| *s == "gatord"), "{sources:?}");
 
-    let local = lizard(&["list", "--gatord", &address, "--local"]);
-    assert!(local.status.success(), "{}", stderr(&local));
-    let text = stdout(&local);
-    let task_clock = text
-        .lines()
-        .find(|l| l.contains("TaskClock"))
-        .expect("local counters listed with --local");
-    assert!(task_clock.contains("cpu (this process)"), "{task_clock}");
-    assert!(stderr(&local).contains("counting this process only"));
+    // With a command named, the local counters count it, beside gatord's system-wide ones.
     let doc = json(&lizard(&[
-        "list", "--gatord", &address, "--local", "--format", "json",
+        "list", "--gatord", &address, "--format", "json", "--", "true",
     ]));
     let entry = doc["counters"]
         .as_array()
@@ -997,7 +989,26 @@ fn local_counters_join_gatord_only_on_request_and_say_they_count_this_process() 
         .iter()
         .find(|c| c["counter"] == "TaskClock")
         .expect("TaskClock");
-    assert_eq!(entry["scope"], "this process");
-    assert_eq!(entry["title"], "HWCPipe CPU (this process)");
+    assert_eq!(entry["scope"], "command 'true' and its children");
+    assert_eq!(
+        entry["title"],
+        "HWCPipe CPU (command 'true' and its children)"
+    );
+    assert_eq!(doc["counters"][0]["scope"], "system");
+
+    // --local without a target: the whole system where allowed, else a probe labelled so; never
+    // silently this process.
+    let local = lizard(&["list", "--gatord", &address, "--local"]);
+    assert!(local.status.success(), "{}", stderr(&local));
+    let text = stdout(&local);
+    let task_clock = text
+        .lines()
+        .find(|l| l.contains("TaskClock"))
+        .expect("local counters listed with --local");
+    assert!(
+        task_clock.contains("cpu (system-wide") || task_clock.contains("probe"),
+        "{task_clock}"
+    );
+    assert!(!task_clock.contains("cpu (this process)"), "{task_clock}");
     sim.shutdown();
 }

@@ -113,6 +113,10 @@ pub enum Error {
     /// HWCPipe failed while starting or sampling.
     #[error("HWCPipe failed")]
     HwcPipe(#[from] hwcpipe::Error),
+    /// A direct counter source other than HWCPipe (an [`HwcBackend`](crate::HwcBackend) of the caller's)
+    /// failed while starting or sampling.
+    #[error("the direct counter source failed")]
+    Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// HWCPipe reads no counter on this machine, for these reasons.
     #[error("HWCPipe reads no counter here (CPU: {cpu}; GPU: {gpu})")]
     HwcPipeUnavailable {

@@ -171,7 +171,12 @@ impl Lizard {
                 } else {
                     let first_id = counters.len() as CounterId + 1;
                     let count = infos.len();
-                    counters.extend(infos.into_iter().map(crate::hwc::counter_from));
+                    let scope = backend.cpu_scope();
+                    counters.extend(
+                        infos
+                            .into_iter()
+                            .map(|info| crate::hwc::counter_from(info, &scope)),
+                    );
                     (
                         Some(HwcSource {
                             backend: Arc::new(Mutex::new(backend)),

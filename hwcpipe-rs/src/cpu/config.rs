@@ -17,6 +17,12 @@ pub enum CpuTarget {
     /// A child process started from this command. It is held just before `execve` until
     /// `run()`, so exactly the program is counted, from its first instruction.
     Spawn(Command),
+    /// Everything that runs on one CPU (by its number), whatever the process: a CPU-wide event
+    /// (`pid` −1). The kernel allows it with `perf_event_paranoid` ≤ 0, or to a process with
+    /// `CAP_PERFMON` (`CAP_SYS_ADMIN` before Linux 5.8); otherwise every open is refused and
+    /// [`CpuProfiler::new`](super::CpuProfiler::new) fails with
+    /// [`CpuError::PermissionDenied`](super::CpuError::PermissionDenied).
+    Cpu(u32),
 }
 
 /// Whether counters include time spent in the kernel.

@@ -103,6 +103,24 @@ pub enum CpuError {
         #[source]
         source: io::Error,
     },
+    /// The kernel refused every counter of a CPU-wide target
+    /// ([`CpuTarget::Cpu`](super::CpuTarget::Cpu)) for lack of permission: counting everything on a
+    /// CPU needs `perf_event_paranoid` ≤ 0 or `CAP_PERFMON`, whatever the kernel-counting setting.
+    #[error(
+        "counting everything on CPU {cpu} is not permitted (perf_event_paranoid = {}): it needs \
+         `sysctl kernel.perf_event_paranoid=0` (or -1), or CAP_PERFMON (CAP_SYS_ADMIN before \
+         Linux 5.8), e.g. running as root",
+        paranoid.map_or_else(|| "unknown".to_owned(), |p| p.to_string())
+    )]
+    CpuWideDenied {
+        /// The CPU.
+        cpu: u32,
+        /// `perf_event_paranoid` at the time, when it could be read.
+        paranoid: Option<i32>,
+        /// The error of the last refused `perf_event_open`.
+        #[source]
+        source: io::Error,
+    },
     /// None of the requested counters could be opened.
     #[error(
         "none of the requested CPU counters is available: {}",
@@ -169,6 +187,9 @@ pub enum CpuError {
     /// The child process to measure could not be started.
     #[error("starting the measured process failed")]
     Spawn(#[source] io::Error),
+    /// A [`CpuTarget::Cpu`](super::CpuTarget::Cpu) number beyond any CPU the kernel can name.
+    #[error("there is no CPU {0}")]
+    NoSuchCpu(u32),
     /// Closing a counter descriptor failed.
     #[error("closing a perf event descriptor failed")]
     Close(#[source] io::Error),

@@ -195,6 +195,8 @@ impl fmt::Debug for CpuProfiler {
 struct Opener<'s> {
     sys: &'s dyn PerfSys,
     pid: i32,
+    /// The CPU of a CPU-wide event, −1 for a task's events on any CPU.
+    cpu: i32,
     mode: KernelCounting,
     exclude_kernel: bool,
     enable_on_exec: bool,
@@ -206,7 +208,10 @@ impl Opener<'_> {
     fn attr(&self, type_: u32, config: u64, leader: bool) -> PerfEventAttr {
         let mut attr = PerfEventAttr::counting(type_, config);
         attr.read_format = READ_FORMAT;
-        attr.flags = flag::INHERIT;
+        // A CPU-wide event already sees every task; `inherit` only has a meaning for a task's events.
+        if self.cpu < 0 {
+            attr.flags = flag::INHERIT;
+        }
         if leader {
             attr.flags |= flag::DISABLED;
             if self.enable_on_exec {
@@ -235,13 +240,13 @@ impl Opener<'_> {
     ) -> Result<(OwnedFd, u64), UnavailableReason> {
         let attr = self.attr(type_, config, leader.is_none());
         let group = leader.map(|fd| fd.as_fd());
-        let mut result = self.sys.perf_event_open(&attr, self.pid, -1, group);
+        let mut result = self.sys.perf_event_open(&attr, self.pid, self.cpu, group);
         if let Err(e) = &result {
             let denied = matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM));
             if denied && self.mode == KernelCounting::Auto && !self.exclude_kernel {
                 self.exclude_kernel = true;
                 let attr = self.attr(type_, config, leader.is_none());
-                result = self.sys.perf_event_open(&attr, self.pid, -1, group);
+                result = self.sys.perf_event_open(&attr, self.pid, self.cpu, group);
                 if result.is_err() {
                     self.exclude_kernel = false;
                 }
@@ -290,17 +295,22 @@ impl CpuProfiler {
         if requested.is_empty() {
             return Err(CpuError::NothingSelected);
         }
-        let (pid, child) = match config.target {
-            CpuTarget::CallingThread => (0, ChildState::None),
-            CpuTarget::Pid(pid) => (pid, ChildState::None),
+        let (pid, cpu, child) = match config.target {
+            CpuTarget::CallingThread => (0, -1, ChildState::None),
+            CpuTarget::Pid(pid) => (pid, -1, ChildState::None),
             CpuTarget::Spawn(command) => {
                 let gated = sys::spawn_gated(command).map_err(CpuError::Spawn)?;
-                (gated.pid(), ChildState::Gated(gated))
+                (gated.pid(), -1, ChildState::Gated(gated))
+            }
+            CpuTarget::Cpu(cpu) => {
+                let cpu = i32::try_from(cpu).map_err(|_| CpuError::NoSuchCpu(cpu))?;
+                (-1, cpu, ChildState::None)
             }
         };
         let mut opener = Opener {
             sys: sys.as_ref(),
             pid,
+            cpu,
             mode: config.kernel,
             exclude_kernel: config.kernel == KernelCounting::Exclude,
             enable_on_exec: matches!(child, ChildState::Gated(_)),
@@ -350,16 +360,23 @@ impl CpuProfiler {
         let last_denial = opener.last_denial.take();
         let paranoid = opener.paranoid.flatten();
         if available.is_empty() {
-            // Denied by the kernel every time it was asked (Arm events on another architecture
-            // never reach it).
+            // Denied by the kernel for every event it has (Arm events on another architecture
+            // never reach it; events the kernel or CPU lacks, such as hardware events on a VM,
+            // would not count even with permission).
             let all_denied = unavailable.iter().all(|(_, r)| {
                 matches!(
                     r,
                     UnavailableReason::PermissionDenied { .. }
                         | UnavailableReason::NotOnThisArchitecture
+                        | UnavailableReason::Unsupported { .. }
                 )
             });
             return Err(match (all_denied, last_denial) {
+                (true, Some(source)) if cpu >= 0 => CpuError::CpuWideDenied {
+                    cpu: cpu as u32,
+                    paranoid,
+                    source,
+                },
                 (true, Some(source)) => CpuError::PermissionDenied { paranoid, source },
                 _ => CpuError::NoCounterAvailable { unavailable },
             });
@@ -439,7 +456,7 @@ impl CpuProfiler {
         self.kernel_excluded
     }
 
-    /// The process id counted: 0 for the calling thread.
+    /// The process id counted: 0 for the calling thread, −1 for a CPU-wide target.
     pub fn target_pid(&self) -> i32 {
         self.pid
     }

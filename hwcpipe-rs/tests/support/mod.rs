@@ -22,6 +22,8 @@ pub struct Event {
     pub attr: PerfEventAttr,
     /// The pid it was opened for.
     pub pid: i32,
+    /// The CPU it was opened for (−1: any CPU).
+    pub cpu: i32,
     /// The leader's descriptor, `None` for a leader.
     pub leader: Option<RawFd>,
     /// The kernel id.
@@ -156,18 +158,19 @@ impl PerfSys for FakePerf {
         &self,
         attr: &PerfEventAttr,
         pid: i32,
-        _cpu: i32,
+        cpu: i32,
         group: Option<BorrowedFd<'_>>,
     ) -> io::Result<OwnedFd> {
         let mut s = self.state.lock().unwrap();
         if attr.size != 64 || attr.read_format != FORMAT {
             return Err(errno(libc::EINVAL));
         }
-        if s.faults.deny_all || (s.faults.deny_kernel && !attr.has(flag::EXCLUDE_KERNEL)) {
-            return Err(errno(libc::EACCES));
-        }
+        // Like the real kernel, an event it does not have fails as such before permissions count.
         if let Some(&e) = s.faults.open_errno.get(&(attr.type_, attr.config)) {
             return Err(errno(e));
+        }
+        if s.faults.deny_all || (s.faults.deny_kernel && !attr.has(flag::EXCLUDE_KERNEL)) {
+            return Err(errno(libc::EACCES));
         }
         let leader = match group {
             Some(fd) => {
@@ -185,6 +188,7 @@ impl PerfSys for FakePerf {
         let event = Event {
             attr: *attr,
             pid,
+            cpu,
             leader,
             id: s.next_id,
             count: 0,

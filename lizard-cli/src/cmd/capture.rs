@@ -10,8 +10,9 @@ use crate::args::{CaptureArgs, CaptureFormat};
 use crate::error::CliError;
 use crate::interrupt;
 use crate::output::{self, class_name, scaled_json, scaled_text};
-use crate::source::{self, counter_name};
+use crate::source::{self, counter_name, Purpose};
 use crate::table::Table;
+use crate::target::{self, Target};
 use crate::trace_window::{TraceWindow, WindowRecord};
 
 /// One captured counter: its description, samples and reading.
@@ -26,8 +27,29 @@ struct Captured<'a> {
 /// Runs `lizard capture`.
 pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
     interrupt::install();
-    let mut opened = source::open(&args.source, Some(args.interval))?;
+    let target = Target::from_args(&args.target)?;
+    let mut opened = source::open(
+        &args.source,
+        target.as_ref(),
+        Purpose::Capture,
+        Some(args.interval),
+    )?;
     eprintln!("{}", opened.summary);
+    // A command is captured until it exits; anything else for the given time (2 s by default).
+    let duration = match (args.duration, &opened.target) {
+        (Some(duration), _) => Some(duration),
+        (None, Some(Target::Command(_))) => None,
+        (None, _) => Some(DEFAULT_DURATION),
+    };
+    let watch = opened.watch.clone();
+    let pid = match opened.target {
+        Some(Target::Pid(pid)) => Some(pid),
+        _ => None,
+    };
+    let target_ended = move || {
+        watch.as_ref().is_some_and(|w| w.status().is_some())
+            || pid.is_some_and(target::process_ended)
+    };
     let lizard = &mut opened.lizard;
     let ids: Vec<u32> = source::select(lizard.counters(), &args.counters)?
         .iter()
@@ -44,7 +66,7 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         .as_ref()
         .map(|_| lizard_trace::monotonic_raw_ns() as i128 - i128::from(start_ns));
     lizard.start_capture()?;
-    wait(args.duration, lizard);
+    wait(duration, lizard, &target_ended);
     let end_ns = lizard.now_ns();
     let stop_error = lizard.stop_capture().err();
     let elapsed = started.elapsed();
@@ -71,14 +93,29 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         CaptureFormat::ChromeTrace => chrome_trace(&captured, &records),
     };
     output::write(args.output.as_deref(), &text)?;
+    let command_status = opened.watch.as_ref().and_then(|watch| {
+        if watch.killed() {
+            eprintln!(
+                "lizard: the command was still running when the capture ended; it was killed"
+            );
+        }
+        watch.status()
+    });
+    if let (Some(pid), true) = (pid, target_ended()) {
+        eprintln!("lizard: process {pid} ended during the capture");
+    }
     match failure {
         Some(line) => {
             eprintln!("lizard: {line}");
             Ok(SOURCE_FAILED)
         }
-        None => Ok(0),
+        // Like `stat`, a counted command's exit status is the capture's.
+        None => Ok(command_status.map_or(0, target::shell_status)),
     }
 }
+
+/// How long a capture without a command lasts when `--duration` is not given.
+const DEFAULT_DURATION: Duration = Duration::from_secs(2);
 
 /// The exit status of a capture whose source failed (the daemon died or reported an error) or that measured
 /// nothing; the output holding what was received is still written.
@@ -103,23 +140,30 @@ fn failure_line(error: &EngineError, elapsed: Duration) -> Option<String> {
 /// How often a waiting capture checks whether its source ended.
 const POLL: Duration = Duration::from_millis(50);
 
-/// Waits `duration`, until Ctrl-C, or until the capture's source ends on its own (gatord closed the
-/// connection or reported an error), showing progress on a terminal for captures over a second.
-fn wait(duration: Duration, lizard: &Lizard) {
-    let show = duration > Duration::from_secs(1) && std::io::stderr().is_terminal();
+/// Waits `duration` (without one: until the target ends), until Ctrl-C, until the counted command or
+/// process ends, or until the capture's source ends on its own (gatord closed the connection or reported
+/// an error), showing progress on a terminal for captures over a second.
+fn wait(duration: Option<Duration>, lizard: &Lizard, target_ended: &dyn Fn() -> bool) {
+    let show =
+        duration.is_none_or(|d| d > Duration::from_secs(1)) && std::io::stderr().is_terminal();
     let started = Instant::now();
     loop {
-        let left = duration.saturating_sub(started.elapsed());
-        if left.is_zero() || lizard.capture_ended() || interrupt::sleep(left.min(POLL)) {
+        let left = duration.map_or(POLL, |d| d.saturating_sub(started.elapsed()));
+        if left.is_zero()
+            || lizard.capture_ended()
+            || target_ended()
+            || interrupt::sleep(left.min(POLL))
+        {
             break;
         }
         if show {
             let mut err = std::io::stderr().lock();
+            let limit =
+                duration.map_or_else(String::new, |d| format!(" / {:.1}s", d.as_secs_f64()));
             let _ = write!(
                 err,
-                "\rcapturing {:5.1}s / {:.1}s",
+                "\rcapturing {:5.1}s{limit}",
                 started.elapsed().as_secs_f64(),
-                duration.as_secs_f64()
             );
             let _ = err.flush();
         }
@@ -167,7 +211,7 @@ fn table(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
     for c in captured {
         table.row(vec![
             c.counter.id.to_string(),
-            output::source_label(c.counter.source).to_owned(),
+            output::source_label(c.counter),
             counter_name(c.counter).to_owned(),
             c.counter.units.to_string(),
             class_name(c.counter.class).to_owned(),
@@ -318,7 +362,7 @@ fn chrome_trace(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
         for s in &c.samples {
             events.push(json!({
                 "name": name,
-                "cat": output::source_label(c.counter.source),
+                "cat": output::source_label(c.counter),
                 "ph": "C",
                 "ts": s.timestamp_ns as f64 / 1000.0,
                 "pid": 1,

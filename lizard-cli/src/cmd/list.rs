@@ -10,7 +10,8 @@ use crate::table::Table;
 
 /// Runs `lizard list`.
 pub fn run(args: &ListArgs) -> Result<i32, CliError> {
-    let opened = source::open(&args.source, None)?;
+    let target = crate::target::Target::from_args(&args.target)?;
+    let opened = source::open(&args.source, target.as_ref(), source::Purpose::List, None)?;
     eprintln!("{}", opened.summary);
     let counters = opened.lizard.counters();
     let text = match args.format {
@@ -25,7 +26,7 @@ pub fn run(args: &ListArgs) -> Result<i32, CliError> {
                 };
                 table.row(vec![
                     c.id.to_string(),
-                    output::source_label(c.source).to_owned(),
+                    output::source_label(c),
                     c.category.clone(),
                     counter_name(c).to_owned(),
                     format!("{} {}", c.title, c.name).trim().to_owned(),

@@ -1,10 +1,9 @@
-//! `lizard stat -- CMD ARGS…`: run a command and count its CPU events, like `perf stat`.
+//! `lizard stat`: count the CPU events of a command (`-- CMD ARGS…`), an existing process (`--pid`) or
+//! the whole system (`--system-wide`, `--cpu`), like `perf stat`.
 
-use std::os::unix::process::ExitStatusExt;
-use std::process::{Command, ExitStatus};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use hwcpipe::{CpuConfig, CpuCounter, CpuError, CpuProfiler, CpuTarget};
+use hwcpipe::CpuCounter;
 use serde_json::json;
 
 use crate::args::{ListFormat, StatArgs};
@@ -12,6 +11,7 @@ use crate::error::CliError;
 use crate::interrupt;
 use crate::output;
 use crate::table::Table;
+use crate::target::{self, Target, TargetCounters};
 
 /// The counters named in `names`, or all of them.
 fn counters(names: &[String]) -> Result<Vec<CpuCounter>, CliError> {
@@ -32,18 +32,32 @@ fn counters(names: &[String]) -> Result<Vec<CpuCounter>, CliError> {
         .collect()
 }
 
-/// The exit status a shell would report: the code, or 128 + the signal number.
-fn shell_status(status: ExitStatus) -> i32 {
-    status
-        .code()
-        .or_else(|| status.signal().map(|s| 128 + s))
-        .unwrap_or(1)
-}
+/// How often counting without a command checks whether the process ended, the time is up or Ctrl-C came.
+const POLL: Duration = Duration::from_millis(20);
 
-fn profiler_error(error: CpuError, program: &str) -> CliError {
-    match error {
-        CpuError::Spawn(e) => CliError::Other(format!("cannot run '{program}': {e}")),
-        other => CliError::Permission(crate::source::chain(&other)),
+/// Counts until the command exits (its shell status), or for a process or CPUs until the process ends,
+/// `duration` passes or Ctrl-C (status 0).
+fn wait(
+    counting: &mut TargetCounters,
+    target: &Target,
+    duration: Option<Duration>,
+) -> Result<i32, CliError> {
+    if let Some(child) = counting.child() {
+        let status = child
+            .wait()
+            .map_err(|e| CliError::Other(format!("waiting for the command: {e}")))?;
+        return Ok(target::shell_status(status));
+    }
+    let started = Instant::now();
+    loop {
+        let ended = match target {
+            Target::Pid(pid) => target::process_ended(*pid),
+            _ => false,
+        };
+        let left = duration.map_or(POLL, |d| d.saturating_sub(started.elapsed()));
+        if ended || left.is_zero() || interrupt::sleep(left.min(POLL)) {
+            return Ok(0);
+        }
     }
 }
 
@@ -51,83 +65,102 @@ fn profiler_error(error: CpuError, program: &str) -> CliError {
 pub fn run(args: &StatArgs) -> Result<i32, CliError> {
     interrupt::install();
     let chosen = counters(&args.counters)?;
-    let (program, rest) = args
-        .command
-        .split_first()
-        .ok_or_else(|| CliError::Other("no command given".into()))?;
-    let mut command = Command::new(program);
-    command.args(rest);
-    let config = CpuConfig::new(&chosen).target(CpuTarget::Spawn(command));
-    let mut profiler = CpuProfiler::new(config).map_err(|e| profiler_error(e, program))?;
+    let target = Target::from_args(&args.target)?.ok_or_else(|| {
+        CliError::Usage(
+            "say what to count: `-- CMD ARGS…`, --pid PID, --system-wide or --cpu LIST".into(),
+        )
+    })?;
+    if duration_without_end(&target, args.duration) {
+        eprintln!("counting {} until Ctrl-C", target.scope());
+    }
+    let mut counting = TargetCounters::open(&target, &chosen)?;
     let started = Instant::now();
-    profiler.run().map_err(|e| profiler_error(e, program))?;
-    let status = match profiler.child() {
-        Some(child) => child
-            .wait()
-            .map_err(|e| CliError::Other(format!("waiting for '{program}': {e}")))?,
-        None => return Err(CliError::Other(format!("'{program}' did not start"))),
-    };
+    counting.run()?;
+    let code = wait(&mut counting, &target, args.duration)?;
     let elapsed = started.elapsed();
-    profiler.sample().map_err(|e| profiler_error(e, program))?;
-    let _ = profiler.stop();
-    let sample = profiler.last_sample();
-    let code = shell_status(status);
+    counting.sample()?;
+    counting.stop();
 
     let text = match args.format {
-        ListFormat::Table => {
-            let mut table = Table::new(&["counter", "value", "unit", "note"]);
-            for counter in &chosen {
-                let (value, note) =
-                    match (sample.reading(*counter), profiler.availability(*counter)) {
-                        (Some(r), _) if r.is_multiplexed() => {
-                            (r.total.to_string(), "scaled (multiplexed)".to_owned())
-                        }
-                        (Some(r), _) => (r.total.to_string(), String::new()),
-                        (None, Err(reason)) => ("-".to_owned(), format!("not counted: {reason}")),
-                        (None, Ok(())) => ("-".to_owned(), "not counted".to_owned()),
-                    };
-                table.row(vec![
-                    counter.name().to_owned(),
-                    value,
-                    counter.unit().to_string(),
-                    note,
-                ]);
-            }
-            format!(
-                "Counters for '{}':\n\n{}\n{:.3} s elapsed; exit status {}\n",
-                args.command.join(" "),
-                table.render(),
-                elapsed.as_secs_f64(),
-                code
-            )
-        }
+        ListFormat::Table => table(&counting, &chosen, elapsed, code),
         ListFormat::Json => {
-            let rows: Vec<_> = chosen
+            let mut rows: Vec<_> = counting
+                .series()
                 .iter()
-                .map(|counter| {
-                    let reading = sample.reading(*counter);
+                .zip(counting.readings())
+                .map(|(series, reading)| {
                     json!({
-                        "counter": counter.name(),
-                        "unit": counter.unit().to_string(),
-                        "value": reading.map(|r| r.total),
-                        "multiplexed": reading.map(|r| r.is_multiplexed()),
-                        "unavailable": profiler.availability(*counter).err().map(|r| r.to_string()),
+                        "counter": series.name(),
+                        "cpu": series.cpu,
+                        "unit": series.counter.unit().to_string(),
+                        "value": reading.total,
+                        "multiplexed": reading.multiplexed,
+                        "unavailable": null,
                     })
                 })
                 .collect();
+            rows.extend(counting.unavailable().iter().map(|(counter, reason)| {
+                json!({
+                    "counter": counter.name(),
+                    "cpu": null,
+                    "unit": counter.unit().to_string(),
+                    "value": null,
+                    "multiplexed": null,
+                    "unavailable": reason,
+                })
+            }));
             output::to_json(&json!({
-                "command": args.command,
+                "command": args.target.command,
+                "target": counting.scope(),
                 "exit_status": code,
                 "elapsed_s": elapsed.as_secs_f64(),
-                "kernel_excluded": profiler.kernel_excluded(),
+                "kernel_excluded": counting.kernel_excluded(),
                 "counters": rows,
             }))
         }
     };
-    // The command's own output went to the same terminal: keep ours on stderr for tables, as perf does.
+    // A command's own output went to the same terminal: keep ours on stderr for tables, as perf does.
     match args.format {
         ListFormat::Table => eprint!("{text}"),
         ListFormat::Json => output::write(None, &text)?,
     }
     Ok(code)
+}
+
+/// Whether counting has no end but Ctrl-C: CPUs without `--duration`.
+fn duration_without_end(target: &Target, duration: Option<Duration>) -> bool {
+    matches!(target, Target::Cpus { .. }) && duration.is_none()
+}
+
+fn table(counting: &TargetCounters, chosen: &[CpuCounter], elapsed: Duration, code: i32) -> String {
+    let mut table = Table::new(&["counter", "value", "unit", "note"]);
+    for (series, reading) in counting.series().iter().zip(counting.readings()) {
+        table.row(vec![
+            series.name(),
+            reading.total.to_string(),
+            series.counter.unit().to_string(),
+            if reading.multiplexed {
+                "scaled (multiplexed)".to_owned()
+            } else {
+                String::new()
+            },
+        ]);
+    }
+    for counter in chosen {
+        if let Some((_, reason)) = counting.unavailable().iter().find(|(c, _)| c == counter) {
+            table.row(vec![
+                counter.name().to_owned(),
+                "-".to_owned(),
+                counter.unit().to_string(),
+                format!("not counted: {reason}"),
+            ]);
+        }
+    }
+    format!(
+        "Counters for {}:\n\n{}\n{:.3} s elapsed; exit status {}\n",
+        counting.scope(),
+        table.render(),
+        elapsed.as_secs_f64(),
+        code
+    )
 }

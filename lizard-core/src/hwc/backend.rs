@@ -36,4 +36,9 @@ pub trait HwcBackend: Send + fmt::Debug {
     fn sample(&mut self, out: &mut Vec<(usize, Value)>) -> Result<(), Error>;
     /// Stops counting. Must not fail; calling it twice is harmless.
     fn stop(&mut self);
+    /// What the CPU counters count, for their title (`HWCPipe CPU (…)`): `this process` unless the backend
+    /// counts something else (a command, a process by pid, whole CPUs).
+    fn cpu_scope(&self) -> String {
+        "this process".to_owned()
+    }
 }

@@ -15,8 +15,9 @@ pub(crate) fn open_hwcpipe() -> Result<Box<dyn HwcBackend>, Error> {
     Ok(Box::new(HwcPipeBackend::open()?))
 }
 
-/// The title of the direct CPU counters: they count only the calling process (perf events opened for it),
-/// unlike gatord's system-wide counters, and say so wherever they are shown.
+/// The title of HWCPipe's CPU counters: they count only the calling process (perf events opened for it),
+/// unlike gatord's system-wide counters, and say so wherever they are shown. A backend counting something
+/// else names it instead ([`HwcBackend::cpu_scope`]).
 pub const CPU_TITLE: &str = "HWCPipe CPU (this process)";
 
 /// The title of the direct GPU counters (the whole Mali GPU).
@@ -24,17 +25,17 @@ pub const GPU_TITLE: &str = "HWCPipe GPU";
 
 /// The engine counter for a backend counter (id assigned later). Every direct counter reports per-sample
 /// deltas, so it is a delta counter: readings are sums over the capture. Key and name are both the HWCPipe
-/// counter name; the title is [`CPU_TITLE`] or [`GPU_TITLE`].
-pub(crate) fn counter_from(info: HwcCounterInfo) -> Counter {
+/// counter name; the title is [`GPU_TITLE`], or `HWCPipe CPU (cpu_scope)` ([`CPU_TITLE`] for this process).
+pub(crate) fn counter_from(info: HwcCounterInfo, cpu_scope: &str) -> Counter {
     let (title, category) = match info.source {
-        Source::HwcPipeGpu => (GPU_TITLE, "HWCPipe GPU Counter"),
-        _ => (CPU_TITLE, "HWCPipe CPU Counter"),
+        Source::HwcPipeGpu => (GPU_TITLE.to_owned(), "HWCPipe GPU Counter"),
+        _ => (format!("HWCPipe CPU ({cpu_scope})"), "HWCPipe CPU Counter"),
     };
     Counter {
         id: 0,
         key: info.name.clone(),
         name: info.name,
-        title: title.to_owned(),
+        title,
         description: info.description,
         category: category.to_owned(),
         multiplier: 1.0,
@@ -42,5 +43,37 @@ pub(crate) fn counter_from(info: HwcCounterInfo) -> Counter {
         class: CounterClass::Delta,
         source: info.source,
         result_type: info.result_type,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counter::{ResultType, Units};
+
+    fn info(source: Source) -> HwcCounterInfo {
+        HwcCounterInfo {
+            name: "TaskClock".into(),
+            description: String::new(),
+            units: Units::parse("ns"),
+            source,
+            result_type: ResultType::Integer,
+        }
+    }
+
+    #[test]
+    fn cpu_titles_name_what_is_counted_and_gpu_titles_do_not_change() {
+        assert_eq!(
+            counter_from(info(Source::HwcPipeCpu), "this process").title,
+            CPU_TITLE
+        );
+        assert_eq!(
+            counter_from(info(Source::HwcPipeCpu), "process 42, all threads").title,
+            "HWCPipe CPU (process 42, all threads)"
+        );
+        assert_eq!(
+            counter_from(info(Source::HwcPipeGpu), "process 42").title,
+            GPU_TITLE
+        );
     }
 }
