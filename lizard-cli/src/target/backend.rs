@@ -1,0 +1,170 @@
+//! [`TargetBackend`]: a target's CPU counters (and the Mali GPU, if any) as the engine's direct counter
+//! source, so `lizard capture` records their time series like any other counter.
+
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use hwcpipe::{CpuCounter, GpuCounter, HwcPipe};
+use lizard_core::{
+    Error as EngineError, HwcBackend, HwcCounterInfo, HwcPipeBackend, ResultType, Source, Units,
+    Value,
+};
+
+use super::counting::TargetCounters;
+use super::error::TargetError;
+use super::Target;
+
+/// What became of the counted command: shared between the engine's sampler, which reaps it as soon
+/// as it exits, and the capture, which waits for that.
+#[derive(Debug, Clone, Default)]
+pub struct CommandWatch(Arc<Mutex<Watch>>);
+
+#[derive(Debug, Default)]
+struct Watch {
+    status: Option<ExitStatus>,
+    killed: bool,
+}
+
+impl CommandWatch {
+    /// The command's exit status, once it exited and was reaped.
+    pub fn status(&self) -> Option<ExitStatus> {
+        self.lock().status
+    }
+
+    /// Whether the command was still running when the capture stopped, and was killed.
+    pub fn killed(&self) -> bool {
+        self.lock().killed
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Watch> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// A target's counters behind the engine's [`HwcBackend`] seam.
+#[derive(Debug)]
+struct TargetBackend {
+    cpu: TargetCounters,
+    gpu: Option<HwcPipeBackend>,
+    gpu_first: usize,
+    enabled_cpu: Vec<usize>,
+    watch: CommandWatch,
+}
+
+/// Opens `target`'s CPU counters, and the Mali GPU's when this machine has one, as the engine's direct
+/// source. The watch tells when a counted command has exited.
+pub fn open_backend(target: &Target) -> Result<(Box<dyn HwcBackend>, CommandWatch), TargetError> {
+    let cpu = TargetCounters::open(target, &CpuCounter::ALL)?;
+    // The GPU counters count the whole GPU whatever the CPU target; no GPU is no GPU counters.
+    let gpu = HwcPipeBackend::new(HwcPipe::with_config(None, &GpuCounter::ALL)).ok();
+    let watch = CommandWatch::default();
+    let backend = TargetBackend {
+        gpu_first: cpu.series().len(),
+        cpu,
+        gpu,
+        enabled_cpu: Vec::new(),
+        watch: watch.clone(),
+    };
+    Ok((Box::new(backend), watch))
+}
+
+impl TargetBackend {
+    /// Reaps the command if it has exited.
+    fn check_child(&mut self) {
+        if let Some(child) = self.cpu.child() {
+            if let Ok(Some(status)) = child.try_wait() {
+                self.watch.lock().status = Some(status);
+            }
+        }
+    }
+}
+
+impl HwcBackend for TargetBackend {
+    fn counters(&self) -> Vec<HwcCounterInfo> {
+        let mut infos: Vec<HwcCounterInfo> = self
+            .cpu
+            .series()
+            .iter()
+            .map(|series| {
+                let info = series.counter.info();
+                HwcCounterInfo {
+                    name: series.name(),
+                    description: info.description.to_owned(),
+                    units: Units::parse(info.unit.as_str()),
+                    source: Source::HwcPipeCpu,
+                    result_type: ResultType::Integer,
+                }
+            })
+            .collect();
+        if let Some(gpu) = &self.gpu {
+            infos.extend(gpu.counters());
+        }
+        infos
+    }
+
+    fn start(&mut self, enabled: &[usize]) -> Result<(), EngineError> {
+        self.enabled_cpu = enabled
+            .iter()
+            .copied()
+            .filter(|&i| i < self.gpu_first)
+            .collect();
+        let gpu_enabled: Vec<usize> = enabled
+            .iter()
+            .filter_map(|&i| i.checked_sub(self.gpu_first))
+            .collect();
+        if let (Some(gpu), false) = (&mut self.gpu, gpu_enabled.is_empty()) {
+            gpu.start(&gpu_enabled)?;
+        }
+        self.cpu
+            .run()
+            .map_err(|e| EngineError::Backend(Box::new(e)))
+    }
+
+    fn sample(&mut self, out: &mut Vec<(usize, Value)>) -> Result<(), EngineError> {
+        // The GPU first: its errors say nothing about the CPU side, whose values are then still taken.
+        if let Some(gpu) = &mut self.gpu {
+            let first = out.len();
+            gpu.sample(out)?;
+            for (index, _) in &mut out[first..] {
+                *index += self.gpu_first;
+            }
+        }
+        let readings = self
+            .cpu
+            .sample()
+            .map_err(|e| EngineError::Backend(Box::new(e)))?;
+        for &index in &self.enabled_cpu {
+            if let Some(reading) = readings.get(index) {
+                out.push((
+                    index,
+                    Value::Int(i64::try_from(reading.delta).unwrap_or(i64::MAX)),
+                ));
+            }
+        }
+        self.check_child();
+        Ok(())
+    }
+
+    fn stop(&mut self) {
+        self.cpu.stop();
+        if let Some(gpu) = &mut self.gpu {
+            gpu.stop();
+        }
+        self.check_child();
+        if let Some(child) = self.cpu.child() {
+            if self.watch.status().is_none() {
+                // Still running when the capture ended (its duration, Ctrl-C): it is not left behind.
+                let _ = child.kill();
+                if let Ok(status) = child.wait() {
+                    let mut watch = self.watch.lock();
+                    watch.status = Some(status);
+                    watch.killed = true;
+                }
+            }
+        }
+    }
+
+    fn cpu_scope(&self) -> String {
+        self.cpu.scope().to_owned()
+    }
+}
