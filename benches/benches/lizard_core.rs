@@ -1,58 +1,102 @@
 //! Benches the lizard-core engine against the simulated gatord (`lizard_core::sim`, a real TCP server on
-//! loopback streaming synthetic BLOCK_COUNTER frames every millisecond): the cost of one start/stop capture pair
-//! in persistent mode (one gatord session kept open, samples selected by timestamp window) beside the same pair
-//! in reconnecting mode (a configuration connection and a capture connection per pair), in the same run, so
-//! the result reads as a ratio. A second group reduces 65 536 stored samples with `read_int` beside a plain sum
-//! over the same values.
+//! loopback) with the real daemon's timing (`sim::Timing::default()`: handshake, XML and stop latencies, a
+//! session released 100 ms after its connection closes, polled counters every 100 ms, perf counters at the
+//! session's sample rate, frames flushed every `live_rate`): the cost of one Start/Stop/Read pair, as a
+//! RenderDoc-style caller makes per draw, in persistent mode (`Config::per_draw`: one gatord session kept,
+//! samples selected by window) beside the same pair in reconnecting mode (a configuration connection and a
+//! capture connection per pair), in the same run, and prints their ratio. One absolute counter (polled) and
+//! one delta counter (a perf counter, whose read waits for the sample closing its window) are enabled. A
+//! second group reduces 65 536 stored samples with `read_int` beside a plain sum over the same values.
 
 use std::hint::black_box;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use lizard_core::sim::{self, SimConfig};
 use lizard_core::{CaptureMode, Config, Lizard, Timeouts};
 
+fn realistic_daemon() -> sim::SimHandle {
+    sim::start(SimConfig {
+        perf_counters: vec!["Sim_ccnt".into()],
+        ..SimConfig::default()
+    })
+    .expect("simulator")
+}
+
 fn engine(daemon: &sim::SimHandle, mode: CaptureMode) -> Lizard {
+    let per_draw = Config::per_draw(daemon.address());
     let config = Config {
-        mode,
+        hwcpipe: false,
         timeouts: Timeouts {
             connect: Duration::from_secs(2),
             io: Duration::from_secs(2),
         },
-        ..Config::gatord_only(daemon.address())
+        ..match mode {
+            CaptureMode::Persistent => per_draw,
+            CaptureMode::Reconnecting => Config {
+                mode,
+                live_rate_ms: Config::default().live_rate_ms,
+                ..per_draw
+            },
+        }
     };
     let mut lizard = Lizard::configure(config).expect("configure against the simulator");
-    lizard.enable(1).expect("counter 1");
+    for name in ["Sim_ccnt", "Sim_memfree"] {
+        let id = lizard
+            .counters()
+            .iter()
+            .find(|c| c.key == name)
+            .expect(name)
+            .id;
+        lizard.enable(id).expect("enable");
+    }
     lizard
 }
 
+/// One Start/Stop/Read pair of the two enabled counters.
+fn pair(lizard: &mut Lizard) -> i64 {
+    lizard.start_capture().expect("start");
+    lizard.stop_capture().expect("stop");
+    lizard.read_int(1).expect("read Sim_ccnt") + lizard.read_int(3).expect("read Sim_memfree")
+}
+
+/// The median time of `n` pairs.
+fn median_pair(lizard: &mut Lizard, n: usize) -> Duration {
+    let mut times: Vec<Duration> = (0..n)
+        .map(|_| {
+            let started = Instant::now();
+            black_box(pair(lizard));
+            started.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[n / 2]
+}
+
 fn start_stop_cycle(c: &mut Criterion) {
-    let mut group = c.benchmark_group("lizard_core/start_stop_cycle");
-    group.sample_size(20);
-    {
-        let daemon = sim::start(SimConfig::default()).expect("simulator");
-        let mut lizard = engine(&daemon, CaptureMode::Persistent);
-        group.bench_function("persistent", |b| {
-            b.iter(|| {
-                lizard.start_capture().expect("start");
-                lizard.stop_capture().expect("stop");
-                black_box(lizard.read_int(1).expect("read"))
-            })
-        });
-        lizard.close_session().expect("close");
-    }
-    {
-        let daemon = sim::start(SimConfig::default()).expect("simulator");
-        let mut lizard = engine(&daemon, CaptureMode::Reconnecting);
-        group.bench_function("reconnecting (baseline)", |b| {
-            b.iter(|| {
-                lizard.start_capture().expect("start");
-                lizard.stop_capture().expect("stop");
-                black_box(lizard.read_int(1).expect("read"))
-            })
-        });
-    }
+    let mut group = c.benchmark_group("lizard_core/start_stop_read_pair");
+    group.sample_size(10);
+    group.measurement_time(Duration::from_secs(6));
+    let persistent_daemon = realistic_daemon();
+    let mut persistent = engine(&persistent_daemon, CaptureMode::Persistent);
+    group.bench_function("persistent (per draw)", |b| {
+        b.iter(|| black_box(pair(&mut persistent)))
+    });
+    let reconnecting_daemon = realistic_daemon();
+    let mut reconnecting = engine(&reconnecting_daemon, CaptureMode::Reconnecting);
+    group.bench_function("reconnecting (baseline)", |b| {
+        b.iter(|| black_box(pair(&mut reconnecting)))
+    });
     group.finish();
+    // The ratio, from medians measured here, one after the other.
+    let fast = median_pair(&mut persistent, 201);
+    let slow = median_pair(&mut reconnecting, 11);
+    println!(
+        "lizard_core/start_stop_read_pair: persistent {fast:?}, reconnecting {slow:?}: \
+         persistent is {:.0}x cheaper",
+        slow.as_secs_f64() / fast.as_secs_f64()
+    );
+    persistent.close_session().expect("close");
 }
 
 fn reduce_samples(c: &mut Criterion) {

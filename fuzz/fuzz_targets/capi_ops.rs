@@ -35,7 +35,7 @@ enum Op {
 
 fn simulator() -> &'static SimHandle {
     static SIM: OnceLock<SimHandle> = OnceLock::new();
-    SIM.get_or_init(|| sim::start(SimConfig::default()).expect("start simulator"))
+    SIM.get_or_init(|| sim::start(SimConfig::quick()).expect("start simulator"))
 }
 
 fn table() -> &'static LizardApi {

@@ -158,7 +158,7 @@ fn scripted_sim() -> SimHandle {
             sample(1_000, [100, 50, 4096, 1000, 1500]),
             sample(2_000, [300, 70, 8192, 2000, 2500]),
         ]),
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .expect("start simulator")
 }
@@ -173,6 +173,8 @@ fn dead_port() -> u16 {
 struct DemoOutput {
     counters: Vec<(u32, String)>,
     draws: Vec<(u32, u32, String)>,
+    /// `(draw, inner ns, outer ns)`: the capture window lies between the two.
+    windows: Vec<(u32, u64, u64)>,
 }
 
 fn parse_demo(stdout: &[u8]) -> DemoOutput {
@@ -180,6 +182,7 @@ fn parse_demo(stdout: &[u8]) -> DemoOutput {
     let mut out = DemoOutput {
         counters: Vec::new(),
         draws: Vec::new(),
+        windows: Vec::new(),
     };
     for line in text.lines() {
         let words: Vec<&str> = line.splitn(6, ' ').collect();
@@ -189,6 +192,11 @@ fn parse_demo(stdout: &[u8]) -> DemoOutput {
                 out.counters
                     .push((id.parse().expect("id"), short.to_owned()));
             }
+            ["window", draw, inner, outer] => out.windows.push((
+                draw.parse().expect("draw"),
+                inner.parse().expect("inner"),
+                outer.parse().expect("outer"),
+            )),
             ["draw", draw, id, value] => out.draws.push((
                 draw.parse().expect("draw"),
                 id.parse().expect("id"),
@@ -260,6 +268,72 @@ fn demo_in_c_and_cxx_reads_the_values_gatord_sent() {
 }
 
 #[test]
+fn per_draw_demo_runs_a_thousand_draws_in_seconds_with_the_rule_values() {
+    // The real daemon's timing (handshake, XML and stop latencies, a session released 100 ms after its
+    // connection closes, polled counters every 100 ms, frames flushed every live_rate), with the two delta
+    // counters served as perf counters at the session's sample rate, as gatord serves CPU PMU counters.
+    let sim = sim::start(SimConfig {
+        perf_counters: vec!["Sim_ccnt".into(), "Sim_instructions".into()],
+        ..SimConfig::default()
+    })
+    .expect("start simulator");
+    let demo = compile(
+        Lang::C,
+        &manifest().join("examples/c/lizard_demo.c"),
+        "demo-per-draw",
+        &[],
+    );
+    let mut args = demo_args(sim.local_addr().port(), 1000);
+    args.push("20000".into());
+    let started = std::time::Instant::now();
+    let output = run(&demo, &[], &args);
+    let elapsed = started.elapsed();
+    assert!(output.status.success(), "per-draw demo failed");
+    let out = parse_demo(&output.stdout);
+    assert!(
+        elapsed < std::time::Duration::from_secs(5),
+        "1000 draws took {elapsed:?}"
+    );
+    assert_eq!(out.windows.len(), 1000);
+    assert_eq!(sim.stats().captures, 1, "one gatord session for every draw");
+    let id = |name: &str| {
+        out.counters
+            .iter()
+            .find(|(_, short)| short == name)
+            .map(|(id, _)| *id)
+            .expect(name)
+    };
+    let (ccnt, memfree) = (id("Sim_ccnt"), id("Sim_memfree"));
+    // Keys are bound in counter-list order: Sim_ccnt is the simulator's counter 0, Sim_memfree counter 2.
+    let levels = sim::synthetic_value(2, 0)..=sim::synthetic_value(2, 15);
+    // Sim_ccnt grows by synthetic_value(0, n) (1000 to 1015) per core on each of 2 cores every perf sample,
+    // 1009 samples a second (sample_rate="normal"): the delta read is the window's share of that rate.
+    let period_ns = 1e9 / 1009.0;
+    for &(draw, inner, outer) in &out.windows {
+        let value = |id: u32| -> f64 {
+            out.draws
+                .iter()
+                .find(|(d, i, _)| *d == draw && *i == id)
+                .map(|(_, _, v)| v.parse().expect("number"))
+                .expect("read")
+        };
+        let level = value(memfree) as i64;
+        assert!(
+            levels.contains(&level),
+            "draw {draw}: Sim_memfree {level}, the level in force is one of {levels:?}"
+        );
+        let count = value(ccnt);
+        let least = 2.0 * 1000.0 * inner as f64 / period_ns - 1.0;
+        let most = 2.0 * 1015.0 * outer as f64 / period_ns + 1.0;
+        assert!(
+            count >= least && count <= most,
+            "draw {draw}: Sim_ccnt {count} outside [{least}, {most}] for a window of {inner}..{outer} ns"
+        );
+    }
+    sim.shutdown();
+}
+
+#[test]
 fn demo_reads_hwcpipe_software_counters_without_gatord() {
     if !perf_events_present() {
         return;
@@ -283,7 +357,7 @@ fn demo_reads_hwcpipe_software_counters_without_gatord() {
 
 #[test]
 fn misuse_never_crashes_and_leaks_no_descriptor() {
-    let sim = sim::start(SimConfig::default()).expect("start simulator");
+    let sim = sim::start(SimConfig::quick()).expect("start simulator");
     let abuse = compile(Lang::C, &manifest().join("tests/c/abuse.c"), "abuse", &[]);
     let args = [
         sim.local_addr().port().to_string(),
@@ -341,7 +415,7 @@ fn demo_and_misuse_are_clean_under_valgrind() {
     check_scripted_values(&parse_demo(&output.stdout), 2);
     sim.shutdown();
 
-    let sim = sim::start(SimConfig::default()).expect("start simulator");
+    let sim = sim::start(SimConfig::quick()).expect("start simulator");
     let abuse = compile(
         Lang::C,
         &manifest().join("tests/c/abuse.c"),
@@ -368,7 +442,7 @@ fn misuse_is_clean_under_address_sanitizer() {
         eprintln!("skipped: AddressSanitizer checks native builds only ({cc} is a cross compiler)");
         return;
     }
-    let sim = sim::start(SimConfig::default()).expect("start simulator");
+    let sim = sim::start(SimConfig::quick()).expect("start simulator");
     let abuse = compile(
         Lang::C,
         &manifest().join("tests/c/abuse.c"),

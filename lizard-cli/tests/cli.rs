@@ -71,7 +71,7 @@ fn scripted_sim() -> sim::SimHandle {
     };
     sim::start(SimConfig {
         stream: Stream::Samples(vec![sample(1_000, 100, 4096), sample(2_000, 300, 8192)]),
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .expect("start simulator")
 }
@@ -884,7 +884,7 @@ fn daemon_killed_mid_capture_exits_3_at_once_and_writes_the_samples() {
             die_after_frames: Some(5),
             ..sim::Faults::default()
         },
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .expect("start simulator");
     let address = sim.local_addr().to_string();
@@ -932,7 +932,7 @@ fn daemon_error_during_capture_is_shown_and_exits_non_zero() {
             error_after_frames: Some((2, TEXT.into())),
             ..sim::Faults::default()
         },
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .expect("start simulator");
     let address = sim.local_addr().to_string();
@@ -948,7 +948,7 @@ fn daemon_error_during_capture_is_shown_and_exits_non_zero() {
 fn capture_with_no_sample_for_any_counter_exits_non_zero() {
     let sim = sim::start(SimConfig {
         stream: Stream::Samples(Vec::new()),
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .expect("start simulator");
     let address = sim.local_addr().to_string();

@@ -569,7 +569,7 @@ impl Lizard {
                         let deadline = Instant::now() + self.config.read_timeout;
                         capture.wait_until(deadline, || {
                             samples = self.store.samples_around(id, window).unwrap_or_default();
-                            closes_window(&samples, window)
+                            !self.awaits_closing_sample(counter, window, &samples)
                         });
                     }
                 }
@@ -590,13 +590,16 @@ impl Lizard {
 impl Lizard {
     /// Whether reading `counter` over the closed persistent `window` must first wait for gatord's next
     /// sample: a delta counter's reading is final only once the sample whose interval encloses the window's
-    /// end has arrived (an absolute counter reads the level in force from what has arrived).
+    /// end has arrived; an absolute counter reads the level in force from what has arrived, and waits only
+    /// while nothing of it has arrived at all (a session's first samples are still on their way).
     fn awaits_closing_sample(&self, counter: &Counter, window: Window, samples: &[Sample]) -> bool {
         self.running.is_none()
             && self.config.mode == CaptureMode::Persistent
             && counter.source == Source::Gatord
-            && counter.class == CounterClass::Delta
-            && !closes_window(samples, window)
+            && match counter.class {
+                CounterClass::Delta => !closes_window(samples, window),
+                CounterClass::Absolute => samples.is_empty(),
+            }
     }
 }
 

@@ -11,8 +11,10 @@
 //!    contributes the part of its value that falls inside the window: a sample wholly inside counts in full,
 //!    the samples enclosing the window's edges count in proportion to their overlap (linear in time). So a
 //!    window shorter than the source's sample period, lying between two samples, reads
-//!    `value × window length ÷ sample interval` of the sample that closes it. A sample with no predecessor
-//!    (the first of a capture) has no known interval: it counts in full when its timestamp lies in the window.
+//!    `value × window length ÷ sample interval` of the sample that closes it. Samples stamped at the same
+//!    instant (one per core of a multi-core source) share the interval since the previous distinct
+//!    timestamp. A sample with no predecessor (the first of a capture) has no known interval: it counts in
+//!    full when its timestamp lies in the window.
 //! 2. **Absolute** counters (gatord `class="absolute"`: levels such as free memory) reduce to the **mean** of
 //!    the samples in the window (or of the capture). A window holding no sample reads the **last sample at or
 //!    before the window's end** (the level in force during the window). Integer reads truncate the mean
@@ -101,10 +103,19 @@ fn apportion(samples: &[Sample], window: Window) -> Option<Aggregate> {
     let mut parts = 0.0;
     let mut exact = true;
     let mut used = false;
-    let mut previous: Option<u64> = None;
+    // Samples stamped at the same instant (one per core of a multi-core source) share one interval: the
+    // time since the previous distinct timestamp.
+    let mut interval_start: Option<u64> = None;
+    let mut current: Option<u64> = None;
     for sample in samples {
         let end = sample.timestamp_ns;
-        let fraction = match previous {
+        if current.is_some_and(|t| end > t) {
+            interval_start = current;
+        }
+        if current.is_none_or(|t| end > t) {
+            current = Some(end);
+        }
+        let fraction = match interval_start {
             None => window.contains(end).then_some(1.0),
             Some(start) if end <= start => window.contains(end).then_some(1.0),
             Some(start) if start < window.end_ns && end >= window.start_ns => {
@@ -115,7 +126,6 @@ fn apportion(samples: &[Sample], window: Window) -> Option<Aggregate> {
             }
             Some(_) => None,
         };
-        previous = Some(end);
         let Some(fraction) = fraction else {
             continue;
         };
@@ -231,6 +241,23 @@ mod tests {
                 value: Value::Float(v),
             })
             .collect()
+    }
+
+    #[test]
+    fn samples_of_several_cores_at_one_instant_share_its_interval() {
+        let d = counter(CounterClass::Delta, 1.0, Units::Unknown);
+        let at = |t: u64, v: i64| Sample {
+            timestamp_ns: t,
+            value: Value::Int(v),
+        };
+        // Two cores sampled together every 1000 ns, 100 events each per interval.
+        let s = [at(0, 100), at(0, 100), at(1000, 100), at(1000, 100)];
+        let window = Window {
+            start_ns: 250,
+            end_ns: 750,
+        };
+        // Half of the interval (0, 1000] of both cores: 2 × 100 × 0.5.
+        assert_eq!(read_double_in(&d, &s, window), Some(100.0));
     }
 
     #[test]

@@ -147,7 +147,7 @@ impl SampleStore {
     }
 
     /// A copy of counter `id`'s samples inside `window` together with the newest sample before it and the
-    /// oldest after it (the samples that enclose the window, which the window reading rules of
+    /// oldest after it, with any others stamped at that same instant (the samples that enclose the window, which the window reading rules of
     /// [`crate::reduce`] use), oldest first; `None` for an id outside the store.
     pub fn samples_around(&self, id: CounterId, window: Window) -> Option<Vec<Sample>> {
         let buffers = self.lock();
@@ -155,7 +155,13 @@ impl SampleStore {
         let first = samples.partition_point(|s| s.timestamp_ns < window.start_ns);
         let after = samples.partition_point(|s| s.timestamp_ns <= window.end_ns);
         let from = first.saturating_sub(1);
-        let to = (after + 1).min(samples.len());
+        // The oldest sample after the window, with every other stamped at the same instant (other cores).
+        let mut to = (after + 1).min(samples.len());
+        if let Some(closing) = samples.get(after).map(|s| s.timestamp_ns) {
+            while samples.get(to).is_some_and(|s| s.timestamp_ns == closing) {
+                to += 1;
+            }
+        }
         Some(samples.range(from..to).copied().collect())
     }
 

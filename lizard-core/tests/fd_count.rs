@@ -25,7 +25,7 @@ fn stop(lizard: &mut Lizard) {
 
 #[test]
 fn fd_count_unchanged_after_100_capture_cycles() {
-    let daemon = sim::start(SimConfig::default()).unwrap();
+    let daemon = sim::start(SimConfig::quick()).unwrap();
     let mut lizard = Lizard::configure(config_for(&daemon)).unwrap();
     lizard.enable(1).unwrap();
     lizard.enable(3).unwrap();

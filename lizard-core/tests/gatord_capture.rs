@@ -34,7 +34,7 @@ fn discovery_ids_follow_the_real_events_order() {
     let daemon = sim::start(SimConfig {
         events_xml: Some(G71.to_owned()),
         counters: Some(available.clone()),
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .unwrap();
     let lizard = Lizard::configure(config_for(&daemon)).unwrap();
@@ -86,7 +86,7 @@ fn scripted() -> SimConfig {
             ),
             sample(3_000, &[("Sim_ccnt", 30), ("Sim_memfree", 301)]),
         ]),
-        ..SimConfig::default()
+        ..SimConfig::quick()
     }
 }
 
@@ -198,7 +198,7 @@ fn protocol_670_with_counter_frames() {
 
 #[test]
 fn synthetic_stream_values_follow_the_workload() {
-    let daemon = sim::start(SimConfig::default()).unwrap();
+    let daemon = sim::start(SimConfig::quick()).unwrap();
     let mut lizard = Lizard::configure(config_for(&daemon)).unwrap();
     let ccnt = id_of(&lizard, "Sim_ccnt");
     let memfree = id_of(&lizard, "Sim_memfree");

@@ -44,7 +44,7 @@ fn daemon_dying_mid_capture_returns_disconnected_promptly_and_keeps_samples() {
             die_after_frames: Some(5),
             ..Faults::default()
         },
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .unwrap();
     let (mut lizard, id) = start_ccnt(&daemon);
@@ -82,7 +82,7 @@ fn missing_end_marker_hits_the_stop_deadline() {
             no_end_marker: true,
             ..Faults::default()
         },
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .unwrap();
     let mut config = config_for(&daemon);
@@ -113,7 +113,7 @@ fn malformed_frame_is_reported_and_the_rest_kept() {
             malformed_frame_at: Some(2),
             ..Faults::default()
         },
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .unwrap();
     let (mut lizard, id) = start_ccnt(&daemon);
@@ -138,7 +138,7 @@ fn oversize_length_is_a_protocol_error_without_allocating() {
             oversize_length_at: Some(2),
             ..Faults::default()
         },
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .unwrap();
     let (mut lizard, id) = start_ccnt(&daemon);
@@ -157,7 +157,7 @@ fn oversize_length_is_a_protocol_error_without_allocating() {
 
 #[test]
 fn busy_daemon_is_a_typed_retryable_error() {
-    let daemon = sim::start(SimConfig::default()).unwrap();
+    let daemon = sim::start(SimConfig::quick()).unwrap();
     let mut config = config_for(&daemon);
     config.busy_retry = Duration::from_millis(100);
     let mut lizard = Lizard::configure(config).unwrap();
@@ -194,7 +194,7 @@ fn always_busy_daemon_fails_configure_with_the_reason() {
             busy: true,
             ..Faults::default()
         },
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .unwrap();
     let mut config = config_for(&daemon);
@@ -212,7 +212,7 @@ fn malformed_events_document_fails_discovery_with_an_xml_error() {
     let daemon = sim::start(SimConfig {
         events_xml: Some("<?xml version=\"1.0\"?><events><category name=\"x\">".into()),
         counters: Some(vec!["x".into()]),
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .unwrap();
     let err = Lizard::configure(config_for(&daemon)).unwrap_err();
@@ -233,7 +233,7 @@ fn malformed_events_document_fails_discovery_with_an_xml_error() {
 
 #[test]
 fn too_small_message_limit_refuses_the_events_document() {
-    let daemon = sim::start(SimConfig::default()).unwrap();
+    let daemon = sim::start(SimConfig::quick()).unwrap();
     let mut config = config_for(&daemon);
     config.max_message_len = 64;
     let err = Lizard::configure(config).unwrap_err();
@@ -245,7 +245,7 @@ fn too_small_message_limit_refuses_the_events_document() {
 
 #[test]
 fn dropping_during_a_capture_stops_and_joins() {
-    let daemon = sim::start(SimConfig::default()).unwrap();
+    let daemon = sim::start(SimConfig::quick()).unwrap();
     let (lizard, _) = start_ccnt(&daemon);
     std::thread::sleep(Duration::from_millis(10));
     let started = Instant::now();
@@ -325,7 +325,7 @@ fn daemon_dying_mid_capture_is_seen_at_once_while_capturing() {
             die_after_frames: Some(5),
             ..Faults::default()
         },
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .unwrap();
     let (mut lizard, id) = start_ccnt(&daemon);
@@ -345,7 +345,7 @@ fn daemon_error_during_capture_ends_it_with_the_text_and_keeps_samples() {
             error_after_frames: Some((3, TEXT.into())),
             ..Faults::default()
         },
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .unwrap();
     let (mut lizard, id) = start_ccnt(&daemon);
@@ -368,7 +368,7 @@ fn daemon_error_during_capture_ends_it_with_the_text_and_keeps_samples() {
 fn capture_without_any_sample_is_nothing_captured_and_reads_no_value() {
     let daemon = sim::start(SimConfig {
         stream: Stream::Samples(Vec::new()),
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .unwrap();
     let (mut lizard, id) = start_ccnt(&daemon);
@@ -397,7 +397,7 @@ fn counters_gatord_binds_no_key_to_read_not_bound() {
 </counters></captured>"#
                 .into(),
         ),
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .unwrap();
     let mut lizard = Lizard::configure(config_for(&daemon)).unwrap();

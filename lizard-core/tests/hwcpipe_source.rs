@@ -137,7 +137,7 @@ fn gpu_fault_mid_capture_is_reported_and_samples_kept() {
 
 #[test]
 fn gatord_and_gpu_together_ids_continue_and_both_threads_store() {
-    let daemon = sim::start(SimConfig::default()).unwrap();
+    let daemon = sim::start(SimConfig::quick()).unwrap();
     for mode in [CaptureMode::Reconnecting, CaptureMode::Persistent] {
         let mut config = config_for(&daemon);
         config.mode = mode;

@@ -11,7 +11,7 @@ use lizard_core::{CaptureMode, Error, Lizard};
 
 #[test]
 fn many_pairs_share_one_session_and_select_their_window() {
-    let daemon = sim::start(SimConfig::default()).unwrap();
+    let daemon = sim::start(SimConfig::quick()).unwrap();
     let mut config = config_for(&daemon);
     config.mode = CaptureMode::Persistent;
     let mut lizard = Lizard::configure(config).unwrap();
@@ -69,7 +69,7 @@ fn many_pairs_share_one_session_and_select_their_window() {
 
 #[test]
 fn changing_the_enabled_set_opens_a_new_session() {
-    let daemon = sim::start(SimConfig::default()).unwrap();
+    let daemon = sim::start(SimConfig::quick()).unwrap();
     let mut config = config_for(&daemon);
     config.mode = CaptureMode::Persistent;
     let mut lizard = Lizard::configure(config).unwrap();
@@ -97,7 +97,7 @@ fn daemon_dying_between_pairs_is_disconnected_then_recovers() {
             die_after_frames: Some(30),
             ..Faults::default()
         },
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .unwrap();
     let mut config = config_for(&daemon);
@@ -132,7 +132,7 @@ fn sparse_daemon() -> sim::SimHandle {
             at(300, 5_000, 30_000),
             at(2_000, 6_000, 170_000),
         ]),
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .unwrap()
 }
@@ -193,7 +193,7 @@ fn a_delta_window_whose_closing_sample_never_comes_has_no_value_after_the_read_t
     };
     let daemon = sim::start(SimConfig {
         stream: Stream::Samples(vec![at(0, 4_000, 0), at(300, 5_000, 30_000)]),
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .unwrap();
     let mut config = config_for(&daemon);

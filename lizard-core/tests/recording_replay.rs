@@ -81,7 +81,7 @@ fn replayed_recording_gives_the_recorded_samples() {
         counters: Some(counters),
         captured_xml: Some(captured),
         stream: Stream::Raw(frames),
-        ..SimConfig::default()
+        ..SimConfig::quick()
     })
     .unwrap();
     let mut lizard = Lizard::configure(config_for(&daemon)).unwrap();

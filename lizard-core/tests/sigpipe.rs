@@ -75,7 +75,7 @@ fn run_scenario(scenario: &str) {
                     die_after_frames: Some(3),
                     ..Faults::default()
                 },
-                ..SimConfig::default()
+                ..SimConfig::quick()
             })
             .unwrap();
             let mut config = lizard_core::Config::gatord_only(daemon.address());

@@ -24,7 +24,7 @@ fn perf_config(stream: Stream) -> SimConfig {
         perf_counters: vec!["Sim_ccnt".into()],
         counting_only_counters: vec!["Sim_instructions".into()],
         cores: 2,
-        ..SimConfig::default()
+        ..SimConfig::quick()
     }
 }
 

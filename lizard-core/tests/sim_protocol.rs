@@ -61,7 +61,7 @@ fn handshake_and_declaration_rule_per_generation() {
     ] {
         let daemon = sim::start(SimConfig {
             protocol,
-            ..SimConfig::default()
+            ..SimConfig::quick()
         })
         .unwrap();
         let (mut wire, answer) = Wire::connect(&daemon);
@@ -86,7 +86,7 @@ fn handshake_and_declaration_rule_per_generation() {
 
 #[test]
 fn keys_are_bound_when_a_connection_starts() {
-    let daemon = sim::start(SimConfig::default()).unwrap();
+    let daemon = sim::start(SimConfig::quick()).unwrap();
     let config = format!(
         "{DECL}<configurations revision=\"3\"><configuration counter=\"Sim_memfree\"/></configurations>"
     );
@@ -138,7 +138,7 @@ fn keys_are_bound_when_a_connection_starts() {
 
 #[test]
 fn second_connection_gets_session_already_in_progress() {
-    let daemon = sim::start(SimConfig::default()).unwrap();
+    let daemon = sim::start(SimConfig::quick()).unwrap();
     let (_first, _) = Wire::connect(&daemon);
     let (mut second, answer) = Wire::connect(&daemon);
     assert_eq!(answer, "GATOR 950\n", "the handshake still completes");

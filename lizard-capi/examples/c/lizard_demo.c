@@ -4,34 +4,46 @@
  * StartCapture / StopCapture / ReadCounterInt or ReadCounterDouble by result type, and Destroy.
  *
  * Build:  gcc -std=c99 -Wall -Wextra -Werror -I lizard-capi/include lizard_demo.c -o lizard_demo -ldl
- * Run:    ./lizard_demo target/release/liblizard.so 127.0.0.1 8080 3
+ * Run:    ./lizard_demo target/release/liblizard.so 127.0.0.1 8080 3 [WORK]
  *
- * Output, one line each: "counters N", "counter ID TYPE CLASS UNITS SHORT_NAME|TITLE|NAME|CATEGORY",
- * "draw D ID VALUE", and finally "done".
+ * WORK is the number of loop iterations each "draw" spends between StartCapture and StopCapture (default
+ * 2000000). Output, one line each: "counters N", "counter ID TYPE CLASS UNITS SHORT_NAME|TITLE|NAME|CATEGORY",
+ * then per draw "window D INNER_NS OUTER_NS" (the time from after StartCapture to before StopCapture, and from
+ * before StartCapture to after StopCapture: the capture window lies between the two) and "draw D ID VALUE",
+ * and finally "done".
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "lizard/lizard_api.h"
 
 /* Some work between StartCapture and StopCapture, standing in for a draw call. */
 static volatile unsigned long sink;
-static void draw(void)
+static void draw(unsigned long work)
 {
-    for (unsigned long i = 0; i < 2000000; i++) {
+    for (unsigned long i = 0; i < work; i++) {
         sink += i;
     }
 }
 
+static long long now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 5) {
-        fprintf(stderr, "usage: %s LIBRARY HOST PORT DRAWS\n", argv[0]);
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: %s LIBRARY HOST PORT DRAWS [WORK]\n", argv[0]);
         return 2;
     }
+    unsigned long work = argc == 6 ? strtoul(argv[5], NULL, 10) : 2000000UL;
     void *library = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
     if (library == NULL) {
         fprintf(stderr, "dlopen: %s\n", dlerror());
@@ -81,14 +93,18 @@ int main(int argc, char **argv)
 
     int draws = atoi(argv[4]);
     for (int n = 0; n < draws; n++) {
+        long long before_start = now_ns();
         if (api->StartCapture(ctx) != LZD_OK) {
             fprintf(stderr, "StartCapture failed in draw %d\n", n);
             continue;
         }
-        draw();
+        long long started = now_ns();
+        draw(work);
+        long long stopping = now_ns();
         if (api->StopCapture(ctx) != LZD_OK) {
             fprintf(stderr, "StopCapture reported a failure in draw %d\n", n);
         }
+        printf("window %d %lld %lld\n", n, stopping - started, now_ns() - before_start);
         for (uint32_t id = 1; id <= count; id++) {
             if (descriptions[id - 1].result_type == LZD_TYPE_INT) {
                 printf("draw %d %u %lld\n", n, (unsigned)id, (long long)api->ReadCounterInt(ctx, id));

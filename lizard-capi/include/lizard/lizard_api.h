@@ -148,7 +148,8 @@ typedef LZD_Result (*LZD_StopCapture_PFN)(LizardInstance ctx);
  * use (no sample of the counter at all; ABSOLUTE: none at or before the window's end; DELTA: no sample
  * whose interval meets the window). With the kept gatord session, a DELTA read whose closing sample (the
  * first stamped at or after the window's end) has not arrived yet waits for it, at most 500 ms, and then
- * reads what the rule gives without it; an ABSOLUTE read never waits.
+ * reads what the rule gives without it; an ABSOLUTE read waits (as long) only
+ * while no sample of the counter has arrived at all, as at the start of the session.
  * A counter gatord lists but never sends (its derived counters) always has no value. A genuine reading of
  * 0 is also 0: with one session per pair, StopCapture's LZD_FAILURE tells "nothing measured" apart. */
 typedef int64_t (*LZD_ReadCounterInt_PFN)(LizardInstance ctx, LizardCounterId id);

@@ -39,6 +39,63 @@ impl Default for Stream {
     }
 }
 
+/// How long the simulated daemon takes where the real one takes time, and how it paces a live capture.
+///
+/// [`Timing::default`] is what gatord 9.7.2 was seen to do on a 2-core x86_64 Linux host (observations in the
+/// project's gatord notes): a `StartCapture` of the engine's reconnecting mode (a configuration connection,
+/// then a capture connection) took 0.22–0.23 s and a `StopCapture` 0.02–0.06 s; the second connection met
+/// "Session already in progress" about once per capture (gatord releases a session only after its child
+/// process has exited), and polled counters came every 100 ms. [`Timing::instant`] takes no time at all, for
+/// tests of protocol behaviour.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timing {
+    /// Before the handshake reply on a connection that gets the session: gatord forks a child for the
+    /// connection and starts its agents first. Default 30 ms.
+    pub handshake: Duration,
+    /// Before each XML reply (gatord builds the document on request). Default 5 ms.
+    pub xml_reply: Duration,
+    /// After APC_STOP, before the end-of-capture marker (gatord stops its sources and drains its buffers).
+    /// Default 30 ms.
+    pub stop: Duration,
+    /// After a connection that held the session closes, how long the daemon still answers new connections
+    /// "Session already in progress" (its child exiting). Default 100 ms.
+    pub session_release: Duration,
+    /// Whether perf-backed counters are sampled at the session's `sample_rate` (normal: 1009 Hz, high:
+    /// 10007 Hz, low: 101 Hz) rather than with the stream's period, as gatord's sampling timer does. Default on.
+    pub perf_at_sample_rate: bool,
+    /// Whether captured frames reach the socket only every `live_rate` milliseconds of the session (gatord
+    /// commits its buffers at that period) rather than as soon as they are made. Default on.
+    pub live_rate_flush: bool,
+}
+
+impl Default for Timing {
+    /// What the real daemon does (see the type's documentation).
+    fn default() -> Self {
+        Timing {
+            handshake: Duration::from_millis(30),
+            xml_reply: Duration::from_millis(5),
+            stop: Duration::from_millis(30),
+            session_release: Duration::from_millis(100),
+            perf_at_sample_rate: true,
+            live_rate_flush: true,
+        }
+    }
+}
+
+impl Timing {
+    /// No latency anywhere, every sample at the stream's period and sent at once.
+    pub fn instant() -> Timing {
+        Timing {
+            handshake: Duration::ZERO,
+            xml_reply: Duration::ZERO,
+            stop: Duration::ZERO,
+            session_release: Duration::ZERO,
+            perf_at_sample_rate: false,
+            live_rate_flush: false,
+        }
+    }
+}
+
 /// Ways the simulator can break the protocol or the connection, to test a client's error paths.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Faults {
@@ -92,13 +149,31 @@ pub struct SimConfig {
     pub counting_only_counters: Vec<String>,
     /// The CPUs perf data comes from (one PERF_DATA frame per core per sample). Default 2.
     pub cores: u32,
+    /// Latencies and pacing.
+    pub timing: Timing,
     /// Fault injection.
     pub faults: Faults,
 }
 
 impl Default for SimConfig {
-    /// Loopback, protocol 950, the built-in events, a synthetic sample every millisecond, no faults.
+    /// Loopback, protocol 950, the built-in events, the real daemon's timing ([`Timing::default`]: polled
+    /// counters every 100 ms, perf counters at the session's sample rate, frames flushed every `live_rate`),
+    /// no faults.
     fn default() -> Self {
+        SimConfig {
+            stream: Stream::Synthetic {
+                period: Duration::from_millis(100),
+            },
+            timing: Timing::default(),
+            ..SimConfig::quick()
+        }
+    }
+}
+
+impl SimConfig {
+    /// Loopback, protocol 950, the built-in events, a synthetic sample every millisecond for every counter,
+    /// no latency ([`Timing::instant`]), no faults: for tests of what is sent rather than when.
+    pub fn quick() -> Self {
         SimConfig {
             bind: SocketAddr::from(([127, 0, 0, 1], 0)),
             protocol: ProtocolVersion::V950,
@@ -110,6 +185,7 @@ impl Default for SimConfig {
             perf_counters: Vec::new(),
             counting_only_counters: Vec::new(),
             cores: 2,
+            timing: Timing::instant(),
             faults: Faults::default(),
         }
     }

@@ -14,7 +14,7 @@ use gator_proto::ProtocolVersion;
 use super::config::Stream;
 use super::documents;
 use super::perf::{PerfRole, PerfStream};
-use super::server::{Shared, Stats};
+use super::server::{pause, Shared, Stats};
 use super::workload::synthetic_value;
 use crate::gatord::connection::SESSION_IN_PROGRESS;
 
@@ -22,8 +22,22 @@ use crate::gatord::connection::SESSION_IN_PROGRESS;
 #[derive(Debug)]
 struct Capturing {
     started: Instant,
+    /// The polled (BLOCK_COUNTER) samples: how many were made, and when the next is due.
     sample: u64,
     next_due: Instant,
+    /// The perf samples, when they have a schedule of their own (the session's sample rate): how many
+    /// were made, when the next is due, and the period.
+    perf: Option<PerfSchedule>,
+    /// When captured frames may next go to the socket (every `live_rate`), if they are held until then.
+    next_flush: Option<Instant>,
+}
+
+/// The schedule of perf samples at the session's sample rate.
+#[derive(Debug)]
+struct PerfSchedule {
+    sample: u64,
+    next_due: Instant,
+    period: Duration,
 }
 
 /// What the connection does after a step.
@@ -53,6 +67,8 @@ struct Conn<'a> {
     /// Bytes waiting for the (non-blocking) socket, from `out_pos` on.
     out: Vec<u8>,
     out_pos: usize,
+    /// The pace the delivered `<session>` document asked for.
+    pace: documents::SessionPace,
 }
 
 /// Serves one connection until the client closes, the capture ends or the simulator stops.
@@ -86,7 +102,12 @@ pub(crate) fn serve(stream: TcpStream, shared: &Shared, busy: bool) {
         silent: false,
         out: Vec::new(),
         out_pos: 0,
+        pace: documents::SessionPace::default(),
     };
+    if !busy {
+        // gatord forks a child for the connection and starts its agents before it answers.
+        conn.pause(shared.config.timing.handshake);
+    }
     conn.run(busy);
     let _ = conn.stream.shutdown(Shutdown::Both);
 }
@@ -142,22 +163,61 @@ impl Conn<'_> {
         }
     }
 
-    /// How long to sleep when nothing happened: until the next synthetic sample is due (at most 1 ms).
+    /// How long to sleep when nothing happened: until the next synthetic sample or flush is due (at most
+    /// 1 ms).
     fn idle_pause(&self) -> Duration {
         let max = Duration::from_millis(1);
         match (&self.capturing, self.silent) {
-            (Some(c), false) => c
-                .next_due
-                .saturating_duration_since(Instant::now())
-                .clamp(Duration::from_micros(20), max),
+            (Some(c), false) => {
+                let next = [
+                    Some(c.next_due),
+                    c.perf.as_ref().map(|p| p.next_due),
+                    c.next_flush.filter(|_| !self.out.is_empty()),
+                ]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(c.next_due);
+                next.saturating_duration_since(Instant::now())
+                    .clamp(Duration::from_micros(20), max)
+            }
             _ => max,
         }
+    }
+
+    /// Sleeps for `delay` (a simulated latency), returning early when the simulator stops.
+    fn pause(&self, delay: Duration) {
+        pause(self.shared, delay);
+    }
+
+    /// Whether captured frames are held now, waiting for the next `live_rate` flush.
+    fn holding(&mut self) -> bool {
+        let Some(capturing) = &mut self.capturing else {
+            return false;
+        };
+        let (Some(next), Some(ms)) = (capturing.next_flush, self.pace.live_rate_ms) else {
+            return false;
+        };
+        let now = Instant::now();
+        if now < next {
+            return true;
+        }
+        let period = Duration::from_millis(u64::from(ms));
+        capturing.next_flush = Some(if next + period > now {
+            next + period
+        } else {
+            now + period
+        });
+        false
     }
 
     /// Moves the state machine's output to the pending buffer and writes as much as the socket takes now.
     /// Returns whether anything was written.
     fn flush(&mut self) -> io::Result<bool> {
         self.session.poll_transmit(&mut self.out);
+        if self.out_pos == 0 && self.holding() {
+            return Ok(false);
+        }
         let mut wrote = false;
         while self.out_pos < self.out.len() {
             match self.stream.write(&self.out[self.out_pos..]) {
@@ -234,6 +294,7 @@ impl Conn<'_> {
         } else {
             None
         };
+        self.pause(self.shared.config.timing.xml_reply);
         let reply = match kind {
             Some("events") => Some(self.shared.events.clone()),
             Some("counters") => Some(documents::counters_document(&self.shared.counters)),
@@ -269,7 +330,10 @@ impl Conn<'_> {
                 Stats::bump(&self.shared.stats.configurations);
                 self.session.send_ack();
             }
-            Some(documents::Delivered::Session) => self.session.send_ack(),
+            Some(documents::Delivered::Session(pace)) => {
+                self.pace = pace;
+                self.session.send_ack();
+            }
             None => {
                 let _ = self.session.send_nak(b"");
             }
@@ -279,10 +343,13 @@ impl Conn<'_> {
     fn start(&mut self) -> Next {
         Stats::bump(&self.shared.stats.captures);
         let now = Instant::now();
+        let timing = self.shared.config.timing;
         self.capturing = Some(Capturing {
             started: now,
             sample: 0,
             next_due: now,
+            perf: None,
+            next_flush: (timing.live_rate_flush && self.pace.live_rate_ms.is_some()).then_some(now),
         });
         match self.shared.config.stream.clone() {
             Stream::Raw(frames) => {
@@ -333,8 +400,23 @@ impl Conn<'_> {
                 self.silent = true;
             }
             Stream::Synthetic { period } => {
-                if self.start_perf(period) == Next::Close {
+                let own_rate = match self.pace.sample_hz {
+                    Some(hz) if timing.perf_at_sample_rate => {
+                        Some(Duration::from_nanos(1_000_000_000 / u64::from(hz.max(1))))
+                    }
+                    _ => None,
+                };
+                if self.start_perf(own_rate.unwrap_or(period)) == Next::Close {
                     return Next::Close;
+                }
+                if let (Some(perf_period), Some(capturing), true) =
+                    (own_rate, &mut self.capturing, self.perf.is_some())
+                {
+                    capturing.perf = Some(PerfSchedule {
+                        sample: 0,
+                        next_due: now,
+                        period: perf_period,
+                    });
                 }
             }
         }
@@ -407,6 +489,8 @@ impl Conn<'_> {
             return Next::Close;
         }
         self.capturing = None;
+        // gatord stops its sources and drains its buffers before the end marker.
+        self.pause(self.shared.config.timing.stop);
         if self.shared.config.faults.no_end_marker {
             self.silent = true;
             return Next::Continue;
@@ -514,12 +598,16 @@ impl Conn<'_> {
     }
 
     /// Synthetic stream: sends every sample that is due, each stamped with its due time (socket timeouts are
-    /// rounded up to the kernel tick, so several samples may be due at once).
+    /// rounded up to the kernel tick, so several samples may be due at once). Perf samples follow their own
+    /// schedule when they have one (the session's sample rate), else they ride with the polled samples.
     fn stream_due(&mut self) -> Next {
         let Stream::Synthetic { period } = self.shared.config.stream else {
             return Next::Continue;
         };
         let period = period.max(Duration::from_micros(100));
+        if self.perf_due() == Next::Close {
+            return Next::Close;
+        }
         loop {
             if self.silent {
                 return Next::Continue;
@@ -539,6 +627,7 @@ impl Conn<'_> {
             capturing.next_due += period;
             let sample = capturing.sample;
             capturing.sample += 1;
+            let perf_rides_along = capturing.perf.is_none();
             let timestamp =
                 i64::try_from(due.duration_since(capturing.started).as_nanos()).unwrap_or(i64::MAX);
             let config = &self.shared.config;
@@ -557,9 +646,48 @@ impl Conn<'_> {
             } else {
                 self.encode_values(timestamp, values.into_iter())
             };
-            frames.extend(self.perf_frames(timestamp, |i, _| {
+            if perf_rides_along {
+                frames.extend(self.perf_frames(timestamp, |i, _| {
+                    u64::try_from(synthetic_value(i, sample)).unwrap_or(0)
+                }));
+            }
+            for frame in frames {
+                if self.send_frame(&frame) == Next::Close {
+                    return Next::Close;
+                }
+            }
+        }
+    }
+
+    /// Sends every perf sample due on the perf schedule of its own, if there is one.
+    fn perf_due(&mut self) -> Next {
+        loop {
+            if self.silent {
+                return Next::Continue;
+            }
+            let Some(capturing) = &mut self.capturing else {
+                return Next::Continue;
+            };
+            let started = capturing.started;
+            let Some(schedule) = &mut capturing.perf else {
+                return Next::Continue;
+            };
+            let now = Instant::now();
+            if now < schedule.next_due {
+                return Next::Continue;
+            }
+            if schedule.next_due + schedule.period * 100 < now {
+                schedule.next_due = now;
+            }
+            let due = schedule.next_due;
+            schedule.next_due += schedule.period;
+            let sample = schedule.sample;
+            schedule.sample += 1;
+            let timestamp =
+                i64::try_from(due.duration_since(started).as_nanos()).unwrap_or(i64::MAX);
+            let frames = self.perf_frames(timestamp, |i, _| {
                 u64::try_from(synthetic_value(i, sample)).unwrap_or(0)
-            }));
+            });
             for frame in frames {
                 if self.send_frame(&frame) == Next::Close {
                     return Next::Close;

@@ -99,8 +99,18 @@ pub(crate) fn captured_document(protocol: i64, entries: &[(i32, String)]) -> Str
 pub(crate) enum Delivered {
     /// A `<configurations>` document with these counter names.
     Configurations(Vec<String>),
-    /// A valid `<session>` document.
-    Session,
+    /// A valid `<session>` document, with the pace it asks for.
+    Session(SessionPace),
+}
+
+/// What a `<session>` document asks of the capture's pace.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct SessionPace {
+    /// Samples per second of gatord's sampling timer (`sample_rate`: high 10007, normal 1009, low 101; `none`
+    /// or absent: `None`).
+    pub(crate) sample_hz: Option<u32>,
+    /// `live_rate` in milliseconds (absent or 0: `None`).
+    pub(crate) live_rate_ms: Option<u32>,
 }
 
 /// Reads a delivered document with `gator-xml`; `None` for anything gatord would refuse.
@@ -114,9 +124,18 @@ pub(crate) fn delivered(document: &[u8]) -> Option<Delivered> {
                 .collect(),
         ));
     }
-    gator_xml::Session::from_bytes(document)
-        .ok()
-        .map(|_| Delivered::Session)
+    gator_xml::Session::from_bytes(document).ok().map(|session| {
+        use gator_xml::SampleRate;
+        Delivered::Session(SessionPace {
+            sample_hz: match session.sample_rate {
+                Some(SampleRate::High) => Some(10_007),
+                Some(SampleRate::Normal) => Some(1_009),
+                Some(SampleRate::Low) => Some(101),
+                Some(SampleRate::None) | None => None,
+            },
+            live_rate_ms: session.live_rate.filter(|&ms| ms > 0),
+        })
+    })
 }
 
 #[cfg(test)]
@@ -136,7 +155,10 @@ mod tests {
             Some(Delivered::Configurations(names))
         );
         let session = crate::gatord::xml::session(gator_xml::SampleRate::Low, 10);
-        assert_eq!(delivered(session.as_bytes()), Some(Delivered::Session));
+        assert!(matches!(
+            delivered(session.as_bytes()),
+            Some(Delivered::Session(_))
+        ));
         assert_eq!(delivered(b"<request type=\"events\"/>"), None);
     }
 

@@ -15,7 +15,10 @@
 //! - perf-backed counters ([`SimConfig::perf_counters`], [`SimConfig::counting_only_counters`]) as gatord
 //!   9.7.2 sends them: PERF_ATTRS attributes before the SUMMARY, the perf id map after it, and per sample one
 //!   PERF_DATA frame per core whose sample record's group read carries the running totals;
-//! - [`Faults`]: die mid-capture, never send the end marker, a malformed frame, an oversize length, busy.
+//! - [`Faults`]: die mid-capture, never send the end marker, a malformed frame, an oversize length, busy;
+//! - [`Timing`]: by default the real daemon's latencies (handshake, XML replies, stop, releasing a session)
+//!   and pace (polled counters every 100 ms, perf counters at the session's `sample_rate`, frames reaching the
+//!   socket every `live_rate`); [`SimConfig::quick`] takes no time, for protocol tests.
 //!
 //! ```
 //! use lizard_core::sim::{self, SimConfig};
@@ -26,7 +29,7 @@
 //! assert_eq!(lizard.counters()[0].key, "Sim_ccnt");
 //! lizard.enable(1).unwrap();
 //! lizard.start_capture().unwrap();
-//! std::thread::sleep(std::time::Duration::from_millis(20));
+//! std::thread::sleep(std::time::Duration::from_millis(250));
 //! lizard.stop_capture().unwrap();
 //! assert!(lizard.read_int(1).unwrap() > 0);
 //! daemon.shutdown();
@@ -39,6 +42,6 @@ pub(crate) mod perf;
 mod server;
 mod workload;
 
-pub use config::{Faults, SimConfig, SimSample, Stream};
+pub use config::{Faults, SimConfig, SimSample, Stream, Timing};
 pub use server::{start, SimHandle, SimStats};
 pub use workload::{synthetic_value, DEFAULT_EVENTS_XML};

@@ -146,6 +146,10 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             .name(format!("gatord-sim-{id}"))
             .spawn(move || {
                 serve(stream, &conn_shared, busy);
+                if !busy {
+                    // gatord's child for the session is still exiting: the session stays taken.
+                    pause(&conn_shared, conn_shared.config.timing.session_release);
+                }
                 let mut state = conn_shared.state();
                 if state.holder == Some(id) {
                     state.holder = None;
@@ -164,6 +168,18 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
     }
     for thread in threads {
         let _ = thread.join();
+    }
+}
+
+/// Sleeps for `delay` (a simulated latency), in slices, returning early when the simulator stops.
+pub(crate) fn pause(shared: &Shared, delay: Duration) {
+    let until = Instant::now() + delay;
+    while !shared.stop.load(Ordering::SeqCst) {
+        let left = until.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(10)));
     }
 }
 
