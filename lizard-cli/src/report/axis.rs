@@ -1,0 +1,197 @@
+//! Axis scales: round tick steps (1, 2 or 5 × 10ⁿ) and tick labels with SI prefixes.
+
+/// An axis: the interval it shows and the step between its ticks.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Axis {
+    /// The value at the start of the axis.
+    pub lo: f64,
+    /// The value at the end of the axis.
+    pub hi: f64,
+    /// The distance between ticks.
+    pub step: f64,
+}
+
+/// About how many ticks an axis gets.
+const TICKS: f64 = 5.0;
+
+impl Axis {
+    /// An axis from zero (or below, for negative values) that covers every value in `lo..=hi` and ends on
+    /// ticks: the value axis of a counter, whose zero stays visible so that sizes compare honestly.
+    pub fn from_zero(lo: f64, hi: f64) -> Axis {
+        let (lo, hi) = (lo.min(0.0), hi.max(0.0));
+        let step = round_step(hi - lo);
+        Axis {
+            lo: (lo / step).floor() * step,
+            hi: (hi / step).ceil() * step,
+            step,
+        }
+    }
+
+    /// An axis showing exactly `lo..=hi`, with ticks at the round values inside: the time axis.
+    pub fn exact(lo: f64, hi: f64) -> Axis {
+        let hi = if hi > lo { hi } else { lo + 1.0 };
+        Axis {
+            lo,
+            hi,
+            step: round_step(hi - lo),
+        }
+    }
+
+    /// The tick values, in order, including the ends where they fall on a tick.
+    pub fn ticks(&self) -> Vec<f64> {
+        let first = (self.lo / self.step).ceil() as i64;
+        let last = (self.hi / self.step + 1e-9).floor() as i64;
+        (first..=last).map(|k| k as f64 * self.step).collect()
+    }
+
+    /// Where `value` falls along the axis: 0 at `lo`, 1 at `hi`.
+    pub fn fraction(&self, value: f64) -> f64 {
+        (value - self.lo) / (self.hi - self.lo)
+    }
+
+    /// The labels of `ticks()`, sharing one SI prefix and enough decimals to tell neighbours apart.
+    pub fn labels(&self) -> Vec<String> {
+        let magnitude = self.lo.abs().max(self.hi.abs());
+        let (divisor, prefix) = PREFIXES
+            .iter()
+            .copied()
+            .find(|&(divisor, _)| magnitude >= 10.0 * divisor)
+            .unwrap_or((1.0, ""));
+        let decimals = (-(self.step / divisor).log10()).ceil().clamp(0.0, 9.0) as usize;
+        self.ticks()
+            .into_iter()
+            .map(|value| {
+                // Ticks that should be zero can come out as -0.0 or 1e-17; print them as 0.
+                if value.abs() < self.step * 1e-6 {
+                    "0".to_owned()
+                } else {
+                    format!("{:.*}{prefix}", decimals, value / divisor)
+                }
+            })
+            .collect()
+    }
+}
+
+/// SI prefixes for tick labels, largest first; an axis uses one from ten of it upwards (10k, not 1.5k).
+const PREFIXES: [(f64, &str); 5] = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
+
+/// The round step (1, 2 or 5 × 10ⁿ) that cuts `range` into about `TICKS` parts.
+fn round_step(range: f64) -> f64 {
+    if !(range.is_finite() && range > 0.0) {
+        return 1.0;
+    }
+    let rough = range / TICKS;
+    let power = 10f64.powf(rough.log10().floor());
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .into_iter()
+        .map(|m| m * power)
+        .find(|&s| s >= rough)
+        .unwrap_or(10.0 * power);
+    // Below about 1e-300 a step no longer separates values; such an axis gets one tick a unit.
+    if step > 0.0 && step.is_finite() {
+        step
+    } else {
+        1.0
+    }
+}
+
+/// A unit of time for an axis spanning `span_ns`: its name and its length in nanoseconds.
+pub fn time_unit(span_ns: f64) -> (&'static str, f64) {
+    if span_ns >= 2e9 {
+        ("s", 1e9)
+    } else if span_ns >= 2e6 {
+        ("ms", 1e6)
+    } else {
+        ("µs", 1e3)
+    }
+}
+
+/// A number for people: up to four significant digits with an SI prefix above 10 000 (`12.35k`,
+/// `4.096M`), as it is below.
+pub fn short_number(value: f64) -> String {
+    let (divisor, prefix) = PREFIXES
+        .iter()
+        .copied()
+        .find(|&(divisor, _)| value.abs() >= 10.0 * divisor)
+        .unwrap_or((1.0, ""));
+    let scaled = value / divisor;
+    let digits = scaled.abs().max(1.0).log10().floor() as i32 + 1;
+    let decimals = (4 - digits).clamp(0, 3) as usize;
+    let text = format!("{scaled:.decimals$}");
+    let text = if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.')
+    } else {
+        &text
+    };
+    format!("{text}{prefix}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn value_axes_start_at_zero_and_end_on_a_tick() {
+        let axis = Axis::from_zero(1000.0, 1015.0);
+        assert_eq!(
+            axis,
+            Axis {
+                lo: 0.0,
+                hi: 1500.0,
+                step: 500.0
+            }
+        );
+        assert_eq!(axis.labels(), ["0", "500", "1000", "1500"]);
+        let big = Axis::from_zero(4096.0, 81920.0);
+        assert_eq!(big.labels(), ["0", "20k", "40k", "60k", "80k", "100k"]);
+        let small = Axis::from_zero(0.0, 0.042);
+        assert_eq!(
+            small.labels(),
+            ["0", "0.01", "0.02", "0.03", "0.04", "0.05"]
+        );
+        let negative = Axis::from_zero(-3.0, 7.0);
+        assert_eq!(negative.labels(), ["-4", "-2", "0", "2", "4", "6", "8"]);
+    }
+
+    #[test]
+    fn flat_and_empty_ranges_still_make_an_axis() {
+        assert_eq!(Axis::from_zero(0.0, 0.0).labels(), ["0"]);
+        let exact = Axis::exact(5.0, 5.0);
+        assert_eq!((exact.lo, exact.hi), (5.0, 6.0));
+        assert!(!exact.ticks().is_empty());
+    }
+
+    #[test]
+    fn time_axes_keep_their_ends_and_pick_a_unit() {
+        let axis = Axis::exact(-0.004, 1.985);
+        assert_eq!(axis.ticks().first().copied(), Some(0.0));
+        assert_eq!(axis.labels().last().map(String::as_str), Some("1.5"));
+        assert_eq!(time_unit(3e9), ("s", 1e9));
+        assert_eq!(time_unit(500e6), ("ms", 1e6));
+        assert_eq!(time_unit(15e3), ("µs", 1e3));
+    }
+
+    #[test]
+    fn short_numbers_read_well() {
+        assert_eq!(short_number(400.0), "400");
+        assert_eq!(short_number(12346.0), "12.35k");
+        assert_eq!(short_number(4_096_000.0), "4.096M");
+        assert_eq!(short_number(0.0421), "0.042");
+        assert_eq!(short_number(-2.5), "-2.5");
+    }
+
+    proptest! {
+        #[test]
+        fn every_value_lies_on_its_axis_with_a_handful_of_ticks(
+            a in -1e12f64..1e12, b in -1e12f64..1e12
+        ) {
+            let (lo, hi) = (a.min(b), a.max(b));
+            let axis = Axis::from_zero(lo, hi);
+            prop_assert!(axis.lo <= lo && hi <= axis.hi);
+            let ticks = axis.ticks().len();
+            prop_assert!((1..=12).contains(&ticks), "{axis:?} has {ticks} ticks");
+            prop_assert_eq!(axis.labels().len(), ticks);
+        }
+    }
+}
