@@ -51,12 +51,7 @@ impl Axis {
 
     /// The labels of `ticks()`, sharing one SI prefix and enough decimals to tell neighbours apart.
     pub fn labels(&self) -> Vec<String> {
-        let magnitude = self.lo.abs().max(self.hi.abs());
-        let (divisor, prefix) = PREFIXES
-            .iter()
-            .copied()
-            .find(|&(divisor, _)| magnitude >= 10.0 * divisor)
-            .unwrap_or((1.0, ""));
+        let (divisor, prefix) = si_prefix(self.lo.abs().max(self.hi.abs()));
         let decimals = (-(self.step / divisor).log10()).ceil().clamp(0.0, 9.0) as usize;
         self.ticks()
             .into_iter()
@@ -72,8 +67,21 @@ impl Axis {
     }
 }
 
-/// SI prefixes for tick labels, largest first; an axis uses one from ten of it upwards (10k, not 1.5k).
+/// SI prefixes, largest first.
 const PREFIXES: [(f64, &str); 5] = [(1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
+
+/// The SI prefix (and its factor) for numbers up to `magnitude`: none below 10 000 (`1015`, not
+/// `1.015k`), else the largest that keeps them at 1 or more (`12.35k`, `4.096M`, `3G`).
+fn si_prefix(magnitude: f64) -> (f64, &'static str) {
+    if magnitude < 1e4 {
+        return (1.0, "");
+    }
+    PREFIXES
+        .iter()
+        .copied()
+        .find(|&(divisor, _)| magnitude >= divisor)
+        .unwrap_or((1.0, ""))
+}
 
 /// The round step (1, 2 or 5 × 10ⁿ) that cuts `range` into about `TICKS` parts.
 fn round_step(range: f64) -> f64 {
@@ -95,6 +103,15 @@ fn round_step(range: f64) -> f64 {
     }
 }
 
+/// A duration for people, in the largest unit it is at least one of (`1.499 s`, `1 ms`, `250 ns`).
+pub fn duration_text(ns: f64) -> String {
+    let (unit, unit_ns) = [("s", 1e9), ("ms", 1e6), ("µs", 1e3)]
+        .into_iter()
+        .find(|&(_, unit_ns)| ns.abs() >= unit_ns)
+        .unwrap_or(("ns", 1.0));
+    format!("{} {unit}", short_number(ns / unit_ns))
+}
+
 /// A unit of time for an axis spanning `span_ns`: its name and its length in nanoseconds.
 pub fn time_unit(span_ns: f64) -> (&'static str, f64) {
     if span_ns >= 2e9 {
@@ -106,14 +123,10 @@ pub fn time_unit(span_ns: f64) -> (&'static str, f64) {
     }
 }
 
-/// A number for people: up to four significant digits with an SI prefix above 10 000 (`12.35k`,
-/// `4.096M`), as it is below.
+/// A number for people: up to four significant digits, with an SI prefix from 10 000 up (`1015`,
+/// `12.35k`, `4.096M`).
 pub fn short_number(value: f64) -> String {
-    let (divisor, prefix) = PREFIXES
-        .iter()
-        .copied()
-        .find(|&(divisor, _)| value.abs() >= 10.0 * divisor)
-        .unwrap_or((1.0, ""));
+    let (divisor, prefix) = si_prefix(value.abs());
     let scaled = value / divisor;
     let digits = scaled.abs().max(1.0).log10().floor() as i32 + 1;
     let decimals = (4 - digits).clamp(0, 3) as usize;
@@ -175,10 +188,28 @@ mod tests {
     #[test]
     fn short_numbers_read_well() {
         assert_eq!(short_number(400.0), "400");
+        assert_eq!(short_number(1015.0), "1015");
+        assert_eq!(short_number(3.007e9), "3.007G");
         assert_eq!(short_number(12346.0), "12.35k");
         assert_eq!(short_number(4_096_000.0), "4.096M");
         assert_eq!(short_number(0.0421), "0.042");
         assert_eq!(short_number(-2.5), "-2.5");
+    }
+
+    #[test]
+    fn durations_take_the_largest_whole_unit() {
+        assert_eq!(duration_text(1.499e9), "1.499 s");
+        assert_eq!(duration_text(1e6), "1 ms");
+        assert_eq!(duration_text(2500.0), "2.5 µs");
+        assert_eq!(duration_text(250.0), "250 ns");
+    }
+
+    #[test]
+    fn large_axes_use_the_largest_prefix() {
+        assert_eq!(
+            Axis::from_zero(3e9, 3.015e9).labels(),
+            ["0", "1G", "2G", "3G", "4G"]
+        );
     }
 
     proptest! {

@@ -76,10 +76,9 @@ impl TimeFrame {
 
 /// The label of a counter's value axis: its unit, per sample for a delta counter.
 pub fn value_label(counter: &CapturedCounter) -> String {
-    let units = if counter.units.is_empty() {
-        "count"
-    } else {
-        &counter.units
+    let units = match counter.value_units() {
+        "" => "count",
+        units => units,
     };
     if counter.is_delta() {
         format!("{units} per sample")

@@ -83,6 +83,15 @@ impl CapturedCounter {
     pub fn is_delta(&self) -> bool {
         self.class == "delta"
     }
+
+    /// The unit the samples and the reading are in: the counter's, except that MHz values are written in Hz
+    /// (the capture scales them so).
+    pub fn value_units(&self) -> &str {
+        match self.units.as_str() {
+            "MHz" => "Hz",
+            units => units,
+        }
+    }
 }
 
 /// One application trace record in the capture window.
@@ -158,6 +167,10 @@ mod tests {
         assert_eq!(capture.window_ns, Some([1000, 3000]));
         assert_eq!(capture.counters[0].samples, [(1000, 100.0), (3000, 300.0)]);
         assert!(capture.counters[0].is_delta());
+        assert_eq!(capture.counters[0].value_units(), "cycles");
+        let mut clock = capture.counters[0].clone();
+        clock.units = "MHz".into();
+        assert_eq!(clock.value_units(), "Hz", "captures write MHz values in Hz");
         assert_eq!(capture.counters[1].no_value.as_deref(), Some("no samples"));
         assert_eq!(capture.trace_records[0].module, "draw");
     }

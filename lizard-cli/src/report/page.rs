@@ -5,7 +5,7 @@ use std::fmt::{self, Write};
 
 use serde_json::Value as Json;
 
-use super::axis::{self, short_number};
+use super::axis::{duration_text, short_number};
 use super::chart::{self, TimeFrame};
 use super::document::{Capture, CapturedCounter, TraceRecord};
 use super::escape::Esc;
@@ -31,7 +31,7 @@ pub fn html(capture: &Capture) -> String {
 
 fn write_page(out: &mut String, capture: &Capture) -> fmt::Result {
     let frame = TimeFrame::new(capture);
-    write!(
+    writeln!(
         out,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
@@ -39,56 +39,55 @@ fn write_page(out: &mut String, capture: &Capture) -> fmt::Result {
          style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n\
          <meta name=\"generator\" content=\"lizard {}\">\n\
          <title>lizard capture: {} counters</title>\n<style>\n{STYLE}</style>\n<script>\n{ON_ERROR}</script>\n\
-         </head>\n<body>\n",
+         </head>\n<body>",
         env!("CARGO_PKG_VERSION"),
         capture.counters.len()
     )?;
-    write_header(out, capture, &frame)?;
+    write_header(out, capture)?;
     write_summary(out, capture)?;
     out.push_str("<h2>Time series</h2>\n");
     for counter in &capture.counters {
         write_counter(out, counter, &frame, &capture.trace_records)?;
     }
     write_records(out, &capture.trace_records, &frame)?;
-    write!(
+    writeln!(
         out,
         "<footer>Made by lizard {} from a capture; every value is as captured (multiplier and MHz → Hz \
-         applied).</footer>\n<script>\n{SCRIPT}</script>\n</body>\n</html>\n",
+         applied).</footer>\n<script>\n{SCRIPT}</script>\n</body>\n</html>",
         env!("CARGO_PKG_VERSION")
     )
 }
 
-fn write_header(out: &mut String, capture: &Capture, frame: &TimeFrame) -> fmt::Result {
+fn write_header(out: &mut String, capture: &Capture) -> fmt::Result {
     out.push_str("<header>\n<h1>Capture report</h1>\n<dl class=\"facts\">\n");
     match capture.window_ns {
-        Some([first, last]) => write!(
+        Some([first, last]) => writeln!(
             out,
-            "<dt>capture window</dt><dd>{} {}, first to last sample (shaded on the charts)</dd>\n",
-            short_number(frame.at(last) - frame.at(first)),
-            frame.unit()
+            "<dt>capture window</dt><dd>{}, first to last sample (shaded on the charts)</dd>",
+            duration_text(last.saturating_sub(first) as f64)
         )?,
         None => out.push_str("<dt>capture window</dt><dd>none: no counter got a sample</dd>\n"),
     }
     if let Some(wall) = capture.wall_s {
-        write!(out, "<dt>command time</dt><dd>{wall:.3} s</dd>\n")?;
+        writeln!(out, "<dt>command time</dt><dd>{wall:.3} s</dd>")?;
     }
     let without = capture
         .counters
         .iter()
         .filter(|c| c.value.is_none())
         .count();
-    write!(
+    writeln!(
         out,
-        "<dt>counters</dt><dd>{}{}</dd>\n",
+        "<dt>counters</dt><dd>{}{}</dd>",
         capture.counters.len(),
         match without {
             0 => String::new(),
             n => format!(", {n} without a value"),
         }
     )?;
-    write!(
+    writeln!(
         out,
-        "<dt>trace records</dt><dd>{}{}</dd>\n</dl>\n",
+        "<dt>trace records</dt><dd>{}{}</dd>\n</dl>",
         capture.trace_records.len(),
         if capture.trace_records.is_empty() {
             ""
@@ -97,7 +96,7 @@ fn write_header(out: &mut String, capture: &Capture, frame: &TimeFrame) -> fmt::
         }
     )?;
     if let Some(warning) = &capture.warning {
-        write!(out, "<p class=\"warning\">warning: {}</p>\n", Esc(warning))?;
+        writeln!(out, "<p class=\"warning\">warning: {}</p>", Esc(warning))?;
     }
     out.push_str("<output id=\"cursor\"></output>\n</header>\n");
     Ok(())
@@ -123,19 +122,19 @@ fn write_summary(out: &mut String, capture: &Capture) -> fmt::Result {
             c.id,
             Esc(&c.counter),
             Esc(&source_text(c)),
-            Esc(&c.units),
+            Esc(c.value_units()),
             Esc(&c.class),
             c.samples.len()
         )?;
         match (&c.value, &c.no_value) {
-            (Some(value), _) => write!(
+            (Some(value), _) => writeln!(
                 out,
-                "<td class=\"num\">{}</td></tr>\n",
+                "<td class=\"num\">{}</td></tr>",
                 reading_text(&Json::Number(value.clone()))
             )?,
-            (None, reason) => write!(
+            (None, reason) => writeln!(
                 out,
-                "<td class=\"reason\">no value: {}</td></tr>\n",
+                "<td class=\"reason\">no value: {}</td></tr>",
                 Esc(reason.as_deref().unwrap_or_default())
             )?,
         }
@@ -189,7 +188,7 @@ fn write_counter(
             out,
             " · value {} {}",
             reading_text(&Json::Number(value.clone())),
-            Esc(&c.units)
+            Esc(c.value_units())
         )?;
     }
     if c.dropped > 0 {
@@ -197,7 +196,7 @@ fn write_counter(
     }
     out.push_str("</span></p>\n");
     if let (None, Some(reason)) = (&c.value, &c.no_value) {
-        write!(out, "<p class=\"no-value\">no value: {}</p>\n", Esc(reason))?;
+        writeln!(out, "<p class=\"no-value\">no value: {}</p>", Esc(reason))?;
     }
     if !c.samples.is_empty() {
         chart::write(out, c, frame, records)?;
@@ -217,12 +216,7 @@ fn sampling_html(c: &CapturedCounter) -> String {
     let mut gaps: Vec<u64> = times.windows(2).map(|w| w[1] - w[0]).collect();
     gaps.sort_unstable();
     if let Some(&median) = gaps.get(gaps.len() / 2) {
-        let (unit, unit_ns) = axis::time_unit(median as f64 * 2.0);
-        let _ = write!(
-            text,
-            ", one every {} {unit}",
-            short_number(median as f64 / unit_ns)
-        );
+        let _ = write!(text, ", one every {}", duration_text(median as f64));
     }
     let (lo, hi) = c
         .samples
@@ -246,20 +240,20 @@ fn write_records(out: &mut String, records: &[TraceRecord], frame: &TimeFrame) -
     if records.is_empty() {
         return Ok(());
     }
-    write!(
+    writeln!(
         out,
         "<h2>Trace records</h2>\n<table class=\"records\">\n<thead><tr><th class=\"num\">time ({})</th>\
          <th>module</th><th>source</th><th class=\"num\">pid</th><th class=\"num\">seq</th>\
-         <th class=\"num\">bytes</th></tr></thead>\n<tbody>\n",
+         <th class=\"num\">bytes</th></tr></thead>\n<tbody>",
         frame.unit()
     )?;
     let mut sorted: Vec<&TraceRecord> = records.iter().collect();
     sorted.sort_by_key(|r| r.timestamp_ns);
     for r in sorted.iter().take(MAX_LISTED_RECORDS) {
-        write!(
+        writeln!(
             out,
             "<tr><td class=\"num\">{:.3}</td><td>{}</td><td>{}:{}</td><td class=\"num\">{}</td>\
-             <td class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n",
+             <td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
             frame.at(r.timestamp_ns),
             Esc(&r.module),
             Esc(&r.file),
@@ -271,11 +265,118 @@ fn write_records(out: &mut String, records: &[TraceRecord], frame: &TimeFrame) -
     }
     out.push_str("</tbody>\n</table>\n");
     if sorted.len() > MAX_LISTED_RECORDS {
-        write!(
+        writeln!(
             out,
-            "<p>… and {} more records (each is marked on the charts).</p>\n",
+            "<p>… and {} more records (each is marked on the charts).</p>",
             sorted.len() - MAX_LISTED_RECORDS
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A capture like `capture --format json` writes: a counter named by a hostile daemon, one without a
+    /// value, and trace records before and inside the window.
+    fn capture() -> Capture {
+        Capture::from_json(
+            r#"{
+            "window_ns": [1000000, 5000000], "wall_s": 0.25, "warning": "gatord <sent> no end marker",
+            "counters": [
+                {"id": 1, "counter": "Sim_ccnt", "title": "Sim CPU", "name": "Cycles", "units": "cycles",
+                 "class": "delta", "source": "gatord", "scope": "system", "value": 900,
+                 "samples": [[1000000, 100], [3000000, 300], [5000000, 500]]},
+                {"id": 2, "counter": "x<script>alert(1)</script>", "units": "<b>B</b>", "class": "absolute",
+                 "description": "say \"hi\" & 'bye'", "value": 2.5, "samples": [[2000000, 2], [4000000, 3]]},
+                {"id": 3, "counter": "Sim_idle", "units": "cycles", "class": "delta", "value": null,
+                 "no_value": "unavailable here: <never sent>", "samples": []}
+            ],
+            "trace_records": [
+                {"timestamp_ns": 500000, "seq": 0, "module": "<img src=x onerror=alert(2)>", "file": "a.c",
+                 "line": 1, "pid": 7, "bytes": 0},
+                {"timestamp_ns": 4000000, "seq": 1, "module": "draw", "file": "a&b.c", "line": 2, "pid": 7,
+                 "bytes": 5}
+            ]}"#,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn every_captured_string_is_escaped() {
+        let page = html(&capture());
+        assert_eq!(
+            page.matches("<script").count(),
+            2,
+            "only the report's own scripts"
+        );
+        assert!(!page.contains("<img") && !page.contains("<b>") && !page.contains("<sent>"));
+        assert!(page.contains("x&lt;script&gt;alert(1)&lt;/script&gt;"));
+        assert!(page.contains("&lt;img src=x onerror=alert(2)&gt;"));
+        assert!(page.contains("say &quot;hi&quot; &amp; &#39;bye&#39;"));
+        assert!(page.contains("a&amp;b.c:2"));
+    }
+
+    #[test]
+    fn the_page_is_made_of_its_own_elements_and_fetches_nothing() {
+        let page = html(&capture());
+        let allowed = [
+            "!DOCTYPE", "html", "head", "meta", "title", "style", "script", "body", "header", "h1",
+            "h2", "h3", "dl", "dt", "dd", "p", "output", "table", "thead", "tbody", "tr", "th",
+            "td", "a", "section", "small", "span", "svg", "rect", "g", "line", "text", "polyline",
+            "circle", "path", "footer",
+        ];
+        for tag in page.split('<').skip(1) {
+            let name = tag.split([' ', '>', '/', '\n']).next().unwrap_or_default();
+            assert!(name.is_empty() || allowed.contains(&name), "<{name}");
+        }
+        for link in page.split("href=\"").skip(1) {
+            assert!(link.starts_with('#'), "links stay in the page: {link:.20}");
+        }
+        assert!(!page.contains("http:") && !page.contains("https:") && !page.contains("url("));
+        assert!(!page.contains("@import"));
+        assert!(page.contains("default-src 'none'"));
+    }
+
+    #[test]
+    fn each_counter_with_samples_gets_a_chart_with_units_and_markers() {
+        let page = html(&capture());
+        assert_eq!(page.matches("<svg class=\"chart\"").count(), 2);
+        assert_eq!(page.matches("<polyline class=\"series\"").count(), 2);
+        assert!(page.contains(">cycles per sample</text>"));
+        assert!(page.contains(">&lt;b&gt;B&lt;/b&gt;</text>"));
+        assert!(page.contains(">time since the first sample (ms)</text>"));
+        // Two records on each of the two charts, the first before the first sample.
+        assert_eq!(page.matches("<g class=\"marker\">").count(), 4);
+        assert!(page.contains("at -0.500 ms"));
+        assert_eq!(page.matches("<rect class=\"window\"").count(), 2);
+    }
+
+    #[test]
+    fn a_counter_without_a_value_shows_its_reason_and_no_chart() {
+        let page = html(&capture());
+        assert!(page
+            .contains("<td class=\"reason\">no value: unavailable here: &lt;never sent&gt;</td>"));
+        let section = &page[page.find("id=\"c3\"").unwrap()..];
+        let section = &section[..section.find("</section>").unwrap()];
+        assert!(section.contains("<p class=\"no-value\">no value: unavailable here"));
+        assert!(!section.contains("<svg"));
+        assert!(page.contains("3, 1 without a value"));
+        assert!(page.contains("<p class=\"warning\">warning: gatord &lt;sent&gt; no end marker"));
+    }
+
+    #[test]
+    fn a_capture_without_samples_still_makes_a_page() {
+        let capture = Capture::from_json(
+            r#"{"window_ns": null, "counters": [{"id": 1, "counter": "a", "class": "delta",
+                "value": null, "no_value": "no samples", "samples": []}]}"#,
+        )
+        .unwrap();
+        let page = html(&capture);
+        assert!(page.contains("none: no counter got a sample"));
+        assert!(page.contains("no value: no samples"));
+        assert!(!page.contains("<svg"));
+        assert!(page.trim_end().ends_with("</html>"));
+    }
 }
