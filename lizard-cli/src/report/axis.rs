@@ -19,7 +19,7 @@ impl Axis {
     /// ticks: the value axis of a counter, whose zero stays visible so that sizes compare honestly.
     pub fn from_zero(lo: f64, hi: f64) -> Axis {
         let (lo, hi) = (lo.min(0.0), hi.max(0.0));
-        let step = round_step(hi - lo);
+        let step = round_step(lo, hi);
         Axis {
             lo: (lo / step).floor() * step,
             hi: (hi / step).ceil() * step,
@@ -29,11 +29,16 @@ impl Axis {
 
     /// An axis showing exactly `lo..=hi`, with ticks at the round values inside: the time axis.
     pub fn exact(lo: f64, hi: f64) -> Axis {
-        let hi = if hi > lo { hi } else { lo + 1.0 };
+        // An empty interval gets a width that still shows at its magnitude.
+        let hi = if hi > lo {
+            hi
+        } else {
+            lo + lo.abs().mul_add(1e-9, 1.0)
+        };
         Axis {
             lo,
             hi,
-            step: round_step(hi - lo),
+            step: round_step(lo, hi),
         }
     }
 
@@ -41,12 +46,17 @@ impl Axis {
     pub fn ticks(&self) -> Vec<f64> {
         let first = (self.lo / self.step).ceil() as i64;
         let last = (self.hi / self.step + 1e-9).floor() as i64;
+        // Steps come from `round_step`, which makes about `TICKS` of them; anything else gets the ends.
+        if last.saturating_sub(first) > 4 * TICKS as i64 {
+            return vec![self.lo, self.hi];
+        }
         (first..=last).map(|k| k as f64 * self.step).collect()
     }
 
     /// Where `value` falls along the axis: 0 at `lo`, 1 at `hi`.
     pub fn fraction(&self, value: f64) -> f64 {
-        (value - self.lo) / (self.hi - self.lo)
+        // Halved, so that an axis spanning most of the f64 range does not overflow to infinity.
+        (value / 2.0 - self.lo / 2.0) / (self.hi / 2.0 - self.lo / 2.0)
     }
 
     /// The labels of `ticks()`, sharing one SI prefix and enough decimals to tell neighbours apart.
@@ -83,12 +93,13 @@ fn si_prefix(magnitude: f64) -> (f64, &'static str) {
         .unwrap_or((1.0, ""))
 }
 
-/// The round step (1, 2 or 5 × 10ⁿ) that cuts `range` into about `TICKS` parts.
-fn round_step(range: f64) -> f64 {
-    if !(range.is_finite() && range > 0.0) {
+/// The round step (1, 2 or 5 × 10ⁿ) that cuts `lo..hi` into about `TICKS` parts.
+fn round_step(lo: f64, hi: f64) -> f64 {
+    // Each end divided first, so that a range wider than f64::MAX still gives a finite step.
+    let rough = hi / TICKS - lo / TICKS;
+    if !(rough.is_finite() && rough > 0.0) {
         return 1.0;
     }
-    let rough = range / TICKS;
     let power = 10f64.powf(rough.log10().floor());
     let step = [1.0, 2.0, 5.0, 10.0]
         .into_iter()
@@ -171,7 +182,12 @@ mod tests {
     fn flat_and_empty_ranges_still_make_an_axis() {
         assert_eq!(Axis::from_zero(0.0, 0.0).labels(), ["0"]);
         let exact = Axis::exact(5.0, 5.0);
-        assert_eq!((exact.lo, exact.hi), (5.0, 6.0));
+        assert!(
+            exact.lo == 5.0 && (exact.hi - 6.0).abs() < 1e-6,
+            "{exact:?}"
+        );
+        let far = Axis::exact(1.8e16, 1.8e16);
+        assert!(far.hi > far.lo, "a width that shows at {far:?}");
         assert!(!exact.ticks().is_empty());
     }
 

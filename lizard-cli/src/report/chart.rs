@@ -42,7 +42,7 @@ impl TimeFrame {
             }
         };
         let lo = records.clone().min().map_or(first, |r| r.min(first));
-        let hi = records.max().map_or(last, |r| r.max(last));
+        let hi = records.max().map_or(last, |r| r.max(last)).max(lo);
         let (unit, unit_ns) = axis::time_unit((hi - lo) as f64);
         let mut frame = TimeFrame {
             origin_ns: first,

@@ -380,3 +380,87 @@ mod tests {
         assert!(page.trim_end().ends_with("</html>"));
     }
 }
+
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn counter() -> impl Strategy<Value = CapturedCounter> {
+        (
+            any::<String>(),
+            any::<String>(),
+            any::<bool>(),
+            proptest::collection::vec((any::<u64>(), -1e308f64..1e308), 0..50),
+            proptest::option::of(any::<String>()),
+        )
+            .prop_map(|(counter, units, delta, samples, reason)| CapturedCounter {
+                id: 1,
+                counter,
+                source: "gatord".into(),
+                scope: String::new(),
+                title: String::new(),
+                name: String::new(),
+                description: String::new(),
+                units,
+                class: if delta { "delta" } else { "absolute" }.into(),
+                value: if reason.is_some() {
+                    None
+                } else {
+                    Some(1.into())
+                },
+                no_value: reason,
+                dropped: 0,
+                samples,
+            })
+    }
+
+    fn record() -> impl Strategy<Value = TraceRecord> {
+        (any::<u64>(), any::<String>(), any::<String>()).prop_map(|(timestamp_ns, module, file)| {
+            TraceRecord {
+                timestamp_ns,
+                seq: 0,
+                module,
+                file,
+                line: 1,
+                pid: 1,
+                bytes: 0,
+            }
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Any document, however odd its times, values and strings (a window whose ends are swapped, values
+        /// near f64::MAX), makes a whole page whose only tags are the report's own.
+        #[test]
+        fn any_capture_makes_a_whole_page_of_its_own_tags(
+            counters in proptest::collection::vec(counter(), 0..4),
+            records in proptest::collection::vec(record(), 0..4),
+            window in proptest::option::of((any::<u64>(), any::<u64>())),
+        ) {
+            let capture = Capture {
+                window_ns: window.map(|(a, b)| [a, b]),
+                wall_s: Some(1.0),
+                warning: None,
+                counters,
+                trace_records: records,
+            };
+            let page = html(&capture);
+            prop_assert!(page.trim_end().ends_with("</html>"));
+            prop_assert!(!page.contains("NaN") && !page.contains("inf"));
+            let tags: std::collections::BTreeSet<&str> = page
+                .split('<')
+                .skip(1)
+                .map(|tag| tag.split([' ', '>', '/', '\n']).next().unwrap_or_default())
+                .collect();
+            let ours = [
+                "", "!DOCTYPE", "html", "head", "meta", "title", "style", "script", "body", "header",
+                "h1", "h2", "h3", "dl", "dt", "dd", "p", "output", "table", "thead", "tbody", "tr", "th",
+                "td", "a", "section", "small", "span", "svg", "rect", "g", "line", "text", "polyline",
+                "circle", "path", "footer",
+            ];
+            prop_assert!(tags.iter().all(|t| ours.contains(t)), "{tags:?}");
+        }
+    }
+}
