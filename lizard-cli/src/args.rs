@@ -36,6 +36,8 @@ pub enum Command {
     TraceServer(TraceServerArgs),
     /// Print the records of a saved trace ring file.
     TraceDump(TraceDumpArgs),
+    /// Make the HTML report (charts and summary) of a capture saved with `capture --format json`.
+    Report(ReportArgs),
 }
 
 /// Where counters come from.
@@ -98,6 +100,8 @@ pub enum CaptureFormat {
     Json,
     /// Trace Event JSON (counter events) for Perfetto UI and chrome://tracing.
     ChromeTrace,
+    /// One self-contained HTML page: a chart per counter and the summary table (see `lizard report`).
+    Html,
 }
 
 /// Output formats of `apc-dump`.
@@ -282,6 +286,16 @@ pub struct TraceDumpArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = TextFormat::Text)]
     pub format: TextFormat,
+}
+
+/// `lizard report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A capture's JSON document (`lizard capture --format json -o capture.json`).
+    pub capture: PathBuf,
+    /// Write the HTML page to this file instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
 }
 
 /// Parses `500ms`, `2s`, `1.5s`, `1m`, `250us` or a bare number of seconds.

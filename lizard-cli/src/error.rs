@@ -43,6 +43,14 @@ pub enum CliError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A capture document a report cannot be made from.
+    #[error("{}", path.display())]
+    BadCapture {
+        /// The file (or the capture the report was to show).
+        path: PathBuf,
+        /// What is wrong with it.
+        source: crate::report::ReportError,
+    },
     /// What the local counters were to count could not be counted.
     #[error(transparent)]
     Target(#[from] crate::target::TargetError),
@@ -64,7 +72,7 @@ impl CliError {
         match self {
             CliError::BadAddress(_) | CliError::UnknownCounter { .. } | CliError::Usage(_) => 2,
             CliError::Gatord { .. } | CliError::NoSource(_) => 3,
-            CliError::File { .. } | CliError::BadInput { .. } => 4,
+            CliError::File { .. } | CliError::BadInput { .. } | CliError::BadCapture { .. } => 4,
             CliError::Target(e) if e.is_refusal() => 3,
             CliError::Target(crate::target::TargetError::NoProcess(_))
             | CliError::Target(crate::target::TargetError::CpuOffline { .. }) => 2,

@@ -13,6 +13,7 @@ mod interrupt;
 mod mali_events;
 mod names;
 mod output;
+mod report;
 mod source;
 mod table;
 mod target;
@@ -34,6 +35,7 @@ fn run(cli: &Cli) -> Result<i32, CliError> {
         Command::StmDump(args) => cmd::stm_dump::run(args),
         Command::TraceServer(args) => cmd::trace::server(args),
         Command::TraceDump(args) => cmd::trace::dump(args),
+        Command::Report(args) => cmd::report::run(args),
     }
 }
 

@@ -10,6 +10,7 @@ use crate::args::{CaptureArgs, CaptureFormat};
 use crate::error::CliError;
 use crate::interrupt;
 use crate::output::{self, class_name, scaled_json, scaled_text};
+use crate::report;
 use crate::source::{self, counter_name, Purpose};
 use crate::table::Table;
 use crate::target::{self, Target};
@@ -89,8 +90,23 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
     let text = match args.format {
         CaptureFormat::Table => table(&captured, &records),
         CaptureFormat::Csv => csv(&captured, &records),
-        CaptureFormat::Json => json_document(&captured, &records, elapsed, stop_error.as_ref()),
+        CaptureFormat::Json => output::to_json(&json_document(
+            &captured,
+            &records,
+            elapsed,
+            stop_error.as_ref(),
+        )),
         CaptureFormat::ChromeTrace => chrome_trace(&captured, &records),
+        // The report reads the JSON document, as `lizard report` does: the same capture, the same page.
+        CaptureFormat::Html => {
+            let document = json_document(&captured, &records, elapsed, stop_error.as_ref());
+            let capture =
+                report::Capture::from_value(document).map_err(|source| CliError::BadCapture {
+                    path: args.output.clone().unwrap_or_else(|| "<stdout>".into()),
+                    source,
+                })?;
+            report::html(&capture)
+        }
     };
     output::write(args.output.as_deref(), &text)?;
     let command_status = opened.watch.as_ref().and_then(|watch| {
@@ -320,7 +336,7 @@ fn json_document(
     records: &[WindowRecord],
     elapsed: Duration,
     stop_error: Option<&lizard_core::Error>,
-) -> String {
+) -> Json {
     let counters: Vec<Json> = captured
         .iter()
         .map(|c| {
@@ -342,7 +358,7 @@ fn json_document(
         })
         .collect();
     let span = sample_span(captured);
-    output::to_json(&json!({
+    json!({
         // The window the samples cover (first to last sample), not the command's wall-clock time.
         "duration_s": span.map(|(first, last)| (last - first) as f64 / 1e9),
         "window_ns": span.map(|(first, last)| [first, last]),
@@ -350,7 +366,7 @@ fn json_document(
         "warning": stop_error.map(|e| source::chain(e)),
         "counters": counters,
         "trace_records": records.iter().map(record_json).collect::<Vec<_>>(),
-    }))
+    })
 }
 
 fn chrome_trace(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {

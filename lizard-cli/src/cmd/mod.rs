@@ -5,6 +5,7 @@ pub mod capture;
 pub mod events;
 pub mod gatord_sim;
 pub mod list;
+pub mod report;
 pub mod stat;
 pub mod stm_dump;
 pub mod trace;
