@@ -7,8 +7,10 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::process::Child;
 use std::sync::Arc;
 
+use pmu_regs::CommonEventSet;
+
 use super::config::{CpuConfig, CpuTarget, KernelCounting};
-use super::counter::CpuCounter;
+use super::counter::{CpuCounter, PerfEvent};
 use super::error::{CpuError, UnavailableReason};
 use super::group_read::{record_len, GroupRecord};
 use super::sample::{CpuReading, CpuSample};
@@ -313,12 +315,24 @@ impl CpuProfiler {
         let mut hardware_group: Option<usize> = None;
         let mut available = Vec::new();
         let mut unavailable = Vec::new();
+        let mut arm_events = None;
         for counter in requested {
             let event = counter.event();
             let Some((type_, config)) = event.type_and_config() else {
                 unavailable.push((counter, UnavailableReason::NotOnThisArchitecture));
                 continue;
             };
+            if let PerfEvent::ArmRaw(raw) = event {
+                let implemented = arm_events.get_or_insert_with(|| sys.arm_common_events());
+                if let (Some(set), Ok(code)) = (implemented, u16::try_from(raw)) {
+                    let discoverable = CommonEventSet::bit_of(code).is_ok();
+                    if discoverable && !set.contains(code) {
+                        let reason = UnavailableReason::NotImplementedByCpu { event: code };
+                        unavailable.push((counter, reason));
+                        continue;
+                    }
+                }
+            }
             let slot = if event.is_hardware() {
                 match hardware_group {
                     Some(g) if groups[g].fds.len() < group_size => &mut hardware_group,
