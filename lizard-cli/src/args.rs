@@ -144,6 +144,10 @@ pub struct StatArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
+    /// Count user-space execution only (`exclude_kernel`), like perf's `:u` modifier. By default
+    /// kernel code run for the command is counted too where the kernel allows it.
+    #[arg(long)]
+    pub user_only: bool,
     /// The command to run, after `--`.
     #[arg(last = true, required = true, num_args = 1..)]
     pub command: Vec<String>,

@@ -4,7 +4,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitStatus};
 use std::time::Instant;
 
-use hwcpipe::{CpuConfig, CpuCounter, CpuError, CpuProfiler, CpuTarget};
+use hwcpipe::{CpuConfig, CpuCounter, CpuError, CpuProfiler, CpuTarget, KernelCounting};
 use serde_json::json;
 
 use crate::args::{ListFormat, StatArgs};
@@ -57,7 +57,14 @@ pub fn run(args: &StatArgs) -> Result<i32, CliError> {
         .ok_or_else(|| CliError::Other("no command given".into()))?;
     let mut command = Command::new(program);
     command.args(rest);
-    let config = CpuConfig::new(&chosen).target(CpuTarget::Spawn(command));
+    let kernel = if args.user_only {
+        KernelCounting::Exclude
+    } else {
+        KernelCounting::Auto
+    };
+    let config = CpuConfig::new(&chosen)
+        .target(CpuTarget::Spawn(command))
+        .kernel(kernel);
     let mut profiler = CpuProfiler::new(config).map_err(|e| profiler_error(e, program))?;
     let started = Instant::now();
     profiler.run().map_err(|e| profiler_error(e, program))?;
