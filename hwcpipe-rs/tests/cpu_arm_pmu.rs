@@ -17,7 +17,6 @@ use hwcpipe::cpu::{CpuConfig, CpuCounter, CpuProfiler, KernelCounting, Unavailab
 use hwcpipe::sys::perf_event_attr::{flag, PERF_TYPE_HARDWARE, PERF_TYPE_RAW};
 use hwcpipe::sys::{LinuxPerf, PerfEventAttr, PerfIoctl, PerfSys};
 use pmu_regs::catalog::CpuList;
-use pmu_regs::CommonEventSet;
 use real_kernel::{arm_pmu, counts_are_exact};
 
 /// `PERF_COUNT_HW_CPU_CYCLES` and `PERF_COUNT_HW_INSTRUCTIONS`.
@@ -222,11 +221,10 @@ fn events_the_pmu_lacks_are_unavailable_with_the_reason() {
     let mut profiler =
         CpuProfiler::new(CpuConfig::new(&CpuCounter::HWCPIPE)).expect("some counters open");
     for c in CpuCounter::HWCPIPE {
-        let hwcpipe::cpu::PerfEvent::ArmRaw(code) = c.event() else {
+        let hwcpipe::cpu::PerfEvent::Arm(event) = c.event() else {
             continue;
         };
-        let code = u16::try_from(code).expect("16-bit event number");
-        let discoverable = CommonEventSet::bit_of(code).is_ok();
+        let (code, discoverable) = (event.code(), event.is_discoverable());
         match profiler.availability(c) {
             Err(UnavailableReason::NotImplementedByCpu { event }) => {
                 assert_eq!(event, code);

@@ -72,7 +72,7 @@ fn hardware_counters_count_or_say_why_not() {
                 );
             }
             Err(UnavailableReason::NotOnThisArchitecture) => {
-                assert!(matches!(c.event(), PerfEvent::ArmRaw(_)));
+                assert!(matches!(c.event(), PerfEvent::Arm(_)));
                 assert_ne!(std::env::consts::ARCH, "aarch64");
             }
             Err(other) => panic!("{c}: unexpected reason {other}"),

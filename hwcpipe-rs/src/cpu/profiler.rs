@@ -7,8 +7,6 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::process::Child;
 use std::sync::Arc;
 
-use pmu_regs::CommonEventSet;
-
 use super::config::{CpuConfig, CpuTarget, KernelCounting};
 use super::counter::{CpuCounter, PerfEvent};
 use super::error::{CpuError, UnavailableReason};
@@ -322,12 +320,11 @@ impl CpuProfiler {
                 unavailable.push((counter, UnavailableReason::NotOnThisArchitecture));
                 continue;
             };
-            if let PerfEvent::ArmRaw(raw) = event {
+            if let PerfEvent::Arm(arm) = event {
                 let implemented = arm_events.get_or_insert_with(|| sys.arm_common_events());
-                if let (Some(set), Ok(code)) = (implemented, u16::try_from(raw)) {
-                    let discoverable = CommonEventSet::bit_of(code).is_ok();
-                    if discoverable && !set.contains(code) {
-                        let reason = UnavailableReason::NotImplementedByCpu { event: code };
+                if let Some(set) = implemented {
+                    if arm.is_discoverable() && !set.contains(arm.code()) {
+                        let reason = UnavailableReason::NotImplementedByCpu { event: arm.code() };
                         unavailable.push((counter, reason));
                         continue;
                     }
