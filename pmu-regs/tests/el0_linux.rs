@@ -136,24 +136,27 @@ mod arm {
             value
         }
 
-        /// Volatile read of one field of the kernel-updated page.
-        fn field<T: Copy>(&self, f: impl Fn(*const MmapPage) -> *const T) -> T {
-            // SAFETY: the page stays mapped for the life of `self`; the kernel updates it
-            // concurrently, hence the volatile read of a plain integer field.
-            unsafe { std::ptr::read_volatile(f(self.page)) }
+        /// Volatile read of the field at `offset` (from `offset_of!(MmapPage, …)`) of the page.
+        fn field<T: Copy>(&self, offset: usize) -> T {
+            // SAFETY: `offset` is that of a `T` field of `MmapPage`, which lies inside the page; the
+            // page stays mapped for the life of `self`; the kernel updates it concurrently, hence
+            // the volatile read of a plain integer.
+            unsafe { std::ptr::read_volatile(self.page.cast::<u8>().add(offset).cast::<T>()) }
         }
 
         /// The page's `index`, `offset`, capabilities and counter width, read under its seqlock.
         fn snapshot(&self) -> (u32, i64, u64, u16) {
+            use std::mem::offset_of;
+            use std::sync::atomic::{compiler_fence, Ordering};
             loop {
-                let seq = self.field(|p| unsafe { std::ptr::addr_of!((*p).lock) });
-                std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
-                let index = self.field(|p| unsafe { std::ptr::addr_of!((*p).index) });
-                let offset = self.field(|p| unsafe { std::ptr::addr_of!((*p).offset) });
-                let caps = self.field(|p| unsafe { std::ptr::addr_of!((*p).capabilities) });
-                let width = self.field(|p| unsafe { std::ptr::addr_of!((*p).pmc_width) });
-                std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::SeqCst);
-                if self.field(|p| unsafe { std::ptr::addr_of!((*p).lock) }) == seq {
+                let seq: u32 = self.field(offset_of!(MmapPage, lock));
+                compiler_fence(Ordering::SeqCst);
+                let index = self.field(offset_of!(MmapPage, index));
+                let offset = self.field(offset_of!(MmapPage, offset));
+                let caps = self.field(offset_of!(MmapPage, capabilities));
+                let width = self.field(offset_of!(MmapPage, pmc_width));
+                compiler_fence(Ordering::SeqCst);
+                if self.field::<u32>(offset_of!(MmapPage, lock)) == seq {
                     return (index, offset, caps, width);
                 }
             }

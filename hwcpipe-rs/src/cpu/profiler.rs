@@ -361,13 +361,14 @@ impl CpuProfiler {
         let last_denial = opener.last_denial.take();
         let paranoid = opener.paranoid.flatten();
         if available.is_empty() {
-            // Denied by the kernel every time it was asked (Arm events on another architecture
-            // never reach it).
+            // Denied by the kernel every time it was asked (Arm events on another architecture,
+            // and those the PMU does not implement, never reach it).
             let all_denied = unavailable.iter().all(|(_, r)| {
                 matches!(
                     r,
                     UnavailableReason::PermissionDenied { .. }
                         | UnavailableReason::NotOnThisArchitecture
+                        | UnavailableReason::NotImplementedByCpu { .. }
                 )
             });
             return Err(match (all_denied, last_denial) {
