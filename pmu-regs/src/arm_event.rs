@@ -26,7 +26,7 @@ pub enum ArmEvent {
 }
 
 impl ArmEvent {
-    /// The event number programmed into PMEVTYPER<n>_EL0.evtCount (and perf's raw `config`).
+    /// The event number programmed into `PMEVTYPER<n>_EL0.evtCount` (and perf's raw `config`).
     pub const fn code(self) -> u16 {
         match self {
             ArmEvent::Common(e) => e.code(),

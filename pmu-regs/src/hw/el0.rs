@@ -4,7 +4,7 @@
 //! On Linux, EL0 may read counters only while the task has a perf event open with user access: with
 //! `kernel.perf_user_access = 1`, an event opened with `config1` bit 1 (`rdpmc`) and its first page
 //! mapped, the kernel sets PMUSERENR_EL0 to ER | CR while the task runs and names the event's
-//! counter in the page's `index` (32 for PMCCNTR_EL0, n + 1 for PMEVCNTR<n>_EL0, 0 for none; see
+//! counter in the page's `index` (32 for PMCCNTR_EL0, n + 1 for `PMEVCNTR<n>_EL0`, 0 for none; see
 //! [`El0Counter::from_perf_index`]). Otherwise PMUSERENR_EL0 reads 0 and a counter read would trap.
 
 use thiserror::Error;
@@ -19,7 +19,7 @@ use super::sysreg;
 pub enum El0Counter {
     /// PMCCNTR_EL0.
     Cycles,
-    /// PMEVCNTR<n>_EL0, n ≤ 30.
+    /// `PMEVCNTR<n>_EL0`, n ≤ 30.
     Event(u8),
 }
 
