@@ -655,3 +655,45 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn common_events_the_pmu_does_not_list_are_never_opened() {
+    let fake = Arc::new(FakePerf::new(1));
+    // A PMU listing CPU_CYCLES and INST_RETIRED only, like QEMU's.
+    fake.set_arm_events(
+        pmu_regs::CommonEventSet::default()
+            .with_event(0x11)
+            .with_event(0x08),
+    );
+    let counters = [
+        CpuCounter::L1Accesses,
+        CpuCounter::InstrRetired,
+        CpuCounter::BusReads,
+        CpuCounter::TaskClock,
+    ];
+    let p = profiler(&fake, CpuConfig::new(&counters)).unwrap();
+    if !cfg!(target_arch = "aarch64") {
+        for c in &counters[..3] {
+            let c = *c;
+            assert_eq!(
+                p.availability(c),
+                Err(UnavailableReason::NotOnThisArchitecture)
+            );
+        }
+        return;
+    }
+    assert_eq!(
+        p.availability(CpuCounter::L1Accesses),
+        Err(UnavailableReason::NotImplementedByCpu { event: 0x04 })
+    );
+    assert_eq!(p.availability(CpuCounter::InstrRetired), Ok(()));
+    // BUS_ACCESS_RD is not a common event: no register says whether it exists, so it is opened.
+    assert_eq!(p.availability(CpuCounter::BusReads), Ok(()));
+    let raw: Vec<u64> = fake
+        .opened()
+        .iter()
+        .filter(|a| a.type_ == PERF_TYPE_RAW)
+        .map(|a| a.config)
+        .collect();
+    assert_eq!(raw, [0x08, 0x60], "L1D_CACHE never reached the kernel");
+}

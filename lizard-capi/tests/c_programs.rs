@@ -3,9 +3,11 @@
 //! simulator on loopback (`lizard_core::sim`) and against the local HWCPipe software counters, plain, under
 //! valgrind and under AddressSanitizer.
 //!
-//! `TARGET_CC` and `TARGET_CXX` name a cross compiler when the tests run for another architecture (the
-//! aarch64 stage of `.ci/run` runs them under qemu-user); valgrind and the sanitizers check native builds
-//! only and skip, saying so, when a cross compiler is in use.
+//! `TARGET_CC` and `TARGET_CXX` name a cross compiler when the tests run for another architecture; where
+//! the machine running the tests has no compiler (the emulated Arm system of `.ci/arm-tests`), the
+//! programs come compiled from `LIZARD_PREBUILT_C` (see `support/prebuilt.rs`) and `LIZARD_LIBRARY_DIR`
+//! names the folder of the `liblizard.so` they were linked with. Valgrind and the sanitizers check native
+//! builds only and skip, saying so, when a cross compiler or prebuilt programs are in use.
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -14,13 +16,20 @@ use std::sync::OnceLock;
 
 use lizard_core::sim::{self, SimConfig, SimHandle, SimSample, Stream};
 
+#[path = "support/prebuilt.rs"]
+mod prebuilt;
+
 fn manifest() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The folder holding `liblizard.so`: cargo builds it beside this test binary (`deps/`), and `cargo build`
-/// also copies it to the profile folder above.
+/// The folder holding `liblizard.so`: `LIZARD_LIBRARY_DIR` when set (a build for a target where cargo
+/// makes no shared library beside static test binaries), else where cargo builds it beside this test
+/// binary (`deps/`), or the profile folder above, where `cargo build` copies it.
 fn library_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("LIZARD_LIBRARY_DIR") {
+        return PathBuf::from(dir);
+    }
     let exe = std::env::current_exe().expect("test binary path");
     let deps = exe.parent().expect("test binary folder");
     let found = [Some(deps), deps.parent()]
@@ -58,9 +67,12 @@ impl Lang {
     }
 }
 
-/// The cross compiler in use, if any: valgrind and the sanitizers are then skipped.
+/// The cross compiler in use, or the folder of programs compiled elsewhere, if any: valgrind and the
+/// sanitizers, which check native builds only, are then skipped.
 fn cross_compiler() -> Option<String> {
-    std::env::var("TARGET_CC").ok()
+    std::env::var("TARGET_CC")
+        .ok()
+        .or_else(|| prebuilt::folder().map(|dir| format!("programs from {}", dir.display())))
 }
 
 /// `false`, after saying so on stderr, where the kernel (or an emulator such as qemu-user) has no
@@ -80,6 +92,13 @@ fn compile(lang: Lang, source: &Path, name: &str, extra: &[&str]) -> PathBuf {
         Lang::Cxx => ("c++", "-std=c++11"),
         Lang::C => ("c", "-std=c99"),
     };
+    if let Some(program) = prebuilt::program(source, lang_flag) {
+        assert!(
+            extra.is_empty(),
+            "no prebuilt variant of {name} with {extra:?}"
+        );
+        return program;
+    }
     let compiler = lang.compiler();
     let lib = library_dir();
     let status = Command::new(&compiler)

@@ -10,59 +10,13 @@ use std::process::Command;
 
 use lizard::abi::*;
 
-const PROBE: &str = r#"
-#include <stddef.h>
-#include <stdio.h>
-#include "lizard/lizard_api.h"
-#define SHOW(name, value) printf("%s %lld\n", name, (long long)(value))
-#define OFF(type, field) SHOW(#type "." #field, offsetof(type, field))
-int main(void) {
-    SHOW("sizeof.LizardCounterDescription", sizeof(LizardCounterDescription));
-    SHOW("sizeof.LizardApi", sizeof(struct LizardApi));
-    SHOW("sizeof.LizardCounterId", sizeof(LizardCounterId));
-    SHOW("sizeof.LizardInstance", sizeof(LizardInstance));
-    OFF(LizardCounterDescription, id);
-    OFF(LizardCounterDescription, short_name);
-    OFF(LizardCounterDescription, name);
-    OFF(LizardCounterDescription, title);
-    OFF(LizardCounterDescription, description);
-    OFF(LizardCounterDescription, category);
-    OFF(LizardCounterDescription, multiplier);
-    OFF(LizardCounterDescription, units);
-    OFF(LizardCounterDescription, class_type);
-    OFF(LizardCounterDescription, result_type);
-    OFF(struct LizardApi, struct_size);
-    OFF(struct LizardApi, version);
-    OFF(struct LizardApi, Init);
-    OFF(struct LizardApi, Destroy);
-    OFF(struct LizardApi, GetAvailableCountersCount);
-    OFF(struct LizardApi, GetCounterDescription);
-    OFF(struct LizardApi, EnableCounter);
-    OFF(struct LizardApi, DisableCounter);
-    OFF(struct LizardApi, DisableAllCounters);
-    OFF(struct LizardApi, StartCapture);
-    OFF(struct LizardApi, StopCapture);
-    OFF(struct LizardApi, ReadCounterInt);
-    OFF(struct LizardApi, ReadCounterDouble);
-    SHOW("LIZARD_VERSION_0_1", LIZARD_VERSION_0_1);
-    SHOW("LZD_OK", LZD_OK);
-    SHOW("LZD_FAILURE", LZD_FAILURE);
-    SHOW("sizeof.LZD_Result", sizeof(LZD_Result));
-    SHOW("LZD_ABSOLUTE", LZD_ABSOLUTE);
-    SHOW("LZD_DELTA", LZD_DELTA);
-    SHOW("LZD_UNITS_UNKNOWN", LZD_UNITS_UNKNOWN);
-    SHOW("LZD_UNITS_BYTE", LZD_UNITS_BYTE);
-    SHOW("LZD_UNITS_CELSIUS", LZD_UNITS_CELSIUS);
-    SHOW("LZD_UNITS_HZ", LZD_UNITS_HZ);
-    SHOW("LZD_UNITS_PAGES", LZD_UNITS_PAGES);
-    SHOW("LZD_UNITS_RPM", LZD_UNITS_RPM);
-    SHOW("LZD_UNITS_S", LZD_UNITS_S);
-    SHOW("LZD_UNITS_V", LZD_UNITS_V);
-    SHOW("LZD_TYPE_INT", LZD_TYPE_INT);
-    SHOW("LZD_TYPE_DOUBLE", LZD_TYPE_DOUBLE);
-    return 0;
+#[path = "support/prebuilt.rs"]
+mod prebuilt;
+
+/// The C program that prints the header's layout.
+fn probe_source() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/c/header_probe.c")
 }
-"#;
 
 fn expected() -> BTreeMap<String, i64> {
     type D = LizardCounterDescription;
@@ -166,8 +120,25 @@ fn target_compiler(var: &str, default: &str) -> String {
 }
 
 fn compile_and_run(compiler: &str, std: &str, lang: &str, dir: &Path) -> BTreeMap<String, i64> {
-    let source = dir.join("probe.c");
-    std::fs::write(&source, PROBE).expect("write probe");
+    let source = probe_source();
+    let binary = match prebuilt::program(&source, lang) {
+        Some(binary) => binary,
+        None => compile(compiler, std, lang, &source, dir),
+    };
+    let output = Command::new(&binary).output().expect("run probe");
+    assert!(output.status.success());
+    String::from_utf8(output.stdout)
+        .expect("utf-8")
+        .lines()
+        .map(|line| {
+            let (name, value) = line.rsplit_once(' ').expect("name value");
+            (name.to_owned(), value.parse().expect("number"))
+        })
+        .collect()
+}
+
+/// Compiles the probe `source` as `lang` into `dir`.
+fn compile(compiler: &str, std: &str, lang: &str, source: &Path, dir: &Path) -> PathBuf {
     let binary = dir.join(format!("probe-{lang}"));
     let include = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("include");
     let status = Command::new(compiler)
@@ -180,7 +151,7 @@ fn compile_and_run(compiler: &str, std: &str, lang: &str, dir: &Path) -> BTreeMa
             "-x",
             lang,
         ])
-        .arg(&source)
+        .arg(source)
         .arg("-I")
         .arg(&include)
         .arg("-o")
@@ -191,16 +162,7 @@ fn compile_and_run(compiler: &str, std: &str, lang: &str, dir: &Path) -> BTreeMa
         status.success(),
         "{compiler} failed to compile the header probe"
     );
-    let output = Command::new(&binary).output().expect("run probe");
-    assert!(output.status.success());
-    String::from_utf8(output.stdout)
-        .expect("utf-8")
-        .lines()
-        .map(|line| {
-            let (name, value) = line.rsplit_once(' ').expect("name value");
-            (name.to_owned(), value.parse().expect("number"))
-        })
-        .collect()
+    binary
 }
 
 fn scratch(name: &str) -> PathBuf {

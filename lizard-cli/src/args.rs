@@ -185,6 +185,10 @@ pub struct StatArgs {
     /// exits, or at Ctrl-C).
     #[arg(long, value_parser = parse_duration, conflicts_with = "command")]
     pub duration: Option<Duration>,
+    /// Count user-space execution only (`exclude_kernel`), like perf's `:u` modifier. By default
+    /// kernel code is counted too where the kernel allows it.
+    #[arg(long)]
+    pub user_only: bool,
     /// What to count: one of `-- CMD ARGS…`, --pid, --system-wide, --cpu.
     #[command(flatten)]
     pub target: TargetArgs,

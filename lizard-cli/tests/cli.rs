@@ -1012,3 +1012,43 @@ fn local_counters_join_gatord_only_on_request_and_say_what_they_count() {
     assert!(!task_clock.contains("cpu (this process)"), "{task_clock}");
     sim.shutdown();
 }
+
+/// Instructions `examples/arm_loop.rs` executes at EL0: a loop of 1 000 000 × 2 and 5 around it.
+const ARM_LOOP_INSTRUCTIONS: u64 = 2 * 1_000_000 + 5;
+
+/// The `arm_loop` example, built beside this test binary by `cargo test` (`deps/../examples/`).
+fn arm_loop_program() -> Option<PathBuf> {
+    let exe = std::env::current_exe().expect("test binary path");
+    let profile = exe.parent()?.parent()?;
+    Some(profile.join("examples/arm_loop")).filter(|p| p.is_file())
+}
+
+#[test]
+fn stat_counts_every_instruction_of_a_known_program() {
+    if std::env::var("LIZARD_ARM_VM").as_deref() != Ok("icount") {
+        eprintln!("skipped: exact counts need the Arm VM with -icount (LIZARD_ARM_VM=icount)");
+        return;
+    }
+    let program = arm_loop_program().expect("the arm_loop example is built with the tests");
+    let program = program.to_str().expect("UTF-8 path");
+    let output = lizard(&[
+        "stat",
+        "--user-only",
+        "--counters",
+        "Instructions,InstrRetired",
+        "--format",
+        "json",
+        "--",
+        program,
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = json(&output);
+    assert_eq!(doc["kernel_excluded"], true);
+    for row in doc["counters"].as_array().expect("rows") {
+        assert_eq!(
+            row["value"].as_u64(),
+            Some(ARM_LOOP_INSTRUCTIONS),
+            "{row}: every instruction of the loop program, and nothing else"
+        );
+    }
+}

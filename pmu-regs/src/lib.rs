@@ -22,10 +22,14 @@ pub use regs::pmmir::{Pmmir, ReservedBusWidth};
 pub use regs::pmselr::{Pmselr, Selected};
 pub use regs::pmuserenr::Pmuserenr;
 pub use version::{PmuSupport, PmuVersion, ReservedPmuVer};
+pub mod arm_event;
 pub mod encoding;
 pub mod event;
 pub mod external;
+pub mod recommended;
+pub use arm_event::ArmEvent;
 pub use event::CommonEvent;
+pub use recommended::RecommendedEvent;
 #[cfg(feature = "json")]
 pub mod catalog;
 #[cfg(target_arch = "aarch64")]

@@ -5,7 +5,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use pmu_regs::catalog::{CatalogError, CpuList, EventCatalog};
-use pmu_regs::{CommonEvent, CommonEventSet};
+use pmu_regs::{ArmEvent, CommonEvent, CommonEventSet, RecommendedEvent};
 
 fn data_dir() -> PathBuf {
     Path::new(concat!(
@@ -158,4 +158,52 @@ fn cpu_table_names_the_a720_from_its_midr() {
         ("Cortex-A720", "armv9.2-a")
     );
     assert!(cpus.by_midr(0x4100_0000).is_none());
+}
+
+/// Every per-core list of an A-profile core (Armv8-A and later).
+fn a_profile_core_lists() -> Vec<(String, EventCatalog)> {
+    let mut lists = Vec::new();
+    for entry in fs::read_dir(data_dir().join("pmu")).expect("pmu folder") {
+        let name = entry
+            .expect("entry")
+            .file_name()
+            .to_string_lossy()
+            .into_owned();
+        if name.starts_with("common") || name == "pmu-schema.json" {
+            continue;
+        }
+        let catalog = load(&name);
+        if catalog.architecture().starts_with("armv8")
+            || catalog.architecture().starts_with("armv9")
+        {
+            lists.push((name, catalog));
+        }
+    }
+    lists
+}
+
+#[test]
+fn recommended_events_match_every_core_list() {
+    let lists = a_profile_core_lists();
+    assert!(lists.len() > 20, "{} core lists", lists.len());
+    let mut seen = std::collections::BTreeSet::new();
+    for (file, catalog) in &lists {
+        for listed in catalog.iter().filter(|e| (0x40..=0xBF).contains(&e.code)) {
+            let Some(name) = listed.name.as_deref() else {
+                continue;
+            };
+            let event = RecommendedEvent::from_code(listed.code)
+                .unwrap_or_else(|| panic!("{file}: {name} ({:#x}) missing", listed.code));
+            assert_eq!(event.mnemonic(), name, "{file}");
+            assert_eq!(
+                ArmEvent::from_code(listed.code),
+                Some(ArmEvent::Recommended(event))
+            );
+            seen.insert(event);
+        }
+    }
+    // And the other way: every entry of the enum is in some core's list.
+    for event in RecommendedEvent::ALL {
+        assert!(seen.contains(event), "{event} is in no core list");
+    }
 }

@@ -1,8 +1,11 @@
 //! [`CpuCounter`]: HWCPipe's 17 CPU counters in HWCPipe's order and names, then seven Linux software
-//! counters, with their descriptions, units and the perf event each one opens.
+//! counters, with their descriptions, units and the perf event each one opens. Arm PMU events are
+//! named by `pmu-regs`' event model ([`ArmEvent`]), which holds their numbers and Arm's mnemonics.
 
 use core::fmt;
 use core::str::FromStr;
+
+use pmu_regs::{ArmEvent, CommonEvent, RecommendedEvent};
 
 use crate::counter_info::CounterInfo;
 use crate::sys::perf_event_attr::{PERF_TYPE_HARDWARE, PERF_TYPE_RAW, PERF_TYPE_SOFTWARE};
@@ -13,8 +16,8 @@ use crate::unit::Unit;
 pub enum PerfEvent {
     /// `PERF_TYPE_HARDWARE` with a `PERF_COUNT_HW_*` number.
     Hardware(u64),
-    /// `PERF_TYPE_RAW` with an Armv8 PMU event number (only meaningful on aarch64).
-    ArmRaw(u64),
+    /// `PERF_TYPE_RAW` with an Arm PMU event number (only meaningful on aarch64).
+    Arm(ArmEvent),
     /// `PERF_TYPE_SOFTWARE` with a `PERF_COUNT_SW_*` number.
     Software(u64),
 }
@@ -26,8 +29,10 @@ impl PerfEvent {
         match self {
             PerfEvent::Hardware(n) => Some((PERF_TYPE_HARDWARE, n)),
             PerfEvent::Software(n) => Some((PERF_TYPE_SOFTWARE, n)),
-            PerfEvent::ArmRaw(n) if cfg!(target_arch = "aarch64") => Some((PERF_TYPE_RAW, n)),
-            PerfEvent::ArmRaw(_) => None,
+            PerfEvent::Arm(e) if cfg!(target_arch = "aarch64") => {
+                Some((PERF_TYPE_RAW, u64::from(e.code())))
+            }
+            PerfEvent::Arm(_) => None,
         }
     }
 
@@ -35,6 +40,16 @@ impl PerfEvent {
     pub fn is_hardware(self) -> bool {
         !matches!(self, PerfEvent::Software(_))
     }
+}
+
+/// A common Arm PMU event as a perf event.
+const fn common(event: CommonEvent) -> PerfEvent {
+    PerfEvent::Arm(ArmEvent::Common(event))
+}
+
+/// A recommended IMPLEMENTATION DEFINED Arm PMU event as a perf event.
+const fn recommended(event: RecommendedEvent) -> PerfEvent {
+    PerfEvent::Arm(ArmEvent::Recommended(event))
 }
 
 macro_rules! cpu_counters {
@@ -87,28 +102,28 @@ cpu_counters! {
     BranchInstructions => "Number of branch instructions", Instructions, PerfEvent::Hardware(4);
     /// Branch misses (`PERF_COUNT_HW_BRANCH_MISSES`).
     BranchMisses => "Number of branch misses", Misses, PerfEvent::Hardware(5);
-    /// Armv8 `L1D_CACHE` (raw 0x04).
-    L1Accesses => "L1 data cache accesses", Accesses, PerfEvent::ArmRaw(0x04);
-    /// Armv8 `INST_RETIRED` (raw 0x08).
-    InstrRetired => "All retired instructions", Instructions, PerfEvent::ArmRaw(0x08);
-    /// Armv8 `L2D_CACHE` (raw 0x16).
-    L2Accesses => "L2 data cache accesses", Accesses, PerfEvent::ArmRaw(0x16);
-    /// Armv8 `L3D_CACHE` (raw 0x2B).
-    L3Accesses => "L3 data cache accesses", Accesses, PerfEvent::ArmRaw(0x2B);
-    /// Armv8 `BUS_ACCESS_RD` (raw 0x60).
-    BusReads => "Bus access reads", Beats, PerfEvent::ArmRaw(0x60);
-    /// Armv8 `BUS_ACCESS_WR` (raw 0x61).
-    BusWrites => "Bus access writes", Beats, PerfEvent::ArmRaw(0x61);
-    /// Armv8 `MEM_ACCESS_RD` (raw 0x66).
-    MemReads => "Data memory access, load instructions", Instructions, PerfEvent::ArmRaw(0x66);
-    /// Armv8 `MEM_ACCESS_WR` (raw 0x67).
-    MemWrites => "Data memory access, store instructions", Instructions, PerfEvent::ArmRaw(0x67);
-    /// Armv8 `ASE_SPEC` (raw 0x74).
-    ASESpec => "Speculatively executed SIMD operations", Operations, PerfEvent::ArmRaw(0x74);
-    /// Armv8 `VFP_SPEC` (raw 0x75).
-    VFPSpec => "Speculatively executed floating point operations", Operations, PerfEvent::ArmRaw(0x75);
-    /// Armv8 `CRYPTO_SPEC` (raw 0x77).
-    CryptoSpec => "Speculatively executed cryptographic operations", Operations, PerfEvent::ArmRaw(0x77);
+    /// Arm `L1D_CACHE`.
+    L1Accesses => "L1 data cache accesses", Accesses, common(CommonEvent::L1dCache);
+    /// Arm `INST_RETIRED`.
+    InstrRetired => "All retired instructions", Instructions, common(CommonEvent::InstRetired);
+    /// Arm `L2D_CACHE`.
+    L2Accesses => "L2 data cache accesses", Accesses, common(CommonEvent::L2dCache);
+    /// Arm `L3D_CACHE`.
+    L3Accesses => "L3 data cache accesses", Accesses, common(CommonEvent::L3dCache);
+    /// Arm `BUS_ACCESS_RD`.
+    BusReads => "Bus access reads", Beats, recommended(RecommendedEvent::BusAccessRd);
+    /// Arm `BUS_ACCESS_WR`.
+    BusWrites => "Bus access writes", Beats, recommended(RecommendedEvent::BusAccessWr);
+    /// Arm `MEM_ACCESS_RD`.
+    MemReads => "Data memory access, load instructions", Instructions, recommended(RecommendedEvent::MemAccessRd);
+    /// Arm `MEM_ACCESS_WR`.
+    MemWrites => "Data memory access, store instructions", Instructions, recommended(RecommendedEvent::MemAccessWr);
+    /// Arm `ASE_SPEC`.
+    ASESpec => "Speculatively executed SIMD operations", Operations, recommended(RecommendedEvent::AseSpec);
+    /// Arm `VFP_SPEC`.
+    VFPSpec => "Speculatively executed floating point operations", Operations, recommended(RecommendedEvent::VfpSpec);
+    /// Arm `CRYPTO_SPEC`.
+    CryptoSpec => "Speculatively executed cryptographic operations", Operations, recommended(RecommendedEvent::CryptoSpec);
     /// CPU time from the per-CPU clock (`PERF_COUNT_SW_CPU_CLOCK`).
     CpuClock => "CPU clock time", Nanoseconds, PerfEvent::Software(0);
     /// CPU time of the measured tasks (`PERF_COUNT_SW_TASK_CLOCK`).
@@ -173,6 +188,22 @@ impl CpuCounter {
             name: self.name(),
             description: self.description(),
             unit: self.unit(),
+        }
+    }
+}
+
+#[cfg(feature = "json")]
+impl CpuCounter {
+    /// What a core's own event list (one of Arm's per-core JSON files, loaded by `pmu-regs`) says
+    /// about this counter's Arm event: `None` for counters that are not Arm events and for events the
+    /// core's list does not have.
+    pub fn catalog_event(
+        self,
+        catalog: &pmu_regs::catalog::EventCatalog,
+    ) -> Option<&pmu_regs::catalog::CatalogEvent> {
+        match self.event() {
+            PerfEvent::Arm(event) => catalog.get(event.code()),
+            PerfEvent::Hardware(_) | PerfEvent::Software(_) => None,
         }
     }
 }
@@ -248,25 +279,13 @@ mod tests {
     }
 
     #[test]
-    fn arm_raw_codes_are_the_pmu_event_numbers() {
-        let raw: Vec<u64> = CpuCounter::HWCPIPE[6..]
-            .iter()
-            .map(|c| match c.event() {
-                PerfEvent::ArmRaw(n) => n,
-                other => panic!("{c} is {other:?}"),
-            })
-            .collect();
-        assert_eq!(
-            raw,
-            [0x04, 0x08, 0x16, 0x2B, 0x60, 0x61, 0x66, 0x67, 0x74, 0x75, 0x77]
-        );
-    }
-
-    #[test]
     fn raw_events_open_only_on_aarch64() {
         let opened = CpuCounter::L1Accesses.event().type_and_config();
         if cfg!(target_arch = "aarch64") {
-            assert_eq!(opened, Some((PERF_TYPE_RAW, 0x04)));
+            assert_eq!(
+                opened,
+                Some((PERF_TYPE_RAW, u64::from(CommonEvent::L1dCache.code())))
+            );
         } else {
             assert_eq!(opened, None);
         }

@@ -31,6 +31,13 @@ pub enum UnavailableReason {
         /// The errno of `perf_event_open`.
         errno: i32,
     },
+    /// The counter is a common Arm PMU event that the CPU's PMU does not implement: the kernel's
+    /// Arm PMU driver does not list it in sysfs (it lists what PMCEID0/1_EL0 say). Opened anyway, it
+    /// would only ever read zero.
+    NotImplementedByCpu {
+        /// The Arm event number.
+        event: u16,
+    },
     /// The event opened but `PERF_EVENT_IOC_ID` failed, so its values could not be told apart.
     NoEventId {
         /// The errno of the ioctl.
@@ -75,6 +82,11 @@ impl fmt::Display for UnavailableReason {
             UnavailableReason::Rejected { errno } => {
                 write!(f, "rejected by perf_event_open: {}", strerror(errno))
             }
+            UnavailableReason::NotImplementedByCpu { event } => write!(
+                f,
+                "this CPU's PMU does not implement Arm event {event:#06x} (not in the kernel's \
+                 sysfs events list, which follows PMCEID0/1_EL0)"
+            ),
             UnavailableReason::NoEventId { errno } => {
                 write!(f, "PERF_EVENT_IOC_ID failed: {}", strerror(errno))
             }

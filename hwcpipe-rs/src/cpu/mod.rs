@@ -3,6 +3,7 @@
 //! [`CpuCounter`] lists HWCPipe's 17 counters and seven software ones; [`CpuProfiler`] opens them
 //! for a [`CpuTarget`] and reads them as per-sample deltas ([`CpuSample`]).
 
+pub mod arm_pmu;
 mod config;
 mod counter;
 mod error;

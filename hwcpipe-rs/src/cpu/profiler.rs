@@ -8,7 +8,7 @@ use std::process::Child;
 use std::sync::Arc;
 
 use super::config::{CpuConfig, CpuTarget, KernelCounting};
-use super::counter::CpuCounter;
+use super::counter::{CpuCounter, PerfEvent};
 use super::error::{CpuError, UnavailableReason};
 use super::group_read::{record_len, GroupRecord};
 use super::sample::{CpuReading, CpuSample};
@@ -323,12 +323,23 @@ impl CpuProfiler {
         let mut hardware_group: Option<usize> = None;
         let mut available = Vec::new();
         let mut unavailable = Vec::new();
+        let mut arm_events = None;
         for counter in requested {
             let event = counter.event();
             let Some((type_, config)) = event.type_and_config() else {
                 unavailable.push((counter, UnavailableReason::NotOnThisArchitecture));
                 continue;
             };
+            if let PerfEvent::Arm(arm) = event {
+                let implemented = arm_events.get_or_insert_with(|| sys.arm_common_events());
+                if let Some(set) = implemented {
+                    if arm.is_discoverable() && !set.contains(arm.code()) {
+                        let reason = UnavailableReason::NotImplementedByCpu { event: arm.code() };
+                        unavailable.push((counter, reason));
+                        continue;
+                    }
+                }
+            }
             let slot = if event.is_hardware() {
                 match hardware_group {
                     Some(g) if groups[g].fds.len() < group_size => &mut hardware_group,
@@ -360,15 +371,16 @@ impl CpuProfiler {
         let last_denial = opener.last_denial.take();
         let paranoid = opener.paranoid.flatten();
         if available.is_empty() {
-            // Denied by the kernel for every event it has (Arm events on another architecture
-            // never reach it; events the kernel or CPU lacks, such as hardware events on a VM,
-            // would not count even with permission).
+            // Denied by the kernel for every event it has (Arm events on another architecture, and
+            // those the PMU does not implement, never reach it; events the kernel or CPU lacks, such
+            // as hardware events on a VM, would not count even with permission).
             let all_denied = unavailable.iter().all(|(_, r)| {
                 matches!(
                     r,
                     UnavailableReason::PermissionDenied { .. }
                         | UnavailableReason::NotOnThisArchitecture
                         | UnavailableReason::Unsupported { .. }
+                        | UnavailableReason::NotImplementedByCpu { .. }
                 )
             });
             return Err(match (all_denied, last_denial) {

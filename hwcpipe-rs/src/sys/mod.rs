@@ -21,6 +21,8 @@ use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 pub use gated_spawn::{spawn_gated, GatedChild};
 pub use perf_event_attr::PerfEventAttr;
 
+use crate::cpu::arm_pmu::{ArmPmu, SYSFS_PMU_DEVICES};
+
 /// `PERF_IOC_FLAG_GROUP`: apply an ioctl to the leader and every member of its group.
 const PERF_IOC_FLAG_GROUP: libc::c_ulong = 1;
 /// `PERF_EVENT_IOC_ENABLE` = `_IO('$', 0)`.
@@ -84,6 +86,20 @@ pub trait PerfSys: Send + Sync + fmt::Debug {
 
     /// `close(fd)`, reporting the error a plain drop would swallow.
     fn close(&self, fd: OwnedFd) -> io::Result<()>;
+
+    /// The common Arm PMU events the CPUs implement, as the kernel's Arm PMU driver lists them in
+    /// sysfs (see [`crate::cpu::arm_pmu`]; with several PMUs, an event any of them lists), or `None`
+    /// where no Arm PMU is described (another architecture, a kernel without the driver). The
+    /// profiler reports a common event outside the set as unavailable instead of reading zeros.
+    fn arm_common_events(&self) -> Option<pmu_regs::CommonEventSet> {
+        let pmus = ArmPmu::discover(std::path::Path::new(SYSFS_PMU_DEVICES)).ok()?;
+        pmus.iter().map(ArmPmu::common_events).reduce(|a, b| {
+            pmu_regs::CommonEventSet::from_registers(
+                a.pmceid0() | b.pmceid0(),
+                a.pmceid1() | b.pmceid1(),
+            )
+        })
+    }
 
     /// The value of `/proc/sys/kernel/perf_event_paranoid`, used to explain a refusal.
     fn perf_event_paranoid(&self) -> io::Result<i32> {

@@ -78,6 +78,7 @@ struct State {
     reads: usize,
     opened: Vec<PerfEventAttr>,
     closed: usize,
+    arm_events: Option<pmu_regs::CommonEventSet>,
 }
 
 impl FakePerf {
@@ -115,6 +116,12 @@ impl FakePerf {
                 event.count = count;
             }
         }
+    }
+
+    /// Describes an Arm PMU implementing the common events `events` (none is described by default,
+    /// whatever the machine running the tests has).
+    pub fn set_arm_events(&self, events: pmu_regs::CommonEventSet) {
+        self.state.lock().unwrap().arm_events = Some(events);
     }
 
     /// Number of `read` calls so far.
@@ -283,5 +290,9 @@ impl PerfSys for FakePerf {
 
     fn perf_event_paranoid(&self) -> io::Result<i32> {
         Ok(self.state.lock().unwrap().paranoid)
+    }
+
+    fn arm_common_events(&self) -> Option<pmu_regs::CommonEventSet> {
+        self.state.lock().unwrap().arm_events
     }
 }

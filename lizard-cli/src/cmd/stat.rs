@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use hwcpipe::CpuCounter;
+use hwcpipe::{CpuCounter, KernelCounting};
 use serde_json::json;
 
 use crate::args::{ListFormat, StatArgs};
@@ -73,7 +73,12 @@ pub fn run(args: &StatArgs) -> Result<i32, CliError> {
     if duration_without_end(&target, args.duration) {
         eprintln!("counting {} until Ctrl-C", target.scope());
     }
-    let mut counting = TargetCounters::open(&target, &chosen)?;
+    let kernel = if args.user_only {
+        KernelCounting::Exclude
+    } else {
+        KernelCounting::Auto
+    };
+    let mut counting = TargetCounters::open(&target, &chosen, kernel)?;
     let started = Instant::now();
     counting.run()?;
     let code = wait(&mut counting, &target, args.duration)?;

@@ -54,7 +54,7 @@ struct TargetBackend {
 /// Opens `target`'s CPU counters, and the Mali GPU's when this machine has one, as the engine's direct
 /// source. The watch tells when a counted command has exited.
 pub fn open_backend(target: &Target) -> Result<(Box<dyn HwcBackend>, CommandWatch), TargetError> {
-    let cpu = TargetCounters::open(target, &CpuCounter::ALL)?;
+    let cpu = TargetCounters::open(target, &CpuCounter::ALL, hwcpipe::KernelCounting::Auto)?;
     // The GPU counters count the whole GPU whatever the CPU target; no GPU is no GPU counters.
     let gpu = HwcPipeBackend::new(HwcPipe::with_config(None, &GpuCounter::ALL)).ok();
     let watch = CommandWatch::default();

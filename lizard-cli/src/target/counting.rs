@@ -6,7 +6,9 @@ use std::process::{Child, Command};
 use std::sync::Arc;
 
 use hwcpipe::sys::{LinuxPerf, PerfSys};
-use hwcpipe::{CpuConfig, CpuCounter, CpuError, CpuProfiler, CpuTarget, UnavailableReason};
+use hwcpipe::{
+    CpuConfig, CpuCounter, CpuError, CpuProfiler, CpuTarget, KernelCounting, UnavailableReason,
+};
 
 use super::cpus::{format_cpu_list, online_cpus};
 use super::error::TargetError;
@@ -72,20 +74,25 @@ pub struct TargetCounters {
 }
 
 impl TargetCounters {
-    /// Opens `wanted` for `target` with the real kernel.
-    pub fn open(target: &Target, wanted: &[CpuCounter]) -> Result<Self, TargetError> {
-        Self::open_with(target, wanted, Arc::new(LinuxPerf))
+    /// Opens `wanted` for `target` with the real kernel, counting kernel code as `kernel` says.
+    pub fn open(
+        target: &Target,
+        wanted: &[CpuCounter],
+        kernel: KernelCounting,
+    ) -> Result<Self, TargetError> {
+        Self::open_with(target, wanted, kernel, Arc::new(LinuxPerf))
     }
 
     /// Opens `wanted` for `target` through `sys` (a kernel that refuses, in tests).
     pub fn open_with(
         target: &Target,
         wanted: &[CpuCounter],
+        kernel: KernelCounting,
         sys: Arc<dyn PerfSys>,
     ) -> Result<Self, TargetError> {
         let open = |cpu_target: CpuTarget| {
-            CpuProfiler::with_sys(CpuConfig::new(wanted).target(cpu_target), Arc::clone(&sys))
-                .map_err(|e| opening_error(target, e))
+            let config = CpuConfig::new(wanted).target(cpu_target).kernel(kernel);
+            CpuProfiler::with_sys(config, Arc::clone(&sys)).map_err(|e| opening_error(target, e))
         };
         let parts = match target {
             Target::Command(argv) => {
@@ -103,7 +110,7 @@ impl TargetCounters {
                     cpu: None,
                 }]
             }
-            Target::Pid(pid) => open_threads(*pid, wanted, &sys, target)?,
+            Target::Pid(pid) => open_threads(*pid, wanted, kernel, &sys, target)?,
             Target::Cpus { cpus, .. } => {
                 let online = online_cpus()?;
                 let mut parts = Vec::with_capacity(cpus.len());
@@ -260,6 +267,7 @@ impl TargetCounters {
 fn open_threads(
     pid: i32,
     wanted: &[CpuCounter],
+    kernel: KernelCounting,
     sys: &Arc<dyn PerfSys>,
     target: &Target,
 ) -> Result<Vec<Part>, TargetError> {
@@ -275,7 +283,9 @@ fn open_threads(
         }
         for tid in fresh {
             seen.insert(tid);
-            let config = CpuConfig::new(wanted).target(CpuTarget::Pid(tid));
+            let config = CpuConfig::new(wanted)
+                .target(CpuTarget::Pid(tid))
+                .kernel(kernel);
             match CpuProfiler::with_sys(config, Arc::clone(sys)) {
                 Ok(profiler) => parts.push(Part {
                     profiler,
@@ -375,7 +385,13 @@ mod tests {
     }
 
     fn refused(target: &Target) -> TargetError {
-        TargetCounters::open_with(target, &CpuCounter::SOFTWARE, Arc::new(Refusing)).unwrap_err()
+        TargetCounters::open_with(
+            target,
+            &CpuCounter::SOFTWARE,
+            KernelCounting::Auto,
+            Arc::new(Refusing),
+        )
+        .unwrap_err()
     }
 
     #[test]

@@ -124,18 +124,20 @@ pub(crate) fn delivered(document: &[u8]) -> Option<Delivered> {
                 .collect(),
         ));
     }
-    gator_xml::Session::from_bytes(document).ok().map(|session| {
-        use gator_xml::SampleRate;
-        Delivered::Session(SessionPace {
-            sample_hz: match session.sample_rate {
-                Some(SampleRate::High) => Some(10_007),
-                Some(SampleRate::Normal) => Some(1_009),
-                Some(SampleRate::Low) => Some(101),
-                Some(SampleRate::None) | None => None,
-            },
-            live_rate_ms: session.live_rate.filter(|&ms| ms > 0),
+    gator_xml::Session::from_bytes(document)
+        .ok()
+        .map(|session| {
+            use gator_xml::SampleRate;
+            Delivered::Session(SessionPace {
+                sample_hz: match session.sample_rate {
+                    Some(SampleRate::High) => Some(10_007),
+                    Some(SampleRate::Normal) => Some(1_009),
+                    Some(SampleRate::Low) => Some(101),
+                    Some(SampleRate::None) | None => None,
+                },
+                live_rate_ms: session.live_rate.filter(|&ms| ms > 0),
+            })
         })
-    })
 }
 
 #[cfg(test)]

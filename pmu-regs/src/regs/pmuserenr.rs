@@ -30,3 +30,43 @@ register! {
         flag tid / with_tid [6], ReadWrite, V3p9;
     }
 }
+
+impl Pmuserenr {
+    /// Whether EL0 may read `register` with these enables: EN opens every EL0-accessible register;
+    /// without it, CR opens PMCCNTR_EL0 and ER opens the event counters (`PMEVCNTR<n>_EL0`,
+    /// `PMXEVCNTR_EL0`) and PMSELR_EL0. PMUSERENR_EL0 itself is always readable at EL0. Registers
+    /// EL0 can never read (the EL1 ones, write-only ones) give `false`. PMUv3p9's per-counter
+    /// PMUACR_EL1 grants (UEN) are not considered.
+    ///
+    /// ```
+    /// use pmu_regs::encoding::PmuRegister;
+    /// use pmu_regs::Pmuserenr;
+    /// // What Linux grants with kernel.perf_user_access = 1: ER | CR.
+    /// let linux = Pmuserenr::from_bits(0b1100);
+    /// assert!(linux.el0_may_read(PmuRegister::Pmccntr));
+    /// assert!(linux.el0_may_read(PmuRegister::Pmevcntr(3)));
+    /// assert!(!linux.el0_may_read(PmuRegister::Pmcr));
+    /// assert!(!Pmuserenr::default().el0_may_read(PmuRegister::Pmccntr));
+    /// ```
+    pub const fn el0_may_read(self, register: crate::encoding::PmuRegister) -> bool {
+        use crate::encoding::PmuRegister as R;
+        match register {
+            R::Pmuserenr => true,
+            R::Pmccntr => self.en() || self.cr(),
+            R::Pmevcntr(_) | R::Pmxevcntr | R::Pmselr => self.en() || self.er(),
+            R::Pmcr
+            | R::Pmcntenset
+            | R::Pmcntenclr
+            | R::Pmovsclr
+            | R::Pmovsset
+            | R::Pmceid0
+            | R::Pmceid1
+            | R::Pmxevtyper
+            | R::Pmevtyper(_)
+            | R::Pmccfiltr
+            | R::Pmicntr
+            | R::Pmicfiltr => self.en(),
+            R::Pmswinc | R::Pmzr | R::Pmintenset | R::Pmintenclr | R::Pmuacr | R::Pmmir => false,
+        }
+    }
+}

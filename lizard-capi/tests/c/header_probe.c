@@ -1,0 +1,53 @@
+/* Prints every size, offset and enum value of lizard_api.h, one "name value" line each, for
+ * tests/header.rs to compare with the Rust definitions. */
+#include <stddef.h>
+#include <stdio.h>
+#include "lizard/lizard_api.h"
+#define SHOW(name, value) printf("%s %lld\n", name, (long long)(value))
+#define OFF(type, field) SHOW(#type "." #field, offsetof(type, field))
+int main(void) {
+    SHOW("sizeof.LizardCounterDescription", sizeof(LizardCounterDescription));
+    SHOW("sizeof.LizardApi", sizeof(struct LizardApi));
+    SHOW("sizeof.LizardCounterId", sizeof(LizardCounterId));
+    SHOW("sizeof.LizardInstance", sizeof(LizardInstance));
+    OFF(LizardCounterDescription, id);
+    OFF(LizardCounterDescription, short_name);
+    OFF(LizardCounterDescription, name);
+    OFF(LizardCounterDescription, title);
+    OFF(LizardCounterDescription, description);
+    OFF(LizardCounterDescription, category);
+    OFF(LizardCounterDescription, multiplier);
+    OFF(LizardCounterDescription, units);
+    OFF(LizardCounterDescription, class_type);
+    OFF(LizardCounterDescription, result_type);
+    OFF(struct LizardApi, struct_size);
+    OFF(struct LizardApi, version);
+    OFF(struct LizardApi, Init);
+    OFF(struct LizardApi, Destroy);
+    OFF(struct LizardApi, GetAvailableCountersCount);
+    OFF(struct LizardApi, GetCounterDescription);
+    OFF(struct LizardApi, EnableCounter);
+    OFF(struct LizardApi, DisableCounter);
+    OFF(struct LizardApi, DisableAllCounters);
+    OFF(struct LizardApi, StartCapture);
+    OFF(struct LizardApi, StopCapture);
+    OFF(struct LizardApi, ReadCounterInt);
+    OFF(struct LizardApi, ReadCounterDouble);
+    SHOW("LIZARD_VERSION_0_1", LIZARD_VERSION_0_1);
+    SHOW("LZD_OK", LZD_OK);
+    SHOW("LZD_FAILURE", LZD_FAILURE);
+    SHOW("sizeof.LZD_Result", sizeof(LZD_Result));
+    SHOW("LZD_ABSOLUTE", LZD_ABSOLUTE);
+    SHOW("LZD_DELTA", LZD_DELTA);
+    SHOW("LZD_UNITS_UNKNOWN", LZD_UNITS_UNKNOWN);
+    SHOW("LZD_UNITS_BYTE", LZD_UNITS_BYTE);
+    SHOW("LZD_UNITS_CELSIUS", LZD_UNITS_CELSIUS);
+    SHOW("LZD_UNITS_HZ", LZD_UNITS_HZ);
+    SHOW("LZD_UNITS_PAGES", LZD_UNITS_PAGES);
+    SHOW("LZD_UNITS_RPM", LZD_UNITS_RPM);
+    SHOW("LZD_UNITS_S", LZD_UNITS_S);
+    SHOW("LZD_UNITS_V", LZD_UNITS_V);
+    SHOW("LZD_TYPE_INT", LZD_TYPE_INT);
+    SHOW("LZD_TYPE_DOUBLE", LZD_TYPE_DOUBLE);
+    return 0;
+}
