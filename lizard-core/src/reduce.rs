@@ -208,6 +208,7 @@ mod tests {
             class,
             source: Source::Gatord,
             result_type: ResultType::Integer,
+            set_event: None,
         }
     }
 
