@@ -1,0 +1,184 @@
+//! `lizard list` and `lizard capture` of an Arm CPU's programmable PMU events, against `lizard gatord-sim`
+//! serving the Cortex-A72 events file gatord 9.7.2 ships (`../shared/data/gatord-9.7.2/events/
+//! events-Cortex-A72.xml`: the `ARMv8_Cortex_A72_cnt` set, 6 slots) with the cycle counter and the programmed
+//! slots as perf-backed counters on two cores.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+
+use lizard_core::sim::synthetic_event_value;
+use serde_json::Value;
+
+fn lizard(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lizard"))
+        .args(args)
+        .output()
+        .expect("run lizard")
+}
+
+/// The Cortex-A72 events file, or `None` (a printed skip) without the data folder.
+fn a72_events() -> Option<PathBuf> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data/gatord-9.7.2/events/events-Cortex-A72.xml");
+    if path.exists() {
+        Some(path)
+    } else {
+        eprintln!("skipped: {} missing", path.display());
+        None
+    }
+}
+
+/// A running `lizard gatord-sim`, killed when dropped.
+struct Sim {
+    child: Child,
+    address: String,
+}
+
+impl Sim {
+    fn start(events: &std::path::Path) -> Sim {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_lizard"))
+            .args(["gatord-sim", "--port", "0", "--duration", "20s", "--events"])
+            .arg(events)
+            .args(["--perf-counters", "ARMv8_Cortex_A72_ccnt", "--cores", "2"])
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn gatord-sim");
+        let mut banner = String::new();
+        let mut lines = BufReader::new(child.stderr.take().expect("stderr"));
+        lines.read_line(&mut banner).expect("banner");
+        std::thread::spawn(move || std::io::Read::read_to_string(&mut lines, &mut String::new()));
+        let address = banner
+            .split("listening on ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .unwrap_or_else(|| panic!("no address in {banner:?}"))
+            .to_owned();
+        Sim { child, address }
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+fn counter<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["counters"]
+        .as_array()
+        .expect("counters")
+        .iter()
+        .find(|c| c["counter"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {doc}"))
+}
+
+#[test]
+fn list_shows_the_set_events_with_their_code() {
+    let Some(events) = a72_events() else { return };
+    let sim = Sim::start(&events);
+    let base = ["list", "--gatord", &sim.address, "--no-hwcpipe"];
+    let doc = json(&lizard(&[&base[..], &["--format", "json"]].concat()));
+    let inst = counter(&doc, "ARMv8_Cortex_A72:INST_RETIRED");
+    assert_eq!(inst["event"], "0x08");
+    assert_eq!(inst["category"], "Cortex-A72");
+    assert_eq!(counter(&doc, "ARMv8_Cortex_A72_ccnt")["event"], Value::Null);
+    let table = lizard(&base);
+    let text = String::from_utf8_lossy(&table.stdout);
+    let row = text
+        .lines()
+        .find(|l| l.contains("ARMv8_Cortex_A72:INST_RETIRED"))
+        .expect("row");
+    assert!(row.contains("0x08"), "{row}");
+}
+
+#[test]
+fn capture_of_a_set_event_and_the_cycle_counter_gives_their_values() {
+    let Some(events) = a72_events() else { return };
+    let sim = Sim::start(&events);
+    let output = lizard(&[
+        "capture",
+        "--gatord",
+        &sim.address,
+        "--no-hwcpipe",
+        "--duration",
+        "300ms",
+        "--format",
+        "json",
+        "--counters",
+        // The event by its code; its counter name is ARMv8_Cortex_A72:INST_RETIRED.
+        "ARMv8_Cortex_A72_ccnt,ARMv8_Cortex_A72:0x08",
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let doc = json(&output);
+    for name in ["ARMv8_Cortex_A72_ccnt", "ARMv8_Cortex_A72:INST_RETIRED"] {
+        let c = counter(&doc, name);
+        let samples = c["samples"].as_array().expect("samples");
+        assert!(samples.len() >= 20, "{name}: {}", samples.len());
+        let summed: i64 = samples.iter().map(|s| s[1].as_i64().expect("int")).sum();
+        assert_eq!(c["value"].as_i64(), Some(summed), "{name}: per-core sum");
+    }
+    // The simulator counted event 0x08 in the slot it was given: each core grows by the event's value.
+    let inst = counter(&doc, "ARMv8_Cortex_A72:INST_RETIRED");
+    let (low, high) = (
+        synthetic_event_value(0x08, 0),
+        synthetic_event_value(0x08, 15),
+    );
+    let samples = inst["samples"].as_array().expect("samples");
+    // The first reading of each core may cover more than one of the daemon's samples.
+    for s in &samples[2..] {
+        let v = s[1].as_i64().expect("int");
+        assert!((low..=high).contains(&v), "{v}");
+    }
+}
+
+#[test]
+fn more_set_events_than_slots_fails_with_one_line() {
+    let Some(events) = a72_events() else { return };
+    let sim = Sim::start(&events);
+    let seven = [
+        "ARMv8_Cortex_A72:INST_RETIRED",
+        "ARMv8_Cortex_A72:L1D_CACHE_REFILL",
+        "ARMv8_Cortex_A72:L1D_CACHE",
+        "ARMv8_Cortex_A72:L1I_CACHE_REFILL",
+        "ARMv8_Cortex_A72:L1D_TLB_REFILL",
+        "ARMv8_Cortex_A72:BR_MIS_PRED",
+        "ARMv8_Cortex_A72:0x60",
+    ]
+    .join(",");
+    let output = lizard(&[
+        "capture",
+        "--gatord",
+        &sim.address,
+        "--no-hwcpipe",
+        "--duration",
+        "100ms",
+        "--counters",
+        &seven,
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("lizard:"))
+        .expect("one line");
+    assert!(
+        line.contains("ARMv8_Cortex_A72_cnt has 6 slots but 7 of its events"),
+        "{stderr}"
+    );
+}
