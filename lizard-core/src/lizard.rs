@@ -357,10 +357,10 @@ impl Lizard {
                     .as_ref()
                     .is_some_and(|c| c.counters() == gatord_ids.as_slice() && !c.is_finished());
                 if !reusable {
+                    let plan = self.plan(gatord, &gatord_ids)?;
                     if let Some(old) = self.persistent.take() {
                         let _ = old.stop(self.config.stop_timeout);
                     }
-                    let plan = self.plan(gatord, &gatord_ids)?;
                     let capture = Capture::open(&plan, Arc::clone(&self.store), self.epoch)?;
                     self.persistent = Some(capture);
                 }
