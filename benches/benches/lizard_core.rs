@@ -61,6 +61,7 @@ fn reduce_samples(c: &mut Criterion) {
         .map(|t| Sample {
             timestamp_ns: t * 1_000_000,
             value: Value::Int((t as i64 * 7919) % 100_000),
+            core: None,
         })
         .collect();
     let counter = Counter {

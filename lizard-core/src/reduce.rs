@@ -219,6 +219,7 @@ mod tests {
             .map(|(t, &v)| Sample {
                 timestamp_ns: t as u64,
                 value: Value::Int(v),
+                core: None,
             })
             .collect()
     }
@@ -230,6 +231,7 @@ mod tests {
             .map(|(t, &v)| Sample {
                 timestamp_ns: t as u64,
                 value: Value::Float(v),
+                core: None,
             })
             .collect()
     }
@@ -303,6 +305,7 @@ mod tests {
             .map(|&(t, v)| Sample {
                 timestamp_ns: t,
                 value: Value::Int(v),
+                core: None,
             })
             .collect()
     }

@@ -38,6 +38,11 @@ pub struct Sample {
     pub timestamp_ns: u64,
     /// The sampled value.
     pub value: Value,
+    /// The CPU the value was counted on, for a counter gatord reads per core (its perf-backed counters, one
+    /// sample per core per reading; BLOCK_COUNTER values after a core marker); `None` for a value of the
+    /// whole system or of a source without cores. A counter's reading combines every core's samples (the
+    /// sum for a delta counter): per-core samples are the parts of the counter's value.
+    pub core: Option<u32>,
 }
 
 /// An inclusive window of timestamps selecting the samples of one capture.
@@ -210,6 +215,7 @@ mod tests {
         Sample {
             timestamp_ns: t,
             value: Value::Int(v),
+            core: None,
         }
     }
 
