@@ -3,91 +3,35 @@
 //! events-Cortex-A72.xml`: the `ARMv8_Cortex_A72_cnt` set, 6 slots) with the cycle counter and the programmed
 //! slots as perf-backed counters on two cores.
 
-use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
+mod common;
 
+use std::path::PathBuf;
+
+use common::{counter, json, lizard, Sim};
 use lizard_core::sim::synthetic_event_value;
 use serde_json::Value;
 
-fn lizard(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lizard"))
-        .args(args)
-        .output()
-        .expect("run lizard")
-}
-
 /// The Cortex-A72 events file, or `None` (a printed skip) without the data folder.
 fn a72_events() -> Option<PathBuf> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/data/gatord-9.7.2/events/events-Cortex-A72.xml");
-    if path.exists() {
-        Some(path)
-    } else {
-        eprintln!("skipped: {} missing", path.display());
-        None
-    }
+    common::gatord_data("events/events-Cortex-A72.xml")
 }
 
-/// A running `lizard gatord-sim`, killed when dropped.
-struct Sim {
-    child: Child,
-    address: String,
-}
-
-impl Sim {
-    fn start(events: &std::path::Path) -> Sim {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_lizard"))
-            .args(["gatord-sim", "--port", "0", "--duration", "20s", "--events"])
-            .arg(events)
-            .args(["--perf-counters", "ARMv8_Cortex_A72_ccnt", "--cores", "2"])
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn gatord-sim");
-        let mut banner = String::new();
-        let mut lines = BufReader::new(child.stderr.take().expect("stderr"));
-        lines.read_line(&mut banner).expect("banner");
-        std::thread::spawn(move || std::io::Read::read_to_string(&mut lines, &mut String::new()));
-        let address = banner
-            .split("listening on ")
-            .nth(1)
-            .and_then(|rest| rest.split(' ').next())
-            .unwrap_or_else(|| panic!("no address in {banner:?}"))
-            .to_owned();
-        Sim { child, address }
-    }
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn json(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}): {}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            String::from_utf8_lossy(&output.stderr)
-        )
-    })
-}
-
-fn counter<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["counters"]
-        .as_array()
-        .expect("counters")
-        .iter()
-        .find(|c| c["counter"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {doc}"))
+/// The simulator serving it, with the cycle counter and the programmed slots perf-backed on two cores.
+fn a72_sim(events: &std::path::Path) -> Sim {
+    Sim::start(&[
+        "--events",
+        events.to_str().expect("utf-8"),
+        "--perf-counters",
+        "ARMv8_Cortex_A72_ccnt",
+        "--cores",
+        "2",
+    ])
 }
 
 #[test]
 fn list_shows_the_set_events_with_their_code() {
     let Some(events) = a72_events() else { return };
-    let sim = Sim::start(&events);
+    let sim = a72_sim(&events);
     let base = ["list", "--gatord", &sim.address, "--no-hwcpipe"];
     let doc = json(&lizard(&[&base[..], &["--format", "json"]].concat()));
     let inst = counter(&doc, "ARMv8_Cortex_A72:INST_RETIRED");
@@ -106,7 +50,7 @@ fn list_shows_the_set_events_with_their_code() {
 #[test]
 fn capture_of_a_set_event_and_the_cycle_counter_gives_their_values() {
     let Some(events) = a72_events() else { return };
-    let sim = Sim::start(&events);
+    let sim = a72_sim(&events);
     let output = lizard(&[
         "capture",
         "--gatord",
@@ -151,7 +95,7 @@ fn capture_of_a_set_event_and_the_cycle_counter_gives_their_values() {
 #[test]
 fn more_set_events_than_slots_fails_with_one_line() {
     let Some(events) = a72_events() else { return };
-    let sim = Sim::start(&events);
+    let sim = a72_sim(&events);
     let seven = [
         "ARMv8_Cortex_A72:INST_RETIRED",
         "ARMv8_Cortex_A72:L1D_CACHE_REFILL",
@@ -187,7 +131,7 @@ fn more_set_events_than_slots_fails_with_one_line() {
 #[test]
 fn per_core_values_are_shown_on_request_and_the_outputs_say_which() {
     let Some(events) = a72_events() else { return };
-    let sim = Sim::start(&events);
+    let sim = a72_sim(&events);
     let base = [
         "capture",
         "--gatord",

@@ -28,6 +28,8 @@ struct Captured<'a> {
     per_core: bool,
     /// With `--per-core`: each core's part (series and reading), by ascending core.
     cores: Vec<CorePart>,
+    /// Why the source lists the counter but does not deliver it here, when so.
+    unavailable: Option<String>,
 }
 
 /// One core's part of a counter counted per core.
@@ -215,6 +217,7 @@ fn collect<'a>(
                 ResultType::Integer => lizard.read_int(id).map(|v| json!(v)),
                 ResultType::Floating => lizard.read_double(id).map(|v| json!(v)),
             };
+            let mut unavailable = None;
             let reading = match reading {
                 Ok(value) => Ok(value),
                 Err(EngineError::NoValue { reason, .. }) => {
@@ -223,6 +226,7 @@ fn collect<'a>(
                             "lizard: warning: {} is unavailable: {why}",
                             counter_name(counter)
                         );
+                        unavailable = Some(why.to_string());
                     }
                     Err(reason.to_string())
                 }
@@ -247,6 +251,7 @@ fn collect<'a>(
                 dropped: lizard.dropped(id)?,
                 reading,
                 cores,
+                unavailable,
             })
         })
         .collect()
@@ -372,9 +377,13 @@ fn no_value_json(captured: &[Captured<'_>]) -> Vec<Json> {
         .iter()
         .filter_map(|c| {
             let reason = c.reading.as_ref().err()?;
-            Some(
-                json!({ "id": c.counter.id, "counter": counter_name(c.counter), "reason": reason }),
-            )
+            Some(json!({
+                "id": c.counter.id,
+                "counter": counter_name(c.counter),
+                "reason": reason,
+                // The source lists it but does not deliver it here (not merely no sample in the window).
+                "unavailable": c.unavailable,
+            }))
         })
         .collect()
 }
@@ -422,6 +431,9 @@ fn json_document(
                 Err(reason) => {
                     entry["value"] = Json::Null;
                     entry["no_value"] = json!(reason);
+                    if let Some(why) = &c.unavailable {
+                        entry["unavailable"] = json!(why);
+                    }
                 }
             }
             entry["dropped"] = json!(c.dropped);
@@ -497,6 +509,21 @@ fn chrome_trace(captured: &[Captured<'_>], records: &[WindowRecord], mode: Cores
                 }));
             }
         }
+    }
+    // A counter without a value is a visible mark at the start of the samples' window, not only metadata.
+    let start_us = sample_span(captured).map_or(0.0, |(first, _)| first as f64 / 1000.0);
+    for c in captured {
+        let Err(reason) = &c.reading else { continue };
+        events.push(json!({
+            "name": format!("{}: no value", counter_name(c.counter)),
+            "cat": "no value",
+            "ph": "i",
+            "s": "g",
+            "ts": start_us,
+            "pid": 1,
+            "tid": 0,
+            "args": { "reason": reason, "unavailable": c.unavailable },
+        }));
     }
     for r in records {
         events.push(json!({
