@@ -436,6 +436,8 @@ fn apc_dump_shows_the_arm_pmu_counters_of_gatords_own_capture() {
     assert!((3_000_000_000..3_010_000_000).contains(&cycles), "{cycles}");
     let table = lizard(&["apc-dump", dir.to_str().expect("utf-8")]);
     assert!(stdout(&table).contains("ARMv8_Cortex_A72_ccnt (Cycles: CPU Cycles)"));
+    // The slot resolves through its counter set and the event captured.xml says it counts (0x8).
+    assert!(stdout(&table).contains("ARMv8_Cortex_A72_cnt0 (Instructions (Executed): All)"));
 }
 
 #[test]
