@@ -2,11 +2,14 @@
 //! loopback, the local Linux software counters, and the real recordings in `../shared/data/` (gatord 9.7.2
 //! events files and live session, OpenCSD STM snapshots).
 
+mod common;
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
+use common::spawn_sim;
 use lizard_core::sim::{self, SimConfig, SimSample, Stream};
 use serde_json::Value;
 
@@ -503,26 +506,6 @@ fn capture_of_the_arm_cycle_counter_through_perf_data_on_loopback() {
         .expect("reason")
         .contains("counting only"));
     assert!(stderr(&output).contains("PERF_COUNT_SW_TASK_CLOCK is unavailable"));
-}
-
-/// Starts `lizard gatord-sim` on a free port and returns it with its address, read from its banner.
-fn spawn_sim(extra: &[&str]) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_lizard"))
-        .args([&["gatord-sim", "--port", "0", "--duration", "20s"], extra].concat())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn gatord-sim");
-    let mut line = String::new();
-    let mut lines = BufReader::new(child.stderr.take().expect("stderr"));
-    lines.read_line(&mut line).expect("banner");
-    std::thread::spawn(move || std::io::Read::read_to_string(&mut lines, &mut String::new()));
-    let address = line
-        .split("listening on ")
-        .nth(1)
-        .and_then(|r| r.split(' ').next())
-        .expect(&line)
-        .to_owned();
-    (child, address)
 }
 
 #[test]

@@ -38,12 +38,7 @@ fn list_shows_the_set_events_with_their_code() {
     assert_eq!(inst["event"], "0x08");
     assert_eq!(inst["category"], "Cortex-A72");
     assert_eq!(counter(&doc, "ARMv8_Cortex_A72_ccnt")["event"], Value::Null);
-    let table = lizard(&base);
-    let text = String::from_utf8_lossy(&table.stdout);
-    let row = text
-        .lines()
-        .find(|l| l.contains("ARMv8_Cortex_A72:INST_RETIRED"))
-        .expect("row");
+    let row = common::table_row(&base, "ARMv8_Cortex_A72:INST_RETIRED");
     assert!(row.contains("0x08"), "{row}");
 }
 

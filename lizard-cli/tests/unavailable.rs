@@ -28,12 +28,7 @@ fn list_marks_the_counters_gatord_lists_but_never_sends() {
         counter(&doc, "Linux_meminfo_memfree")["unavailable"],
         Value::Null
     );
-    let table = lizard(&base);
-    let text = String::from_utf8_lossy(&table.stdout);
-    let row = text
-        .lines()
-        .find(|l| l.contains("Linux_cpu_wait_contention"))
-        .expect("row");
+    let row = common::table_row(&base, "Linux_cpu_wait_contention");
     assert!(row.contains("unavailable here: derived"), "{row}");
 }
 

@@ -262,27 +262,28 @@ fn table(captured: &[Captured<'_>], records: &[WindowRecord], mode: Cores) -> St
         "id", "source", "counter", "units", "class", "samples", "value",
     ]);
     for c in captured {
-        table.row(vec![
-            c.counter.id.to_string(),
-            output::source_label(c.counter),
+        // The counter's row, then (with --per-core) one row per core.
+        let series = std::iter::once((
             counter_name(c.counter).to_owned(),
-            c.counter.units.to_string(),
-            class_name(c.counter.class).to_owned(),
-            c.samples.len().to_string(),
-            match &c.reading {
-                Ok(value) => output::reading_text(value),
-                Err(reason) => reason.clone(),
-            },
-        ]);
-        for part in &c.cores {
+            c.samples.len(),
+            &c.reading,
+        ))
+        .chain(c.cores.iter().map(|part| {
+            (
+                cores::core_name(counter_name(c.counter), part.core),
+                part.samples.len(),
+                &part.reading,
+            )
+        }));
+        for (name, count, reading) in series {
             table.row(vec![
                 c.counter.id.to_string(),
                 output::source_label(c.counter),
-                cores::core_name(counter_name(c.counter), part.core),
+                name,
                 c.counter.units.to_string(),
                 class_name(c.counter.class).to_owned(),
-                part.samples.len().to_string(),
-                match &part.reading {
+                count.to_string(),
+                match reading {
                     Ok(value) => output::reading_text(value),
                     Err(reason) => reason.clone(),
                 },

@@ -38,27 +38,44 @@ pub struct Sim {
     pub address: String,
 }
 
+/// Starts `lizard gatord-sim` on a free port with the extra arguments `extra`; returns it with its
+/// address, read from its banner.
+pub fn spawn_sim(extra: &[&str]) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lizard"))
+        .args(["gatord-sim", "--port", "0", "--duration", "20s"])
+        .args(extra)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn gatord-sim");
+    let mut banner = String::new();
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr"));
+    lines.read_line(&mut banner).expect("banner");
+    std::thread::spawn(move || std::io::Read::read_to_string(&mut lines, &mut String::new()));
+    let address = banner
+        .split("listening on ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("no address in {banner:?}"))
+        .to_owned();
+    (child, address)
+}
+
 impl Sim {
     /// Starts `lizard gatord-sim` on a free port with the extra arguments `args`.
     pub fn start(args: &[&str]) -> Sim {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_lizard"))
-            .args(["gatord-sim", "--port", "0", "--duration", "20s"])
-            .args(args)
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn gatord-sim");
-        let mut banner = String::new();
-        let mut lines = BufReader::new(child.stderr.take().expect("stderr"));
-        lines.read_line(&mut banner).expect("banner");
-        std::thread::spawn(move || std::io::Read::read_to_string(&mut lines, &mut String::new()));
-        let address = banner
-            .split("listening on ")
-            .nth(1)
-            .and_then(|rest| rest.split(' ').next())
-            .unwrap_or_else(|| panic!("no address in {banner:?}"))
-            .to_owned();
+        let (child, address) = spawn_sim(args);
         Sim { child, address }
     }
+}
+
+/// The line of `lizard args`' standard output (a table) that names `name`.
+pub fn table_row(args: &[&str], name: &str) -> String {
+    let output = lizard(args);
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .find(|l| l.contains(name))
+        .unwrap_or_else(|| panic!("no row {name}"))
+        .to_owned()
 }
 
 impl Drop for Sim {
