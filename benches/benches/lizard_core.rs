@@ -109,6 +109,7 @@ fn reduce_samples(c: &mut Criterion) {
         .map(|t| Sample {
             timestamp_ns: t * 1_000_000,
             value: Value::Int((t as i64 * 7919) % 100_000),
+            core: None,
         })
         .collect();
     let counter = Counter {
@@ -123,6 +124,7 @@ fn reduce_samples(c: &mut Criterion) {
         class: CounterClass::Delta,
         source: Source::Gatord,
         result_type: ResultType::Integer,
+        set_event: None,
     };
     let mut group = c.benchmark_group("lizard_core/reduce_65536_samples");
     group.throughput(Throughput::Elements(samples.len() as u64));

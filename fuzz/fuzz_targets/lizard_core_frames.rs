@@ -69,6 +69,7 @@ fuzz_target!(|input: Input| {
         },
         source: Source::Gatord,
         result_type: ResultType::Integer,
+        set_event: None,
     };
     for id in 1..=COUNTERS as u32 {
         let samples = store.samples(id, None).unwrap();

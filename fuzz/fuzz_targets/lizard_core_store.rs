@@ -47,6 +47,7 @@ fuzz_target!(|input: (u8, Vec<Op>)| {
                 let sample = Sample {
                     timestamp_ns: u64::from(t),
                     value: Value::Int(v),
+                    core: None,
                 };
                 let id = u32::from(id % 5);
                 assert_eq!(store.push(id, sample), (1..=COUNTERS as u32).contains(&id));
@@ -61,6 +62,7 @@ fuzz_target!(|input: (u8, Vec<Op>)| {
                             Sample {
                                 timestamp_ns: u64::from(i),
                                 value: Value::Float(f64::from(i)),
+                                core: None,
                             },
                         )
                     })

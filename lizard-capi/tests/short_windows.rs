@@ -3,38 +3,15 @@
 //! rule's values, and 0 comes back only when no sample exists that the rule can use. `Init` keeps one gatord
 //! session across pairs (per-draw use) unless `LIZARD_GATORD_MODE=reconnecting`.
 
-use std::ffi::{CStr, CString};
+use std::ffi::CString;
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use lizard::abi::{
-    LizardApi, LizardCounterDescription, LizardInstance, LzdResult, LZD_FAILURE, LZD_OK,
-};
+mod common;
+
+use common::{api, id_of};
+use lizard::abi::{LizardApi, LizardInstance, LzdResult, LZD_FAILURE, LZD_OK};
 use lizard_core::sim::{self, SimConfig, SimHandle, Stream};
-
-fn api() -> &'static LizardApi {
-    let mut table: *mut LizardApi = std::ptr::null_mut();
-    // SAFETY: `table` is a valid place for one pointer.
-    assert_eq!(unsafe { lizard::LoadApi(&mut table) }, LZD_OK);
-    // SAFETY: LoadApi pointed it at the library's static table, valid for the life of the process.
-    unsafe { &*table }
-}
-
-/// The id of the counter whose short name is `name`.
-fn id_of(api: &LizardApi, ctx: LizardInstance, name: &str) -> u32 {
-    // SAFETY: `ctx` came from Init; every out-pointer is valid for the call.
-    let count = unsafe { (api.get_available_counters_count)(ctx) };
-    (1..=count)
-        .find(|&id| {
-            let mut desc = std::mem::MaybeUninit::<LizardCounterDescription>::zeroed();
-            // SAFETY: as above; the description's strings live until Destroy.
-            unsafe {
-                (api.get_counter_description)(ctx, id, desc.as_mut_ptr()) == LZD_OK
-                    && CStr::from_ptr(desc.assume_init().short_name).to_str() == Ok(name)
-            }
-        })
-        .unwrap_or_else(|| panic!("no counter {name}"))
-}
 
 /// `Init` reads `LIZARD_GATORD_MODE`: tests that set it hold this lock across their `Init`.
 static MODE_ENV: Mutex<()> = Mutex::new(());

@@ -167,6 +167,10 @@ pub struct CaptureArgs {
     /// those that fall in the capture window into the output.
     #[arg(long, value_name = "SOCKET")]
     pub trace: Option<String>,
+    /// Also show each core's part of a counter gatord counts per core (its perf-backed CPU counters), as
+    /// `COUNTER@cpuN` readings and series beside the combined one.
+    #[arg(long)]
+    pub per_core: bool,
     /// What the local CPU counters count.
     #[command(flatten)]
     pub target: TargetArgs,

@@ -67,7 +67,7 @@ pub enum CliError {
 
 impl CliError {
     /// The process exit status for this failure: 2 for bad arguments or names (a missing process, an
-    /// offline CPU), 3 for unreachable, missing or refused sources, 4 for bad input files, 1 otherwise.
+    /// offline CPU, more events of a counter set than it has slots), 3 for unreachable, missing or refused sources, 4 for bad input files, 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
             CliError::BadAddress(_) | CliError::UnknownCounter { .. } | CliError::Usage(_) => 2,
@@ -77,6 +77,8 @@ impl CliError {
             CliError::Target(crate::target::TargetError::NoProcess(_))
             | CliError::Target(crate::target::TargetError::CpuOffline { .. }) => 2,
             CliError::Target(_) => 1,
+            // More counter-set events chosen than the set has slots: a choice of names to change.
+            CliError::Engine(lizard_core::Error::TooManyEvents { .. }) => 2,
             CliError::Engine(_) | CliError::Other(_) => 1,
         }
     }

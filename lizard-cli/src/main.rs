@@ -8,6 +8,7 @@
 
 mod args;
 mod cmd;
+mod cores;
 mod error;
 mod interrupt;
 mod mali_events;

@@ -64,6 +64,7 @@ pub fn counter_json(c: &Counter) -> Json {
         "multiplier": c.multiplier,
         "class": class_name(c.class),
         "type": result_type_name(c.result_type),
+        "event": c.set_event.as_ref().map(|e| format!("{:#04x}", e.code)),
     })
 }
 

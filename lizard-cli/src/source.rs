@@ -254,8 +254,9 @@ pub fn counter_name(counter: &Counter) -> &str {
     &counter.key
 }
 
-/// The counters named in `names` (matched against the counter name, then the event name, then the per-CPU
-/// series of a local counter, ignoring ASCII case), or every counter when `names` is empty.
+/// The counters named in `names` (matched against the counter name, then a counter-set event's
+/// `<set>:<code>` name, then the event name, then the per-CPU series of a local counter, ignoring ASCII case),
+/// or every counter when `names` is empty.
 pub fn select<'a>(counters: &'a [Counter], names: &[String]) -> Result<Vec<&'a Counter>, CliError> {
     if names.is_empty() {
         return Ok(counters.iter().collect());
@@ -265,6 +266,11 @@ pub fn select<'a>(counters: &'a [Counter], names: &[String]) -> Result<Vec<&'a C
         let by_key: Vec<&Counter> = counters
             .iter()
             .filter(|c| c.key.eq_ignore_ascii_case(name))
+            .collect();
+        // A counter-set event also by its code: `ARMv8_Cortex_A72:0x08` (its key is `…:INST_RETIRED`).
+        let by_event: Vec<&Counter> = counters
+            .iter()
+            .filter(|c| c.set_event.as_ref().is_some_and(|e| e.is_named(name)))
             .collect();
         let by_name: Vec<&Counter> = counters
             .iter()
@@ -280,7 +286,7 @@ pub fn select<'a>(counters: &'a [Counter], names: &[String]) -> Result<Vec<&'a C
                         .is_some_and(|(base, _)| base.eq_ignore_ascii_case(name))
             })
             .collect();
-        let found = [by_key, by_name, per_cpu]
+        let found = [by_key, by_event, by_name, per_cpu]
             .into_iter()
             .find(|found| !found.is_empty())
             .unwrap_or_default();

@@ -113,6 +113,63 @@ impl fmt::Display for Units {
     }
 }
 
+/// A programmable event of a CPU counter set (an Arm PMU's event counters): gatord counts it in one of the
+/// set's slots (`ARMv8_Cortex_A72_cnt0` …), which the engine assigns when a capture starts.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct SetEvent {
+    /// The counter set, as the events document names it (`ARMv8_Cortex_A72_cnt`).
+    pub set: String,
+    /// The event number programmed into the slot (`0x08`, INST_RETIRED).
+    pub code: u64,
+}
+
+impl SetEvent {
+    /// The set's name without its `_cnt` suffix: the prefix its fixed counters share
+    /// (`ARMv8_Cortex_A72`, as in `ARMv8_Cortex_A72_ccnt`).
+    pub fn stem(&self) -> &str {
+        self.set.strip_suffix("_cnt").unwrap_or(&self.set)
+    }
+
+    /// Arm's mnemonic of the event (`INST_RETIRED`), for the common events of an Armv8/Armv9 PMU (sets named
+    /// `ARMv8…`/`ARMv9…`); `None` for other sets (interconnects, Armv7, other vendors), whose codes mean
+    /// something else.
+    pub fn mnemonic(&self) -> Option<&'static str> {
+        if !(self.set.starts_with("ARMv8") || self.set.starts_with("ARMv9")) {
+            return None;
+        }
+        let code = u16::try_from(self.code).ok()?;
+        pmu_regs::CommonEvent::from_code(code).map(pmu_regs::CommonEvent::mnemonic)
+    }
+
+    /// The counter name (its [`Counter::key`]): `<stem>:<mnemonic>` (`ARMv8_Cortex_A72:INST_RETIRED`), or
+    /// `<stem>:0x<code>` (`ARMv8_Cortex_A72:0x60`, `CCI_400:0x1f`) when the event has no common mnemonic.
+    pub fn key(&self) -> String {
+        match self.mnemonic() {
+            Some(mnemonic) => format!("{}:{mnemonic}", self.stem()),
+            None => format!("{}:{:#04x}", self.stem(), self.code),
+        }
+    }
+
+    /// Whether `name` names this event: `<stem>:<mnemonic>` or `<stem>:<code>` with the code in hex (`0x8`,
+    /// `0x08`), the stem also as the full set name (`ARMv8_Cortex_A72_cnt:0x08`); ASCII case is ignored.
+    pub fn is_named(&self, name: &str) -> bool {
+        let Some((stem, event)) = name.rsplit_once(':') else {
+            return false;
+        };
+        let stem_matches =
+            stem.eq_ignore_ascii_case(self.stem()) || stem.eq_ignore_ascii_case(&self.set);
+        let event_matches = self
+            .mnemonic()
+            .is_some_and(|m| m.eq_ignore_ascii_case(event))
+            || event
+                .strip_prefix("0x")
+                .or_else(|| event.strip_prefix("0X"))
+                .and_then(|hex| u64::from_str_radix(hex, 16).ok())
+                == Some(self.code);
+        stem_matches && event_matches
+    }
+}
+
 /// The description of one counter.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Counter {
@@ -140,6 +197,9 @@ pub struct Counter {
     pub source: Source,
     /// The natural numeric type of the readings.
     pub result_type: ResultType,
+    /// For a programmable event of a counter set, the set and the event number; `None` for every other
+    /// counter (a fixed gatord counter, HWCPipe).
+    pub set_event: Option<SetEvent>,
 }
 
 impl Counter {
@@ -181,6 +241,48 @@ mod tests {
         ] {
             assert_eq!(Units::parse(text).to_string(), text);
         }
+    }
+
+    #[test]
+    fn set_events_are_named_by_stem_and_mnemonic_or_code() {
+        let a72 = SetEvent {
+            set: "ARMv8_Cortex_A72_cnt".into(),
+            code: 0x08,
+        };
+        assert_eq!(a72.stem(), "ARMv8_Cortex_A72");
+        assert_eq!(a72.key(), "ARMv8_Cortex_A72:INST_RETIRED");
+        for name in [
+            "ARMv8_Cortex_A72:INST_RETIRED",
+            "armv8_cortex_a72:inst_retired",
+            "ARMv8_Cortex_A72:0x8",
+            "ARMv8_Cortex_A72:0x08",
+            "ARMv8_Cortex_A72_cnt:0x08",
+        ] {
+            assert!(a72.is_named(name), "{name}");
+        }
+        for name in [
+            "ARMv8_Cortex_A72",
+            "ARMv8_Cortex_A72:8",
+            "ARMv8_Cortex_A72:0x11",
+            "ARMv8_Cortex_A53:INST_RETIRED",
+            "ARMv8_Cortex_A72:CPU_CYCLES",
+            "ARMv8_Cortex_A72:0xzz",
+        ] {
+            assert!(!a72.is_named(name), "{name}");
+        }
+        let impl_defined = SetEvent {
+            set: "ARMv8_Cortex_A72_cnt".into(),
+            code: 0x60,
+        };
+        assert_eq!(impl_defined.key(), "ARMv8_Cortex_A72:0x60");
+        // An interconnect's event 0x08 is not INST_RETIRED.
+        let cci = SetEvent {
+            set: "CCI_400_cnt".into(),
+            code: 0x08,
+        };
+        assert_eq!(cci.mnemonic(), None);
+        assert_eq!(cci.key(), "CCI_400:0x08");
+        assert!(!cci.is_named("CCI_400:INST_RETIRED"));
     }
 
     #[test]

@@ -56,6 +56,23 @@ pub enum Error {
         #[source]
         first: crate::gatord::apc::SinkError,
     },
+    /// More events of a programmable counter set are enabled than gatord offers slots for: gatord counts at
+    /// most one event per slot. Disable some of them.
+    #[error("counter set {set} has {slots} slots but {} of its events are enabled ({}); disable some of them", .events.len(), .events.join(", "))]
+    TooManyEvents {
+        /// The counter set (`ARMv8_Cortex_A72_cnt`).
+        set: String,
+        /// How many slots gatord lists for it.
+        slots: usize,
+        /// The enabled events of the set, by counter name.
+        events: Vec<String>,
+    },
+    /// An enabled event belongs to a counter set for which gatord lists no slot.
+    #[error("gatord offers no slot of counter set {set}")]
+    NoSlots {
+        /// The counter set.
+        set: String,
+    },
     /// gatord's `captured` key map bound no key to any enabled counter, so no value could be attributed.
     #[error("gatord bound no capture key to the enabled counters {0:?}")]
     KeysNotBound(Vec<String>),

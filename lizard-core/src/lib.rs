@@ -14,7 +14,7 @@ pub mod store;
 pub mod transport;
 
 pub use config::{CaptureMode, Config, SampleRate, PER_DRAW_LIVE_RATE_MS};
-pub use counter::{Counter, CounterClass, CounterId, ResultType, Source, Units};
+pub use counter::{Counter, CounterClass, CounterId, ResultType, SetEvent, Source, Units};
 pub use error::{Error, NoValue};
 pub use gatord::apc::{FrameSink, KeyMap, SinkError, Unavailable};
 pub use hwc::{HwcBackend, HwcCounterInfo, HwcPipeBackend};

@@ -10,6 +10,7 @@ use crate::counter::{Counter, CounterClass, CounterId, Source};
 use crate::error::{Error, NoValue};
 use crate::gatord::apc::Unavailable;
 use crate::gatord::capture::{Capture, Plan};
+use crate::gatord::counter_sets::{self, SetSlots};
 use crate::gatord::discovery;
 use crate::hwc::backend::HwcBackend;
 use crate::hwc::sampler::{nanos_since, Sampler, SharedBackend};
@@ -22,6 +23,8 @@ use crate::transport::GatordAddress;
 struct GatordSource {
     address: GatordAddress,
     version: ProtocolVersion,
+    /// The counter sets whose events are offered, with their slots.
+    sets: Vec<SetSlots>,
 }
 
 /// The direct (HWCPipe) source after discovery.
@@ -76,8 +79,9 @@ impl std::fmt::Debug for Sampler {
 ///   [`dropped`](Self::dropped), [`now_ns`](Self::now_ns)
 ///
 /// # Ids
-/// Counter ids are `1..=count()` and equal positions: gatord counters first (events document order, filtered
-/// by the daemon's counters list), then HWCPipe CPU, then HWCPipe GPU. Every method taking an id returns
+/// Counter ids are `1..=count()` and equal positions: gatord's fixed counters first (events document order,
+/// filtered by the daemon's counters list), then the programmable events of gatord's counter sets (events
+/// document order; see [`SetEvent`](crate::SetEvent)), then HWCPipe CPU, then HWCPipe GPU. Every method taking an id returns
 /// [`Error::UnknownCounter`] for an id outside that range.
 ///
 /// # Threads
@@ -154,6 +158,7 @@ impl Lizard {
                             Some(GatordSource {
                                 address: address.clone(),
                                 version: found.version,
+                                sets: found.sets,
                             }),
                             None,
                         )
@@ -305,19 +310,20 @@ impl Lizard {
             .collect()
     }
 
-    fn plan(&self, gatord: &GatordSource, ids: &[CounterId]) -> Plan {
-        Plan {
+    fn plan(&self, gatord: &GatordSource, ids: &[CounterId]) -> Result<Plan, Error> {
+        let enabled: Vec<&Counter> = ids
+            .iter()
+            .map(|&id| &self.counters[id as usize - 1])
+            .collect();
+        Ok(Plan {
             address: gatord.address.clone(),
             timeouts: self.config.timeouts,
             max_len: self.config.max_message_len,
             sample_rate: self.config.sample_rate,
             live_rate_ms: self.config.live_rate_ms,
             busy_retry: self.config.busy_retry,
-            counters: ids
-                .iter()
-                .map(|&id| (id, self.counters[id as usize - 1].key.clone()))
-                .collect(),
-        }
+            counters: counter_sets::assign(&enabled, &gatord.sets)?,
+        })
     }
 
     /// Starts capturing the enabled counters.
@@ -328,7 +334,8 @@ impl Lizard {
     /// when the enabled gatord counters are unchanged (no connection at all), opening one otherwise.
     ///
     /// Fails without starting anything if any enabled source cannot start; [`Error::SessionInProgress`] means
-    /// gatord is still busy with another session.
+    /// gatord is still busy with another session. The enabled events of a counter set get its slots in id
+    /// order; [`Error::TooManyEvents`] when more are enabled than the set has slots.
     pub fn start_capture(&mut self) -> Result<(), Error> {
         if self.running.is_some() {
             return Err(Error::CaptureRunning);
@@ -350,15 +357,15 @@ impl Lizard {
                     .as_ref()
                     .is_some_and(|c| c.counters() == gatord_ids.as_slice() && !c.is_finished());
                 if !reusable {
+                    let plan = self.plan(gatord, &gatord_ids)?;
                     if let Some(old) = self.persistent.take() {
                         let _ = old.stop(self.config.stop_timeout);
                     }
-                    let plan = self.plan(gatord, &gatord_ids);
                     let capture = Capture::open(&plan, Arc::clone(&self.store), self.epoch)?;
                     self.persistent = Some(capture);
                 }
             } else {
-                let plan = self.plan(gatord, &gatord_ids);
+                let plan = self.plan(gatord, &gatord_ids)?;
                 let capture = Capture::open(&plan, Arc::clone(&self.store), self.epoch)?;
                 own_gatord = Some(capture);
             }
@@ -603,11 +610,19 @@ impl Lizard {
     }
 }
 
-/// Whether `samples` (oldest first) reach the end of `window`: the last one is stamped at or after it.
+/// Whether `samples` (oldest first) reach the end of `window` for every core they come from: each core has
+/// a sample stamped at or after it.
 fn closes_window(samples: &[Sample], window: Window) -> bool {
-    samples
-        .last()
-        .is_some_and(|s| s.timestamp_ns >= window.end_ns)
+    // (core, whether it has reached the end), for the few cores there are.
+    let mut cores: Vec<(Option<u32>, bool)> = Vec::new();
+    for s in samples {
+        let reached = s.timestamp_ns >= window.end_ns;
+        match cores.iter_mut().find(|(core, _)| *core == s.core) {
+            Some((_, done)) => *done |= reached,
+            None => cores.push((s.core, reached)),
+        }
+    }
+    !cores.is_empty() && cores.iter().all(|&(_, done)| done)
 }
 
 impl Drop for Lizard {

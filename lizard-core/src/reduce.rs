@@ -11,10 +11,10 @@
 //!    contributes the part of its value that falls inside the window: a sample wholly inside counts in full,
 //!    the samples enclosing the window's edges count in proportion to their overlap (linear in time). So a
 //!    window shorter than the source's sample period, lying between two samples, reads
-//!    `value × window length ÷ sample interval` of the sample that closes it. Samples stamped at the same
-//!    instant (one per core of a multi-core source) share the interval since the previous distinct
-//!    timestamp. A sample with no predecessor (the first of a capture) has no known interval: it counts in
-//!    full when its timestamp lies in the window.
+//!    `value × window length ÷ sample interval` of the sample that closes it. A counter counted per core
+//!    (perf counters, one sample per core) is apportioned core by core: each sample's interval runs from the
+//!    previous sample of the same core. A sample with no predecessor (the first of a capture, or of its
+//!    core) has no known interval: it counts in full when its timestamp lies in the window.
 //! 2. **Absolute** counters (gatord `class="absolute"`: levels such as free memory) reduce to the **mean** of
 //!    the samples in the window (or of the capture). A window holding no sample reads the **last sample at or
 //!    before the window's end** (the level in force during the window). Integer reads truncate the mean
@@ -95,6 +95,26 @@ fn aggregate_in(
     }
 }
 
+/// One core's position while walking a delta counter's samples.
+struct Series {
+    core: Option<u32>,
+    /// Where the interval of the samples stamped at `current` began.
+    interval_start: Option<u64>,
+    /// The latest timestamp seen.
+    current: u64,
+}
+
+impl Series {
+    /// Takes a sample stamped `end`: the start of its interval.
+    fn advance(&mut self, end: u64) -> Option<u64> {
+        if end > self.current {
+            self.interval_start = Some(self.current);
+            self.current = end;
+        }
+        self.interval_start
+    }
+}
+
 /// The part of a delta counter's samples that falls inside `window` (linear in time within each sample's
 /// interval); `None` when no sample's interval meets the window.
 fn apportion(samples: &[Sample], window: Window) -> Option<Aggregate> {
@@ -103,18 +123,23 @@ fn apportion(samples: &[Sample], window: Window) -> Option<Aggregate> {
     let mut parts = 0.0;
     let mut exact = true;
     let mut used = false;
-    // Samples stamped at the same instant (one per core of a multi-core source) share one interval: the
-    // time since the previous distinct timestamp.
-    let mut interval_start: Option<u64> = None;
-    let mut current: Option<u64> = None;
+    // Each core's samples form their own series: a sample stands for the time since the previous sample of
+    // the same core. Samples of one core (or of no core) stamped at the same instant share one interval:
+    // the time since that core's previous distinct timestamp.
+    let mut series: Vec<Series> = Vec::new();
     for sample in samples {
         let end = sample.timestamp_ns;
-        if current.is_some_and(|t| end > t) {
-            interval_start = current;
-        }
-        if current.is_none_or(|t| end > t) {
-            current = Some(end);
-        }
+        let interval_start = match series.iter_mut().find(|s| s.core == sample.core) {
+            Some(s) => s.advance(end),
+            None => {
+                series.push(Series {
+                    core: sample.core,
+                    interval_start: None,
+                    current: end,
+                });
+                None
+            }
+        };
         let fraction = match interval_start {
             None => window.contains(end).then_some(1.0),
             Some(start) if end <= start => window.contains(end).then_some(1.0),
@@ -218,6 +243,7 @@ mod tests {
             class,
             source: Source::Gatord,
             result_type: ResultType::Integer,
+            set_event: None,
         }
     }
 
@@ -228,6 +254,7 @@ mod tests {
             .map(|(t, &v)| Sample {
                 timestamp_ns: t as u64,
                 value: Value::Int(v),
+                core: None,
             })
             .collect()
     }
@@ -239,24 +266,47 @@ mod tests {
             .map(|(t, &v)| Sample {
                 timestamp_ns: t as u64,
                 value: Value::Float(v),
+                core: None,
             })
             .collect()
     }
 
     #[test]
-    fn samples_of_several_cores_at_one_instant_share_its_interval() {
+    fn samples_of_several_cores_are_apportioned_core_by_core() {
         let d = counter(CounterClass::Delta, 1.0, Units::Unknown);
-        let at = |t: u64, v: i64| Sample {
+        let at = |t: u64, core: u32, v: i64| Sample {
             timestamp_ns: t,
             value: Value::Int(v),
+            core: Some(core),
         };
         // Two cores sampled together every 1000 ns, 100 events each per interval.
-        let s = [at(0, 100), at(0, 100), at(1000, 100), at(1000, 100)];
+        let s = [
+            at(0, 0, 100),
+            at(0, 1, 100),
+            at(1000, 0, 100),
+            at(1000, 1, 100),
+        ];
         let window = Window {
             start_ns: 250,
             end_ns: 750,
         };
         // Half of the interval (0, 1000] of both cores: 2 × 100 × 0.5.
+        assert_eq!(read_double_in(&d, &s, window), Some(100.0));
+        // Cores sampled at their own instants, as a real daemon's per-CPU timers do: core 1 half a
+        // period after core 0. Each sample spreads over the time since its own core's previous one.
+        let s = [
+            at(500, 1, 100),
+            at(1000, 0, 100),
+            at(1500, 1, 100),
+            at(2000, 0, 100),
+            at(2500, 1, 100),
+        ];
+        let window = Window {
+            start_ns: 1250,
+            end_ns: 1750,
+        };
+        // Core 0: (1000, 2000] overlaps by 500 → 50; core 1: (500, 1500] and (1500, 2500] by 250 each →
+        // 25 + 25.
         assert_eq!(read_double_in(&d, &s, window), Some(100.0));
     }
 
@@ -329,6 +379,7 @@ mod tests {
             .map(|&(t, v)| Sample {
                 timestamp_ns: t,
                 value: Value::Int(v),
+                core: None,
             })
             .collect()
     }

@@ -9,6 +9,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::counter::CounterId;
 
+/// The most cores whose enclosing samples [`SampleStore::samples_around`] looks for beyond a window's edges.
+const MAX_CORES: usize = 256;
+
 /// Default number of samples kept per counter (about a minute at gatord's 1 kHz sample rate).
 pub const DEFAULT_CAPACITY: usize = 65_536;
 
@@ -38,6 +41,11 @@ pub struct Sample {
     pub timestamp_ns: u64,
     /// The sampled value.
     pub value: Value,
+    /// The CPU the value was counted on, for a counter gatord reads per core (its perf-backed counters, one
+    /// sample per core per reading; BLOCK_COUNTER values after a core marker); `None` for a value of the
+    /// whole system or of a source without cores. A counter's reading combines every core's samples (the
+    /// sum for a delta counter): per-core samples are the parts of the counter's value.
+    pub core: Option<u32>,
 }
 
 /// An inclusive window of timestamps selecting the samples of one capture.
@@ -147,21 +155,32 @@ impl SampleStore {
     }
 
     /// A copy of counter `id`'s samples inside `window` together with the newest sample before it and the
-    /// oldest after it, with any others stamped at that same instant (the samples that enclose the window, which the window reading rules of
+    /// oldest after it, of every core (the samples that enclose the window, which the window reading rules of
     /// [`crate::reduce`] use), oldest first; `None` for an id outside the store.
     pub fn samples_around(&self, id: CounterId, window: Window) -> Option<Vec<Sample>> {
         let buffers = self.lock();
         let samples = &buffers.get(Self::index(id)?)?.samples;
         let first = samples.partition_point(|s| s.timestamp_ns < window.start_ns);
         let after = samples.partition_point(|s| s.timestamp_ns <= window.end_ns);
-        let from = first.saturating_sub(1);
-        // The oldest sample after the window, with every other stamped at the same instant (other cores).
-        let mut to = (after + 1).min(samples.len());
-        if let Some(closing) = samples.get(after).map(|s| s.timestamp_ns) {
-            while samples.get(to).is_some_and(|s| s.timestamp_ns == closing) {
-                to += 1;
+        // Beyond each edge, one sample of every core: walk outwards until a core comes round again (per-core
+        // samples arrive core after core), at most `MAX_CORES` samples.
+        let round = |indices: &mut dyn Iterator<Item = usize>| {
+            let mut seen: Vec<Option<u32>> = Vec::new();
+            let mut last = None;
+            for i in indices.take(MAX_CORES) {
+                let Some(core) = samples.get(i).map(|s| s.core) else {
+                    break;
+                };
+                if seen.contains(&core) {
+                    break;
+                }
+                seen.push(core);
+                last = Some(i);
             }
-        }
+            last
+        };
+        let from = round(&mut (0..first).rev()).unwrap_or(first);
+        let to = round(&mut (after..samples.len())).map_or(after, |i| i + 1);
         Some(samples.range(from..to).copied().collect())
     }
 
@@ -216,6 +235,7 @@ mod tests {
         Sample {
             timestamp_ns: t,
             value: Value::Int(v),
+            core: None,
         }
     }
 

@@ -177,9 +177,10 @@ fn scripted_values_read_back_with_the_reduction_rules_950() {
     assert_eq!(stats.end_markers, 1);
     assert_eq!(
         daemon.configuration().len(),
-        5,
-        "every enabled gatord counter configured"
+        6,
+        "every enabled gatord counter configured, the set event in a slot"
     );
+    assert_eq!(daemon.slot_events(), [("Sim_cnt0".to_owned(), 0x08)]);
 }
 
 #[test]

@@ -8,6 +8,9 @@
 //!
 //! A missing data folder is a printed skip.
 
+mod common;
+
+use common::gatord_data as data;
 use gator_proto::apc::LocalCaptureReader;
 use gator_proto::ProtocolVersion;
 use lizard_core::{
@@ -16,20 +19,6 @@ use lizard_core::{
 };
 
 const OFFSET_NS: u64 = 5_000_000_000;
-
-fn data(path: &str) -> Option<Vec<u8>> {
-    let full = format!(
-        "{}/../../shared/data/gatord-9.7.2/{path}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    match std::fs::read(&full) {
-        Ok(bytes) => Some(bytes),
-        Err(err) => {
-            eprintln!("skipped: {full} not readable ({err})");
-            None
-        }
-    }
-}
 
 fn delta_counter(id: CounterId) -> Counter {
     Counter {
@@ -44,6 +33,7 @@ fn delta_counter(id: CounterId) -> Counter {
         class: CounterClass::Delta,
         source: Source::Gatord,
         result_type: ResultType::Integer,
+        set_event: None,
     }
 }
 

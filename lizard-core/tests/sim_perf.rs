@@ -57,6 +57,12 @@ fn scripted_perf_values_arrive_per_core_and_sum() {
         [10, 0, 20, 0, 30, 0].map(Value::Int),
         "core 0 then core 1, per sample"
     );
+    let cores: Vec<_> = samples.iter().map(|s| s.core).collect();
+    assert_eq!(
+        cores,
+        [0, 1, 0, 1, 0, 1].map(Some),
+        "each sample keeps its CPU"
+    );
     assert_eq!(lizard.read_int(ccnt).unwrap(), 60);
     // Perf and BLOCK_COUNTER samples share the time base.
     let mem = lizard.samples(memfree).unwrap();

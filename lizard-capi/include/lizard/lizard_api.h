@@ -76,7 +76,10 @@ typedef enum {
 /* The description of one counter (72 bytes on LP64, 48 on ILP32). */
 typedef struct LizardCounterDescription {
     LizardCounterId id;       /* equals the id it was asked for */
-    const char *short_name;   /* gatord counter name (key); for HWCPipe counters their name ("TaskClock") */
+    const char *short_name;   /* gatord counter name (key); for a programmable event of a CPU counter set
+                                 "<set>:<EVENT>" ("ARMv8_Cortex_A72:INST_RETIRED", or "…:0x60" without a
+                                 common mnemonic), which StartCapture programs into one of the set's slots;
+                                 for HWCPipe counters their name ("TaskClock") */
     const char *name;         /* gatord event name; for HWCPipe counters their name again */
     const char *title;        /* gatord event title; for HWCPipe counters "HWCPipe CPU (this process)" (they
                                  count only the calling process) or "HWCPipe GPU" */
@@ -122,7 +125,8 @@ typedef void (*LZD_DisableAllCounters_PFN)(LizardInstance ctx);
  * window is every sample gatord sends in that session; about 0.2 s per pair against a real daemon); any
  * other value keeps the default.
  * LZD_OK when every source with an enabled counter started; LZD_FAILURE (and nothing started) when
- * none is enabled or a source failed to start (gatord unreachable, or busy with another client's session). */
+ * none is enabled, more events of one counter set are enabled than it has slots (6 on a Cortex-A72), or a
+ * source failed to start (gatord unreachable, or busy with another client's session). */
 typedef LZD_Result (*LZD_StartCapture_PFN)(LizardInstance ctx);
 
 /* Stops the capture. With the kept gatord session it returns at once (a read that needs a later sample

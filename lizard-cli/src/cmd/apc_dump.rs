@@ -101,7 +101,8 @@ fn read(dir: &Path) -> Result<Dump, CliError> {
             Some(c) => {
                 let title = events
                     .as_ref()
-                    .and_then(|e| e.event_by_counter(&c.counter))
+                    // A slot resolves through its counter set and the event programmed into it.
+                    .and_then(|e| e.resolve(&c.counter, c.event))
                     .map(|r| r.event.label());
                 title.map_or_else(|| c.counter.clone(), |t| format!("{} ({t})", c.counter))
             }

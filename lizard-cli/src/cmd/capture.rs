@@ -7,6 +7,7 @@ use lizard_core::{Counter, Error as EngineError, Lizard, NoValue, ResultType, Sa
 use serde_json::{json, Value as Json};
 
 use crate::args::{CaptureArgs, CaptureFormat};
+use crate::cores::{self, Cores};
 use crate::error::CliError;
 use crate::interrupt;
 use crate::output::{self, class_name, scaled_json, scaled_text};
@@ -19,10 +20,35 @@ use crate::trace_window::{TraceWindow, WindowRecord};
 /// One captured counter: its description, samples and reading.
 struct Captured<'a> {
     counter: &'a Counter,
+    /// The series: the samples of one instant from different cores combined ([`cores::combined`]).
     samples: Vec<Sample>,
     dropped: u64,
     /// The reading, or why there is none (never a 0 standing in for "no sample").
     reading: Result<Json, String>,
+    /// Whether gatord counted it per core.
+    per_core: bool,
+    /// With `--per-core`: each core's part (series and reading), by ascending core.
+    cores: Vec<CorePart>,
+    /// Why the source lists the counter but does not deliver it here, when so.
+    unavailable: Option<String>,
+}
+
+/// One core's part of a counter counted per core.
+struct CorePart {
+    core: u32,
+    samples: Vec<Sample>,
+    reading: Result<Json, String>,
+}
+
+/// The reading of `counter` over `samples`, as JSON (integer or double, as the counter reads).
+fn reading_of(counter: &Counter, samples: &[Sample]) -> Result<Json, String> {
+    let value = match counter.result_type {
+        ResultType::Integer => lizard_core::reduce::read_int(counter, samples).map(|v| json!(v)),
+        ResultType::Floating => {
+            lizard_core::reduce::read_double(counter, samples).map(|v| json!(v))
+        }
+    };
+    value.ok_or_else(|| NoValue::NoSamples.to_string())
 }
 
 /// Runs `lizard capture`.
@@ -86,20 +112,25 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         (Some(trace), Some(offset)) => trace.finish(start_ns, end_ns, offset),
         _ => Vec::new(),
     };
-    let captured = collect(lizard, &ids)?;
+    let mode = match args.per_core {
+        true => Cores::PerCore,
+        false => Cores::Combined,
+    };
+    let captured = collect(lizard, &ids, mode)?;
     let text = match args.format {
-        CaptureFormat::Table => table(&captured, &records),
-        CaptureFormat::Csv => csv(&captured, &records),
+        CaptureFormat::Table => table(&captured, &records, mode),
+        CaptureFormat::Csv => csv(&captured, &records, mode),
         CaptureFormat::Json => output::to_json(&json_document(
             &captured,
             &records,
             elapsed,
             stop_error.as_ref(),
+            mode,
         )),
-        CaptureFormat::ChromeTrace => chrome_trace(&captured, &records),
+        CaptureFormat::ChromeTrace => chrome_trace(&captured, &records, mode),
         // The report reads the JSON document, as `lizard report` does: the same capture, the same page.
         CaptureFormat::Html => {
-            let document = json_document(&captured, &records, elapsed, stop_error.as_ref());
+            let document = json_document(&captured, &records, elapsed, stop_error.as_ref(), mode);
             let capture =
                 report::Capture::from_value(document).map_err(|source| CliError::BadCapture {
                     path: args.output.clone().unwrap_or_else(|| "<stdout>".into()),
@@ -189,7 +220,11 @@ fn wait(duration: Option<Duration>, lizard: &Lizard, target_ended: &dyn Fn() -> 
     }
 }
 
-fn collect<'a>(lizard: &'a Lizard, ids: &[u32]) -> Result<Vec<Captured<'a>>, CliError> {
+fn collect<'a>(
+    lizard: &'a Lizard,
+    ids: &[u32],
+    mode: Cores,
+) -> Result<Vec<Captured<'a>>, CliError> {
     ids.iter()
         .map(|&id| {
             let counter = lizard.counter(id)?;
@@ -197,6 +232,7 @@ fn collect<'a>(lizard: &'a Lizard, ids: &[u32]) -> Result<Vec<Captured<'a>>, Cli
                 ResultType::Integer => lizard.read_int(id).map(|v| json!(v)),
                 ResultType::Floating => lizard.read_double(id).map(|v| json!(v)),
             };
+            let mut unavailable = None;
             let reading = match reading {
                 Ok(value) => Ok(value),
                 Err(EngineError::NoValue { reason, .. }) => {
@@ -205,40 +241,72 @@ fn collect<'a>(lizard: &'a Lizard, ids: &[u32]) -> Result<Vec<Captured<'a>>, Cli
                             "lizard: warning: {} is unavailable: {why}",
                             counter_name(counter)
                         );
+                        unavailable = Some(why.to_string());
                     }
                     Err(reason.to_string())
                 }
                 Err(other) => return Err(other.into()),
             };
+            let samples = lizard.samples(id)?;
+            let cores = match mode {
+                Cores::PerCore => cores::by_core(&samples)
+                    .into_iter()
+                    .map(|(core, samples)| CorePart {
+                        core,
+                        reading: reading_of(counter, &samples),
+                        samples,
+                    })
+                    .collect(),
+                Cores::Combined => Vec::new(),
+            };
             Ok(Captured {
                 counter,
-                samples: lizard.samples(id)?,
+                per_core: cores::has_cores(&samples),
+                samples: cores::combined(counter, &samples),
                 dropped: lizard.dropped(id)?,
                 reading,
+                cores,
+                unavailable,
             })
         })
         .collect()
 }
 
-fn table(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
+fn table(captured: &[Captured<'_>], records: &[WindowRecord], mode: Cores) -> String {
     let mut table = Table::new(&[
         "id", "source", "counter", "units", "class", "samples", "value",
     ]);
     for c in captured {
-        table.row(vec![
-            c.counter.id.to_string(),
-            output::source_label(c.counter),
+        // The counter's row, then (with --per-core) one row per core.
+        let series = std::iter::once((
             counter_name(c.counter).to_owned(),
-            c.counter.units.to_string(),
-            class_name(c.counter.class).to_owned(),
-            c.samples.len().to_string(),
-            match &c.reading {
-                Ok(value) => output::reading_text(value),
-                Err(reason) => reason.clone(),
-            },
-        ]);
+            c.samples.len(),
+            &c.reading,
+        ))
+        .chain(c.cores.iter().map(|part| {
+            (
+                cores::core_name(counter_name(c.counter), part.core),
+                part.samples.len(),
+                &part.reading,
+            )
+        }));
+        for (name, count, reading) in series {
+            table.row(vec![
+                c.counter.id.to_string(),
+                output::source_label(c.counter),
+                name,
+                c.counter.units.to_string(),
+                class_name(c.counter.class).to_owned(),
+                count.to_string(),
+                match reading {
+                    Ok(value) => output::reading_text(value),
+                    Err(reason) => reason.clone(),
+                },
+            ]);
+        }
     }
     let mut text = table.render();
+    text.push_str(&cores_note(captured, mode).map_or_else(String::new, |n| format!("\n{n}\n")));
     if !records.is_empty() {
         text.push_str(&format!(
             "\n{} trace records in the capture window\n",
@@ -248,7 +316,7 @@ fn table(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
     text
 }
 
-fn csv(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
+fn csv(captured: &[Captured<'_>], records: &[WindowRecord], mode: Cores) -> String {
     let mut text = String::from("timestamp_ns,id,counter,value\n");
     let mut rows: Vec<(u64, String)> = Vec::new();
     for c in captured {
@@ -261,6 +329,19 @@ fn csv(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
                 scaled_text(c.counter, s.value)
             );
             rows.push((s.timestamp_ns, row));
+        }
+        for part in &c.cores {
+            let name = cores::core_name(counter_name(c.counter), part.core);
+            for s in &part.samples {
+                let row = format!(
+                    "{},{},{},{}\n",
+                    s.timestamp_ns,
+                    c.counter.id,
+                    output::csv_field(&name),
+                    scaled_text(c.counter, s.value)
+                );
+                rows.push((s.timestamp_ns, row));
+            }
         }
     }
     for r in records {
@@ -288,7 +369,22 @@ fn csv(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
             ));
         }
     }
+    if let Some(note) = cores_note(captured, mode) {
+        text.push_str(&format!("# {note}\n"));
+    }
     text
+}
+
+/// What the outputs say about counters counted per core, when any was: that their values combine the
+/// cores, and (with `--per-core`) that the `@cpuN` readings and series are each core's part.
+fn cores_note(captured: &[Captured<'_>], mode: Cores) -> Option<String> {
+    if !captured.iter().any(|c| c.per_core) {
+        return None;
+    }
+    Some(match mode {
+        Cores::Combined => format!("{}; --per-core shows each core", cores::COMBINED_NOTE),
+        Cores::PerCore => format!("{}; COUNTER@cpuN is one core's part", cores::COMBINED_NOTE),
+    })
 }
 
 /// The counters without a value, with the reason, as JSON.
@@ -297,9 +393,13 @@ fn no_value_json(captured: &[Captured<'_>]) -> Vec<Json> {
         .iter()
         .filter_map(|c| {
             let reason = c.reading.as_ref().err()?;
-            Some(
-                json!({ "id": c.counter.id, "counter": counter_name(c.counter), "reason": reason }),
-            )
+            Some(json!({
+                "id": c.counter.id,
+                "counter": counter_name(c.counter),
+                "reason": reason,
+                // The source lists it but does not deliver it here (not merely no sample in the window).
+                "unavailable": c.unavailable,
+            }))
         })
         .collect()
 }
@@ -336,6 +436,7 @@ fn json_document(
     records: &[WindowRecord],
     elapsed: Duration,
     stop_error: Option<&lizard_core::Error>,
+    mode: Cores,
 ) -> Json {
     let counters: Vec<Json> = captured
         .iter()
@@ -346,6 +447,9 @@ fn json_document(
                 Err(reason) => {
                     entry["value"] = Json::Null;
                     entry["no_value"] = json!(reason);
+                    if let Some(why) = &c.unavailable {
+                        entry["unavailable"] = json!(why);
+                    }
                 }
             }
             entry["dropped"] = json!(c.dropped);
@@ -354,6 +458,27 @@ fn json_document(
                 .iter()
                 .map(|s| json!([s.timestamp_ns, scaled_json(c.counter, s.value)]))
                 .collect();
+            if c.per_core {
+                entry["counted"] = json!("per core");
+            }
+            if mode == Cores::PerCore && c.per_core {
+                entry["per_core"] = c
+                    .cores
+                    .iter()
+                    .map(|part| {
+                        let samples: Vec<Json> = part
+                            .samples
+                            .iter()
+                            .map(|s| json!([s.timestamp_ns, scaled_json(c.counter, s.value)]))
+                            .collect();
+                        let (value, why) = match &part.reading {
+                            Ok(value) => (value.clone(), Json::Null),
+                            Err(reason) => (Json::Null, json!(reason)),
+                        };
+                        json!({ "core": part.core, "value": value, "no_value": why, "samples": samples })
+                    })
+                    .collect();
+            }
             entry
         })
         .collect();
@@ -364,28 +489,57 @@ fn json_document(
         "window_ns": span.map(|(first, last)| [first, last]),
         "wall_s": elapsed.as_secs_f64(),
         "warning": stop_error.map(|e| source::chain(e)),
+        // How counters counted per core are shown: "combined" (value and samples combine the cores) or
+        // "per-core" (each such counter also has `per_core`).
+        "cores": mode.name(),
+        "cores_note": cores_note(captured, mode),
         "counters": counters,
         "trace_records": records.iter().map(record_json).collect::<Vec<_>>(),
     })
 }
 
-fn chrome_trace(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
+fn chrome_trace(captured: &[Captured<'_>], records: &[WindowRecord], mode: Cores) -> String {
     let mut events = vec![json!({
         "name": "process_name", "ph": "M", "pid": 1, "tid": 0, "args": { "name": "lizard capture" }
     })];
     for c in captured {
-        let name = format!("{} ({})", counter_name(c.counter), c.counter.units).replace(" ()", "");
-        for s in &c.samples {
-            events.push(json!({
-                "name": name,
-                "cat": output::source_label(c.counter),
-                "ph": "C",
-                "ts": s.timestamp_ns as f64 / 1000.0,
-                "pid": 1,
-                "tid": 0,
-                "args": { "value": scaled_json(c.counter, s.value) },
-            }));
+        let series = std::iter::once((counter_name(c.counter).to_owned(), &c.samples)).chain(
+            c.cores.iter().map(|part| {
+                (
+                    cores::core_name(counter_name(c.counter), part.core),
+                    &part.samples,
+                )
+            }),
+        );
+        for (name, samples) in series {
+            let name = format!("{name} ({})", c.counter.units).replace(" ()", "");
+            for s in samples {
+                events.push(json!({
+                    "name": name,
+                    "cat": output::source_label(c.counter),
+                    "ph": "C",
+                    "ts": s.timestamp_ns as f64 / 1000.0,
+                    "pid": 1,
+                    "tid": 0,
+                    "args": { "value": scaled_json(c.counter, s.value) },
+                }));
+            }
         }
+    }
+    // A counter without a value is a visible mark at the start of the samples' window, not only metadata.
+    let start_us = sample_span(captured).map_or(0.0, |(first, _)| first as f64 / 1000.0);
+    for c in captured {
+        let Err(reason) = &c.reading else { continue };
+        events.push(json!({
+            "name": format!("{}: no value", counter_name(c.counter)),
+            "cat": "no value",
+            "ph": "i",
+            "s": "g",
+            "ts": start_us,
+            "pid": 1,
+            "tid": 0,
+            "args": { "reason": reason, "unavailable": c.unavailable },
+        }));
     }
     for r in records {
         events.push(json!({
@@ -402,6 +556,10 @@ fn chrome_trace(captured: &[Captured<'_>], records: &[WindowRecord]) -> String {
     output::to_json(&json!({
         "traceEvents": events,
         "displayTimeUnit": "ns",
-        "otherData": { "counters_without_value": no_value_json(captured) },
+        "otherData": {
+            "counters_without_value": no_value_json(captured),
+            "cores": mode.name(),
+            "cores_note": cores_note(captured, mode),
+        },
     }))
 }

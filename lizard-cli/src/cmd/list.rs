@@ -17,7 +17,8 @@ pub fn run(args: &ListArgs) -> Result<i32, CliError> {
     let text = match args.format {
         ListFormat::Table => {
             let mut table = Table::new(&[
-                "id", "source", "category", "name", "title", "units", "class", "type", "note",
+                "id", "source", "category", "name", "event", "title", "units", "class", "type",
+                "note",
             ]);
             for c in counters {
                 let note = match opened.lizard.unavailable(c.id)? {
@@ -29,6 +30,10 @@ pub fn run(args: &ListArgs) -> Result<i32, CliError> {
                     output::source_label(c),
                     c.category.clone(),
                     counter_name(c).to_owned(),
+                    // A counter-set event's code, which gatord programs into one of the set's slots.
+                    c.set_event
+                        .as_ref()
+                        .map_or_else(String::new, |e| format!("{:#04x}", e.code)),
                     format!("{} {}", c.title, c.name).trim().to_owned(),
                     c.units.to_string(),
                     output::class_name(c.class).to_owned(),

@@ -10,6 +10,9 @@
 //!   perf counters gatord will never send ([`Unavailable`]).
 //! - Every other frame type is ignored.
 //!
+//! Each sample keeps the CPU it was counted on ([`Sample::core`]): a perf sample's ring, a COUNTER frame's
+//! core, or the latest core marker of a BLOCK_COUNTER frame (none before the first marker: a system value).
+//!
 //! gatord timestamps are nanoseconds since its capture start (perf record times are CLOCK_MONOTONIC_RAW, turned
 //! into the same base with the SUMMARY's clock); the sink adds the engine time at which APC_START was sent, so
 //! gatord samples and HWCPipe samples share one time base.
@@ -185,6 +188,7 @@ impl FrameSink {
                     Sample {
                         timestamp_ns,
                         value: Value::Int(i64::try_from(sample.delta).unwrap_or(i64::MAX)),
+                        core: u32::try_from(sample.core).ok(),
                     },
                 ));
             }
@@ -202,10 +206,12 @@ impl FrameSink {
         match frame {
             Frame::BlockCounter(block) => {
                 let mut timestamp = self.offset_ns;
+                let mut core = None;
                 for record in block.records() {
                     match record? {
                         Record::Timestamp(t) => timestamp = self.engine_time(t),
-                        Record::Tid(_) | Record::Core(_) => {}
+                        Record::Core(c) => core = u32::try_from(c).ok(),
+                        Record::Tid(_) => {}
                         Record::Value { key, value } => {
                             if let Some(id) = self.keys.get(key) {
                                 out.push((
@@ -213,6 +219,7 @@ impl FrameSink {
                                     Sample {
                                         timestamp_ns: timestamp,
                                         value: Value::Int(value),
+                                        core,
                                     },
                                 ));
                             }
@@ -229,6 +236,7 @@ impl FrameSink {
                         Sample {
                             timestamp_ns,
                             value: Value::Int(counter.value),
+                            core: u32::try_from(counter.core).ok(),
                         },
                     ));
                 }
@@ -278,14 +286,16 @@ mod tests {
                     1,
                     Sample {
                         timestamp_ns: t,
-                        value: Value::Int(24_318_210_048)
+                        value: Value::Int(24_318_210_048),
+                        core: None,
                     }
                 ),
                 (
                     2,
                     Sample {
                         timestamp_ns: t,
-                        value: Value::Int(958_304_256)
+                        value: Value::Int(958_304_256),
+                        core: None,
                     }
                 ),
             ]
@@ -318,6 +328,8 @@ mod tests {
         assert_eq!(out.len(), 2);
         assert_eq!(out[0].1.timestamp_ns, 10);
         assert_eq!(out[1].1.timestamp_ns, 20);
+        // The core marker holds for the rest of the frame.
+        assert_eq!((out[0].1.core, out[1].1.core), (Some(1), Some(1)));
     }
 
     #[test]
@@ -338,7 +350,8 @@ mod tests {
                 2,
                 Sample {
                     timestamp_ns: 55,
-                    value: Value::Int(-4)
+                    value: Value::Int(-4),
+                    core: Some(0),
                 }
             )]
         );
@@ -418,6 +431,8 @@ mod tests {
         // The totals grew by 7 (core 0) and 100 (core 1) per sample; the first readings after the errors
         // cover both samples.
         assert_eq!(got, [(1, 1020, Value::Int(14)), (1, 1020, Value::Int(200))]);
+        let cores: Vec<_> = out.iter().map(|(_, s)| s.core).collect();
+        assert_eq!(cores, [Some(0), Some(1)], "each value keeps its CPU");
         assert_eq!(sink.latest_ns(), Some(1020));
         assert!(Unavailable::CountingOnly
             .to_string()

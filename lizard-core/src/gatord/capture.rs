@@ -18,6 +18,7 @@ use gator_proto::client::{Event, Session};
 
 use super::apc::{FrameSink, KeyMap, SinkError, Unavailable};
 use super::connection::{daemon_error, protocol_error, Connection, READ_CHUNK};
+use super::counter_sets::Configured;
 use super::xml;
 use crate::config::SampleRate;
 use crate::counter::CounterId;
@@ -35,8 +36,9 @@ pub(crate) struct Plan {
     pub(crate) sample_rate: SampleRate,
     pub(crate) live_rate_ms: u32,
     pub(crate) busy_retry: Duration,
-    /// Enabled gatord counters: engine id and gatord counter name.
-    pub(crate) counters: Vec<(CounterId, String)>,
+    /// Enabled gatord counters: engine id, the gatord counter configured (a slot for a set event) and the
+    /// event programmed into a slot.
+    pub(crate) counters: Vec<Configured>,
 }
 
 /// Progress the receiver shares with the engine.
@@ -92,33 +94,31 @@ pub(crate) struct Capture {
 fn deliver_configuration(plan: &Plan) -> Result<(), Error> {
     let mut conn =
         Connection::open_retrying(&plan.address, plan.timeouts, plan.max_len, plan.busy_retry)?;
-    let names: Vec<&str> = plan.counters.iter().map(|(_, n)| n.as_str()).collect();
-    conn.deliver_xml("configuration", &xml::configurations(&names))?;
+    conn.deliver_xml("configuration", &xml::configurations(&plan.counters))?;
     conn.disconnect();
     Ok(())
 }
 
 /// Binds the keys of the `captured` document to the enabled counters (the only place keys come from); also
-/// returns the enabled counters left without a key.
-fn bind_keys(
-    captured: &str,
-    counters: &[(CounterId, String)],
-) -> Result<(KeyMap, Vec<CounterId>), Error> {
+/// returns the enabled counters left without a key. A slot binds its set event only when `captured` names
+/// the event code that was configured (a slot counting another event is not this counter).
+fn bind_keys(captured: &str, counters: &[Configured]) -> Result<(KeyMap, Vec<CounterId>), Error> {
     let entries = xml::captured_keys(captured)?;
     let mut keys = KeyMap::new();
     let mut unbound = Vec::new();
-    for (id, name) in counters {
+    for configured in counters {
         let bound = entries
             .iter()
-            .find(|(_, n)| n == name)
-            .is_some_and(|(key, _)| keys.insert(*key, *id));
+            .find(|e| e.counter == configured.counter)
+            .filter(|e| configured.event.is_none() || e.event == configured.event)
+            .is_some_and(|e| keys.insert(e.key, configured.id));
         if !bound {
-            unbound.push(*id);
+            unbound.push(configured.id);
         }
     }
     if keys.is_empty() {
         return Err(Error::KeysNotBound(
-            counters.iter().map(|(_, n)| n.clone()).collect(),
+            counters.iter().map(|c| c.counter.clone()).collect(),
         ));
     }
     Ok((keys, unbound))
@@ -160,7 +160,7 @@ impl Capture {
                 .map_err(Error::Thread)?
         };
         Ok(Capture {
-            counters: plan.counters.iter().map(|(id, _)| *id).collect(),
+            counters: plan.counters.iter().map(|c| c.id).collect(),
             session,
             writer,
             shared,
@@ -380,10 +380,15 @@ mod tests {
             <counter key="0x5e" type="Linux_meminfo_memfree"/>
             <counter key="0x0" type="Linux_net_rx"/>
         </counters></captured>"#;
+        let configured = |id, counter: &str| Configured {
+            id,
+            counter: counter.into(),
+            event: None,
+        };
         let counters = [
-            (1, "Linux_meminfo_memfree".to_owned()),
-            (2, "Linux_net_rx".to_owned()),
-            (3, "Missing".to_owned()),
+            configured(1, "Linux_meminfo_memfree"),
+            configured(2, "Linux_net_rx"),
+            configured(3, "Missing"),
         ];
         let (keys, unbound) = bind_keys(captured, &counters).unwrap();
         assert_eq!(keys.get(0x5e), Some(1));
@@ -392,5 +397,31 @@ mod tests {
             bind_keys(captured, &counters[1..]),
             Err(Error::KeysNotBound(_))
         ));
+    }
+
+    #[test]
+    fn slots_bind_back_to_their_set_events() {
+        // gatord 9.7.2's captured.xml of its local Arm PMU capture (arm64-vm-local.apc): cnt0 counts 0x8.
+        let captured = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/data/gatord-9.7.2/arm64-vm-local.apc/captured.xml"
+        ));
+        let slot = |id, event| Configured {
+            id,
+            counter: "ARMv8_Cortex_A72_cnt0".into(),
+            event: Some(event),
+        };
+        let cycles = Configured {
+            id: 1,
+            counter: "ARMv8_Cortex_A72_ccnt".into(),
+            event: None,
+        };
+        let (keys, unbound) = bind_keys(captured, &[cycles.clone(), slot(7, 0x8)]).unwrap();
+        assert_eq!((keys.get(0xa), keys.get(0xc)), (Some(1), Some(7)));
+        assert!(unbound.is_empty());
+        // The slot counts 0x8, not 0x3: that key is not the 0x3 event's.
+        let (keys, unbound) = bind_keys(captured, &[cycles, slot(7, 0x3)]).unwrap();
+        assert_eq!(keys.get(0xc), None);
+        assert_eq!(unbound, [7]);
     }
 }

@@ -1,18 +1,22 @@
 //! gatord counter discovery: the events and counters documents on one short connection, then DISCONNECT.
 //!
-//! The counter list is the events document's events, in document order, that have a fixed `counter` name
-//! which the daemon's counters document lists. A name listed twice in the events document is taken once (the
-//! first occurrence), so every gatord counter has exactly one capture key later.
+//! The counter list is, first, the events document's events, in document order, that have a fixed `counter`
+//! name which the daemon's counters document lists; then the programmable events (no `counter` attribute) of
+//! every category whose counter set has a slot in the counters document, in document order (see
+//! [`counter_sets`](super::counter_sets)). A fixed name, or a (set, event code) pair, listed twice is taken
+//! once (the first occurrence), so every gatord counter has exactly one capture key later. Set events come
+//! after the fixed counters so that the ids of the fixed counters do not depend on them.
 
 use std::collections::HashSet;
 use std::time::Duration;
 
 use gator_proto::ProtocolVersion;
-use gator_xml::{EventClass, Events};
+use gator_xml::{Category, Event, EventClass, Events};
 
 use super::connection::Connection;
+use super::counter_sets::{self, SetSlots};
 use super::xml;
-use crate::counter::{Counter, CounterClass, ResultType, Source, Units};
+use crate::counter::{Counter, CounterClass, ResultType, SetEvent, Source, Units};
 use crate::error::Error;
 use crate::transport::{GatordAddress, Timeouts};
 
@@ -26,6 +30,8 @@ pub(crate) struct Discovered {
     /// The keys of the counters the daemon lists but never sends: `derived="yes"` events, which Streamline
     /// computes from other data.
     pub(crate) derived: Vec<String>,
+    /// The counter sets whose events are offered, with the slots the daemon lists.
+    pub(crate) sets: Vec<SetSlots>,
 }
 
 /// Connects, reads the two documents, disconnects and builds the counter list.
@@ -40,25 +46,22 @@ pub(crate) fn discover(
     let events = conn.request_xml("events")?;
     let counters = conn.request_xml("counters")?;
     conn.disconnect();
-    let (counters, derived) = counters_and_derived(&events, &counters)?;
-    Ok(Discovered {
-        counters,
-        version,
-        derived,
-    })
+    counters_and_derived(&events, &counters, version)
 }
 
 /// The gatord counters described by `events_xml` and available according to `counters_xml`.
 #[cfg(test)]
 pub(crate) fn counters_from(events_xml: &str, counters_xml: &str) -> Result<Vec<Counter>, Error> {
-    Ok(counters_and_derived(events_xml, counters_xml)?.0)
+    Ok(counters_and_derived(events_xml, counters_xml, ProtocolVersion::V950)?.counters)
 }
 
-/// [`counters_from`], plus the keys of the derived counters, which gatord never sends.
+/// [`counters_from`], plus the keys of the derived counters, which gatord never sends, and the counter sets'
+/// slots, from a daemon speaking `version`.
 fn counters_and_derived(
     events_xml: &str,
     counters_xml: &str,
-) -> Result<(Vec<Counter>, Vec<String>), Error> {
+    version: ProtocolVersion,
+) -> Result<Discovered, Error> {
     let mut derived = Vec::new();
     let events = Events::parse(events_xml).map_err(|source| Error::Xml {
         document: "events",
@@ -77,39 +80,76 @@ fn counters_and_derived(
         if event.derived == Some(true) {
             derived.push(key.to_owned());
         }
-        let multiplier = match event.effective_multiplier() {
-            m if m.is_finite() && m != 0.0 => m,
-            _ => 1.0,
-        };
-        out.push(Counter {
-            id: 0,
-            key: key.to_owned(),
-            name: event.name.clone(),
-            title: event.title.clone().unwrap_or_default(),
-            description: event.description.clone().unwrap_or_default(),
-            category: category.name.clone(),
-            multiplier,
-            units: match (&event.units, event.percentage) {
-                (None, Some(true)) => Units::Other("%".to_owned()),
-                (units, _) => units
-                    .as_ref()
-                    .map_or(Units::Unknown, |u| Units::parse(u.as_str())),
-            },
-            // A percentage is a level over the sample's interval (gatord's `activity` percentages too): its
-            // readings are means.
-            class: match (event.effective_class(), event.percentage) {
-                (EventClass::Absolute, _) | (_, Some(true)) => CounterClass::Absolute,
-                _ => CounterClass::Delta,
-            },
-            source: Source::Gatord,
-            result_type: if multiplier == 1.0 {
-                ResultType::Integer
-            } else {
-                ResultType::Floating
-            },
-        });
+        out.push(counter_of(category, event, key.to_owned(), None));
     }
-    Ok((out, derived))
+    let sets = counter_sets::listed_slots(&events, &available);
+    let mut seen_events = HashSet::new();
+    for (category, event) in events.events() {
+        let (None, Some(code), Some(set)) = (&event.counter, event.event, &category.counter_set)
+        else {
+            continue;
+        };
+        if !sets.iter().any(|s| &s.set == set) || !seen_events.insert((set.clone(), code)) {
+            continue;
+        }
+        let set_event = SetEvent {
+            set: set.clone(),
+            code,
+        };
+        out.push(counter_of(
+            category,
+            event,
+            set_event.key(),
+            Some(set_event),
+        ));
+    }
+    Ok(Discovered {
+        counters: out,
+        version,
+        derived,
+        sets,
+    })
+}
+
+/// The engine's description of `event` of `category`, named `key`.
+fn counter_of(
+    category: &Category,
+    event: &Event,
+    key: String,
+    set_event: Option<SetEvent>,
+) -> Counter {
+    let multiplier = match event.effective_multiplier() {
+        m if m.is_finite() && m != 0.0 => m,
+        _ => 1.0,
+    };
+    Counter {
+        id: 0,
+        key,
+        name: event.name.clone(),
+        title: event.title.clone().unwrap_or_default(),
+        description: event.description.clone().unwrap_or_default(),
+        category: category.name.clone(),
+        multiplier,
+        units: match (&event.units, event.percentage) {
+            (None, Some(true)) => Units::Other("%".to_owned()),
+            (units, _) => units
+                .as_ref()
+                .map_or(Units::Unknown, |u| Units::parse(u.as_str())),
+        },
+        // A percentage is a level over the sample's interval (gatord's `activity` percentages too): its
+        // readings are means.
+        class: match (event.effective_class(), event.percentage) {
+            (EventClass::Absolute, _) | (_, Some(true)) => CounterClass::Absolute,
+            _ => CounterClass::Delta,
+        },
+        source: Source::Gatord,
+        result_type: if multiplier == 1.0 {
+            ResultType::Integer
+        } else {
+            ResultType::Floating
+        },
+        set_event,
+    }
 }
 
 #[cfg(test)]
@@ -172,7 +212,8 @@ mod tests {
             <event counter="mem" title="Memory" name="Free" class="absolute" units="B"/>
         </category></events>"#;
         let counters = r#"<counters><counter name="Linux_cpu_wait_contention"/><counter name="ARM_Mali-Bifrost_MMU_AS_0"/><counter name="mem"/></counters>"#;
-        let (list, derived) = counters_and_derived(events, counters).unwrap();
+        let found = counters_and_derived(events, counters, ProtocolVersion::V950).unwrap();
+        let (list, derived) = (found.counters, found.derived);
         assert_eq!(list[0].units, Units::Other("%".into()));
         assert_eq!(list[0].class, CounterClass::Absolute);
         assert_eq!(list[1].units, Units::Other("%".into()));

@@ -4,5 +4,6 @@
 pub(crate) mod apc;
 pub(crate) mod capture;
 pub(crate) mod connection;
+pub(crate) mod counter_sets;
 pub(crate) mod discovery;
 pub(crate) mod xml;

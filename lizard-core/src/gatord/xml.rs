@@ -6,12 +6,17 @@ use gator_xml::{
     Captured, Configurations, CounterConfiguration, Counters, EventClass, SampleRate, Session,
 };
 
+use super::counter_sets::Configured;
 use crate::error::Error;
 
-/// The `<configurations revision="3">` document enabling `counters` (names escaped by the writer).
-pub(crate) fn configurations(counters: &[&str]) -> String {
-    Configurations::from_counters(counters.iter().map(|&name| CounterConfiguration::new(name)))
-        .to_xml()
+/// The `<configurations revision="3">` document enabling `counters` (names escaped by the writer): a fixed
+/// counter by name, a counter-set slot with the event programmed into it (`event="0x8"`).
+pub(crate) fn configurations(counters: &[Configured]) -> String {
+    Configurations::from_counters(counters.iter().map(|c| match c.event {
+        Some(code) => CounterConfiguration::with_event(c.counter.as_str(), code),
+        None => CounterConfiguration::new(c.counter.as_str()),
+    }))
+    .to_xml()
 }
 
 /// The `<session>` document for a live, streaming, unlimited capture.
@@ -33,9 +38,20 @@ pub(crate) fn counter_names(text: &str) -> Result<Vec<String>, Error> {
     Ok(counters.names().map(str::to_owned).collect())
 }
 
-/// `(key, counter name)` of every enabled counter of a `<captured>` document (constants are skipped). A key
-/// that does not fit gatord's 32-bit keys is an error.
-pub(crate) fn captured_keys(text: &str) -> Result<Vec<(i32, String)>, Error> {
+/// One enabled counter of a `<captured>` document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CapturedKey {
+    /// The capture key its values carry.
+    pub(crate) key: i32,
+    /// The gatord counter name (a slot name for a programmable event).
+    pub(crate) counter: String,
+    /// The event code programmed into a slot.
+    pub(crate) event: Option<u64>,
+}
+
+/// Every enabled counter of a `<captured>` document (constants are skipped). A key that does not fit
+/// gatord's 32-bit keys is an error.
+pub(crate) fn captured_keys(text: &str) -> Result<Vec<CapturedKey>, Error> {
     let captured = Captured::parse(text).map_err(|source| Error::Xml {
         document: "captured",
         source,
@@ -52,7 +68,11 @@ pub(crate) fn captured_keys(text: &str) -> Result<Vec<(i32, String)>, Error> {
                     c.counter, c.key
                 ),
             })?;
-            Ok((key, c.counter.clone()))
+            Ok(CapturedKey {
+                key,
+                counter: c.counter.clone(),
+                event: c.event,
+            })
         })
         .collect()
 }
@@ -72,7 +92,11 @@ mod tests {
 
     #[test]
     fn real_captured_key_map() {
-        let keys = captured_keys(CAPTURED).unwrap();
+        let keys: Vec<_> = captured_keys(CAPTURED)
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.key, c.counter))
+            .collect();
         assert_eq!(
             &keys[..3],
             &[
@@ -81,6 +105,26 @@ mod tests {
                 (0x66, "Linux_net_rx".to_owned()),
             ]
         );
+    }
+
+    #[test]
+    fn real_captured_slot_with_its_event() {
+        // gatord 9.7.2's own local capture of the Arm PMU: ../shared/data/gatord-9.7.2/arm64-vm-local.apc/.
+        let text = include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../shared/data/gatord-9.7.2/arm64-vm-local.apc/captured.xml"
+        ));
+        let keys = captured_keys(text).unwrap();
+        assert!(keys.contains(&CapturedKey {
+            key: 0xc,
+            counter: "ARMv8_Cortex_A72_cnt0".into(),
+            event: Some(0x8),
+        }));
+        assert!(keys.contains(&CapturedKey {
+            key: 0xa,
+            counter: "ARMv8_Cortex_A72_ccnt".into(),
+            event: Some(0x11),
+        }));
     }
 
     #[test]
@@ -120,14 +164,34 @@ mod tests {
 
     #[test]
     fn written_documents_parse_and_escape() {
-        let xml = configurations(&["a\"b", "c<d"]);
+        let configured = |counter: &str, event| Configured {
+            id: 1,
+            counter: counter.into(),
+            event,
+        };
+        let xml = configurations(&[
+            configured("a\"b", None),
+            configured("c<d", None),
+            configured("ARMv8_Cortex_A72_cnt0", Some(0x8)),
+        ]);
         let doc = gator_xml::roxmltree::Document::parse(&xml).unwrap();
         let names: Vec<_> = doc
             .root_element()
             .children()
             .filter_map(|n| n.attribute("counter"))
             .collect();
-        assert_eq!(names, ["a\"b", "c<d"]);
+        assert_eq!(names, ["a\"b", "c<d", "ARMv8_Cortex_A72_cnt0"]);
+        // As gatord's own configuration for a local capture writes it (arm64-vm-local-configuration.xml).
+        let slot = doc
+            .root_element()
+            .children()
+            .find(|n| n.attribute("counter") == Some("ARMv8_Cortex_A72_cnt0"))
+            .unwrap();
+        let event = slot.attribute("event").unwrap();
+        assert_eq!(
+            u64::from_str_radix(event.trim_start_matches("0x"), 16),
+            Ok(8)
+        );
         let s = session(SampleRate::Normal, 100);
         assert!(s.starts_with("<?xml"));
         let doc = gator_xml::roxmltree::Document::parse(&s).unwrap();

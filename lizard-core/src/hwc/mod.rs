@@ -43,6 +43,7 @@ pub(crate) fn counter_from(info: HwcCounterInfo, cpu_scope: &str) -> Counter {
         class: CounterClass::Delta,
         source: info.source,
         result_type: info.result_type,
+        set_event: None,
     }
 }
 

@@ -41,6 +41,7 @@ impl Pass {
                         Sample {
                             timestamp_ns,
                             value,
+                            core: None,
                         },
                     )
                 })

@@ -15,7 +15,7 @@ use super::config::Stream;
 use super::documents;
 use super::perf::{PerfRole, PerfStream};
 use super::server::{pause, Shared, Stats};
-use super::workload::synthetic_value;
+use super::workload::{synthetic_event_value, synthetic_value};
 use crate::gatord::connection::SESSION_IN_PROGRESS;
 
 /// A capture in progress on this connection.
@@ -55,6 +55,8 @@ struct Conn<'a> {
     bound: Vec<(i32, String)>,
     /// Counters configured on this connection: listed in `captured` with key 0, never streamed.
     late: Vec<String>,
+    /// `(slot, event code)` of the slots the saved configuration programs (bound slots count these).
+    slot_events: Vec<(String, u64)>,
     capturing: Option<Capturing>,
     /// The perf side of the capture, when perf-backed counters are bound.
     perf: Option<PerfStream>,
@@ -76,15 +78,21 @@ pub(crate) fn serve(stream: TcpStream, shared: &Shared, busy: bool) {
     if stream.set_nonblocking(true).is_err() || stream.set_nodelay(true).is_err() {
         return;
     }
-    let bound = {
+    let (bound, slot_events) = {
         let state = shared.state();
-        shared
+        let bound = shared
             .counters
             .iter()
             .enumerate()
             .filter(|(_, name)| state.configuration.contains(name))
+            // A counter-set slot counts nothing until an event is programmed into it.
+            .filter(|(_, name)| {
+                documents::slot_event(&state.slot_events, name).is_some()
+                    || !shared.slots.contains(name)
+            })
             .map(|(i, name)| (documents::key_for(i), name.clone()))
-            .collect()
+            .collect();
+        (bound, state.slot_events.clone())
     };
     let mut conn = Conn {
         stream,
@@ -95,6 +103,7 @@ pub(crate) fn serve(stream: TcpStream, shared: &Shared, busy: bool) {
         }),
         bound,
         late: Vec::new(),
+        slot_events,
         capturing: None,
         perf: None,
         perf_bound: Vec::new(),
@@ -308,12 +317,17 @@ impl Conn<'_> {
                             .filter(|n| !self.bound.iter().any(|(_, b)| b == *n))
                             .map(|n| (0, n.clone())),
                     );
-                    documents::captured_document(self.shared.config.protocol.0, &entries)
+                    let events = self.shared.state().slot_events.clone();
+                    documents::captured_document(self.shared.config.protocol.0, &entries, &events)
                 }
             }),
-            Some("configuration") | Some("defaults") => Some(documents::configuration_document(
-                &self.shared.state().configuration,
-            )),
+            Some("configuration") | Some("defaults") => {
+                let state = self.shared.state();
+                Some(documents::configuration_document(
+                    &state.configuration,
+                    &state.slot_events,
+                ))
+            }
             _ => None,
         };
         let _ = match reply {
@@ -324,8 +338,11 @@ impl Conn<'_> {
 
     fn deliver(&mut self, document: &[u8]) {
         match documents::delivered(document) {
-            Some(documents::Delivered::Configurations(names)) => {
-                self.shared.state().configuration = names.clone();
+            Some(documents::Delivered::Configurations { names, events }) => {
+                let mut state = self.shared.state();
+                state.configuration = names.clone();
+                state.slot_events = events;
+                drop(state);
                 self.late = names;
                 Stats::bump(&self.shared.stats.configurations);
                 self.session.send_ack();
@@ -425,29 +442,51 @@ impl Conn<'_> {
 
     /// The bound counters served in BLOCK_COUNTER frames (every bound counter that is not perf-backed).
     fn block_bound(&self) -> impl Iterator<Item = &(i32, String)> {
+        self.bound
+            .iter()
+            .filter(|(_, name)| self.perf_role(name).is_none())
+    }
+
+    /// How a perf-backed counter is served: the configured perf counters and every programmed slot are read
+    /// in gatord's sampling group, the configured counting-only ones never; `None` for a BLOCK_COUNTER one.
+    fn perf_role(&self, name: &str) -> Option<PerfRole> {
         let config = &self.shared.config;
-        self.bound.iter().filter(|(_, name)| {
-            !config.perf_counters.contains(name) && !config.counting_only_counters.contains(name)
-        })
+        if config.perf_counters.iter().any(|n| n == name)
+            || documents::slot_event(&self.slot_events, name).is_some()
+        {
+            Some(PerfRole::Sampled)
+        } else if config.counting_only_counters.iter().any(|n| n == name) {
+            Some(PerfRole::CountingOnly)
+        } else {
+            None
+        }
+    }
+
+    /// The synthetic per-core increase of the bound counter at `index` in sample `sample`: a programmed slot
+    /// grows by its event's value, any other counter by its position's.
+    fn synthetic_increase(&self, index: usize, sample: u64) -> i64 {
+        self.bound
+            .get(index)
+            .and_then(|(_, name)| documents::slot_event(&self.slot_events, name))
+            .map_or_else(
+                || synthetic_value(index, sample),
+                |code| synthetic_event_value(code, sample),
+            )
     }
 
     /// Sends the SUMMARY, preceded (when perf-backed counters are bound) by the PERF_ATTRS attributes and
     /// followed by the perf id map, as gatord does.
     fn start_perf(&mut self, period: Duration) -> Next {
-        let config = &self.shared.config;
         let mut counters = Vec::new();
         let mut indices = Vec::new();
         for (i, (key, name)) in self.bound.iter().enumerate() {
-            let role = if config.perf_counters.contains(name) {
-                PerfRole::Sampled
-            } else if config.counting_only_counters.contains(name) {
-                PerfRole::CountingOnly
-            } else {
+            let Some(role) = self.perf_role(name) else {
                 continue;
             };
             counters.push((*key, role));
             indices.push(i);
         }
+        let config = &self.shared.config;
         if counters.is_empty() {
             self.send_summary();
             return Next::Continue;
@@ -630,15 +669,11 @@ impl Conn<'_> {
             let perf_rides_along = capturing.perf.is_none();
             let timestamp =
                 i64::try_from(due.duration_since(capturing.started).as_nanos()).unwrap_or(i64::MAX);
-            let config = &self.shared.config;
             let values: Vec<(i32, i64)> = self
                 .bound
                 .iter()
                 .enumerate()
-                .filter(|(_, (_, name))| {
-                    !config.perf_counters.contains(name)
-                        && !config.counting_only_counters.contains(name)
-                })
+                .filter(|(_, (_, name))| self.perf_role(name).is_none())
                 .map(|(i, &(key, _))| (key, synthetic_value(i, sample)))
                 .collect();
             let mut frames = if values.is_empty() && self.perf.is_some() {
@@ -647,9 +682,7 @@ impl Conn<'_> {
                 self.encode_values(timestamp, values.into_iter())
             };
             if perf_rides_along {
-                frames.extend(self.perf_frames(timestamp, |i, _| {
-                    u64::try_from(synthetic_value(i, sample)).unwrap_or(0)
-                }));
+                frames.extend(self.perf_increase_frames(timestamp, sample));
             }
             for frame in frames {
                 if self.send_frame(&frame) == Next::Close {
@@ -657,6 +690,15 @@ impl Conn<'_> {
                 }
             }
         }
+    }
+
+    /// The PERF_DATA frames of perf sample number `sample` at `timestamp_ns`: each perf-backed counter grows
+    /// by its synthetic increase.
+    fn perf_increase_frames(&mut self, timestamp_ns: i64, sample: u64) -> Vec<Vec<u8>> {
+        let increases: Vec<u64> = (0..self.bound.len())
+            .map(|i| u64::try_from(self.synthetic_increase(i, sample)).unwrap_or(0))
+            .collect();
+        self.perf_frames(timestamp_ns, |i, _| increases.get(i).copied().unwrap_or(0))
     }
 
     /// Sends every perf sample due on the perf schedule of its own, if there is one.
@@ -685,9 +727,7 @@ impl Conn<'_> {
             schedule.sample += 1;
             let timestamp =
                 i64::try_from(due.duration_since(started).as_nanos()).unwrap_or(i64::MAX);
-            let frames = self.perf_frames(timestamp, |i, _| {
-                u64::try_from(synthetic_value(i, sample)).unwrap_or(0)
-            });
+            let frames = self.perf_increase_frames(timestamp, sample);
             for frame in frames {
                 if self.send_frame(&frame) == Next::Close {
                     return Next::Close;

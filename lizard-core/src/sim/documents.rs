@@ -26,7 +26,8 @@ pub(crate) fn events_document(config: &SimConfig) -> String {
     }
 }
 
-/// The counter names the daemon offers: configured, or every fixed counter of the events document.
+/// The counter names the daemon offers: configured, or every fixed counter of the events document followed
+/// by the slots (`Sim_cnt0`, …) of every counter set a category uses, as gatord lists its PMU's slots.
 pub(crate) fn available_counters(config: &SimConfig, events: &str) -> Vec<String> {
     if let Some(names) = &config.counters {
         return names.clone();
@@ -42,7 +43,43 @@ pub(crate) fn available_counters(config: &SimConfig, events: &str) -> Vec<String
             }
         }
     }
+    for set in &events.counter_sets {
+        if events.categories_in_counter_set(&set.name).next().is_some() {
+            let slots: Vec<String> = set
+                .slot_names()
+                .take(MAX_SLOTS)
+                .filter(|slot| !names.contains(slot))
+                .collect();
+            names.extend(slots);
+        }
+    }
     names
+}
+
+/// The most slots of one counter set the simulator offers (an Armv8 PMU has at most 31 event counters), so
+/// that an events file claiming billions does not exhaust memory.
+const MAX_SLOTS: usize = 64;
+
+/// Every slot name of every counter set of the events document `events`.
+pub(crate) fn slots(events: &str) -> Vec<String> {
+    Events::parse(events).map_or_else(
+        |_| Vec::new(),
+        |events| {
+            events
+                .counter_sets
+                .iter()
+                .flat_map(|s| s.slot_names().take(MAX_SLOTS))
+                .collect()
+        },
+    )
+}
+
+/// The event code `events` (a slot's programmed events, from the saved configuration) give `counter`.
+pub(crate) fn slot_event(events: &[(String, u64)], counter: &str) -> Option<u64> {
+    events
+        .iter()
+        .find(|(slot, _)| slot == counter)
+        .map(|&(_, code)| code)
 }
 
 /// The `<counters>` document listing `names`.
@@ -62,32 +99,43 @@ pub(crate) fn key_for(index: usize) -> i32 {
     4 + 2 * i32::try_from(index).unwrap_or(i32::MAX / 2 - 2)
 }
 
-/// The `<configurations>` document of the saved configuration.
-pub(crate) fn configuration_document(names: &[String]) -> String {
+/// The `<configurations>` document of the saved configuration (`events`: the slots' programmed events).
+pub(crate) fn configuration_document(names: &[String], events: &[(String, u64)]) -> String {
     let mut out = String::from(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<configurations revision=\"3\">\n",
     );
     for name in names {
         out.push_str(&format!(
-            "  <configuration counter=\"{}\" />\n",
-            escape(name)
+            "  <configuration counter=\"{}\"{} />\n",
+            escape(name),
+            event_attribute(events, name)
         ));
     }
     out.push_str("</configurations>\n");
     out
 }
 
+/// ` event="0x8"` for a slot programmed with an event, else nothing.
+fn event_attribute(events: &[(String, u64)], counter: &str) -> String {
+    slot_event(events, counter).map_or_else(String::new, |code| format!(" event=\"0x{code:x}\""))
+}
+
 /// The `<captured>` document: `(key, name)` per configured counter (key 0 for counters configured on this very
-/// connection, which gatord has not bound).
-pub(crate) fn captured_document(protocol: i64, entries: &[(i32, String)]) -> String {
+/// connection, which gatord has not bound), a slot with the event programmed into it (`events`).
+pub(crate) fn captured_document(
+    protocol: i64,
+    entries: &[(i32, String)],
+    events: &[(String, u64)],
+) -> String {
     let mut out = format!(
         "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<captured version=\"1\" backtrace_processing=\"none\" \
          type=\"Perf\" protocol=\"{protocol}\">\n  <target sample_rate=\"1009\" name=\"lizard-sim\" cores=\"1\" />\n  <counters>\n"
     );
     for (key, name) in entries {
         out.push_str(&format!(
-            "    <counter key=\"0x{key:x}\" type=\"{}\" />\n",
-            escape(name)
+            "    <counter key=\"0x{key:x}\" type=\"{}\"{} />\n",
+            escape(name),
+            event_attribute(events, name)
         ));
     }
     out.push_str("  </counters>\n</captured>\n");
@@ -97,8 +145,13 @@ pub(crate) fn captured_document(protocol: i64, entries: &[(i32, String)]) -> Str
 /// What a DELIVER_XML document is, as gatord tells them apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Delivered {
-    /// A `<configurations>` document with these counter names.
-    Configurations(Vec<String>),
+    /// A `<configurations>` document with these counter names, and the event codes programmed into slots.
+    Configurations {
+        /// Every configured counter name, in document order.
+        names: Vec<String>,
+        /// `(counter, event code)` of every entry with an `event` attribute.
+        events: Vec<(String, u64)>,
+    },
     /// A valid `<session>` document, with the pace it asks for.
     Session(SessionPace),
 }
@@ -116,13 +169,14 @@ pub(crate) struct SessionPace {
 /// Reads a delivered document with `gator-xml`; `None` for anything gatord would refuse.
 pub(crate) fn delivered(document: &[u8]) -> Option<Delivered> {
     if let Ok(configurations) = gator_xml::Configurations::from_bytes(document) {
-        return Some(Delivered::Configurations(
-            configurations
-                .counters
+        let counters = &configurations.counters;
+        return Some(Delivered::Configurations {
+            names: counters.iter().map(|c| c.counter.clone()).collect(),
+            events: counters
                 .iter()
-                .map(|c| c.counter.clone())
+                .filter_map(|c| Some((c.counter.clone(), c.event?)))
                 .collect(),
-        ));
+        });
     }
     gator_xml::Session::from_bytes(document)
         .ok()
@@ -149,12 +203,21 @@ mod tests {
         let names = vec!["a&b".to_owned(), "c".to_owned()];
         let counters = crate::gatord::xml::counter_names(&counters_document(&names)).unwrap();
         assert_eq!(counters, names);
-        let captured = captured_document(950, &[(key_for(0), "a&b".into()), (0, "c".into())]);
-        let keys = crate::gatord::xml::captured_keys(&captured).unwrap();
-        assert_eq!(keys, vec![(4, "a&b".to_owned()), (0, "c".to_owned())]);
+        let events = vec![("c".to_owned(), 0x1b)];
+        let captured =
+            captured_document(950, &[(key_for(0), "a&b".into()), (0, "c".into())], &events);
+        let keys: Vec<_> = crate::gatord::xml::captured_keys(&captured)
+            .unwrap()
+            .into_iter()
+            .map(|c| (c.key, c.counter, c.event))
+            .collect();
         assert_eq!(
-            delivered(configuration_document(&names).as_bytes()),
-            Some(Delivered::Configurations(names))
+            keys,
+            vec![(4, "a&b".to_owned(), None), (0, "c".to_owned(), Some(0x1b))]
+        );
+        assert_eq!(
+            delivered(configuration_document(&names, &events).as_bytes()),
+            Some(Delivered::Configurations { names, events })
         );
         let session = crate::gatord::xml::session(gator_xml::SampleRate::Low, 10);
         assert!(matches!(
@@ -175,7 +238,9 @@ mod tests {
                 "Sim_instructions",
                 "Sim_memfree",
                 "Sim_freq",
-                "Sim_power"
+                "Sim_power",
+                "Sim_cnt0",
+                "Sim_cnt1"
             ]
         );
     }

@@ -15,6 +15,10 @@
 //! - perf-backed counters ([`SimConfig::perf_counters`], [`SimConfig::counting_only_counters`]) as gatord
 //!   9.7.2 sends them: PERF_ATTRS attributes before the SUMMARY, the perf id map after it, and per sample one
 //!   PERF_DATA frame per core whose sample record's group read carries the running totals;
+//! - programmable counter sets as gatord offers a CPU's PMU: the counters document lists every slot of a set
+//!   that a category uses (`Sim_cnt0`, `Sim_cnt1`), a delivered slot's `event=` is saved with it and echoed in
+//!   `captured`, and a slot programmed with an event is served as a perf-backed counter growing per core by
+//!   [`synthetic_event_value`] of its event (a slot delivered without an event gets no key);
 //! - [`Faults`]: die mid-capture, never send the end marker, a malformed frame, an oversize length, busy;
 //! - [`Timing`]: by default the real daemon's latencies (handshake, XML replies, stop, releasing a session)
 //!   and pace (polled counters every 100 ms, perf counters at the session's `sample_rate`, frames reaching the
@@ -44,4 +48,4 @@ mod workload;
 
 pub use config::{Faults, SimConfig, SimSample, Stream, Timing};
 pub use server::{start, SimHandle, SimStats};
-pub use workload::{synthetic_value, DEFAULT_EVENTS_XML};
+pub use workload::{synthetic_event_value, synthetic_value, DEFAULT_EVENTS_XML};

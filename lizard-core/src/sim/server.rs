@@ -61,6 +61,8 @@ impl Stats {
 pub(crate) struct DaemonState {
     /// The saved configuration (counter names), as gatord's configuration.xml.
     pub(crate) configuration: Vec<String>,
+    /// The event codes the saved configuration programs into counter-set slots: `(slot, code)`.
+    pub(crate) slot_events: Vec<(String, u64)>,
     /// The connection currently holding the one session gatord allows.
     pub(crate) holder: Option<u64>,
 }
@@ -71,6 +73,8 @@ pub(crate) struct Shared {
     pub(crate) config: SimConfig,
     pub(crate) events: String,
     pub(crate) counters: Vec<String>,
+    /// The counter-set slots of the events document.
+    pub(crate) slots: Vec<String>,
     pub(crate) state: Mutex<DaemonState>,
     pub(crate) stop: AtomicBool,
     pub(crate) stats: Stats,
@@ -99,10 +103,12 @@ pub fn start(config: SimConfig) -> io::Result<SimHandle> {
     let address = listener.local_addr()?;
     let events = documents::events_document(&config);
     let counters = documents::available_counters(&config, &events);
+    let slots = documents::slots(&events);
     let shared = Arc::new(Shared {
         config,
         events,
         counters,
+        slots,
         state: Mutex::new(DaemonState::default()),
         stop: AtomicBool::new(false),
         stats: Stats::default(),
@@ -202,6 +208,12 @@ impl SimHandle {
     /// The saved configuration: the counter names of the last `<configurations>` delivered.
     pub fn configuration(&self) -> Vec<String> {
         self.shared.state().configuration.clone()
+    }
+
+    /// The event codes the saved configuration programs into counter-set slots: `(slot, code)`, in document
+    /// order.
+    pub fn slot_events(&self) -> Vec<(String, u64)> {
+        self.shared.state().slot_events.clone()
     }
 
     /// The counter names the simulator offers, in key order.

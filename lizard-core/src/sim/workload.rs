@@ -8,6 +8,17 @@ pub fn synthetic_value(index: usize, sample: u64) -> i64 {
     (index as i64 + 1) * 1000 + (sample % 16) as i64
 }
 
+/// The per-core increase the synthetic workload reports for a counter-set slot programmed with event `code`,
+/// in sample number `sample` (0-based): it depends on the event, not on the slot, so a test can tell which
+/// event the delivered configuration programmed: `(code + 1) * 100 000 + sample % 16`.
+pub fn synthetic_event_value(code: u64, sample: u64) -> i64 {
+    i64::try_from(code)
+        .unwrap_or(i64::MAX)
+        .saturating_add(1)
+        .saturating_mul(100_000)
+        .saturating_add((sample % 16) as i64)
+}
+
 /// The built-in events document: a few counters covering delta and absolute classes, a multiplier, MHz units
 /// and a unit the engine keeps as text.
 pub const DEFAULT_EVENTS_XML: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
@@ -35,6 +46,8 @@ mod tests {
         assert_eq!(synthetic_value(0, 0), 1000);
         assert_eq!(synthetic_value(1, 17), 2001);
         assert_ne!(synthetic_value(0, 3), synthetic_value(1, 3));
+        assert_eq!(synthetic_event_value(0x08, 17), 900_001);
+        assert_eq!(synthetic_event_value(u64::MAX, 0), i64::MAX);
     }
 
     #[test]

@@ -1,0 +1,107 @@
+//! Helpers shared by the CLI tests of counter sets and unavailable counters: running `lizard`, a
+//! `lizard gatord-sim` child on a free port, the gatord 9.7.2 data files.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+
+use serde_json::Value;
+
+/// Runs `lizard` with `args`.
+pub fn lizard(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lizard"))
+        .args(args)
+        .output()
+        .expect("run lizard")
+}
+
+/// `../shared/data/gatord-9.7.2/<path>` (files of the real gatord 9.7.2, see that folder's README), or
+/// `None` (a printed skip) without the data folder.
+pub fn gatord_data(path: &str) -> Option<PathBuf> {
+    let full = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data/gatord-9.7.2")
+        .join(path);
+    if full.exists() {
+        Some(full)
+    } else {
+        eprintln!("skipped: {} missing", full.display());
+        None
+    }
+}
+
+/// A running `lizard gatord-sim`, killed when dropped.
+pub struct Sim {
+    child: Child,
+    /// Its `host:port`.
+    pub address: String,
+}
+
+/// Starts `lizard gatord-sim` on a free port with the extra arguments `extra`; returns it with its
+/// address, read from its banner.
+pub fn spawn_sim(extra: &[&str]) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_lizard"))
+        .args(["gatord-sim", "--port", "0", "--duration", "20s"])
+        .args(extra)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn gatord-sim");
+    let mut banner = String::new();
+    let mut lines = BufReader::new(child.stderr.take().expect("stderr"));
+    lines.read_line(&mut banner).expect("banner");
+    std::thread::spawn(move || std::io::Read::read_to_string(&mut lines, &mut String::new()));
+    let address = banner
+        .split("listening on ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap_or_else(|| panic!("no address in {banner:?}"))
+        .to_owned();
+    (child, address)
+}
+
+impl Sim {
+    /// Starts `lizard gatord-sim` on a free port with the extra arguments `args`.
+    pub fn start(args: &[&str]) -> Sim {
+        let (child, address) = spawn_sim(args);
+        Sim { child, address }
+    }
+}
+
+/// The line of `lizard args`' standard output (a table) that names `name`.
+pub fn table_row(args: &[&str], name: &str) -> String {
+    let output = lizard(args);
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .find(|l| l.contains(name))
+        .unwrap_or_else(|| panic!("no row {name}"))
+        .to_owned()
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Standard output as JSON.
+pub fn json(output: &Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+/// The entry of counter `name` in a JSON output.
+pub fn counter<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    doc["counters"]
+        .as_array()
+        .expect("counters")
+        .iter()
+        .find(|c| c["counter"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {doc}"))
+}
