@@ -299,8 +299,9 @@ fn capture_writes_the_report_itself() {
     assert!(output.status.success(), "{}", text(&output.stderr));
     let html = std::fs::read_to_string(&page).expect("report");
     assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));
-    // The simulator's five built-in counters, each with samples and its unit on the value axis.
-    assert_eq!(html.matches("<polyline class=\"series\"").count(), 5);
+    // The simulator's six built-in counters (five fixed ones and the programmable event of its counter set),
+    // each with samples and its unit on the value axis.
+    assert_eq!(html.matches("<polyline class=\"series\"").count(), 6);
     for label in [
         "cycles per sample",
         "instructions per sample",
