@@ -5,6 +5,7 @@
 //! the result reads as a ratio. A second group reduces 65 536 stored samples with `read_int` beside a plain sum
 //! over the same values.
 
+use lizard_benches::Ratios;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -27,13 +28,14 @@ fn engine(daemon: &sim::SimHandle, mode: CaptureMode) -> Lizard {
 }
 
 fn start_stop_cycle(c: &mut Criterion) {
+    let ratios = Ratios::new();
     let mut group = c.benchmark_group("lizard_core/start_stop_cycle");
     group.sample_size(20);
     {
         let daemon = sim::start(SimConfig::default()).expect("simulator");
         let mut lizard = engine(&daemon, CaptureMode::Persistent);
         group.bench_function("persistent", |b| {
-            b.iter(|| {
+            ratios.iter(b, "persistent", || {
                 lizard.start_capture().expect("start");
                 lizard.stop_capture().expect("stop");
                 black_box(lizard.read_int(1).expect("read"))
@@ -45,7 +47,7 @@ fn start_stop_cycle(c: &mut Criterion) {
         let daemon = sim::start(SimConfig::default()).expect("simulator");
         let mut lizard = engine(&daemon, CaptureMode::Reconnecting);
         group.bench_function("reconnecting (baseline)", |b| {
-            b.iter(|| {
+            ratios.iter(b, "reconnecting (baseline)", || {
                 lizard.start_capture().expect("start");
                 lizard.stop_capture().expect("stop");
                 black_box(lizard.read_int(1).expect("read"))
@@ -53,6 +55,11 @@ fn start_stop_cycle(c: &mut Criterion) {
         });
     }
     group.finish();
+    ratios.print(
+        "lizard_core/start_stop_cycle",
+        "reconnecting (baseline)",
+        20,
+    );
 }
 
 fn reduce_samples(c: &mut Criterion) {
@@ -76,13 +83,16 @@ fn reduce_samples(c: &mut Criterion) {
         source: Source::Gatord,
         result_type: ResultType::Integer,
     };
+    let ratios = Ratios::new();
     let mut group = c.benchmark_group("lizard_core/reduce_65536_samples");
     group.throughput(Throughput::Elements(samples.len() as u64));
     group.bench_function("read_int", |b| {
-        b.iter(|| reduce::read_int(black_box(&counter), black_box(&samples)))
+        ratios.iter(b, "read_int", || {
+            reduce::read_int(black_box(&counter), black_box(&samples))
+        })
     });
     group.bench_function("plain sum (baseline)", |b| {
-        b.iter(|| {
+        ratios.iter(b, "plain sum (baseline)", || {
             black_box(&samples)
                 .iter()
                 .map(|s| match s.value {
@@ -93,6 +103,11 @@ fn reduce_samples(c: &mut Criterion) {
         })
     });
     group.finish();
+    ratios.print(
+        "lizard_core/reduce_65536_samples",
+        "plain sum (baseline)",
+        100,
+    );
 }
 
 criterion_group!(benches, start_stop_cycle, reduce_samples);

@@ -15,6 +15,8 @@ pub mod element;
 #[cfg(feature = "alloc")]
 pub mod encoder;
 pub mod error;
+#[cfg(feature = "alloc")]
+pub mod formatter;
 pub mod keystone;
 pub mod opcode;
 pub mod packet;
