@@ -22,6 +22,8 @@
 //! wherever it falls (an ASYNC inside a packet reports that packet as truncated). Surplus leading `F`s
 //! belong to the data before. After any error the decoder is unsynchronised until the next ASYNC.
 
+mod fast;
+
 use crate::error::{DecodeError, StpError, Truncation};
 use crate::opcode::{OP1, OP2, OP3, OP4};
 use crate::packet::{IdWidth, Packet, PacketKind, PacketType};
@@ -104,6 +106,40 @@ impl Partial {
         ts_nibbles: 0,
         ts: 0,
     };
+}
+
+/// A complete packet's fields, before its kind is built (from [`Partial`] or from the fast path).
+#[derive(Debug, Clone, Copy)]
+struct Fields {
+    start: u64,
+    read: u8,
+    ty: PacketType,
+    payload: u64,
+    payload_nibbles: u8,
+    time_clock: u8,
+    time_version: u8,
+    time_nibbles: u8,
+    time: u64,
+    ts_nibbles: u8,
+    ts: u64,
+}
+
+impl Partial {
+    fn fields(&self) -> Option<Fields> {
+        Some(Fields {
+            start: self.start,
+            read: self.read,
+            ty: self.ty?,
+            payload: self.payload,
+            payload_nibbles: self.payload_nibbles,
+            time_clock: self.time_clock,
+            time_version: self.time_version,
+            time_nibbles: self.time_nibbles,
+            time: self.time,
+            ts_nibbles: self.ts_nibbles,
+            ts: self.ts,
+        })
+    }
 }
 
 const QUEUE: usize = 8;
@@ -345,10 +381,12 @@ impl StpDecoder {
     }
 
     fn fail(&mut self, error: StpError) {
-        self.queue.push(Event::Error(DecodeError {
-            offset: self.pkt.start,
-            error,
-        }));
+        self.fail_at(self.pkt.start, error);
+    }
+
+    /// Reports `error` for the packet starting at nibble `offset` and hunts for the next ASYNC.
+    fn fail_at(&mut self, offset: u64, error: StpError) {
+        self.queue.push(Event::Error(DecodeError { offset, error }));
         self.pkt = Partial::IDLE;
         self.synced = false;
         self.skipped = 0;
@@ -457,33 +495,16 @@ impl StpDecoder {
 
     fn begin(&mut self, ty: PacketType) {
         self.pkt.ty = Some(ty);
-        let payload = match ty {
-            PacketType::Data { width, .. } => width.nibbles(),
-            PacketType::M8
-            | PacketType::Merr
-            | PacketType::Gerr
-            | PacketType::C8
-            | PacketType::Trig
-            | PacketType::TrigTs
-            | PacketType::Xsync
-            | PacketType::XsyncTs => 2,
-            PacketType::M16 | PacketType::C16 => 4,
-            PacketType::Freq | PacketType::FreqTs => 8,
-            PacketType::Freq40 | PacketType::Freq40Ts => 10,
-            PacketType::Version => 1,
-            PacketType::User | PacketType::UserTs => {
+        let payload = match fast::fixed_payload(ty) {
+            Some(n) => n,
+            None if matches!(ty, PacketType::User | PacketType::UserTs) => {
                 self.pkt.phase = Phase::UserLen;
                 return;
             }
-            PacketType::Time | PacketType::TimeTs => {
+            None => {
                 self.pkt.phase = Phase::TimeClock;
                 return;
             }
-            PacketType::Null
-            | PacketType::NullTs
-            | PacketType::Flag
-            | PacketType::FlagTs
-            | PacketType::Async => 0,
         };
         if payload == 0 {
             self.after_payload();
@@ -491,6 +512,25 @@ impl StpDecoder {
             self.pkt.phase = Phase::Payload;
             self.pkt.left = payload;
         }
+    }
+
+    /// True where the next nibble starts a packet of a synchronised stream and no `F` is held back.
+    fn at_packet_boundary(&self) -> bool {
+        self.synced && !self.pkt.active && self.f_run == 0
+    }
+
+    /// Decodes a whole packet at the start of `input` (after the carried nibble) through the fast path;
+    /// returns the input bytes it consumed and the event made (`None` if it went to the queue), or `None`
+    /// when the state machine has to take the packet.
+    fn fast_packet(&mut self, input: &[u8]) -> Option<(usize, Option<Event>)> {
+        let window = fast::Window::new(self.carry, input);
+        let packet = fast::packet(window, self.next_offset, self.ts_format)?;
+        let len = u32::from(packet.read);
+        let from_input = len - u32::from(self.carry.is_some());
+        let consumed = from_input.div_ceil(2) as usize;
+        self.carry = (from_input % 2 == 1).then(|| input[consumed - 1] >> 4);
+        self.next_offset += u64::from(len);
+        Some((consumed, self.packet_event(packet)))
     }
 
     fn after_payload(&mut self) {
@@ -510,8 +550,19 @@ impl StpDecoder {
     }
 
     fn complete(&mut self) {
-        let p = self.pkt;
-        let Some(ty) = p.ty else { return };
+        let Some(fields) = self.pkt.fields() else {
+            return;
+        };
+        if let Some(event) = self.packet_event(fields) {
+            self.queue.push(event);
+        }
+    }
+
+    /// The event a complete packet makes: the packet, or an error for an unsupported VERSION. The packet
+    /// state is idle afterwards.
+    #[inline(always)]
+    fn packet_event(&mut self, p: Fields) -> Option<Event> {
+        let ty = p.ty;
         let ts = if ty.has_timestamp() {
             let absolute = self
                 .ts_format
@@ -585,19 +636,20 @@ impl StpDecoder {
                     Some(format) => self.ts_format = Some(format),
                     None => {
                         self.ts_format = None;
-                        return self.fail(StpError::UnsupportedVersion { version });
+                        self.fail_at(p.start, StpError::UnsupportedVersion { version });
+                        return None;
                     }
                 }
                 PacketKind::Version { version }
             }
             PacketType::Async => PacketKind::Async,
         };
-        self.queue.push(Event::Packet(Packet {
+        self.pkt = Partial::IDLE;
+        Some(Event::Packet(Packet {
             offset: p.start,
             nibbles: p.read,
             kind,
-        }));
-        self.pkt = Partial::IDLE;
+        }))
     }
 }
 
@@ -626,6 +678,18 @@ impl Iterator for Events<'_, '_> {
         loop {
             if let Some(event) = self.decoder.queue.pop() {
                 return Some(event);
+            }
+            if self.bytes && self.decoder.at_packet_boundary() {
+                let rest = &self.input[self.index..];
+                if !rest.is_empty() || self.decoder.carry.is_some() {
+                    if let Some((consumed, event)) = self.decoder.fast_packet(rest) {
+                        self.index += consumed;
+                        match event {
+                            Some(event) => return Some(event),
+                            None => continue,
+                        }
+                    }
+                }
             }
             if let Some(high) = self.decoder.carry.take() {
                 self.decoder.push_raw(high);
