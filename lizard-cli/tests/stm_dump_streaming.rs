@@ -67,7 +67,10 @@ fn trace_file(name: &str, bytes: usize) -> PathBuf {
 /// this test process's) into the child's `ru_maxrss`, so this process's own mark is first reset to its
 /// current size (`/proc/self/clear_refs`, "5"): the figure is then the larger of this process's size at
 /// the spawn and the command's own peak.
-#[allow(clippy::zombie_processes, reason = "the child is reaped by wait4, not Child::wait")]
+#[allow(
+    clippy::zombie_processes,
+    reason = "the child is reaped by wait4, not Child::wait"
+)]
 fn run_measuring_peak(cmd: &mut Command) -> (i32, i64) {
     std::fs::write("/proc/self/clear_refs", "5").expect("reset this process's peak RSS");
     let mut child = cmd.spawn().expect("run lizard");

@@ -95,6 +95,37 @@ pub fn decode_frame(
 ) -> Result<FrameBytes, FrameError> {
     let aux = frame[FRAME_LEN - 1];
     let mut out = FrameBytes::EMPTY;
+    let id = *current;
+    let even_or = frame.iter().step_by(2).take(8).fold(0, |acc, b| acc | b);
+    if even_or & 1 == 0 {
+        // No ID change: all 15 data bytes belong to the ID in force (none if it is unknown or padding).
+        if let Some(id) = id.filter(|&id| id != NULL_ID) {
+            for (k, &byte) in frame[..FRAME_LEN - 1].iter().enumerate() {
+                let byte = if k % 2 == 0 {
+                    byte | ((aux >> (k / 2)) & 1)
+                } else {
+                    byte
+                };
+                out.entries[k] = TraceByte {
+                    id,
+                    byte,
+                    index: k as u8,
+                };
+            }
+            out.len = (FRAME_LEN - 1) as u8;
+        }
+        return Ok(out);
+    }
+    decode_frame_bytewise(frame, current)
+}
+
+/// [`decode_frame`] one byte pair at a time: any frame, ID changes included.
+fn decode_frame_bytewise(
+    frame: &[u8; FRAME_LEN],
+    current: &mut Option<u8>,
+) -> Result<FrameBytes, FrameError> {
+    let aux = frame[FRAME_LEN - 1];
+    let mut out = FrameBytes::EMPTY;
     let mut id = *current;
     for k in 0..8 {
         let even = frame[2 * k];
@@ -310,6 +341,19 @@ impl Iterator for Frames<'_, '_> {
     type Item = Result<Frame, FrameErrorAt>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        let d = &mut *self.deformatter;
+        if d.mode == FrameMode::Memory && d.len == 0 {
+            // A whole frame in the input: demultiplexed in place, without the byte-at-a-time copy.
+            if let Some(frame) = self.input[self.index..].first_chunk::<FRAME_LEN>() {
+                self.index += FRAME_LEN;
+                let offset = d.offset;
+                d.offset += FRAME_LEN as u64;
+                return Some(match decode_frame(frame, &mut d.current) {
+                    Ok(bytes) => Ok(Frame { offset, bytes }),
+                    Err(error) => Err(FrameErrorAt { offset, error }),
+                });
+            }
+        }
         while let Some(&byte) = self.input.get(self.index) {
             self.index += 1;
             if let Some(result) = self.deformatter.push(byte) {
@@ -453,6 +497,40 @@ mod tests {
             frames[0].unwrap().unwrap_err().error,
             FrameError::LostAlignment { next: 0x00 }
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn frames_without_id_changes_decode_as_byte_by_byte(
+            mut frame in proptest::array::uniform16(proptest::prelude::any::<u8>()),
+            current in proptest::option::of(0u8..0x80),
+            changes in proptest::prelude::any::<bool>(),
+        ) {
+            if !changes {
+                for k in 0..8 {
+                    frame[2 * k] &= 0xFE;
+                }
+            }
+            let (mut fast_id, mut slow_id) = (current, current);
+            let fast = decode_frame(&frame, &mut fast_id);
+            let slow = decode_frame_bytewise(&frame, &mut slow_id);
+            proptest::prop_assert_eq!(fast, slow);
+            proptest::prop_assert_eq!(fast_id, slow_id);
+        }
+
+        #[test]
+        fn whole_frames_decode_as_bytes_fed_one_by_one(
+            data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+        ) {
+            let mut whole = Deformatter::new(FrameMode::Memory);
+            let fast: std::vec::Vec<_> = whole.feed(&data).collect();
+            let mut one_by_one = Deformatter::new(FrameMode::Memory);
+            let mut slow = std::vec::Vec::new();
+            for byte in &data {
+                slow.extend(one_by_one.feed(core::slice::from_ref(byte)));
+            }
+            proptest::prop_assert_eq!(fast, slow);
+        }
     }
 
     #[test]

@@ -235,7 +235,12 @@ impl fmt::Display for Record {
     }
 }
 
-const RING: usize = 256;
+/// Frames (or raw bytes, 16 to a frame) demultiplexed per load, so that the decoder sees long runs.
+const LOAD_FRAMES: usize = 16;
+/// Stream bytes one load can hold.
+const LOAD: usize = LOAD_FRAMES * FRAME_LEN;
+/// Buffer offsets kept for the last stream bytes: a load plus the longest packet (20 bytes) before it.
+const RING: usize = 512;
 const PENDING: usize = 32;
 
 /// Streaming form of [`dump`]: feed a trace buffer in chunks of any size, get the same records.
@@ -269,11 +274,13 @@ pub struct Dumper {
     stream_bytes: u64,
     /// Raw framing: bytes taken so far.
     fed: u64,
-    frame: [u8; FRAME_LEN],
+    frame: [u8; LOAD],
     frame_len: usize,
     frame_index: usize,
     /// The decoder holds events not yet handed out.
     backlog: bool,
+    /// A frame error met by the last load, reported after the bytes loaded before it.
+    frame_error: Option<FrameErrorAt>,
     pending: [Option<Record>; PENDING],
     pending_head: usize,
     pending_len: usize,
@@ -367,11 +374,6 @@ impl Sink<'_> {
             .then(|| self.ring[(byte % RING as u64) as usize])
     }
 
-    /// Room for the records of one more event (the record and its element).
-    fn has_room(&self) -> bool {
-        *self.len + 2 <= PENDING
-    }
-
     fn push(&mut self, record: Record) {
         debug_assert!(*self.len < PENDING);
         if *self.len < PENDING {
@@ -417,10 +419,11 @@ impl Dumper {
             ring: [0; RING],
             stream_bytes: 0,
             fed: 0,
-            frame: [0; FRAME_LEN],
+            frame: [0; LOAD],
             frame_len: 0,
             frame_index: 0,
             backlog: false,
+            frame_error: None,
             pending: [None; PENDING],
             pending_head: 0,
             pending_len: 0,
@@ -476,33 +479,46 @@ impl Dumper {
         )
     }
 
-    /// Decodes the loaded bytes until they are used up or the record queue is full.
-    fn decode_loaded(&mut self) {
+    /// Decodes loaded bytes up to the next event; returns its record (its element, if any, waits in the
+    /// queue), or `None` once the loaded bytes are used up.
+    fn decode_loaded(&mut self) -> Option<Record> {
         let (start, end) = (self.frame_index, self.frame_len);
-        let frame = self.frame;
-        let (mut sink, decoder) = self.sink();
-        let mut events = decoder.feed(&frame[start..end]);
-        let full = loop {
-            if !sink.has_room() {
-                break true;
-            }
-            match events.next() {
-                Some(event) => sink.event(event),
-                None => break false,
-            }
+        let mut events = self.decoder.feed(&self.frame[start..end]);
+        let event = events.next();
+        self.frame_index += events.consumed();
+        self.backlog = event.is_some();
+        let event = event?;
+        let element = self.elements.on_event(&event);
+        let (nibble, item) = match event {
+            Event::Packet(p) => (p.offset, Item::Packet(p)),
+            Event::Error(e) => (e.offset, Item::DecodeError(e)),
+            Event::Unsynced(u) => (u.offset, Item::Unsynced(u)),
         };
-        let consumed = events.consumed();
-        self.frame_index += consumed;
-        self.backlog = full;
+        let (sink, _) = self.sink();
+        let offset = sink.offset_of(nibble);
+        if let Some(element) = element {
+            let (mut sink, _) = self.sink();
+            sink.push(Record {
+                offset,
+                nibble,
+                item: Item::Element(element),
+            });
+        }
+        Some(Record {
+            offset,
+            nibble,
+            item,
+        })
     }
 
-    /// Loads the next frame's bytes for the trace ID (or the next chunk of a raw buffer).
+    /// Loads the trace ID's bytes of the next [`LOAD_FRAMES`] frames (or the next [`LOAD`] bytes of a raw
+    /// buffer).
     fn load(&mut self, input: &[u8], pos: &mut usize) {
         let start = *pos;
         self.frame_index = 0;
         self.frame_len = 0;
         if self.options.framing == Framing::Raw {
-            let end = (start + FRAME_LEN).min(input.len());
+            let end = (start + LOAD).min(input.len());
             for &b in &input[start..end] {
                 self.ring[(self.stream_bytes % RING as u64) as usize] = self.fed;
                 self.stream_bytes += 1;
@@ -513,16 +529,15 @@ impl Dumper {
             *pos = end;
             return;
         }
-        let want = FRAME_LEN - self.deformatter.pending();
+        let want = LOAD - self.deformatter.pending();
         let end = (start + want).min(input.len());
         let trace_id = self.options.trace_id;
-        let nibble = self.decoder.offset();
         let mut frames = self.deformatter.feed(&input[start..end]);
         for result in frames.by_ref() {
             match result {
                 Ok(frame) => {
                     for b in frame.bytes.iter().filter(|b| b.id == trace_id) {
-                        if self.frame_len < FRAME_LEN {
+                        if self.frame_len < LOAD {
                             self.ring[(self.stream_bytes % RING as u64) as usize] =
                                 frame.offset + u64::from(b.index);
                             self.stream_bytes += 1;
@@ -532,16 +547,9 @@ impl Dumper {
                     }
                 }
                 Err(error) => {
-                    let record = Record {
-                        offset: Some(error.offset),
-                        nibble,
-                        item: Item::FrameError(error),
-                    };
-                    if self.pending_len < PENDING {
-                        self.pending[(self.pending_head + self.pending_len) % PENDING] =
-                            Some(record);
-                        self.pending_len += 1;
-                    }
+                    // Reported once the bytes of the frames before it are decoded; the load ends here.
+                    self.frame_error = Some(error);
+                    break;
                 }
             }
         }
@@ -549,14 +557,28 @@ impl Dumper {
         *pos = start + frames.consumed();
     }
 
+    /// The next record from the loaded bytes, or the held frame error once they are decoded.
+    fn decode_step(&mut self) -> Option<Record> {
+        if self.backlog || self.frame_index < self.frame_len {
+            if let Some(record) = self.decode_loaded() {
+                return Some(record);
+            }
+        }
+        let error = self.frame_error.take()?;
+        Some(Record {
+            offset: Some(error.offset),
+            nibble: self.decoder.offset(),
+            item: Item::FrameError(error),
+        })
+    }
+
     fn next_record(&mut self, input: &[u8], pos: &mut usize) -> Option<Record> {
         loop {
             if let Some(record) = self.pop() {
                 return Some(record);
             }
-            if self.backlog || self.frame_index < self.frame_len {
-                self.decode_loaded();
-                continue;
+            if let Some(record) = self.decode_step() {
+                return Some(record);
             }
             if *pos < input.len() {
                 self.load(input, pos);
@@ -571,9 +593,8 @@ impl Dumper {
             if let Some(record) = self.pop() {
                 return Some(record);
             }
-            if self.backlog || self.frame_index < self.frame_len {
-                self.decode_loaded();
-                continue;
+            if let Some(record) = self.decode_step() {
+                return Some(record);
             }
             if self.ended {
                 return None;

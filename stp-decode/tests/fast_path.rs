@@ -43,7 +43,11 @@ fn data_packet() -> impl Strategy<Value = PacketKind> {
     )
         .prop_map(|(width, v, marker, ts, all_f)| PacketKind::Data {
             width,
-            value: if all_f { width.mask() } else { v & width.mask() },
+            value: if all_f {
+                width.mask()
+            } else {
+                v & width.mask()
+            },
             marker,
             ts: ts.map(|(nibbles, v)| Timestamp {
                 nibbles,

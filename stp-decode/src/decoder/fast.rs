@@ -60,7 +60,8 @@ impl Window {
         let wire = (self.bits >> (4 * k)) as u64;
         // Reverse the 16 nibbles (bytes, then the nibbles in each byte), keep the `n` wanted.
         let swapped = wire.swap_bytes();
-        let reversed = ((swapped & 0x0F0F_0F0F_0F0F_0F0F) << 4) | ((swapped >> 4) & 0x0F0F_0F0F_0F0F_0F0F);
+        let reversed =
+            ((swapped & 0x0F0F_0F0F_0F0F_0F0F) << 4) | ((swapped >> 4) & 0x0F0F_0F0F_0F0F_0F0F);
         reversed >> (4 * (16 - n))
     }
 
