@@ -553,13 +553,14 @@ impl StpDecoder {
         let Some(fields) = self.pkt.fields() else {
             return;
         };
+        self.pkt = Partial::IDLE;
         if let Some(event) = self.packet_event(fields) {
             self.queue.push(event);
         }
     }
 
     /// The event a complete packet makes: the packet, or an error for an unsupported VERSION. The packet
-    /// state is idle afterwards.
+    /// state must be idle.
     #[inline(always)]
     fn packet_event(&mut self, p: Fields) -> Option<Event> {
         let ty = p.ty;
@@ -644,7 +645,6 @@ impl StpDecoder {
             }
             PacketType::Async => PacketKind::Async,
         };
-        self.pkt = Partial::IDLE;
         Some(Event::Packet(Packet {
             offset: p.start,
             nibbles: p.read,
@@ -671,13 +671,34 @@ impl Events<'_, '_> {
     }
 }
 
+impl Events<'_, '_> {
+    /// One nibble through the state machine (the carried one, else the next of the input); false at the
+    /// end of the input.
+    #[inline(never)]
+    fn step_nibble(&mut self) -> bool {
+        if let Some(high) = self.decoder.carry.take() {
+            self.decoder.push_raw(high);
+            return true;
+        }
+        let Some(&value) = self.input.get(self.index) else {
+            return false;
+        };
+        self.index += 1;
+        if self.bytes {
+            self.decoder.carry = Some(value >> 4);
+        }
+        self.decoder.push_raw(value & 0xF);
+        true
+    }
+}
+
 impl Iterator for Events<'_, '_> {
     type Item = Event;
 
     fn next(&mut self) -> Option<Event> {
         loop {
-            if let Some(event) = self.decoder.queue.pop() {
-                return Some(event);
+            if self.decoder.queue.len != 0 {
+                return self.decoder.queue.pop();
             }
             if self.bytes && self.decoder.at_packet_boundary() {
                 let rest = &self.input[self.index..];
@@ -691,16 +712,9 @@ impl Iterator for Events<'_, '_> {
                     }
                 }
             }
-            if let Some(high) = self.decoder.carry.take() {
-                self.decoder.push_raw(high);
-                continue;
+            if !self.step_nibble() {
+                return None;
             }
-            let &value = self.input.get(self.index)?;
-            self.index += 1;
-            if self.bytes {
-                self.decoder.carry = Some(value >> 4);
-            }
-            self.decoder.push_raw(value & 0xF);
         }
     }
 }

@@ -171,6 +171,17 @@ pub enum FrameMode {
     Tpiu,
 }
 
+/// The 15 data bytes of a frame without ID changes, all of one trace ID (see [`Deformatter::next_run`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Run {
+    /// Byte offset of the frame's first byte in the formatted input (counted over all calls).
+    pub offset: u64,
+    /// The trace ID in force (never 0x00 or 0x7F).
+    pub id: u8,
+    /// The data bytes in stream order; byte `k` sits at offset `offset + k`.
+    pub bytes: [u8; FRAME_LEN - 1],
+}
+
 /// A demultiplexed frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Frame {
@@ -232,6 +243,45 @@ impl Deformatter {
     /// Bytes of an incomplete frame held back for the next call.
     pub const fn pending(&self) -> usize {
         self.len
+    }
+
+    /// Memory mode fast path: when no partial frame is held, the trace ID in force is known and the first
+    /// 16 bytes of `input` are a frame without ID changes, consumes them and returns their 15 data bytes
+    /// as one run. Otherwise consumes nothing and returns `None`: use [`Deformatter::feed`].
+    ///
+    /// ```
+    /// use stp_decode::deformat::{Deformatter, FrameMode};
+    /// let mut d = Deformatter::new(FrameMode::Memory);
+    /// let mut frames = [0u8; 32];
+    /// frames[0] = 0x41; // ID 0x20: the first frame changes ID, the second does not
+    /// frames[17] = 0xAB;
+    /// assert!(d.next_run(&frames).is_none());
+    /// assert_eq!(d.feed(&frames[..16]).count(), 1);
+    /// let run = d.next_run(&frames[16..]).unwrap();
+    /// assert_eq!((run.offset, run.id, run.bytes[1]), (16, 0x20, 0xAB));
+    /// ```
+    pub fn next_run(&mut self, input: &[u8]) -> Option<Run> {
+        if self.mode != FrameMode::Memory || self.len != 0 {
+            return None;
+        }
+        let id = self.current.filter(|&id| id != NULL_ID)?;
+        let frame = input.first_chunk::<FRAME_LEN>()?;
+        let even_or = frame.iter().step_by(2).take(8).fold(0, |acc, b| acc | b);
+        if even_or & 1 != 0 {
+            return None;
+        }
+        let aux = frame[FRAME_LEN - 1];
+        let mut bytes = [0u8; FRAME_LEN - 1];
+        for (k, (out, &byte)) in bytes.iter_mut().zip(frame).enumerate() {
+            *out = if k % 2 == 0 {
+                byte | ((aux >> (k / 2)) & 1)
+            } else {
+                byte
+            };
+        }
+        let offset = self.offset;
+        self.offset += FRAME_LEN as u64;
+        Some(Run { offset, id, bytes })
     }
 
     /// Feeds formatted bytes; drive the iterator to its end to consume them all.
@@ -516,6 +566,46 @@ mod tests {
             let slow = decode_frame_bytewise(&frame, &mut slow_id);
             proptest::prop_assert_eq!(fast, slow);
             proptest::prop_assert_eq!(fast_id, slow_id);
+        }
+
+        #[test]
+        fn runs_are_the_frames_feed_gives(
+            data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400),
+            clear_id_bits in proptest::prelude::any::<bool>(),
+        ) {
+            let mut data = data;
+            if clear_id_bits {
+                // Mostly frames without ID changes, after a first frame that sets ID 0x20.
+                for (i, b) in data.iter_mut().enumerate() {
+                    if i % 2 == 0 && i % 16 != 15 {
+                        *b &= 0xFE;
+                    }
+                }
+                if let Some(b) = data.first_mut() {
+                    *b = 0x41;
+                }
+            }
+            let mut by_feed = Deformatter::new(FrameMode::Memory);
+            let want: std::vec::Vec<_> = by_feed.feed(&data).collect();
+            let mut by_runs = Deformatter::new(FrameMode::Memory);
+            let mut got = std::vec::Vec::new();
+            let mut at = 0;
+            while at < data.len() {
+                if let Some(run) = by_runs.next_run(&data[at..]) {
+                    let mut bytes = FrameBytes::EMPTY;
+                    for (k, &b) in run.bytes.iter().enumerate() {
+                        bytes.push(Some(run.id), b, k);
+                    }
+                    got.push(Ok(Frame { offset: run.offset, bytes }));
+                    at += FRAME_LEN;
+                } else {
+                    let end = (at + FRAME_LEN).min(data.len());
+                    got.extend(by_runs.feed(&data[at..end]));
+                    at = end;
+                }
+            }
+            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert_eq!(by_runs.current_id(), by_feed.current_id());
         }
 
         #[test]

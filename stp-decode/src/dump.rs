@@ -33,6 +33,9 @@ pub struct DumpOptions {
     pub trace_id: u8,
     /// How the buffer is laid out.
     pub framing: Framing,
+    /// Yield only [`Item::Element`] records (what `lizard stm-dump --elements` prints): packets, errors,
+    /// skipped ranges, frame errors and the end marker are decoded but not handed out.
+    pub elements_only: bool,
 }
 
 impl DumpOptions {
@@ -41,6 +44,7 @@ impl DumpOptions {
         DumpOptions {
             trace_id,
             framing: Framing::Formatted(FrameMode::Memory),
+            elements_only: false,
         }
     }
 
@@ -49,6 +53,15 @@ impl DumpOptions {
         DumpOptions {
             trace_id: 0,
             framing: Framing::Raw,
+            elements_only: false,
+        }
+    }
+
+    /// The same options, yielding only element records.
+    pub const fn elements(self) -> Self {
+        DumpOptions {
+            elements_only: true,
+            ..self
         }
     }
 }
@@ -456,13 +469,23 @@ impl Dumper {
     }
 
     fn pop(&mut self) -> Option<Record> {
-        if self.pending_len == 0 {
-            return None;
+        while self.pending_len > 0 {
+            let r = self.pending[self.pending_head].take();
+            self.pending_head = (self.pending_head + 1) % PENDING;
+            self.pending_len -= 1;
+            if !self.options.elements_only
+                || matches!(
+                    r,
+                    Some(Record {
+                        item: Item::Element(_),
+                        ..
+                    })
+                )
+            {
+                return r;
+            }
         }
-        let r = self.pending[self.pending_head].take();
-        self.pending_head = (self.pending_head + 1) % PENDING;
-        self.pending_len -= 1;
-        r
+        None
     }
 
     fn sink(&mut self) -> (Sink<'_>, &mut StpDecoder) {
@@ -481,34 +504,45 @@ impl Dumper {
 
     /// Decodes loaded bytes up to the next event; returns its record (its element, if any, waits in the
     /// queue), or `None` once the loaded bytes are used up.
+    #[inline(always)]
     fn decode_loaded(&mut self) -> Option<Record> {
-        let (start, end) = (self.frame_index, self.frame_len);
-        let mut events = self.decoder.feed(&self.frame[start..end]);
-        let event = events.next();
-        self.frame_index += events.consumed();
-        self.backlog = event.is_some();
-        let event = event?;
-        let element = self.elements.on_event(&event);
-        let (nibble, item) = match event {
-            Event::Packet(p) => (p.offset, Item::Packet(p)),
-            Event::Error(e) => (e.offset, Item::DecodeError(e)),
-            Event::Unsynced(u) => (u.offset, Item::Unsynced(u)),
-        };
-        let (sink, _) = self.sink();
-        let offset = sink.offset_of(nibble);
-        if let Some(element) = element {
+        loop {
+            let (start, end) = (self.frame_index, self.frame_len);
+            let mut events = self.decoder.feed(&self.frame[start..end]);
+            let event = events.next();
+            self.frame_index += events.consumed();
+            self.backlog = event.is_some();
+            let event = event?;
+            let element = self.elements.on_event(&event);
+            if self.options.elements_only {
+                let Some(element) = element else { continue };
+                let (sink, _) = self.sink();
+                return Some(Record {
+                    offset: sink.offset_of(element.offset),
+                    nibble: element.offset,
+                    item: Item::Element(element),
+                });
+            }
+            let (nibble, item) = match event {
+                Event::Packet(p) => (p.offset, Item::Packet(p)),
+                Event::Error(e) => (e.offset, Item::DecodeError(e)),
+                Event::Unsynced(u) => (u.offset, Item::Unsynced(u)),
+            };
             let (mut sink, _) = self.sink();
-            sink.push(Record {
+            let offset = sink.offset_of(nibble);
+            if let Some(element) = element {
+                sink.push(Record {
+                    offset,
+                    nibble,
+                    item: Item::Element(element),
+                });
+            }
+            return Some(Record {
                 offset,
                 nibble,
-                item: Item::Element(element),
+                item,
             });
         }
-        Some(Record {
-            offset,
-            nibble,
-            item,
-        })
     }
 
     /// Loads the trace ID's bytes of the next [`LOAD_FRAMES`] frames (or the next [`LOAD`] bytes of a raw
@@ -529,9 +563,27 @@ impl Dumper {
             *pos = end;
             return;
         }
+        let trace_id = self.options.trace_id;
+        // Frames without ID changes come as 15-byte runs, copied straight in.
+        while self.frame_len + (FRAME_LEN - 1) <= LOAD {
+            let Some(run) = self.deformatter.next_run(&input[*pos..]) else {
+                break;
+            };
+            *pos += FRAME_LEN;
+            if run.id == trace_id {
+                for (k, &byte) in run.bytes.iter().enumerate() {
+                    self.ring[(self.stream_bytes % RING as u64) as usize] = run.offset + k as u64;
+                    self.stream_bytes += 1;
+                    self.frame[self.frame_len] = byte;
+                    self.frame_len += 1;
+                }
+            }
+        }
+        if *pos != start {
+            return;
+        }
         let want = LOAD - self.deformatter.pending();
         let end = (start + want).min(input.len());
-        let trace_id = self.options.trace_id;
         let mut frames = self.deformatter.feed(&input[start..end]);
         for result in frames.by_ref() {
             match result {
@@ -558,6 +610,7 @@ impl Dumper {
     }
 
     /// The next record from the loaded bytes, or the held frame error once they are decoded.
+    #[inline(always)]
     fn decode_step(&mut self) -> Option<Record> {
         if self.backlog || self.frame_index < self.frame_len {
             if let Some(record) = self.decode_loaded() {
@@ -565,6 +618,9 @@ impl Dumper {
             }
         }
         let error = self.frame_error.take()?;
+        if self.options.elements_only {
+            return None;
+        }
         Some(Record {
             offset: Some(error.offset),
             nibble: self.decoder.offset(),
@@ -572,6 +628,7 @@ impl Dumper {
         })
     }
 
+    #[inline]
     fn next_record(&mut self, input: &[u8], pos: &mut usize) -> Option<Record> {
         loop {
             if let Some(record) = self.pop() {

@@ -84,6 +84,7 @@ fn tpiu_capture_decodes_like_the_etb_buffer() {
     let options = DumpOptions {
         trace_id: 0x20,
         framing: Framing::Formatted(FrameMode::Tpiu),
+        elements_only: false,
     };
     let want = items(dump(&buffer, DumpOptions::formatted(0x20)));
     let got = items(dump(&tpiu, options));
@@ -241,6 +242,16 @@ fn chunked_feeding_gives_the_records_of_the_whole_buffer() {
         }
         let raw: Vec<Record> = dump(&buffer, DumpOptions::raw()).collect();
         assert_eq!(chunked(&buffer, DumpOptions::raw(), &[5; 20]), raw);
+
+        // Elements only: the element records of the full dump, nothing else, chunked or not.
+        let elements: Vec<Record> = whole
+            .iter()
+            .filter(|r| matches!(r.item, Item::Element(_)))
+            .copied()
+            .collect();
+        let options = DumpOptions::formatted(id).elements();
+        assert_eq!(dump(&buffer, options).collect::<Vec<_>>(), elements);
+        assert_eq!(chunked(&buffer, options, &[7; 100]), elements);
     }
 }
 

@@ -6,7 +6,7 @@
 use std::io::Read;
 
 use serde_json::{json, Map, Value as Json};
-use stp_decode::dump::{DumpOptions, Dumper, Field, Item, Record};
+use stp_decode::dump::{DumpOptions, Dumper, Field, Record};
 
 use crate::args::{StmDumpArgs, TextFormat};
 use crate::error::CliError;
@@ -41,9 +41,6 @@ impl Listing<'_> {
     }
 
     fn record(&mut self, record: &Record) -> Result<(), CliError> {
-        if self.args.elements && !matches!(record.item, Item::Element(_)) {
-            return Ok(());
-        }
         match self.args.format {
             TextFormat::Text => self.out.write_fmt(format_args!("{record}\n")),
             TextFormat::Json => {
@@ -72,9 +69,12 @@ impl Listing<'_> {
 /// CoreSight formatted 16-byte frames of which only that trace ID is decoded.
 pub fn run(args: &StmDumpArgs) -> Result<i32, CliError> {
     let mut file = std::fs::File::open(&args.file).map_err(|e| CliError::file(&args.file, e))?;
-    let options = args
+    let mut options = args
         .trace_id
         .map_or_else(DumpOptions::raw, DumpOptions::formatted);
+    if args.elements {
+        options = options.elements();
+    }
     let mut dumper = Dumper::new(options);
     let mut listing = Listing {
         args,
