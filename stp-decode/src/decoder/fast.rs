@@ -17,47 +17,67 @@ use crate::timestamp::{length_from_nibble, TsFormat};
 /// Nibbles in the window.
 const WINDOW: u32 = 32;
 
-/// Up to [`WINDOW`] nibbles of input in wire order, nibble `k` in bits `4k..4k+4`.
+/// Up to [`WINDOW`] nibbles of input in wire order: nibble `k` in bits `4k..4k+4` of `lo` (k < 16) or
+/// `4(k-16)..` of `hi`.
 #[derive(Clone, Copy)]
 pub(super) struct Window {
-    bits: u128,
-    /// Number of real nibbles in `bits`.
+    lo: u64,
+    hi: u64,
+    /// Number of real nibbles.
     len: u32,
 }
 
 impl Window {
     /// The nibbles after a carried high nibble (if any) and then `input`, low nibble of each byte first.
+    #[inline]
     pub(super) fn new(carry: Option<u8>, input: &[u8]) -> Window {
-        let (bits, bytes) = match input.first_chunk::<16>() {
-            Some(chunk) => (u128::from_le_bytes(*chunk), 16),
+        let (lo, hi, bytes) = match input.first_chunk::<16>() {
+            Some(chunk) => {
+                let (a, b) = chunk.split_at(8);
+                let lo = u64::from_le_bytes(a.try_into().unwrap_or_default());
+                let hi = u64::from_le_bytes(b.try_into().unwrap_or_default());
+                (lo, hi, 16)
+            }
             None => {
                 let mut chunk = [0u8; 16];
                 chunk[..input.len()].copy_from_slice(input);
-                (u128::from_le_bytes(chunk), input.len() as u32)
+                let (a, b) = chunk.split_at(8);
+                let lo = u64::from_le_bytes(a.try_into().unwrap_or_default());
+                let hi = u64::from_le_bytes(b.try_into().unwrap_or_default());
+                (lo, hi, input.len() as u32)
             }
         };
         match carry {
             Some(high) => Window {
-                bits: (bits << 4) | u128::from(high & 0xF),
+                lo: (lo << 4) | u64::from(high & 0xF),
+                hi: (hi << 4) | (lo >> 60),
                 len: (2 * bytes + 1).min(WINDOW),
             },
             None => Window {
-                bits,
+                lo,
+                hi,
                 len: 2 * bytes,
             },
         }
     }
 
+    #[inline]
     fn nibble(self, k: u32) -> u8 {
-        ((self.bits >> (4 * k)) & 0xF) as u8
+        let word = if k < 16 { self.lo } else { self.hi };
+        ((word >> (4 * (k % 16))) & 0xF) as u8
     }
 
     /// The `n` (≤ 16) nibbles from `k` as a number, the first one most significant.
+    #[inline]
     fn value(self, k: u32, n: u32) -> u64 {
         if n == 0 {
             return 0;
         }
-        let wire = (self.bits >> (4 * k)) as u64;
+        let wire = match k {
+            0 => self.lo,
+            1..=15 => (self.lo >> (4 * k)) | (self.hi << (64 - 4 * k)),
+            _ => self.hi >> (4 * (k - 16)),
+        };
         // Reverse the 16 nibbles (bytes, then the nibbles in each byte), keep the `n` wanted.
         let swapped = wire.swap_bytes();
         let reversed =
@@ -68,7 +88,7 @@ impl Window {
     /// Bit `4k` set for each `F` nibble among the first `n`.
     #[cfg_attr(not(debug_assertions), allow(dead_code))]
     fn f_nibbles(self, n: u32) -> u128 {
-        let b = self.bits;
+        let b = (u128::from(self.hi) << 64) | u128::from(self.lo);
         let f = b & (b >> 1) & (b >> 2) & (b >> 3) & 0x1111_1111_1111_1111_1111_1111_1111_1111;
         if n >= WINDOW {
             f
