@@ -43,7 +43,7 @@ fn recorded_frames(stream: &[u8]) -> Vec<Vec<u8>> {
     session.handle_input(stream).unwrap();
     std::iter::from_fn(|| session.poll_event())
         .filter_map(|event| match event {
-            client::Event::ApcFrame(bytes) => Some(bytes),
+            client::Event::ApcFrame(frame) => Some(frame.to_vec()),
             _ => None,
         })
         .collect()
