@@ -3,8 +3,9 @@
 //! bytes in the same run (see `lizard_benches::stm` for how the inputs are built):
 //!
 //! - `stp_decode_clean_1mib`: the snapshot's STP stream replicated at ASYNCs to 1 MiB and formatted back into
-//!   frames, which decodes without an error: the whole-buffer dump (deformat, decode, elements) and the
-//!   deformatter alone.
+//!   frames, which decodes without an error: the whole-buffer dump (deformat, decode, elements; a record for
+//!   every packet and every element), the same pipeline handing out elements only (what a full trace
+//!   decoder such as OpenCSD's outputs), and the deformatter alone.
 //! - `stp_decode_stream_clean_1mib`: the STP nibble decoder alone on that 1 MiB stream, and the decoder with
 //!   the element decoder after it.
 //! - `stp_decode_resync_32_copies`: the snapshot repeated 32 times; every copy boundary cuts a packet, so
@@ -40,6 +41,15 @@ fn pipeline(c: &mut Criterion) {
     });
     group.bench_function("dump_records", |b| {
         ratios.iter(b, "dump_records", || dump_count(black_box(&buffer)))
+    });
+    group.bench_function("dump_elements", |b| {
+        ratios.iter(b, "dump_elements", || {
+            dump(
+                black_box(&buffer),
+                DumpOptions::formatted(TRACE_ID).elements(),
+            )
+            .count()
+        })
     });
     group.bench_function("deformat_frames", |b| {
         ratios.iter(b, "deformat_frames", || {

@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+
+use common::run_measuring_peak;
 use stp_decode::encoder::StpEncoder;
 use stp_decode::formatter::format_frames;
 use stp_decode::{DataWidth, IdWidth, PacketKind};
@@ -15,7 +18,7 @@ use stp_decode::{DataWidth, IdWidth, PacketKind};
 const TRACE_BYTES: usize = 6 << 20;
 /// Peak resident set allowed for the whole process. Reading the trace whole alone would pass it.
 const PEAK_LIMIT_KIB: i64 = 10 << 10;
-const DEADLINE: Duration = Duration::from_secs(120);
+const DEADLINE: Duration = common::DEADLINE;
 
 /// ASYNC, VERSION 3, M8, then C8 and 8 D32 messages per channel; an even number of nibbles, so that
 /// copies back to back decode cleanly.
@@ -59,40 +62,6 @@ fn trace_file(name: &str, bytes: usize) -> PathBuf {
     let path = std::env::temp_dir().join(format!("lizard-stm-{name}-{}.bin", std::process::id()));
     std::fs::write(&path, &buffer).unwrap();
     path
-}
-
-/// Runs `cmd` to its end (killed after [`DEADLINE`]); returns its exit status and peak RSS in KiB.
-///
-/// Linux carries the high-water mark of the memory a child had before `exec` (a copy or a share of
-/// this test process's) into the child's `ru_maxrss`, so this process's own mark is first reset to its
-/// current size (`/proc/self/clear_refs`, "5"): the figure is then the larger of this process's size at
-/// the spawn and the command's own peak.
-#[allow(
-    clippy::zombie_processes,
-    reason = "the child is reaped by wait4, not Child::wait"
-)]
-fn run_measuring_peak(cmd: &mut Command) -> (i32, i64) {
-    std::fs::write("/proc/self/clear_refs", "5").expect("reset this process's peak RSS");
-    let mut child = cmd.spawn().expect("run lizard");
-    let pid = child.id() as libc::pid_t;
-    let start = Instant::now();
-    loop {
-        let mut status = 0;
-        // SAFETY: all-zero bytes are a valid `rusage` (a struct of integers).
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: `status` and `usage` are valid for writes; `pid` is our own unreaped child.
-        let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        assert!(reaped >= 0, "wait4: {}", std::io::Error::last_os_error());
-        if reaped == pid {
-            return (status, usage.ru_maxrss);
-        }
-        if start.elapsed() > DEADLINE {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("lizard stm-dump did not finish within {DEADLINE:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 #[test]
