@@ -11,7 +11,8 @@
 //! - `stp_decode_resync_32_copies`: the snapshot repeated 32 times; every copy boundary cuts a packet, so
 //!   this measures the dump through 31 errors and unsynchronised stretches.
 
-use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Throughput};
 use lizard_benches::stm::{check_clean, clean_buffer, clean_stream, resync_buffer, TRACE_ID};
 use lizard_benches::Ratios;
 use std::hint::black_box;
@@ -30,15 +31,26 @@ fn dump_count(buffer: &[u8]) -> usize {
     dump(buffer, DumpOptions::formatted(TRACE_ID)).count()
 }
 
+/// A group over `bytes` whose first function is the byte-sum baseline over the same bytes.
+fn group_with_baseline<'c>(
+    c: &'c mut Criterion,
+    name: &str,
+    bytes: &[u8],
+    ratios: &Ratios,
+) -> BenchmarkGroup<'c, WallTime> {
+    let mut group = c.benchmark_group(name);
+    group.sample_size(SAMPLES);
+    group.throughput(Throughput::Bytes(bytes.len() as u64));
+    group.bench_function("baseline_byte_sum", |b| {
+        ratios.iter(b, "baseline_byte_sum", || byte_sum(black_box(bytes)))
+    });
+    group
+}
+
 fn pipeline(c: &mut Criterion) {
     let buffer = clean_buffer(SIZE);
     let ratios = Ratios::new();
-    let mut group = c.benchmark_group("stp_decode_clean_1mib");
-    group.sample_size(SAMPLES);
-    group.throughput(Throughput::Bytes(buffer.len() as u64));
-    group.bench_function("baseline_byte_sum", |b| {
-        ratios.iter(b, "baseline_byte_sum", || byte_sum(black_box(&buffer)))
-    });
+    let mut group = group_with_baseline(c, "stp_decode_clean_1mib", &buffer, &ratios);
     group.bench_function("dump_records", |b| {
         ratios.iter(b, "dump_records", || dump_count(black_box(&buffer)))
     });
@@ -67,12 +79,7 @@ fn stream(c: &mut Criterion) {
     let stream = clean_stream(SIZE);
     check_clean(&stream);
     let ratios = Ratios::new();
-    let mut group = c.benchmark_group("stp_decode_stream_clean_1mib");
-    group.sample_size(SAMPLES);
-    group.throughput(Throughput::Bytes(stream.len() as u64));
-    group.bench_function("baseline_byte_sum", |b| {
-        ratios.iter(b, "baseline_byte_sum", || byte_sum(black_box(&stream)))
-    });
+    let mut group = group_with_baseline(c, "stp_decode_stream_clean_1mib", &stream, &ratios);
     group.bench_function("stp_decoder_events", |b| {
         ratios.iter(b, "stp_decoder_events", || {
             let mut d = StpDecoder::new();
@@ -95,12 +102,7 @@ fn stream(c: &mut Criterion) {
 fn resync(c: &mut Criterion) {
     let buffer = resync_buffer(32);
     let ratios = Ratios::new();
-    let mut group = c.benchmark_group("stp_decode_resync_32_copies");
-    group.sample_size(SAMPLES);
-    group.throughput(Throughput::Bytes(buffer.len() as u64));
-    group.bench_function("baseline_byte_sum", |b| {
-        ratios.iter(b, "baseline_byte_sum", || byte_sum(black_box(&buffer)))
-    });
+    let mut group = group_with_baseline(c, "stp_decode_resync_32_copies", &buffer, &ratios);
     group.bench_function("dump_records", |b| {
         ratios.iter(b, "dump_records", || dump_count(black_box(&buffer)))
     });

@@ -66,17 +66,12 @@ enum Phase {
     TsValue,
 }
 
-/// The packet being assembled.
+/// What makes up a packet once it is complete, assembled by the state machine ([`Partial`]) or read at
+/// once by the fast path.
 #[derive(Debug, Clone, Copy)]
-struct Partial {
-    active: bool,
+struct Fields {
     start: u64,
     read: u8,
-    opcode: u16,
-    opcode_nibbles: u8,
-    ty: Option<PacketType>,
-    phase: Phase,
-    left: u8,
     payload: u64,
     payload_nibbles: u8,
     time_clock: u8,
@@ -87,16 +82,10 @@ struct Partial {
     ts: u64,
 }
 
-impl Partial {
-    const IDLE: Partial = Partial {
-        active: false,
+impl Fields {
+    const EMPTY: Fields = Fields {
         start: 0,
         read: 0,
-        opcode: 0,
-        opcode_nibbles: 0,
-        ty: None,
-        phase: Phase::Opcode,
-        left: 0,
         payload: 0,
         payload_nibbles: 0,
         time_clock: 0,
@@ -108,38 +97,28 @@ impl Partial {
     };
 }
 
-/// A complete packet's fields, before its kind is built (from [`Partial`] or from the fast path).
+/// The packet being assembled.
 #[derive(Debug, Clone, Copy)]
-struct Fields {
-    start: u64,
-    read: u8,
-    ty: PacketType,
-    payload: u64,
-    payload_nibbles: u8,
-    time_clock: u8,
-    time_version: u8,
-    time_nibbles: u8,
-    time: u64,
-    ts_nibbles: u8,
-    ts: u64,
+struct Partial {
+    active: bool,
+    opcode: u16,
+    opcode_nibbles: u8,
+    ty: Option<PacketType>,
+    phase: Phase,
+    left: u8,
+    f: Fields,
 }
 
 impl Partial {
-    fn fields(&self) -> Option<Fields> {
-        Some(Fields {
-            start: self.start,
-            read: self.read,
-            ty: self.ty?,
-            payload: self.payload,
-            payload_nibbles: self.payload_nibbles,
-            time_clock: self.time_clock,
-            time_version: self.time_version,
-            time_nibbles: self.time_nibbles,
-            time: self.time,
-            ts_nibbles: self.ts_nibbles,
-            ts: self.ts,
-        })
-    }
+    const IDLE: Partial = Partial {
+        active: false,
+        opcode: 0,
+        opcode_nibbles: 0,
+        ty: None,
+        phase: Phase::Opcode,
+        left: 0,
+        f: Fields::EMPTY,
+    };
 }
 
 const QUEUE: usize = 8;
@@ -294,11 +273,11 @@ impl StpDecoder {
         if self.synced && self.pkt.active {
             let error = StpError::Truncated {
                 packet: self.pkt.ty,
-                nibbles: self.pkt.read,
+                nibbles: self.pkt.f.read,
                 cause: Truncation::EndOfTrace,
             };
             self.queue.push(Event::Error(DecodeError {
-                offset: self.pkt.start,
+                offset: self.pkt.f.start,
                 error,
             }));
         }
@@ -362,11 +341,11 @@ impl StpDecoder {
         if self.synced && self.pkt.active {
             let error = StpError::Truncated {
                 packet: self.pkt.ty,
-                nibbles: self.pkt.read,
+                nibbles: self.pkt.f.read,
                 cause: Truncation::Async,
             };
             self.queue.push(Event::Error(DecodeError {
-                offset: self.pkt.start,
+                offset: self.pkt.f.start,
                 error,
             }));
         }
@@ -381,7 +360,7 @@ impl StpDecoder {
     }
 
     fn fail(&mut self, error: StpError) {
-        self.fail_at(self.pkt.start, error);
+        self.fail_at(self.pkt.f.start, error);
     }
 
     /// Reports `error` for the packet starting at nibble `offset` and hunts for the next ASYNC.
@@ -404,16 +383,19 @@ impl StpDecoder {
         if !self.pkt.active {
             self.pkt = Partial {
                 active: true,
-                start: pos,
+                f: Fields {
+                    start: pos,
+                    ..Fields::EMPTY
+                },
                 ..Partial::IDLE
             };
         }
-        self.pkt.read += 1;
+        self.pkt.f.read += 1;
         match self.pkt.phase {
             Phase::Opcode => self.step_opcode(n),
             Phase::Payload => {
-                self.pkt.payload = (self.pkt.payload << 4) | u64::from(n);
-                self.pkt.payload_nibbles += 1;
+                self.pkt.f.payload = (self.pkt.f.payload << 4) | u64::from(n);
+                self.pkt.f.payload_nibbles += 1;
                 self.pkt.left -= 1;
                 if self.pkt.left == 0 {
                     self.after_payload();
@@ -424,11 +406,11 @@ impl StpDecoder {
                 self.pkt.left = n + 1;
             }
             Phase::TimeClock => {
-                self.pkt.time_clock = n;
+                self.pkt.f.time_clock = n;
                 self.pkt.phase = Phase::TimeVersion;
             }
             Phase::TimeVersion => {
-                self.pkt.time_version = n;
+                self.pkt.f.time_version = n;
                 self.pkt.phase = Phase::TimeLen;
             }
             Phase::TimeLen => match length_from_nibble(n) {
@@ -438,13 +420,13 @@ impl StpDecoder {
                 }
                 Some(0) => self.after_payload(),
                 Some(len) => {
-                    self.pkt.time_nibbles = len;
+                    self.pkt.f.time_nibbles = len;
                     self.pkt.left = len;
                     self.pkt.phase = Phase::TimeValue;
                 }
             },
             Phase::TimeValue => {
-                self.pkt.time = (self.pkt.time << 4) | u64::from(n);
+                self.pkt.f.time = (self.pkt.f.time << 4) | u64::from(n);
                 self.pkt.left -= 1;
                 if self.pkt.left == 0 {
                     self.after_payload();
@@ -457,13 +439,13 @@ impl StpDecoder {
                 }
                 Some(0) => self.complete(),
                 Some(len) => {
-                    self.pkt.ts_nibbles = len;
+                    self.pkt.f.ts_nibbles = len;
                     self.pkt.left = len;
                     self.pkt.phase = Phase::TsValue;
                 }
             },
             Phase::TsValue => {
-                self.pkt.ts = (self.pkt.ts << 4) | u64::from(n);
+                self.pkt.f.ts = (self.pkt.f.ts << 4) | u64::from(n);
                 self.pkt.left -= 1;
                 if self.pkt.left == 0 {
                     self.complete();
@@ -524,13 +506,13 @@ impl StpDecoder {
     /// when the state machine has to take the packet.
     fn fast_packet(&mut self, input: &[u8]) -> Option<(usize, Option<Event>)> {
         let window = fast::Window::new(self.carry, input);
-        let packet = fast::packet(window, self.next_offset, self.ts_format)?;
+        let (ty, packet) = fast::packet(window, self.next_offset, self.ts_format)?;
         let len = u32::from(packet.read);
         let from_input = len - u32::from(self.carry.is_some());
         let consumed = from_input.div_ceil(2) as usize;
         self.carry = (from_input % 2 == 1).then(|| input[consumed - 1] >> 4);
         self.next_offset += u64::from(len);
-        Some((consumed, self.packet_event(packet)))
+        Some((consumed, self.packet_event(ty, packet)))
     }
 
     fn after_payload(&mut self) {
@@ -542,7 +524,7 @@ impl StpDecoder {
             None => self.fail(StpError::TimestampBeforeVersion { packet: ty }),
             Some(TsFormat::Legacy) => {
                 self.pkt.phase = Phase::TsValue;
-                self.pkt.ts_nibbles = 2;
+                self.pkt.f.ts_nibbles = 2;
                 self.pkt.left = 2;
             }
             Some(_) => self.pkt.phase = Phase::TsLen,
@@ -550,11 +532,12 @@ impl StpDecoder {
     }
 
     fn complete(&mut self) {
-        let Some(fields) = self.pkt.fields() else {
+        let Some(ty) = self.pkt.ty else {
             return;
         };
+        let fields = self.pkt.f;
         self.pkt = Partial::IDLE;
-        if let Some(event) = self.packet_event(fields) {
+        if let Some(event) = self.packet_event(ty, fields) {
             self.queue.push(event);
         }
     }
@@ -562,8 +545,7 @@ impl StpDecoder {
     /// The event a complete packet makes: the packet, or an error for an unsupported VERSION. The packet
     /// state must be idle.
     #[inline(always)]
-    fn packet_event(&mut self, p: Fields) -> Option<Event> {
-        let ty = p.ty;
+    fn packet_event(&mut self, ty: PacketType, p: Fields) -> Option<Event> {
         let ts = if ty.has_timestamp() {
             let absolute = self
                 .ts_format

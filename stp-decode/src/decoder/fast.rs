@@ -149,7 +149,11 @@ pub(super) const fn fixed_payload(ty: PacketType) -> Option<u8> {
 /// The packet at the start of `w`, complete, as the state machine would have assembled it (with `start`
 /// as its offset); `None` when the state machine has to decode it.
 #[inline]
-pub(super) fn packet(w: Window, start: u64, ts_format: Option<TsFormat>) -> Option<Fields> {
+pub(super) fn packet(
+    w: Window,
+    start: u64,
+    ts_format: Option<TsFormat>,
+) -> Option<(PacketType, Fields)> {
     let n0 = w.nibble(0);
     let (ty, opcode_nibbles) = if n0 != 0xF {
         (OP1[usize::from(n0)]?, 1)
@@ -186,19 +190,16 @@ pub(super) fn packet(w: Window, start: u64, ts_format: Option<TsFormat>) -> Opti
     if len > w.len || !async_detector_idle(w, len) {
         return None;
     }
-    Some(Fields {
+    let fields = Fields {
         start,
         read: len as u8,
-        ty,
         payload: w.value(opcode_nibbles, payload),
         payload_nibbles: payload as u8,
-        time_clock: 0,
-        time_version: 0,
-        time_nibbles: 0,
-        time: 0,
         ts_nibbles,
         ts,
-    })
+        ..Fields::EMPTY
+    };
+    Some((ty, fields))
 }
 
 #[cfg(test)]
