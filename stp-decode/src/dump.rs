@@ -628,7 +628,7 @@ impl Dumper {
         })
     }
 
-    #[inline]
+    #[inline(always)]
     fn next_record(&mut self, input: &[u8], pos: &mut usize) -> Option<Record> {
         loop {
             if let Some(record) = self.pop() {
