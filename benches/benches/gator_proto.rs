@@ -7,6 +7,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use gator_proto::apc::{BlockCounter, Frame, Record};
 use gator_proto::{client, ProtocolVersion};
+use lizard_benches::Ratios;
 use std::hint::black_box;
 
 fn d2c() -> Vec<u8> {
@@ -42,7 +43,7 @@ fn recorded_frames(stream: &[u8]) -> Vec<Vec<u8>> {
     session.handle_input(stream).unwrap();
     std::iter::from_fn(|| session.poll_event())
         .filter_map(|event| match event {
-            client::Event::ApcFrame(bytes) => Some(bytes),
+            client::Event::ApcFrame(frame) => Some(frame.to_vec()),
             _ => None,
         })
         .collect()
@@ -77,13 +78,14 @@ fn byte_sum(bytes: &[u8]) -> u64 {
 fn block_counter(c: &mut Criterion) {
     let frames = recorded_frames(&d2c());
     let frame = large_block_counter(&frames);
+    let ratios = Ratios::new();
     let mut group = c.benchmark_group("gator_proto_block_counter_1mib");
     group.throughput(Throughput::Bytes(frame.len() as u64));
     group.bench_function("baseline_byte_sum", |b| {
-        b.iter(|| black_box(byte_sum(black_box(&frame))))
+        ratios.iter(b, "baseline_byte_sum", || byte_sum(black_box(&frame)))
     });
     group.bench_function("decode_records", |b| {
-        b.iter(|| {
+        ratios.iter(b, "decode_records", || {
             let Ok(Frame::BlockCounter(block)) =
                 Frame::parse(black_box(&frame), ProtocolVersion::V950)
             else {
@@ -97,22 +99,24 @@ fn block_counter(c: &mut Criterion) {
                     _ => {}
                 }
             }
-            black_box(sum)
+            sum
         })
     });
     group.finish();
+    ratios.print("gator_proto_block_counter_1mib", "baseline_byte_sum", 100);
 }
 
 fn whole_stream(c: &mut Criterion) {
     let stream = d2c();
+    let ratios = Ratios::new();
     let mut group = c.benchmark_group("gator_proto_d2c_stream");
     group.throughput(Throughput::Bytes(stream.len() as u64));
     group.sample_size(20);
     group.bench_function("baseline_byte_sum", |b| {
-        b.iter(|| black_box(byte_sum(black_box(&stream))))
+        ratios.iter(b, "baseline_byte_sum", || byte_sum(black_box(&stream)))
     });
     group.bench_function("client_session_and_frames", |b| {
-        b.iter(|| {
+        ratios.iter(b, "client_session_and_frames", || {
             let mut session = recorded_client();
             session.handle_input(black_box(&stream)).unwrap();
             let mut frames = 0usize;
@@ -127,10 +131,11 @@ fn whole_stream(c: &mut Criterion) {
                     frames += 1;
                 }
             }
-            black_box(frames)
+            frames
         })
     });
     group.finish();
+    ratios.print("gator_proto_d2c_stream", "baseline_byte_sum", 20);
 }
 
 criterion_group!(benches, block_counter, whole_stream);

@@ -6,6 +6,7 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use gator_xml::roxmltree;
 use gator_xml::{Captured, Events};
+use lizard_benches::Ratios;
 use std::hint::black_box;
 
 /// The first RESPONSE_XML payload after the `GATOR 950\n` reply: each response is 1 type byte, a u32 LE
@@ -27,19 +28,23 @@ fn merged_events_document() -> String {
 
 fn events_document(c: &mut Criterion) {
     let text = merged_events_document();
+    let ratios = Ratios::new();
     let mut group = c.benchmark_group("gator_xml_events_3mb");
     group.throughput(Throughput::Bytes(text.len() as u64));
     group.sample_size(20);
     group.bench_function("baseline_roxmltree_dom", |b| {
-        b.iter(|| {
+        ratios.iter(b, "baseline_roxmltree_dom", || {
             let doc = roxmltree::Document::parse(black_box(&text)).unwrap();
-            black_box(doc.descendants().len())
+            doc.descendants().len()
         })
     });
     group.bench_function("gator_xml_events_parse", |b| {
-        b.iter(|| black_box(Events::parse(black_box(&text)).unwrap().event_count()))
+        ratios.iter(b, "gator_xml_events_parse", || {
+            Events::parse(black_box(&text)).unwrap().event_count()
+        })
     });
     group.finish();
+    ratios.print("gator_xml_events_3mb", "baseline_roxmltree_dom", 20);
 }
 
 fn captured_document(c: &mut Criterion) {
@@ -47,18 +52,22 @@ fn captured_document(c: &mut Criterion) {
         lizard_benches::data_dir().join("gatord-9.7.2/live-session/resp-captured.xml"),
     )
     .expect("resp-captured.xml recording");
+    let ratios = Ratios::new();
     let mut group = c.benchmark_group("gator_xml_captured");
     group.throughput(Throughput::Bytes(text.len() as u64));
     group.bench_function("baseline_roxmltree_dom", |b| {
-        b.iter(|| {
+        ratios.iter(b, "baseline_roxmltree_dom", || {
             let doc = roxmltree::Document::parse(black_box(&text)).unwrap();
-            black_box(doc.descendants().len())
+            doc.descendants().len()
         })
     });
     group.bench_function("gator_xml_captured_parse", |b| {
-        b.iter(|| black_box(Captured::parse(black_box(&text)).unwrap().counters.len()))
+        ratios.iter(b, "gator_xml_captured_parse", || {
+            Captured::parse(black_box(&text)).unwrap().counters.len()
+        })
     });
     group.finish();
+    ratios.print("gator_xml_captured", "baseline_roxmltree_dom", 100);
 }
 
 criterion_group!(benches, events_document, captured_document);

@@ -3,6 +3,7 @@
 //! same run; a raw `read()` of the same seven events as one group shows how much of the gap is the
 //! kernel's. All read the running kernel's counters of this thread (no recorded data involved).
 
+use lizard_benches::Ratios;
 use std::fs::File;
 use std::hint::black_box;
 use std::io::Read;
@@ -51,6 +52,7 @@ fn software_group() -> (File, Vec<OwnedFd>) {
 }
 
 fn sample_vs_raw_read(c: &mut Criterion) {
+    let ratios = Ratios::new();
     let mut group = c.benchmark_group("hwcpipe_sample");
 
     let mut pipe = HwcPipe::with_counters(&CpuCounter::SOFTWARE, &[]);
@@ -63,7 +65,7 @@ fn sample_vs_raw_read(c: &mut Criterion) {
     );
     pipe.run().unwrap();
     group.bench_function("sample_7_software_counters", |b| {
-        b.iter(|| {
+        ratios.iter(b, "sample_7_software_counters", || {
             let m = pipe.sample().unwrap();
             black_box(m.cpu_value(CpuCounter::TaskClock))
         })
@@ -73,7 +75,7 @@ fn sample_vs_raw_read(c: &mut Criterion) {
     let mut file = single_task_clock_fd();
     let mut buf = [0u8; 8];
     group.bench_function("baseline_raw_read_1_fd", |b| {
-        b.iter(|| {
+        ratios.iter(b, "baseline_raw_read_1_fd", || {
             let n = file.read(&mut buf).unwrap();
             black_box((n, u64::from_ne_bytes(buf)))
         })
@@ -82,9 +84,12 @@ fn sample_vs_raw_read(c: &mut Criterion) {
     let (mut leader, _members) = software_group();
     let mut record = [0u8; 24 + 7 * 16];
     group.bench_function("reference_raw_group_read_7_fds", |b| {
-        b.iter(|| black_box(leader.read(&mut record).unwrap()))
+        ratios.iter(b, "reference_raw_group_read_7_fds", || {
+            black_box(leader.read(&mut record).unwrap())
+        })
     });
     group.finish();
+    ratios.print("hwcpipe_sample", "baseline_raw_read_1_fd", 100);
 }
 
 criterion_group!(benches, sample_vs_raw_read);

@@ -9,6 +9,7 @@ use hwcpipe::gpu::dump::{BlockSums, VinstrLayout, VINSTR_BLOCK_BYTES};
 use hwcpipe::gpu::formula::resolve;
 use hwcpipe::gpu::product::identify;
 use hwcpipe::gpu::GpuCounter;
+use lizard_benches::Ratios;
 use std::hint::black_box;
 
 fn dump(layout: &VinstrLayout) -> Vec<u8> {
@@ -31,12 +32,13 @@ fn bench(c: &mut Criterion) {
         .collect();
     let bytes = dump(&layout);
 
+    let ratios = Ratios::new();
     let mut group = c.benchmark_group("hwcpipe_gpu_dump");
     group.throughput(Throughput::Bytes(bytes.len() as u64));
     group.bench_function("accumulate_and_evaluate", |b| {
         let mut sums = BlockSums::default();
         let mut values = [0.0f64; 37];
-        b.iter(|| {
+        ratios.iter(b, "accumulate_and_evaluate", || {
             sums.clear();
             layout
                 .accumulate(black_box(&bytes), &mut sums)
@@ -48,7 +50,7 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.bench_function("baseline_byte_sum", |b| {
-        b.iter(|| {
+        ratios.iter(b, "baseline_byte_sum", || {
             black_box(
                 black_box(&bytes)
                     .iter()
@@ -57,6 +59,7 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.finish();
+    ratios.print("hwcpipe_gpu_dump", "baseline_byte_sum", 100);
 }
 
 criterion_group!(benches, bench);

@@ -10,6 +10,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use lizard_benches::Ratios;
 use lizard_trace::message::{MessageHead, PayloadKind};
 use lizard_trace::{
     ClientConfig, FileTag, ModuleTag, SendPolicy, ServerConfig, SocketName, TraceClient,
@@ -105,13 +106,16 @@ fn records_per_second(c: &mut Criterion, label: &str, payload_len: usize) {
     let raw = RawSink::new();
     let bytes = message_bytes(&payload);
 
+    let ratios = Ratios::new();
     let mut group = c.benchmark_group(format!("lizard_trace_{label}"));
     group.throughput(Throughput::Elements(1));
     group.bench_function("baseline_raw_datagram_send", |b| {
-        b.iter_custom(|iters| raw.send(&bytes, iters))
+        ratios.iter_custom(b, "baseline_raw_datagram_send", |iters| {
+            raw.send(&bytes, iters)
+        })
     });
     group.bench_function("trace_client_to_server", |b| {
-        b.iter_custom(|iters| {
+        ratios.iter_custom(b, "trace_client_to_server", |iters| {
             let target = server.stats().records_stored + iters;
             let start = Instant::now();
             for _ in 0..iters {
@@ -123,6 +127,11 @@ fn records_per_second(c: &mut Criterion, label: &str, payload_len: usize) {
         })
     });
     group.finish();
+    ratios.print(
+        &format!("lizard_trace_{label}"),
+        "baseline_raw_datagram_send",
+        100,
+    );
     assert_eq!(client.stats().dropped, 0);
 }
 

@@ -1,11 +1,13 @@
 //! Fuzzes the `stp-decode` CoreSight frame demultiplexer and the whole-buffer dump with arbitrary bytes (the
 //! first byte picks the trace ID, the framing and the split): no panic, the same frames however the input
-//! is split, at most 15 data bytes per frame and never ID 0x00 or 0x7F, and a dump that always ends.
+//! is split, at most 15 data bytes per frame and never ID 0x00 or 0x7F, a dump that always ends, the same
+//! records from the streaming dumper fed in chunks, and an elements-only dump that is the full dump's
+//! element records.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
 use stp_decode::deformat::{decode_frame, Deformatter, FrameMode, FRAME_LEN};
-use stp_decode::dump::{dump, DumpOptions, Framing, Item};
+use stp_decode::dump::{dump, DumpOptions, Dumper, Framing, Item, Record};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&control, buffer)) = data.split_first() else {
@@ -55,12 +57,31 @@ fuzz_target!(|data: &[u8]| {
         } else {
             Framing::Formatted(mode)
         },
+        elements_only: false,
     };
     let mut ended = false;
-    for record in dump(buffer, options) {
+    let records: Vec<Record> = dump(buffer, options).collect();
+    for record in &records {
         assert!(!ended, "nothing after the end of trace");
         ended = matches!(record.item, Item::EndOfTrace);
         let _ = record.to_string();
     }
     assert!(ended);
+
+    // The streaming dumper, fed in chunks of `step` bytes, gives the same records.
+    let mut dumper = Dumper::new(options);
+    let mut chunked = Vec::new();
+    for chunk in buffer.chunks(step) {
+        chunked.extend(dumper.feed(chunk));
+    }
+    chunked.extend(dumper.finish());
+    assert_eq!(chunked, records);
+
+    // Elements only: exactly the element records of the full dump.
+    let elements: Vec<Record> = dump(buffer, options.elements()).collect();
+    let want: Vec<Record> = records
+        .into_iter()
+        .filter(|r| matches!(r.item, Item::Element(_)))
+        .collect();
+    assert_eq!(elements, want);
 });

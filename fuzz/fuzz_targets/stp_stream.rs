@@ -1,6 +1,8 @@
 //! Fuzzes the `stp-decode` STP nibble decoder with arbitrary bytes (the first byte picks how the rest is split
-//! into calls): it must never panic, must give the same events however the input is split, must keep every
-//! packet inside the input, and every packet it reports must re-encode to exactly the nibbles it came from.
+//! into calls, and whether an ASYNC and a VERSION go first so that the rest is decoded in sync): it must
+//! never panic, must give the same events fed as bytes (the whole-packet fast path) as fed nibble by nibble
+//! in any split (the state machine alone), must keep every packet inside the input, and every packet it
+//! reports must re-encode to exactly the nibbles it came from.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -15,8 +17,18 @@ fn decode_whole(bytes: &[u8]) -> Vec<Event> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&step, stream)) = data.split_first() else {
+    let Some((&step, rest)) = data.split_first() else {
         return;
+    };
+    let mut synced = Vec::new();
+    let stream = if step & 0x80 != 0 {
+        // ASYNC (FF x10, 0F), VERSION: F0 0 and the version from the high bits of `step`.
+        synced.extend([0xFF; 10]);
+        synced.extend([0x0F, 0x0F, (step & 0x30) | 0x10]);
+        synced.extend(rest);
+        &synced[..]
+    } else {
+        rest
     };
     let whole = decode_whole(stream);
 

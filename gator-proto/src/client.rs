@@ -1,6 +1,9 @@
 //! The client side of a gatord connection as a sans-IO state machine.
 
 use std::collections::VecDeque;
+use std::fmt;
+use std::ops::Deref;
+use std::sync::Arc;
 
 use thiserror::Error;
 
@@ -89,8 +92,9 @@ pub enum Event {
     Pong,
     /// The `<current_config>` document answering [`Session::request_current_config`].
     CurrentConfig(Vec<u8>),
-    /// One APC frame (`packInt frame_type` + body); decode it with [`crate::apc::Frame::parse`].
-    ApcFrame(Vec<u8>),
+    /// One APC frame (`packInt frame_type` + body), a view into the received bytes; decode it with
+    /// [`crate::apc::Frame::parse`].
+    ApcFrame(ApcFrame),
     /// The zero-length APC_DATA: the capture (or, after [`Event::DaemonError`], the connection) is over.
     EndOfCapture,
     /// The daemon reported a fatal error; [`Event::EndOfCapture`] normally follows.
@@ -103,6 +107,51 @@ pub enum Event {
     ActivityStarted,
     /// The peer closed the connection at a message boundary.
     Closed,
+}
+
+/// The bytes of one APC frame, where they were received: a shared view into the chunk of input that held
+/// it, never copied out. Cloning it shares the chunk; the chunk is freed when its last frame is dropped.
+/// It dereferences to `[u8]`.
+#[derive(Clone)]
+pub struct ApcFrame {
+    chunk: Arc<Vec<u8>>,
+    start: usize,
+    end: usize,
+}
+
+impl ApcFrame {
+    /// The frame bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.chunk[self.start..self.end]
+    }
+}
+
+impl Deref for ApcFrame {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl AsRef<[u8]> for ApcFrame {
+    fn as_ref(&self) -> &[u8] {
+        self.as_bytes()
+    }
+}
+
+impl PartialEq for ApcFrame {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for ApcFrame {}
+
+impl fmt::Debug for ApcFrame {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("ApcFrame").field(&self.as_bytes()).finish()
+    }
 }
 
 /// A protocol violation or a misuse of the session.
@@ -155,6 +204,23 @@ pub enum ClientError {
     /// The session already reported an error and accepts nothing more.
     #[error("the session already failed")]
     Failed,
+}
+
+/// Input handed to [`Session::receive`].
+enum Input<'a> {
+    Borrowed(&'a [u8]),
+    Owned(Vec<u8>),
+}
+
+impl Deref for Input<'_> {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        match self {
+            Input::Borrowed(bytes) => bytes,
+            Input::Owned(bytes) => bytes,
+        }
+    }
 }
 
 /// What an outstanding command waits for.
@@ -351,39 +417,74 @@ impl Session {
     }
 
     /// Feeds bytes read from the connection. Complete messages become events; a partial one is kept.
+    ///
+    /// The bytes are taken into the session once (APC frames then share them, see [`ApcFrame`]); a caller
+    /// that reads into a fresh buffer can hand it over without that copy with
+    /// [`handle_input_owned`](Self::handle_input_owned).
     pub fn handle_input(&mut self, bytes: &[u8]) -> Result<(), ClientError> {
+        self.receive(Input::Borrowed(bytes))
+    }
+
+    /// Feeds bytes read from the connection, taking ownership of the buffer: APC frames in it become views
+    /// into it, with no copy at all. Otherwise the same as [`handle_input`](Self::handle_input).
+    pub fn handle_input_owned(&mut self, bytes: Vec<u8>) -> Result<(), ClientError> {
+        self.receive(Input::Owned(bytes))
+    }
+
+    fn receive(&mut self, input: Input<'_>) -> Result<(), ClientError> {
         match self.state {
             State::Failed => return Err(ClientError::Failed),
             State::Disconnected | State::Closed => return Ok(()),
             _ => {}
         }
-        let result = if self.inpos == self.inbuf.len() {
-            // Nothing buffered: decode straight from the caller's bytes and keep only the tail.
+        let chunk = if self.inpos == self.inbuf.len() {
+            // Nothing buffered: the input is the chunk.
             self.inbuf.clear();
             self.inpos = 0;
-            let used = self.process(bytes);
-            let used = used.map_err(|e| self.fail(e))?;
-            if self.state != State::Disconnected {
-                self.inbuf.extend_from_slice(&bytes[used..]);
+            match input {
+                Input::Owned(bytes) => bytes,
+                Input::Borrowed(bytes) => {
+                    if !self.message_complete(bytes) {
+                        self.inbuf.extend_from_slice(bytes);
+                        return Ok(());
+                    }
+                    bytes.to_vec()
+                }
             }
-            Ok(())
         } else {
-            self.inbuf.extend_from_slice(bytes);
-            let buffered = std::mem::take(&mut self.inbuf);
-            let used = self.process(&buffered[self.inpos..]);
-            self.inbuf = buffered;
-            let used = used.map_err(|e| self.fail(e))?;
-            self.inpos += used;
-            if self.inpos == self.inbuf.len() {
-                self.inbuf.clear();
-                self.inpos = 0;
-            } else if self.inpos > self.inbuf.len() / 2 {
-                self.inbuf.drain(..self.inpos);
-                self.inpos = 0;
+            // A message started in earlier input: it is assembled in the buffer first.
+            self.inbuf.extend_from_slice(&input);
+            if !self.message_complete(&self.inbuf[self.inpos..]) {
+                if self.inpos > self.inbuf.len() / 2 {
+                    self.inbuf.drain(..self.inpos);
+                    self.inpos = 0;
+                }
+                return Ok(());
             }
-            Ok(())
+            let mut chunk = std::mem::take(&mut self.inbuf);
+            chunk.drain(..self.inpos);
+            self.inpos = 0;
+            chunk
         };
-        result
+        let chunk = Arc::new(chunk);
+        let used = self.process(&chunk).map_err(|e| self.fail(e))?;
+        if self.state != State::Disconnected {
+            // Only an incomplete message at the end is copied, to be completed by later input.
+            self.inbuf.extend_from_slice(&chunk[used..]);
+        }
+        Ok(())
+    }
+
+    /// Whether `buf` starts with something [`Session::process`] can act on: a whole message, the handshake
+    /// answer, or an error to report.
+    fn message_complete(&self, buf: &[u8]) -> bool {
+        if self.version.is_none() || matches!(self.state, State::Disconnected) {
+            return true;
+        }
+        !matches!(
+            decode_response(buf, self.config.max_response_payload),
+            Ok(Decoded::Partial)
+        )
     }
 
     /// Reports that the peer closed the connection. Clean at a message boundary ([`Event::Closed`]), an error
@@ -445,8 +546,9 @@ impl Session {
         Ok(())
     }
 
-    /// Decodes as many whole messages from `buf` as possible; returns the bytes used.
-    fn process(&mut self, buf: &[u8]) -> Result<usize, ClientError> {
+    /// Decodes as many whole messages from `chunk` as possible; returns the bytes used.
+    fn process(&mut self, chunk: &Arc<Vec<u8>>) -> Result<usize, ClientError> {
+        let buf = &chunk[..];
         let mut pos = 0;
         while pos < buf.len() {
             if matches!(self.state, State::Disconnected) {
@@ -470,15 +572,21 @@ impl Session {
             match decode_response(&buf[pos..], self.config.max_response_payload)? {
                 Decoded::Partial => break,
                 Decoded::Complete { value, consumed } => {
+                    let frame = ApcFrame {
+                        chunk: Arc::clone(chunk),
+                        start: pos + consumed - value.payload.len(),
+                        end: pos + consumed,
+                    };
                     pos += consumed;
-                    self.on_response(value)?;
+                    self.on_response(value, frame)?;
                 }
             }
         }
         Ok(pos)
     }
 
-    fn on_response(&mut self, response: Response<'_>) -> Result<(), ClientError> {
+    /// Acts on one response; `frame` is its payload as a view into the received chunk.
+    fn on_response(&mut self, response: Response<'_>, frame: ApcFrame) -> Result<(), ClientError> {
         let unexpected = ClientError::UnexpectedResponse {
             kind: response.kind,
             state: self.state,
@@ -520,7 +628,7 @@ impl Session {
                 Event::EndOfCapture
             }
             ResponseType::ApcData => match self.state {
-                State::Capturing | State::Stopping => Event::ApcFrame(payload.to_vec()),
+                State::Capturing | State::Stopping => Event::ApcFrame(frame),
                 _ => return Err(unexpected),
             },
             ResponseType::GatorLog if payload.is_empty() => Event::GatorLogEnd,
@@ -597,8 +705,76 @@ mod tests {
             })
         );
         assert_eq!(session.poll_event(), Some(Event::Pong));
-        assert_eq!(session.poll_event(), Some(Event::ApcFrame(vec![5, 0])));
+        let Some(Event::ApcFrame(frame)) = session.poll_event() else {
+            panic!("no frame");
+        };
+        assert_eq!(&frame[..], [5, 0]);
         assert_eq!(session.state(), State::Capturing);
+    }
+
+    fn capturing() -> Session {
+        let mut session = connected(b"GATOR 950\n");
+        session.start_capture().unwrap();
+        session
+    }
+
+    fn frames(session: &mut Session) -> Vec<ApcFrame> {
+        std::iter::from_fn(|| session.poll_event())
+            .filter_map(|e| match e {
+                Event::ApcFrame(frame) => Some(frame),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Two APC_DATA messages holding frames `[5, 1, 2]` and `[5, 3]`.
+    const TWO_FRAMES: &[u8] = b"\x03\x03\0\0\0\x05\x01\x02\x03\x02\0\0\0\x05\x03";
+
+    #[test]
+    fn owned_input_is_shared_by_its_frames_not_copied() {
+        let mut session = capturing();
+        let input = TWO_FRAMES.to_vec();
+        let base = input.as_ptr() as usize;
+        session.handle_input_owned(input).unwrap();
+        let got = frames(&mut session);
+        assert_eq!(got.len(), 2);
+        assert_eq!((&got[0][..], &got[1][..]), (&[5, 1, 2][..], &[5, 3][..]));
+        // Each frame points into the buffer handed over, at its payload's offset.
+        assert_eq!(got[0].as_ptr() as usize, base + 5);
+        assert_eq!(got[1].as_ptr() as usize, base + 8 + 5);
+    }
+
+    #[test]
+    fn borrowed_input_is_taken_once_for_all_its_frames() {
+        let mut session = capturing();
+        session.handle_input(TWO_FRAMES).unwrap();
+        let got = frames(&mut session);
+        assert_eq!(got[0].as_ptr() as usize + 8, got[1].as_ptr() as usize);
+        assert_eq!(got[1].to_vec(), [5, 3]);
+    }
+
+    #[test]
+    fn frames_split_across_inputs_come_out_whole_in_order() {
+        for cut in 0..=TWO_FRAMES.len() {
+            let mut session = capturing();
+            session.handle_input(&TWO_FRAMES[..cut]).unwrap();
+            session
+                .handle_input_owned(TWO_FRAMES[cut..].to_vec())
+                .unwrap();
+            let got: Vec<Vec<u8>> = frames(&mut session).iter().map(|f| f.to_vec()).collect();
+            assert_eq!(got, [vec![5, 1, 2], vec![5, 3]], "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn a_frame_outlives_the_session_and_later_input() {
+        let mut session = capturing();
+        session.handle_input(&TWO_FRAMES[..8]).unwrap();
+        let first = frames(&mut session).remove(0);
+        session.handle_input(&TWO_FRAMES[8..]).unwrap();
+        drop(session);
+        assert_eq!(&first[..], [5, 1, 2]);
+        assert_eq!(format!("{first:?}"), "ApcFrame([5, 1, 2])");
     }
 
     #[test]

@@ -133,6 +133,58 @@ pub fn write(path: Option<&Path>, text: &str) -> Result<(), CliError> {
     }
 }
 
+/// Standard output for listings written as they are produced (buffered, never held whole in memory).
+/// A closed pipe (`lizard stm-dump ... | head`) ends the output quietly: [`Stream::is_closed`] turns true
+/// and later writes are dropped.
+pub struct Stream {
+    out: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    closed: bool,
+}
+
+impl Stream {
+    /// Locks standard output for the rest of the command.
+    pub fn stdout() -> Stream {
+        Stream {
+            out: std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock()),
+            closed: false,
+        }
+    }
+
+    /// True once the reader has gone away.
+    pub fn is_closed(&self) -> bool {
+        self.closed
+    }
+
+    fn check(&mut self, result: std::io::Result<()>) -> Result<(), CliError> {
+        match result {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+                self.closed = true;
+                Ok(())
+            }
+            Err(e) => Err(CliError::file("<stdout>", e)),
+            Ok(()) => Ok(()),
+        }
+    }
+
+    /// Writes formatted text (nothing once the pipe is closed).
+    pub fn write_fmt(&mut self, args: std::fmt::Arguments<'_>) -> Result<(), CliError> {
+        if self.closed {
+            return Ok(());
+        }
+        let result = self.out.write_fmt(args);
+        self.check(result)
+    }
+
+    /// Flushes what is buffered.
+    pub fn finish(mut self) -> Result<(), CliError> {
+        if self.closed {
+            return Ok(());
+        }
+        let result = self.out.flush();
+        self.check(result)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::csv_field;

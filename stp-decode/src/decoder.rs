@@ -22,6 +22,8 @@
 //! wherever it falls (an ASYNC inside a packet reports that packet as truncated). Surplus leading `F`s
 //! belong to the data before. After any error the decoder is unsynchronised until the next ASYNC.
 
+mod fast;
+
 use crate::error::{DecodeError, StpError, Truncation};
 use crate::opcode::{OP1, OP2, OP3, OP4};
 use crate::packet::{IdWidth, Packet, PacketKind, PacketType};
@@ -64,17 +66,12 @@ enum Phase {
     TsValue,
 }
 
-/// The packet being assembled.
+/// What makes up a packet once it is complete, assembled by the state machine ([`Partial`]) or read at
+/// once by the fast path.
 #[derive(Debug, Clone, Copy)]
-struct Partial {
-    active: bool,
+struct Fields {
     start: u64,
     read: u8,
-    opcode: u16,
-    opcode_nibbles: u8,
-    ty: Option<PacketType>,
-    phase: Phase,
-    left: u8,
     payload: u64,
     payload_nibbles: u8,
     time_clock: u8,
@@ -85,16 +82,10 @@ struct Partial {
     ts: u64,
 }
 
-impl Partial {
-    const IDLE: Partial = Partial {
-        active: false,
+impl Fields {
+    const EMPTY: Fields = Fields {
         start: 0,
         read: 0,
-        opcode: 0,
-        opcode_nibbles: 0,
-        ty: None,
-        phase: Phase::Opcode,
-        left: 0,
         payload: 0,
         payload_nibbles: 0,
         time_clock: 0,
@@ -103,6 +94,30 @@ impl Partial {
         time: 0,
         ts_nibbles: 0,
         ts: 0,
+    };
+}
+
+/// The packet being assembled.
+#[derive(Debug, Clone, Copy)]
+struct Partial {
+    active: bool,
+    opcode: u16,
+    opcode_nibbles: u8,
+    ty: Option<PacketType>,
+    phase: Phase,
+    left: u8,
+    f: Fields,
+}
+
+impl Partial {
+    const IDLE: Partial = Partial {
+        active: false,
+        opcode: 0,
+        opcode_nibbles: 0,
+        ty: None,
+        phase: Phase::Opcode,
+        left: 0,
+        f: Fields::EMPTY,
     };
 }
 
@@ -258,11 +273,11 @@ impl StpDecoder {
         if self.synced && self.pkt.active {
             let error = StpError::Truncated {
                 packet: self.pkt.ty,
-                nibbles: self.pkt.read,
+                nibbles: self.pkt.f.read,
                 cause: Truncation::EndOfTrace,
             };
             self.queue.push(Event::Error(DecodeError {
-                offset: self.pkt.start,
+                offset: self.pkt.f.start,
                 error,
             }));
         }
@@ -326,11 +341,11 @@ impl StpDecoder {
         if self.synced && self.pkt.active {
             let error = StpError::Truncated {
                 packet: self.pkt.ty,
-                nibbles: self.pkt.read,
+                nibbles: self.pkt.f.read,
                 cause: Truncation::Async,
             };
             self.queue.push(Event::Error(DecodeError {
-                offset: self.pkt.start,
+                offset: self.pkt.f.start,
                 error,
             }));
         }
@@ -345,10 +360,12 @@ impl StpDecoder {
     }
 
     fn fail(&mut self, error: StpError) {
-        self.queue.push(Event::Error(DecodeError {
-            offset: self.pkt.start,
-            error,
-        }));
+        self.fail_at(self.pkt.f.start, error);
+    }
+
+    /// Reports `error` for the packet starting at nibble `offset` and hunts for the next ASYNC.
+    fn fail_at(&mut self, offset: u64, error: StpError) {
+        self.queue.push(Event::Error(DecodeError { offset, error }));
         self.pkt = Partial::IDLE;
         self.synced = false;
         self.skipped = 0;
@@ -366,16 +383,19 @@ impl StpDecoder {
         if !self.pkt.active {
             self.pkt = Partial {
                 active: true,
-                start: pos,
+                f: Fields {
+                    start: pos,
+                    ..Fields::EMPTY
+                },
                 ..Partial::IDLE
             };
         }
-        self.pkt.read += 1;
+        self.pkt.f.read += 1;
         match self.pkt.phase {
             Phase::Opcode => self.step_opcode(n),
             Phase::Payload => {
-                self.pkt.payload = (self.pkt.payload << 4) | u64::from(n);
-                self.pkt.payload_nibbles += 1;
+                self.pkt.f.payload = (self.pkt.f.payload << 4) | u64::from(n);
+                self.pkt.f.payload_nibbles += 1;
                 self.pkt.left -= 1;
                 if self.pkt.left == 0 {
                     self.after_payload();
@@ -386,11 +406,11 @@ impl StpDecoder {
                 self.pkt.left = n + 1;
             }
             Phase::TimeClock => {
-                self.pkt.time_clock = n;
+                self.pkt.f.time_clock = n;
                 self.pkt.phase = Phase::TimeVersion;
             }
             Phase::TimeVersion => {
-                self.pkt.time_version = n;
+                self.pkt.f.time_version = n;
                 self.pkt.phase = Phase::TimeLen;
             }
             Phase::TimeLen => match length_from_nibble(n) {
@@ -400,13 +420,13 @@ impl StpDecoder {
                 }
                 Some(0) => self.after_payload(),
                 Some(len) => {
-                    self.pkt.time_nibbles = len;
+                    self.pkt.f.time_nibbles = len;
                     self.pkt.left = len;
                     self.pkt.phase = Phase::TimeValue;
                 }
             },
             Phase::TimeValue => {
-                self.pkt.time = (self.pkt.time << 4) | u64::from(n);
+                self.pkt.f.time = (self.pkt.f.time << 4) | u64::from(n);
                 self.pkt.left -= 1;
                 if self.pkt.left == 0 {
                     self.after_payload();
@@ -419,13 +439,13 @@ impl StpDecoder {
                 }
                 Some(0) => self.complete(),
                 Some(len) => {
-                    self.pkt.ts_nibbles = len;
+                    self.pkt.f.ts_nibbles = len;
                     self.pkt.left = len;
                     self.pkt.phase = Phase::TsValue;
                 }
             },
             Phase::TsValue => {
-                self.pkt.ts = (self.pkt.ts << 4) | u64::from(n);
+                self.pkt.f.ts = (self.pkt.f.ts << 4) | u64::from(n);
                 self.pkt.left -= 1;
                 if self.pkt.left == 0 {
                     self.complete();
@@ -457,33 +477,16 @@ impl StpDecoder {
 
     fn begin(&mut self, ty: PacketType) {
         self.pkt.ty = Some(ty);
-        let payload = match ty {
-            PacketType::Data { width, .. } => width.nibbles(),
-            PacketType::M8
-            | PacketType::Merr
-            | PacketType::Gerr
-            | PacketType::C8
-            | PacketType::Trig
-            | PacketType::TrigTs
-            | PacketType::Xsync
-            | PacketType::XsyncTs => 2,
-            PacketType::M16 | PacketType::C16 => 4,
-            PacketType::Freq | PacketType::FreqTs => 8,
-            PacketType::Freq40 | PacketType::Freq40Ts => 10,
-            PacketType::Version => 1,
-            PacketType::User | PacketType::UserTs => {
+        let payload = match fast::fixed_payload(ty) {
+            Some(n) => n,
+            None if matches!(ty, PacketType::User | PacketType::UserTs) => {
                 self.pkt.phase = Phase::UserLen;
                 return;
             }
-            PacketType::Time | PacketType::TimeTs => {
+            None => {
                 self.pkt.phase = Phase::TimeClock;
                 return;
             }
-            PacketType::Null
-            | PacketType::NullTs
-            | PacketType::Flag
-            | PacketType::FlagTs
-            | PacketType::Async => 0,
         };
         if payload == 0 {
             self.after_payload();
@@ -491,6 +494,25 @@ impl StpDecoder {
             self.pkt.phase = Phase::Payload;
             self.pkt.left = payload;
         }
+    }
+
+    /// True where the next nibble starts a packet of a synchronised stream and no `F` is held back.
+    fn at_packet_boundary(&self) -> bool {
+        self.synced && !self.pkt.active && self.f_run == 0
+    }
+
+    /// Decodes a whole packet at the start of `input` (after the carried nibble) through the fast path;
+    /// returns the input bytes it consumed and the event made (`None` if it went to the queue), or `None`
+    /// when the state machine has to take the packet.
+    fn fast_packet(&mut self, input: &[u8]) -> Option<(usize, Option<Event>)> {
+        let window = fast::Window::new(self.carry, input);
+        let (ty, packet) = fast::packet(window, self.next_offset, self.ts_format)?;
+        let len = u32::from(packet.read);
+        let from_input = len - u32::from(self.carry.is_some());
+        let consumed = from_input.div_ceil(2) as usize;
+        self.carry = (from_input % 2 == 1).then(|| input[consumed - 1] >> 4);
+        self.next_offset += u64::from(len);
+        Some((consumed, self.packet_event(ty, packet)))
     }
 
     fn after_payload(&mut self) {
@@ -502,7 +524,7 @@ impl StpDecoder {
             None => self.fail(StpError::TimestampBeforeVersion { packet: ty }),
             Some(TsFormat::Legacy) => {
                 self.pkt.phase = Phase::TsValue;
-                self.pkt.ts_nibbles = 2;
+                self.pkt.f.ts_nibbles = 2;
                 self.pkt.left = 2;
             }
             Some(_) => self.pkt.phase = Phase::TsLen,
@@ -510,8 +532,20 @@ impl StpDecoder {
     }
 
     fn complete(&mut self) {
-        let p = self.pkt;
-        let Some(ty) = p.ty else { return };
+        let Some(ty) = self.pkt.ty else {
+            return;
+        };
+        let fields = self.pkt.f;
+        self.pkt = Partial::IDLE;
+        if let Some(event) = self.packet_event(ty, fields) {
+            self.queue.push(event);
+        }
+    }
+
+    /// The event a complete packet makes: the packet, or an error for an unsupported VERSION. The packet
+    /// state must be idle.
+    #[inline(always)]
+    fn packet_event(&mut self, ty: PacketType, p: Fields) -> Option<Event> {
         let ts = if ty.has_timestamp() {
             let absolute = self
                 .ts_format
@@ -585,19 +619,19 @@ impl StpDecoder {
                     Some(format) => self.ts_format = Some(format),
                     None => {
                         self.ts_format = None;
-                        return self.fail(StpError::UnsupportedVersion { version });
+                        self.fail_at(p.start, StpError::UnsupportedVersion { version });
+                        return None;
                     }
                 }
                 PacketKind::Version { version }
             }
             PacketType::Async => PacketKind::Async,
         };
-        self.queue.push(Event::Packet(Packet {
+        Some(Event::Packet(Packet {
             offset: p.start,
             nibbles: p.read,
             kind,
-        }));
-        self.pkt = Partial::IDLE;
+        }))
     }
 }
 
@@ -619,24 +653,50 @@ impl Events<'_, '_> {
     }
 }
 
+impl Events<'_, '_> {
+    /// One nibble through the state machine (the carried one, else the next of the input); false at the
+    /// end of the input.
+    #[inline(never)]
+    fn step_nibble(&mut self) -> bool {
+        if let Some(high) = self.decoder.carry.take() {
+            self.decoder.push_raw(high);
+            return true;
+        }
+        let Some(&value) = self.input.get(self.index) else {
+            return false;
+        };
+        self.index += 1;
+        if self.bytes {
+            self.decoder.carry = Some(value >> 4);
+        }
+        self.decoder.push_raw(value & 0xF);
+        true
+    }
+}
+
 impl Iterator for Events<'_, '_> {
     type Item = Event;
 
     fn next(&mut self) -> Option<Event> {
         loop {
-            if let Some(event) = self.decoder.queue.pop() {
-                return Some(event);
+            if self.decoder.queue.len != 0 {
+                return self.decoder.queue.pop();
             }
-            if let Some(high) = self.decoder.carry.take() {
-                self.decoder.push_raw(high);
-                continue;
+            if self.bytes && self.decoder.at_packet_boundary() {
+                let rest = &self.input[self.index..];
+                if !rest.is_empty() || self.decoder.carry.is_some() {
+                    if let Some((consumed, event)) = self.decoder.fast_packet(rest) {
+                        self.index += consumed;
+                        match event {
+                            Some(event) => return Some(event),
+                            None => continue,
+                        }
+                    }
+                }
             }
-            let &value = self.input.get(self.index)?;
-            self.index += 1;
-            if self.bytes {
-                self.decoder.carry = Some(value >> 4);
+            if !self.step_nibble() {
+                return None;
             }
-            self.decoder.push_raw(value & 0xF);
         }
     }
 }

@@ -95,6 +95,37 @@ pub fn decode_frame(
 ) -> Result<FrameBytes, FrameError> {
     let aux = frame[FRAME_LEN - 1];
     let mut out = FrameBytes::EMPTY;
+    let id = *current;
+    let even_or = frame.iter().step_by(2).take(8).fold(0, |acc, b| acc | b);
+    if even_or & 1 == 0 {
+        // No ID change: all 15 data bytes belong to the ID in force (none if it is unknown or padding).
+        if let Some(id) = id.filter(|&id| id != NULL_ID) {
+            for (k, &byte) in frame[..FRAME_LEN - 1].iter().enumerate() {
+                let byte = if k % 2 == 0 {
+                    byte | ((aux >> (k / 2)) & 1)
+                } else {
+                    byte
+                };
+                out.entries[k] = TraceByte {
+                    id,
+                    byte,
+                    index: k as u8,
+                };
+            }
+            out.len = (FRAME_LEN - 1) as u8;
+        }
+        return Ok(out);
+    }
+    decode_frame_bytewise(frame, current)
+}
+
+/// [`decode_frame`] one byte pair at a time: any frame, ID changes included.
+fn decode_frame_bytewise(
+    frame: &[u8; FRAME_LEN],
+    current: &mut Option<u8>,
+) -> Result<FrameBytes, FrameError> {
+    let aux = frame[FRAME_LEN - 1];
+    let mut out = FrameBytes::EMPTY;
     let mut id = *current;
     for k in 0..8 {
         let even = frame[2 * k];
@@ -138,6 +169,17 @@ pub enum FrameMode {
     Memory,
     /// A TPIU port capture: align on FSYNC, drop FSYNCs between frames and HSYNCs inside frames.
     Tpiu,
+}
+
+/// The 15 data bytes of a frame without ID changes, all of one trace ID (see [`Deformatter::next_run`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Run {
+    /// Byte offset of the frame's first byte in the formatted input (counted over all calls).
+    pub offset: u64,
+    /// The trace ID in force (never 0x00 or 0x7F).
+    pub id: u8,
+    /// The data bytes in stream order; byte `k` sits at offset `offset + k`.
+    pub bytes: [u8; FRAME_LEN - 1],
 }
 
 /// A demultiplexed frame.
@@ -201,6 +243,45 @@ impl Deformatter {
     /// Bytes of an incomplete frame held back for the next call.
     pub const fn pending(&self) -> usize {
         self.len
+    }
+
+    /// Memory mode fast path: when no partial frame is held, the trace ID in force is known and the first
+    /// 16 bytes of `input` are a frame without ID changes, consumes them and returns their 15 data bytes
+    /// as one run. Otherwise consumes nothing and returns `None`: use [`Deformatter::feed`].
+    ///
+    /// ```
+    /// use stp_decode::deformat::{Deformatter, FrameMode};
+    /// let mut d = Deformatter::new(FrameMode::Memory);
+    /// let mut frames = [0u8; 32];
+    /// frames[0] = 0x41; // ID 0x20: the first frame changes ID, the second does not
+    /// frames[17] = 0xAB;
+    /// assert!(d.next_run(&frames).is_none());
+    /// assert_eq!(d.feed(&frames[..16]).count(), 1);
+    /// let run = d.next_run(&frames[16..]).unwrap();
+    /// assert_eq!((run.offset, run.id, run.bytes[1]), (16, 0x20, 0xAB));
+    /// ```
+    pub fn next_run(&mut self, input: &[u8]) -> Option<Run> {
+        if self.mode != FrameMode::Memory || self.len != 0 {
+            return None;
+        }
+        let id = self.current.filter(|&id| id != NULL_ID)?;
+        let frame = input.first_chunk::<FRAME_LEN>()?;
+        let even_or = frame.iter().step_by(2).take(8).fold(0, |acc, b| acc | b);
+        if even_or & 1 != 0 {
+            return None;
+        }
+        let aux = frame[FRAME_LEN - 1];
+        let mut bytes = [0u8; FRAME_LEN - 1];
+        for (k, (out, &byte)) in bytes.iter_mut().zip(frame).enumerate() {
+            *out = if k % 2 == 0 {
+                byte | ((aux >> (k / 2)) & 1)
+            } else {
+                byte
+            };
+        }
+        let offset = self.offset;
+        self.offset += FRAME_LEN as u64;
+        Some(Run { offset, id, bytes })
     }
 
     /// Feeds formatted bytes; drive the iterator to its end to consume them all.
@@ -310,6 +391,19 @@ impl Iterator for Frames<'_, '_> {
     type Item = Result<Frame, FrameErrorAt>;
 
     fn next(&mut self) -> Option<Self::Item> {
+        let d = &mut *self.deformatter;
+        if d.mode == FrameMode::Memory && d.len == 0 {
+            // A whole frame in the input: demultiplexed in place, without the byte-at-a-time copy.
+            if let Some(frame) = self.input[self.index..].first_chunk::<FRAME_LEN>() {
+                self.index += FRAME_LEN;
+                let offset = d.offset;
+                d.offset += FRAME_LEN as u64;
+                return Some(match decode_frame(frame, &mut d.current) {
+                    Ok(bytes) => Ok(Frame { offset, bytes }),
+                    Err(error) => Err(FrameErrorAt { offset, error }),
+                });
+            }
+        }
         while let Some(&byte) = self.input.get(self.index) {
             self.index += 1;
             if let Some(result) = self.deformatter.push(byte) {
@@ -453,6 +547,80 @@ mod tests {
             frames[0].unwrap().unwrap_err().error,
             FrameError::LostAlignment { next: 0x00 }
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn frames_without_id_changes_decode_as_byte_by_byte(
+            mut frame in proptest::array::uniform16(proptest::prelude::any::<u8>()),
+            current in proptest::option::of(0u8..0x80),
+            changes in proptest::prelude::any::<bool>(),
+        ) {
+            if !changes {
+                for k in 0..8 {
+                    frame[2 * k] &= 0xFE;
+                }
+            }
+            let (mut fast_id, mut slow_id) = (current, current);
+            let fast = decode_frame(&frame, &mut fast_id);
+            let slow = decode_frame_bytewise(&frame, &mut slow_id);
+            proptest::prop_assert_eq!(fast, slow);
+            proptest::prop_assert_eq!(fast_id, slow_id);
+        }
+
+        #[test]
+        fn runs_are_the_frames_feed_gives(
+            data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400),
+            clear_id_bits in proptest::prelude::any::<bool>(),
+        ) {
+            let mut data = data;
+            if clear_id_bits {
+                // Mostly frames without ID changes, after a first frame that sets ID 0x20.
+                for (i, b) in data.iter_mut().enumerate() {
+                    if i % 2 == 0 && i % 16 != 15 {
+                        *b &= 0xFE;
+                    }
+                }
+                if let Some(b) = data.first_mut() {
+                    *b = 0x41;
+                }
+            }
+            let mut by_feed = Deformatter::new(FrameMode::Memory);
+            let want: std::vec::Vec<_> = by_feed.feed(&data).collect();
+            let mut by_runs = Deformatter::new(FrameMode::Memory);
+            let mut got = std::vec::Vec::new();
+            let mut at = 0;
+            while at < data.len() {
+                if let Some(run) = by_runs.next_run(&data[at..]) {
+                    let mut bytes = FrameBytes::EMPTY;
+                    for (k, &b) in run.bytes.iter().enumerate() {
+                        bytes.push(Some(run.id), b, k);
+                    }
+                    got.push(Ok(Frame { offset: run.offset, bytes }));
+                    at += FRAME_LEN;
+                } else {
+                    let end = (at + FRAME_LEN).min(data.len());
+                    got.extend(by_runs.feed(&data[at..end]));
+                    at = end;
+                }
+            }
+            proptest::prop_assert_eq!(got, want);
+            proptest::prop_assert_eq!(by_runs.current_id(), by_feed.current_id());
+        }
+
+        #[test]
+        fn whole_frames_decode_as_bytes_fed_one_by_one(
+            data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..200),
+        ) {
+            let mut whole = Deformatter::new(FrameMode::Memory);
+            let fast: std::vec::Vec<_> = whole.feed(&data).collect();
+            let mut one_by_one = Deformatter::new(FrameMode::Memory);
+            let mut slow = std::vec::Vec::new();
+            for byte in &data {
+                slow.extend(one_by_one.feed(core::slice::from_ref(byte)));
+            }
+            proptest::prop_assert_eq!(fast, slow);
+        }
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub struct DumpOptions {
     pub trace_id: u8,
     /// How the buffer is laid out.
     pub framing: Framing,
+    /// Yield only [`Item::Element`] records (what `lizard stm-dump --elements` prints): packets, errors,
+    /// skipped ranges, frame errors and the end marker are decoded but not handed out.
+    pub elements_only: bool,
 }
 
 impl DumpOptions {
@@ -41,6 +44,7 @@ impl DumpOptions {
         DumpOptions {
             trace_id,
             framing: Framing::Formatted(FrameMode::Memory),
+            elements_only: false,
         }
     }
 
@@ -49,6 +53,15 @@ impl DumpOptions {
         DumpOptions {
             trace_id: 0,
             framing: Framing::Raw,
+            elements_only: false,
+        }
+    }
+
+    /// The same options, yielding only element records.
+    pub const fn elements(self) -> Self {
+        DumpOptions {
+            elements_only: true,
+            ..self
         }
     }
 }
@@ -235,27 +248,93 @@ impl fmt::Display for Record {
     }
 }
 
-const RING: usize = 256;
+/// Frames (or raw bytes, 16 to a frame) demultiplexed per load, so that the decoder sees long runs.
+const LOAD_FRAMES: usize = 16;
+/// Stream bytes one load can hold.
+const LOAD: usize = LOAD_FRAMES * FRAME_LEN;
+/// Buffer offsets kept for the last stream bytes: a load plus the longest packet (20 bytes) before it.
+const RING: usize = 512;
 const PENDING: usize = 32;
+
+/// Streaming form of [`dump`]: feed a trace buffer in chunks of any size, get the same records.
+///
+/// Sans-IO like the layers under it: [`Dumper::feed`] takes the next chunk and returns a [`Records`]
+/// iterator; drive it to its end to consume the whole chunk (a partial frame is kept for the next call).
+/// [`Dumper::finish`] ends the trace (an incomplete packet, unsynchronised data, then
+/// [`Item::EndOfTrace`]). Memory use is fixed: records come out as they are decoded.
+///
+/// ```
+/// use stp_decode::dump::{dump, DumpOptions, Dumper};
+/// let mut bytes = vec![0xFF; 10];
+/// bytes.extend([0x0F, 0x0F, 0x30, 0x41, 0x41, 0xA5]);
+/// let mut dumper = Dumper::new(DumpOptions::raw());
+/// let mut lines = Vec::new();
+/// for chunk in bytes.chunks(3) {
+///     lines.extend(dumper.feed(chunk).map(|r| r.to_string()));
+/// }
+/// lines.extend(dumper.finish().map(|r| r.to_string()));
+/// let whole: Vec<String> = dump(&bytes, DumpOptions::raw()).map(|r| r.to_string()).collect();
+/// assert_eq!(lines, whole);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Dumper {
+    options: DumpOptions,
+    deformatter: Deformatter,
+    decoder: StpDecoder,
+    elements: ElementDecoder,
+    /// Buffer offset of each of the last `RING` bytes of the trace ID's stream.
+    ring: [u64; RING],
+    stream_bytes: u64,
+    /// Raw framing: bytes taken so far.
+    fed: u64,
+    frame: [u8; LOAD],
+    frame_len: usize,
+    frame_index: usize,
+    /// The decoder holds events not yet handed out.
+    backlog: bool,
+    /// A frame error met by the last load, reported after the bytes loaded before it.
+    frame_error: Option<FrameErrorAt>,
+    pending: [Option<Record>; PENDING],
+    pending_head: usize,
+    pending_len: usize,
+    ended: bool,
+}
+
+/// The records of one [`Dumper::feed`] or [`Dumper::finish`] call.
+#[derive(Debug)]
+pub struct Records<'d, 'i> {
+    dumper: &'d mut Dumper,
+    input: &'i [u8],
+    pos: usize,
+    finishing: bool,
+}
+
+impl Records<'_, '_> {
+    /// Bytes of the chunk consumed so far.
+    pub fn consumed(&self) -> usize {
+        self.pos
+    }
+}
+
+impl Iterator for Records<'_, '_> {
+    type Item = Record;
+
+    fn next(&mut self) -> Option<Record> {
+        if self.finishing {
+            self.dumper.next_final()
+        } else {
+            self.dumper.next_record(self.input, &mut self.pos)
+        }
+    }
+}
 
 /// The iterator [`dump`] returns.
 #[derive(Debug, Clone)]
 pub struct TraceDump<'a> {
     buffer: &'a [u8],
     pos: usize,
-    options: DumpOptions,
-    deformatter: Deformatter,
-    decoder: StpDecoder,
-    elements: ElementDecoder,
-    ring: [u64; RING],
-    stream_bytes: u64,
-    frame: [(u8, u64); FRAME_LEN],
-    frame_len: usize,
-    frame_index: usize,
-    pending: [Option<Record>; PENDING],
-    pending_head: usize,
-    pending_len: usize,
-    done: bool,
+    dumper: Dumper,
+    finishing: bool,
 }
 
 /// Decodes a whole buffer; see the module documentation.
@@ -270,26 +349,25 @@ pub struct TraceDump<'a> {
 /// assert!(lines[4].contains("DATA master=0x41 channel=0x0000 D8 0x5a"));
 /// ```
 pub fn dump(buffer: &[u8], options: DumpOptions) -> TraceDump<'_> {
-    let mode = match options.framing {
-        Framing::Formatted(mode) => mode,
-        Framing::Raw => FrameMode::Memory,
-    };
     TraceDump {
         buffer,
         pos: 0,
-        options,
-        deformatter: Deformatter::new(mode),
-        decoder: StpDecoder::new(),
-        elements: ElementDecoder::new(),
-        ring: [0; RING],
-        stream_bytes: 0,
-        frame: [(0, 0); FRAME_LEN],
-        frame_len: 0,
-        frame_index: 0,
-        pending: [None; PENDING],
-        pending_head: 0,
-        pending_len: 0,
-        done: false,
+        dumper: Dumper::new(options),
+        finishing: false,
+    }
+}
+
+impl Iterator for TraceDump<'_> {
+    type Item = Record;
+
+    fn next(&mut self) -> Option<Record> {
+        if !self.finishing {
+            if let Some(record) = self.dumper.next_record(self.buffer, &mut self.pos) {
+                return Some(record);
+            }
+            self.finishing = true;
+        }
+        self.dumper.next_final()
     }
 }
 
@@ -339,15 +417,75 @@ impl Sink<'_> {
     }
 }
 
-impl TraceDump<'_> {
-    fn pop(&mut self) -> Option<Record> {
-        if self.pending_len == 0 {
-            return None;
+impl Dumper {
+    /// A dumper at the start of a trace.
+    pub const fn new(options: DumpOptions) -> Self {
+        let mode = match options.framing {
+            Framing::Formatted(mode) => mode,
+            Framing::Raw => FrameMode::Memory,
+        };
+        Dumper {
+            options,
+            deformatter: Deformatter::new(mode),
+            decoder: StpDecoder::new(),
+            elements: ElementDecoder::new(),
+            ring: [0; RING],
+            stream_bytes: 0,
+            fed: 0,
+            frame: [0; LOAD],
+            frame_len: 0,
+            frame_index: 0,
+            backlog: false,
+            frame_error: None,
+            pending: [None; PENDING],
+            pending_head: 0,
+            pending_len: 0,
+            ended: false,
         }
-        let r = self.pending[self.pending_head].take();
-        self.pending_head = (self.pending_head + 1) % PENDING;
-        self.pending_len -= 1;
-        r
+    }
+
+    /// Takes the next chunk of the buffer; drive the iterator to its end to consume all of it.
+    pub fn feed<'d, 'i>(&'d mut self, chunk: &'i [u8]) -> Records<'d, 'i> {
+        if !chunk.is_empty() {
+            self.ended = false;
+        }
+        Records {
+            dumper: self,
+            input: chunk,
+            pos: 0,
+            finishing: false,
+        }
+    }
+
+    /// Ends the trace: records still held, an incomplete packet, unsynchronised data and
+    /// [`Item::EndOfTrace`]. Feeding after it continues the offsets; decoding resumes at the next ASYNC.
+    pub fn finish(&mut self) -> Records<'_, 'static> {
+        Records {
+            dumper: self,
+            input: &[],
+            pos: 0,
+            finishing: true,
+        }
+    }
+
+    fn pop(&mut self) -> Option<Record> {
+        while self.pending_len > 0 {
+            let r = self.pending[self.pending_head].take();
+            self.pending_head = (self.pending_head + 1) % PENDING;
+            self.pending_len -= 1;
+            if !self.options.elements_only
+                || matches!(
+                    r,
+                    Some(Record {
+                        item: Item::Element(_),
+                        ..
+                    })
+                )
+            {
+                return r;
+            }
+        }
+        None
     }
 
     fn sink(&mut self) -> (Sink<'_>, &mut StpDecoder) {
@@ -364,82 +502,159 @@ impl TraceDump<'_> {
         )
     }
 
-    /// Loads the next frame's bytes for the trace ID (or the next chunk of a raw buffer).
-    fn load(&mut self) {
-        let start = self.pos;
-        if self.options.framing == Framing::Raw {
-            let end = (start + FRAME_LEN).min(self.buffer.len());
-            for (i, &b) in self.buffer[start..end].iter().enumerate() {
-                self.frame[i] = (b, (start + i) as u64);
+    /// Decodes loaded bytes up to the next event; returns its record (its element, if any, waits in the
+    /// queue), or `None` once the loaded bytes are used up.
+    #[inline(always)]
+    fn decode_loaded(&mut self) -> Option<Record> {
+        loop {
+            let (start, end) = (self.frame_index, self.frame_len);
+            let mut events = self.decoder.feed(&self.frame[start..end]);
+            let event = events.next();
+            self.frame_index += events.consumed();
+            self.backlog = event.is_some();
+            let event = event?;
+            let element = self.elements.on_event(&event);
+            if self.options.elements_only {
+                let Some(element) = element else { continue };
+                let (sink, _) = self.sink();
+                return Some(Record {
+                    offset: sink.offset_of(element.offset),
+                    nibble: element.offset,
+                    item: Item::Element(element),
+                });
             }
-            self.frame_len = end - start;
-            self.pos = end;
+            let (nibble, item) = match event {
+                Event::Packet(p) => (p.offset, Item::Packet(p)),
+                Event::Error(e) => (e.offset, Item::DecodeError(e)),
+                Event::Unsynced(u) => (u.offset, Item::Unsynced(u)),
+            };
+            let (mut sink, _) = self.sink();
+            let offset = sink.offset_of(nibble);
+            if let Some(element) = element {
+                sink.push(Record {
+                    offset,
+                    nibble,
+                    item: Item::Element(element),
+                });
+            }
+            return Some(Record {
+                offset,
+                nibble,
+                item,
+            });
+        }
+    }
+
+    /// Loads the trace ID's bytes of the next [`LOAD_FRAMES`] frames (or the next [`LOAD`] bytes of a raw
+    /// buffer).
+    fn load(&mut self, input: &[u8], pos: &mut usize) {
+        let start = *pos;
+        self.frame_index = 0;
+        self.frame_len = 0;
+        if self.options.framing == Framing::Raw {
+            let end = (start + LOAD).min(input.len());
+            for &b in &input[start..end] {
+                self.ring[(self.stream_bytes % RING as u64) as usize] = self.fed;
+                self.stream_bytes += 1;
+                self.fed += 1;
+                self.frame[self.frame_len] = b;
+                self.frame_len += 1;
+            }
+            *pos = end;
             return;
         }
-        let want = FRAME_LEN - self.deformatter.pending();
-        let end = (start + want).min(self.buffer.len());
-        self.pos = end;
-        self.frame_len = 0;
         let trace_id = self.options.trace_id;
-        let nibble = self.decoder.offset();
-        let mut frames = self.deformatter.feed(&self.buffer[start..end]);
+        // Frames without ID changes come as 15-byte runs, copied straight in.
+        while self.frame_len + (FRAME_LEN - 1) <= LOAD {
+            let Some(run) = self.deformatter.next_run(&input[*pos..]) else {
+                break;
+            };
+            *pos += FRAME_LEN;
+            if run.id == trace_id {
+                for (k, &byte) in run.bytes.iter().enumerate() {
+                    self.ring[(self.stream_bytes % RING as u64) as usize] = run.offset + k as u64;
+                    self.stream_bytes += 1;
+                    self.frame[self.frame_len] = byte;
+                    self.frame_len += 1;
+                }
+            }
+        }
+        if *pos != start {
+            return;
+        }
+        let want = LOAD - self.deformatter.pending();
+        let end = (start + want).min(input.len());
+        let mut frames = self.deformatter.feed(&input[start..end]);
         for result in frames.by_ref() {
             match result {
                 Ok(frame) => {
                     for b in frame.bytes.iter().filter(|b| b.id == trace_id) {
-                        if self.frame_len < FRAME_LEN {
-                            self.frame[self.frame_len] =
-                                (b.byte, frame.offset + u64::from(b.index));
+                        if self.frame_len < LOAD {
+                            self.ring[(self.stream_bytes % RING as u64) as usize] =
+                                frame.offset + u64::from(b.index);
+                            self.stream_bytes += 1;
+                            self.frame[self.frame_len] = b.byte;
                             self.frame_len += 1;
                         }
                     }
                 }
                 Err(error) => {
-                    let record = Record {
-                        offset: Some(error.offset),
-                        nibble,
-                        item: Item::FrameError(error),
-                    };
-                    if self.pending_len < PENDING {
-                        self.pending[(self.pending_head + self.pending_len) % PENDING] =
-                            Some(record);
-                        self.pending_len += 1;
-                    }
+                    // Reported once the bytes of the frames before it are decoded; the load ends here.
+                    self.frame_error = Some(error);
+                    break;
                 }
             }
         }
         // Any bytes the frame iterator did not reach stay for the next call.
-        self.pos = start + frames.consumed();
+        *pos = start + frames.consumed();
     }
-}
 
-impl Iterator for TraceDump<'_> {
-    type Item = Record;
+    /// The next record from the loaded bytes, or the held frame error once they are decoded.
+    #[inline(always)]
+    fn decode_step(&mut self) -> Option<Record> {
+        if self.backlog || self.frame_index < self.frame_len {
+            if let Some(record) = self.decode_loaded() {
+                return Some(record);
+            }
+        }
+        let error = self.frame_error.take()?;
+        if self.options.elements_only {
+            return None;
+        }
+        Some(Record {
+            offset: Some(error.offset),
+            nibble: self.decoder.offset(),
+            item: Item::FrameError(error),
+        })
+    }
 
-    fn next(&mut self) -> Option<Record> {
+    #[inline(always)]
+    fn next_record(&mut self, input: &[u8], pos: &mut usize) -> Option<Record> {
         loop {
             if let Some(record) = self.pop() {
                 return Some(record);
             }
-            if self.frame_index < self.frame_len {
-                let (byte, offset) = self.frame[self.frame_index];
-                self.frame_index += 1;
-                self.ring[(self.stream_bytes % RING as u64) as usize] = offset;
-                self.stream_bytes += 1;
-                let (mut sink, decoder) = self.sink();
-                let mut events = decoder.feed(core::slice::from_ref(&byte));
-                for event in events.by_ref() {
-                    sink.event(event);
-                }
+            if let Some(record) = self.decode_step() {
+                return Some(record);
+            }
+            if *pos < input.len() {
+                self.load(input, pos);
                 continue;
             }
-            if self.done {
+            return None;
+        }
+    }
+
+    fn next_final(&mut self) -> Option<Record> {
+        loop {
+            if let Some(record) = self.pop() {
+                return Some(record);
+            }
+            if let Some(record) = self.decode_step() {
+                return Some(record);
+            }
+            if self.ended {
                 return None;
-            }
-            if self.pos < self.buffer.len() {
-                self.frame_index = 0;
-                self.load();
-                continue;
             }
             let nibble = self.decoder.offset();
             let (mut sink, decoder) = self.sink();
@@ -451,7 +666,7 @@ impl Iterator for TraceDump<'_> {
                 nibble,
                 item: Item::EndOfTrace,
             });
-            self.done = true;
+            self.ended = true;
         }
     }
 }

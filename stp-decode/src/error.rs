@@ -133,4 +133,10 @@ pub enum EncodeError {
         /// The requested length.
         nibbles: u8,
     },
+    /// A trace ID that cannot carry data in a formatter frame (0x00 is padding, 0x7F reserved, IDs are 7 bits).
+    #[error("trace ID 0x{id:02x} cannot carry data")]
+    BadTraceId {
+        /// The ID.
+        id: u8,
+    },
 }

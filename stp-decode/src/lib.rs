@@ -15,13 +15,15 @@ pub mod element;
 #[cfg(feature = "alloc")]
 pub mod encoder;
 pub mod error;
+#[cfg(feature = "alloc")]
+pub mod formatter;
 pub mod keystone;
 pub mod opcode;
 pub mod packet;
 pub mod timestamp;
 
 pub use decoder::{Event, Events, StpDecoder, Unsynced};
-pub use dump::{dump, DumpOptions, Framing, Item, Record};
+pub use dump::{dump, DumpOptions, Dumper, Framing, Item, Record};
 pub use element::{Element, ElementDecoder, ElementKind};
 pub use error::{DecodeError, EncodeError, FrameError, FrameErrorAt, StpError, Truncation};
 pub use packet::{DataWidth, IdWidth, Packet, PacketKind, PacketType};

@@ -4,7 +4,7 @@
 //! buffer built here that interleaves two trace IDs.
 
 use stp_decode::deformat::{Deformatter, FrameMode, FRAME_LEN};
-use stp_decode::dump::{dump, DumpOptions, Field, Framing, Item, Record};
+use stp_decode::dump::{dump, DumpOptions, Dumper, Field, Framing, Item, Record};
 use stp_decode::{FrameError, PacketKind};
 
 const JUNO: &str = concat!(
@@ -84,6 +84,7 @@ fn tpiu_capture_decodes_like_the_etb_buffer() {
     let options = DumpOptions {
         trace_id: 0x20,
         framing: Framing::Formatted(FrameMode::Tpiu),
+        elements_only: false,
     };
     let want = items(dump(&buffer, DumpOptions::formatted(0x20)));
     let got = items(dump(&tpiu, options));
@@ -198,5 +199,71 @@ fn every_record_kind_prints_and_lists_fields() {
         "end_of_trace",
     ] {
         assert!(kinds.contains(kind), "{kind} missing from {kinds:?}");
+    }
+}
+
+/// The records of `buffer` fed to a [`Dumper`] in chunks cut at `cuts` (any sizes).
+fn chunked(buffer: &[u8], options: DumpOptions, cuts: &[usize]) -> Vec<Record> {
+    let mut dumper = Dumper::new(options);
+    let mut out = Vec::new();
+    let mut at = 0;
+    for &cut in cuts {
+        let end = (at + cut).min(buffer.len());
+        let mut records = dumper.feed(&buffer[at..end]);
+        out.extend(records.by_ref());
+        assert_eq!(records.consumed(), end - at, "a chunk is consumed whole");
+        at = end;
+    }
+    out.extend(dumper.feed(&buffer[at..]));
+    out.extend(dumper.finish());
+    out
+}
+
+#[test]
+fn chunked_feeding_gives_the_records_of_the_whole_buffer() {
+    // Every OpenCSD snapshot shared with the tests (`../shared/data/opencsd-stm/`, BSD-3-Clause), cut
+    // into chunks of 1, 7, 16, 1000 and 4096 bytes.
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/opencsd-stm");
+    for (snapshot, id) in [
+        ("stm_only-juno/cstraceitm.bin", 0x20),
+        ("stm_only/cstraceitm.bin", 0x20),
+        ("stm-issue-27/stuck_trace.bin", 0x10),
+    ] {
+        let buffer = std::fs::read(format!("{dir}/{snapshot}")).unwrap();
+        let whole: Vec<Record> = dump(&buffer, DumpOptions::formatted(id)).collect();
+        assert!(whole.len() > 100, "{snapshot}");
+        for size in [1, 7, 16, 1000, 4096] {
+            let cuts = vec![size; buffer.len() / size + 1];
+            assert_eq!(
+                chunked(&buffer, DumpOptions::formatted(id), &cuts),
+                whole,
+                "{snapshot} in chunks of {size}"
+            );
+        }
+        let raw: Vec<Record> = dump(&buffer, DumpOptions::raw()).collect();
+        assert_eq!(chunked(&buffer, DumpOptions::raw(), &[5; 20]), raw);
+
+        // Elements only: the element records of the full dump, nothing else, chunked or not.
+        let elements: Vec<Record> = whole
+            .iter()
+            .filter(|r| matches!(r.item, Item::Element(_)))
+            .copied()
+            .collect();
+        let options = DumpOptions::formatted(id).elements();
+        assert_eq!(dump(&buffer, options).collect::<Vec<_>>(), elements);
+        assert_eq!(chunked(&buffer, options, &[7; 100]), elements);
+    }
+}
+
+proptest::proptest! {
+    #[test]
+    fn any_split_of_any_buffer_gives_the_same_records(
+        buffer in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..600),
+        cuts in proptest::collection::vec(0usize..40, 0..30),
+        raw in proptest::prelude::any::<bool>(),
+    ) {
+        let options = if raw { DumpOptions::raw() } else { DumpOptions::formatted(0x20) };
+        let whole: Vec<Record> = dump(&buffer, options).collect();
+        proptest::prop_assert_eq!(chunked(&buffer, options, &cuts), whole);
     }
 }

@@ -1,11 +1,19 @@
 //! `lizard stm-dump FILE`: decode a raw CoreSight trace buffer holding an STM (MIPI STPv2) stream.
+//!
+//! The file is read in fixed chunks and every record is written as soon as it is decoded, so memory use
+//! does not grow with the size of the trace.
+
+use std::io::Read;
 
 use serde_json::{json, Map, Value as Json};
-use stp_decode::dump::{dump, DumpOptions, Field, Item};
+use stp_decode::dump::{DumpOptions, Dumper, Field, Record};
 
 use crate::args::{StmDumpArgs, TextFormat};
 use crate::error::CliError;
-use crate::output;
+use crate::output::Stream;
+
+/// Bytes read from the file at a time.
+const CHUNK: usize = 64 << 10;
 
 fn field_json(value: Field) -> Json {
     match value {
@@ -15,36 +23,83 @@ fn field_json(value: Field) -> Json {
     }
 }
 
-/// Runs `lizard stm-dump`. Without `--trace-id` the file is taken as a bare STP byte stream; with it, as
-/// CoreSight formatted 16-byte frames of which only that trace ID is decoded.
-pub fn run(args: &StmDumpArgs) -> Result<i32, CliError> {
-    let buffer = std::fs::read(&args.file).map_err(|e| CliError::file(&args.file, e))?;
-    let options = args
-        .trace_id
-        .map_or_else(DumpOptions::raw, DumpOptions::formatted);
-    let wanted = |item: &Item| !args.elements || matches!(item, Item::Element(_));
-    let mut text = String::new();
-    let mut records = Vec::new();
-    for record in dump(&buffer, options).filter(|r| wanted(&r.item)) {
-        match args.format {
-            TextFormat::Text => {
-                text.push_str(&record.to_string());
-                text.push('\n');
-            }
+/// Writes records as text lines or as the elements of a JSON array.
+struct Listing<'a> {
+    args: &'a StmDumpArgs,
+    out: Stream,
+    first: bool,
+}
+
+impl Listing<'_> {
+    fn start(&mut self) -> Result<(), CliError> {
+        if self.args.format == TextFormat::Json {
+            let file = json!(self.args.file.display().to_string());
+            self.out
+                .write_fmt(format_args!("{{\n  \"file\": {file},\n  \"records\": ["))?;
+        }
+        Ok(())
+    }
+
+    fn record(&mut self, record: &Record) -> Result<(), CliError> {
+        match self.args.format {
+            TextFormat::Text => self.out.write_fmt(format_args!("{record}\n")),
             TextFormat::Json => {
                 let mut fields = Map::new();
                 record.visit_fields(&mut |name, value| {
                     fields.insert(name.to_owned(), field_json(value));
                 });
-                records.push(Json::Object(fields));
+                let comma = if self.first { "" } else { "," };
+                self.first = false;
+                self.out
+                    .write_fmt(format_args!("{comma}\n    {}", Json::Object(fields)))
             }
         }
     }
-    if args.format == TextFormat::Json {
-        text = output::to_json(
-            &json!({ "file": args.file.display().to_string(), "records": records }),
-        );
+
+    fn end(mut self) -> Result<(), CliError> {
+        if self.args.format == TextFormat::Json {
+            let close = if self.first { "]\n}\n" } else { "\n  ]\n}\n" };
+            self.out.write_fmt(format_args!("{close}"))?;
+        }
+        self.out.finish()
     }
-    output::write(None, &text)?;
+}
+
+/// Runs `lizard stm-dump`. Without `--trace-id` the file is taken as a bare STP byte stream; with it, as
+/// CoreSight formatted 16-byte frames of which only that trace ID is decoded.
+pub fn run(args: &StmDumpArgs) -> Result<i32, CliError> {
+    let mut file = std::fs::File::open(&args.file).map_err(|e| CliError::file(&args.file, e))?;
+    let mut options = args
+        .trace_id
+        .map_or_else(DumpOptions::raw, DumpOptions::formatted);
+    if args.elements {
+        options = options.elements();
+    }
+    let mut dumper = Dumper::new(options);
+    let mut listing = Listing {
+        args,
+        out: Stream::stdout(),
+        first: true,
+    };
+    listing.start()?;
+    let mut chunk = vec![0u8; CHUNK];
+    loop {
+        let n = match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(CliError::file(&args.file, e)),
+        };
+        for record in dumper.feed(&chunk[..n]) {
+            listing.record(&record)?;
+        }
+        if listing.out.is_closed() {
+            return Ok(0);
+        }
+    }
+    for record in dumper.finish() {
+        listing.record(&record)?;
+    }
+    listing.end()?;
     Ok(0)
 }
