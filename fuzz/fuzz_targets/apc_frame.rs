@@ -26,7 +26,10 @@ fn walk(frame: &Frame<'_>) {
                         sample_type: SampleType(st),
                         read_format: ReadFormat(rf),
                     };
-                    if let Ok(SampleRecord { read: Some(read), .. }) = SampleRecord::parse(&record, layout) {
+                    if let Ok(SampleRecord {
+                        read: Some(read), ..
+                    }) = SampleRecord::parse(&record, layout)
+                    {
                         assert!(read.values().count() <= record.body_words);
                     }
                 }

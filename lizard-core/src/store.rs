@@ -162,25 +162,9 @@ impl SampleStore {
         let samples = &buffers.get(Self::index(id)?)?.samples;
         let first = samples.partition_point(|s| s.timestamp_ns < window.start_ns);
         let after = samples.partition_point(|s| s.timestamp_ns <= window.end_ns);
-        // Beyond each edge, one sample of every core: walk outwards until a core comes round again (per-core
-        // samples arrive core after core), at most `MAX_CORES` samples.
-        let round = |indices: &mut dyn Iterator<Item = usize>| {
-            let mut seen: Vec<Option<u32>> = Vec::new();
-            let mut last = None;
-            for i in indices.take(MAX_CORES) {
-                let Some(core) = samples.get(i).map(|s| s.core) else {
-                    break;
-                };
-                if seen.contains(&core) {
-                    break;
-                }
-                seen.push(core);
-                last = Some(i);
-            }
-            last
-        };
-        let from = round(&mut (0..first).rev()).unwrap_or(first);
-        let to = round(&mut (after..samples.len())).map_or(after, |i| i + 1);
+        // Beyond each edge, one sample of every core.
+        let from = one_per_core(samples, (0..first).rev()).unwrap_or(first);
+        let to = one_per_core(samples, after..samples.len()).map_or(after, |i| i + 1);
         Some(samples.range(from..to).copied().collect())
     }
 
@@ -208,21 +192,38 @@ impl SampleStore {
         }
     }
 
-    /// Discards every sample older than `timestamp_ns` except the newest of them (not counted as dropped):
+    /// Discards every sample older than `timestamp_ns` except the newest of them of every core (not counted
+    /// as dropped):
     /// keeps a long-running persistent session from filling the buffers with samples no capture window will
     /// select, while keeping the sample that encloses a window starting at `timestamp_ns`.
     pub fn prune_before(&self, timestamp_ns: u64) {
         let mut buffers = self.lock();
         for buffer in buffers.iter_mut() {
-            while buffer
-                .samples
-                .get(1)
-                .is_some_and(|s| s.timestamp_ns < timestamp_ns)
-            {
-                buffer.samples.pop_front();
-            }
+            let samples = &mut buffer.samples;
+            let first = samples.partition_point(|s| s.timestamp_ns < timestamp_ns);
+            let keep = one_per_core(samples, (0..first).rev()).unwrap_or(first);
+            samples.drain(..keep);
         }
     }
+}
+
+/// Walking `indices` of `samples` outwards from a window's edge, the last index of one round of cores: it
+/// stops before a core comes round again (per-core samples arrive core after core), after at most
+/// [`MAX_CORES`] samples. `None` when `indices` is empty.
+fn one_per_core(samples: &VecDeque<Sample>, indices: impl Iterator<Item = usize>) -> Option<usize> {
+    let mut seen: Vec<Option<u32>> = Vec::new();
+    let mut last = None;
+    for i in indices.take(MAX_CORES) {
+        let Some(core) = samples.get(i).map(|s| s.core) else {
+            break;
+        };
+        if seen.contains(&core) {
+            break;
+        }
+        seen.push(core);
+        last = Some(i);
+    }
+    last
 }
 
 #[cfg(test)]
@@ -293,6 +294,42 @@ mod tests {
             "the newest sample before the cut encloses the next window"
         );
         assert_eq!(store.dropped(1), Some(0));
+    }
+
+    #[test]
+    fn per_core_samples_keep_every_core_s_enclosing_sample() {
+        let c = |t: u64, core: u32| Sample {
+            timestamp_ns: t,
+            value: Value::Int(1),
+            core: Some(core),
+        };
+        let store = SampleStore::new(1, 64);
+        // Two cores sampled at their own instants.
+        let all = [
+            c(0, 0),
+            c(5, 1),
+            c(10, 0),
+            c(15, 1),
+            c(20, 0),
+            c(25, 1),
+            c(30, 0),
+        ];
+        store.push_all(all.iter().map(|&x| (1, x)));
+        let w = Window {
+            start_ns: 16,
+            end_ns: 21,
+        };
+        assert_eq!(
+            store.samples_around(1, w).unwrap(),
+            vec![c(10, 0), c(15, 1), c(20, 0), c(25, 1), c(30, 0)],
+            "the newest sample of each core before the window and the oldest of each after it"
+        );
+        store.prune_before(16);
+        assert_eq!(
+            store.samples(1, None).unwrap(),
+            all[2..].to_vec(),
+            "each core keeps the sample that encloses a window starting at the cut"
+        );
     }
 
     #[test]
