@@ -19,6 +19,14 @@ use lizard_core::sim::{self, SimConfig, SimHandle, SimSample, Stream};
 #[path = "support/prebuilt.rs"]
 mod prebuilt;
 
+/// Held by the tests that load the machine (valgrind, the sanitizers) and by the timed per-draw test, so
+/// that the timed one never runs beside them.
+static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn machine() -> std::sync::MutexGuard<'static, ()> {
+    MACHINE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn manifest() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -288,6 +296,7 @@ fn demo_in_c_and_cxx_reads_the_values_gatord_sent() {
 
 #[test]
 fn per_draw_demo_runs_a_thousand_draws_in_seconds_with_the_rule_values() {
+    let _alone = machine();
     // The real daemon's timing (handshake, XML and stop latencies, a session released 100 ms after its
     // connection closes, polled counters every 100 ms, frames flushed every live_rate), with the two delta
     // counters served as perf counters at the session's sample rate, as gatord serves CPU PMU counters.
@@ -403,6 +412,7 @@ fn tool_available(tool: &str) -> bool {
 
 #[test]
 fn demo_and_misuse_are_clean_under_valgrind() {
+    let _machine = machine();
     if let Some(cc) = cross_compiler() {
         eprintln!("skipped: valgrind checks native builds only ({cc} is a cross compiler)");
         return;
@@ -457,6 +467,7 @@ fn demo_and_misuse_are_clean_under_valgrind() {
 
 #[test]
 fn misuse_is_clean_under_address_sanitizer() {
+    let _machine = machine();
     if let Some(cc) = cross_compiler() {
         eprintln!("skipped: AddressSanitizer checks native builds only ({cc} is a cross compiler)");
         return;
