@@ -223,6 +223,45 @@ impl Deref for Input<'_> {
     }
 }
 
+/// Where the APC frames of one input are kept: the input itself when the session was handed it, else a
+/// copy of the input from its first APC frame on, made when that frame is met (one copy for all the
+/// frames after it).
+struct SharedInput {
+    chunk: Option<Arc<Vec<u8>>>,
+    /// Offset in the decoded bytes of `chunk[0]`.
+    base: usize,
+}
+
+impl SharedInput {
+    fn owned(chunk: Arc<Vec<u8>>) -> SharedInput {
+        SharedInput {
+            chunk: Some(chunk),
+            base: 0,
+        }
+    }
+
+    fn borrowed() -> SharedInput {
+        SharedInput {
+            chunk: None,
+            base: 0,
+        }
+    }
+
+    /// The frame at `start..end` of `buf` (the bytes being decoded).
+    fn frame(&mut self, buf: &[u8], start: usize, end: usize) -> ApcFrame {
+        let base = &mut self.base;
+        let chunk = self.chunk.get_or_insert_with(|| {
+            *base = start;
+            Arc::new(buf[start..].to_vec())
+        });
+        ApcFrame {
+            chunk: Arc::clone(chunk),
+            start: start - self.base,
+            end: end - self.base,
+        }
+    }
+}
+
 /// What an outstanding command waits for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Pending {
@@ -418,8 +457,8 @@ impl Session {
 
     /// Feeds bytes read from the connection. Complete messages become events; a partial one is kept.
     ///
-    /// The bytes are taken into the session once (APC frames then share them, see [`ApcFrame`]); a caller
-    /// that reads into a fresh buffer can hand it over without that copy with
+    /// APC frames share one copy of the input from the first frame on (see [`ApcFrame`]); a caller that
+    /// reads into a fresh buffer can hand it over without that copy with
     /// [`handle_input_owned`](Self::handle_input_owned).
     pub fn handle_input(&mut self, bytes: &[u8]) -> Result<(), ClientError> {
         self.receive(Input::Borrowed(bytes))
@@ -437,54 +476,47 @@ impl Session {
             State::Disconnected | State::Closed => return Ok(()),
             _ => {}
         }
-        let chunk = if self.inpos == self.inbuf.len() {
-            // Nothing buffered: the input is the chunk.
+        if self.inpos == self.inbuf.len() {
+            // Nothing buffered: decode straight from the input and keep only an incomplete tail.
             self.inbuf.clear();
             self.inpos = 0;
-            match input {
-                Input::Owned(bytes) => bytes,
+            let (used, rest) = match input {
+                Input::Owned(bytes) => {
+                    let chunk = Arc::new(bytes);
+                    let mut shared = SharedInput::owned(Arc::clone(&chunk));
+                    let used = self.process(&chunk, &mut shared);
+                    (used, chunk)
+                }
                 Input::Borrowed(bytes) => {
-                    if !self.message_complete(bytes) {
-                        self.inbuf.extend_from_slice(bytes);
-                        return Ok(());
+                    let used = self.process(bytes, &mut SharedInput::borrowed());
+                    let used = used.map_err(|e| self.fail(e))?;
+                    if self.state != State::Disconnected {
+                        self.inbuf.extend_from_slice(&bytes[used..]);
                     }
-                    bytes.to_vec()
+                    return Ok(());
                 }
+            };
+            let used = used.map_err(|e| self.fail(e))?;
+            if self.state != State::Disconnected {
+                self.inbuf.extend_from_slice(&rest[used..]);
             }
-        } else {
-            // A message started in earlier input: it is assembled in the buffer first.
-            self.inbuf.extend_from_slice(&input);
-            if !self.message_complete(&self.inbuf[self.inpos..]) {
-                if self.inpos > self.inbuf.len() / 2 {
-                    self.inbuf.drain(..self.inpos);
-                    self.inpos = 0;
-                }
-                return Ok(());
-            }
-            let mut chunk = std::mem::take(&mut self.inbuf);
-            chunk.drain(..self.inpos);
+            return Ok(());
+        }
+        // A message started in earlier input: it is completed in the buffer.
+        self.inbuf.extend_from_slice(&input);
+        let buffered = std::mem::take(&mut self.inbuf);
+        let used = self.process(&buffered[self.inpos..], &mut SharedInput::borrowed());
+        self.inbuf = buffered;
+        let used = used.map_err(|e| self.fail(e))?;
+        self.inpos += used;
+        if self.inpos == self.inbuf.len() {
+            self.inbuf.clear();
             self.inpos = 0;
-            chunk
-        };
-        let chunk = Arc::new(chunk);
-        let used = self.process(&chunk).map_err(|e| self.fail(e))?;
-        if self.state != State::Disconnected {
-            // Only an incomplete message at the end is copied, to be completed by later input.
-            self.inbuf.extend_from_slice(&chunk[used..]);
+        } else if self.inpos > self.inbuf.len() / 2 {
+            self.inbuf.drain(..self.inpos);
+            self.inpos = 0;
         }
         Ok(())
-    }
-
-    /// Whether `buf` starts with something [`Session::process`] can act on: a whole message, the handshake
-    /// answer, or an error to report.
-    fn message_complete(&self, buf: &[u8]) -> bool {
-        if self.version.is_none() || matches!(self.state, State::Disconnected) {
-            return true;
-        }
-        !matches!(
-            decode_response(buf, self.config.max_response_payload),
-            Ok(Decoded::Partial)
-        )
     }
 
     /// Reports that the peer closed the connection. Clean at a message boundary ([`Event::Closed`]), an error
@@ -546,9 +578,9 @@ impl Session {
         Ok(())
     }
 
-    /// Decodes as many whole messages from `chunk` as possible; returns the bytes used.
-    fn process(&mut self, chunk: &Arc<Vec<u8>>) -> Result<usize, ClientError> {
-        let buf = &chunk[..];
+    /// Decodes as many whole messages from `buf` as possible; returns the bytes used. APC frames are views
+    /// into `shared`.
+    fn process(&mut self, buf: &[u8], shared: &mut SharedInput) -> Result<usize, ClientError> {
         let mut pos = 0;
         while pos < buf.len() {
             if matches!(self.state, State::Disconnected) {
@@ -572,11 +604,12 @@ impl Session {
             match decode_response(&buf[pos..], self.config.max_response_payload)? {
                 Decoded::Partial => break,
                 Decoded::Complete { value, consumed } => {
-                    let frame = ApcFrame {
-                        chunk: Arc::clone(chunk),
-                        start: pos + consumed - value.payload.len(),
-                        end: pos + consumed,
-                    };
+                    let frame = (value.kind == ResponseType::ApcData
+                        && !value.payload.is_empty()
+                        && matches!(self.state, State::Capturing | State::Stopping))
+                    .then(|| {
+                        shared.frame(buf, pos + consumed - value.payload.len(), pos + consumed)
+                    });
                     pos += consumed;
                     self.on_response(value, frame)?;
                 }
@@ -585,8 +618,13 @@ impl Session {
         Ok(pos)
     }
 
-    /// Acts on one response; `frame` is its payload as a view into the received chunk.
-    fn on_response(&mut self, response: Response<'_>, frame: ApcFrame) -> Result<(), ClientError> {
+    /// Acts on one response; `frame` is the payload of an APC frame expected in this state, as a view
+    /// into the received bytes.
+    fn on_response(
+        &mut self,
+        response: Response<'_>,
+        frame: Option<ApcFrame>,
+    ) -> Result<(), ClientError> {
         let unexpected = ClientError::UnexpectedResponse {
             kind: response.kind,
             state: self.state,
@@ -627,9 +665,9 @@ impl Session {
                 self.pending.clear();
                 Event::EndOfCapture
             }
-            ResponseType::ApcData => match self.state {
-                State::Capturing | State::Stopping => Event::ApcFrame(frame),
-                _ => return Err(unexpected),
+            ResponseType::ApcData => match frame {
+                Some(frame) => Event::ApcFrame(frame),
+                None => return Err(unexpected),
             },
             ResponseType::GatorLog if payload.is_empty() => Event::GatorLogEnd,
             ResponseType::GatorLog => Event::GatorLog(payload.to_vec()),

@@ -79,6 +79,13 @@ pub fn decode_i64(input: &[u8]) -> Result<(i64, usize), Sleb128Error> {
             return Ok((i64::from(((first << 1) as i8) >> 1), 1));
         }
     }
+    // Two bytes: -8192..=8191.
+    if let [first, second, ..] = *input {
+        if second < 0x80 {
+            let value = i64::from(first & 0x7f) | (i64::from(((second << 1) as i8) >> 1) << 7);
+            return Ok((value, 2));
+        }
+    }
     if let Some(word) = input.first_chunk::<8>() {
         if let Some(decoded) = decode_word(u64::from_le_bytes(*word)) {
             return Ok(decoded);

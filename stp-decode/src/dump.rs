@@ -371,6 +371,15 @@ impl Iterator for TraceDump<'_> {
     }
 }
 
+/// A decoder event as a record item, with the nibble offset it starts at.
+fn item_of(event: Event) -> (u64, Item) {
+    match event {
+        Event::Packet(p) => (p.offset, Item::Packet(p)),
+        Event::Error(e) => (e.offset, Item::DecodeError(e)),
+        Event::Unsynced(u) => (u.offset, Item::Unsynced(u)),
+    }
+}
+
 struct Sink<'s> {
     ring: &'s [u64; RING],
     stream_bytes: u64,
@@ -396,11 +405,7 @@ impl Sink<'_> {
     }
 
     fn event(&mut self, event: Event) {
-        let (nibble, item) = match event {
-            Event::Packet(p) => (p.offset, Item::Packet(p)),
-            Event::Error(e) => (e.offset, Item::DecodeError(e)),
-            Event::Unsynced(u) => (u.offset, Item::Unsynced(u)),
-        };
+        let (nibble, item) = item_of(event);
         let offset = self.offset_of(nibble);
         self.push(Record {
             offset,
@@ -523,11 +528,7 @@ impl Dumper {
                     item: Item::Element(element),
                 });
             }
-            let (nibble, item) = match event {
-                Event::Packet(p) => (p.offset, Item::Packet(p)),
-                Event::Error(e) => (e.offset, Item::DecodeError(e)),
-                Event::Unsynced(u) => (u.offset, Item::Unsynced(u)),
-            };
+            let (nibble, item) = item_of(event);
             let (mut sink, _) = self.sink();
             let offset = sink.offset_of(nibble);
             if let Some(element) = element {
