@@ -24,7 +24,9 @@ mod prebuilt;
 static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn machine() -> std::sync::MutexGuard<'static, ()> {
-    MACHINE.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    MACHINE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 fn manifest() -> PathBuf {
