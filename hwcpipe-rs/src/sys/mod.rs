@@ -18,7 +18,7 @@ use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 
-pub use gated_spawn::{spawn_gated, GatedChild};
+pub use gated_spawn::{spawn_gated, GatedChild, REPORT_DEADLINE};
 pub use perf_event_attr::PerfEventAttr;
 
 use crate::cpu::arm_pmu::{ArmPmu, SYSFS_PMU_DEVICES};
