@@ -306,8 +306,9 @@ fn seal(fd: RawFd, report: RawFd, gate: RawFd) {
         return;
     }
     // SAFETY: dup3 atomically closes `fd` in this (the child's) table and makes it a
-    // close-on-exec copy of `report`; no memory is touched.
-    if unsafe { libc::dup3(report, fd, libc::O_CLOEXEC) } < 0 {
+    // close-on-exec copy of `report`; no memory is touched. (The raw system call: Android's libc
+    // bindings lack the wrapper.)
+    if unsafe { libc::syscall(libc::SYS_dup3, report, fd, libc::O_CLOEXEC) } < 0 {
         // SAFETY: as a last resort the child's copy is closed; the parent's is unaffected.
         unsafe {
             libc::close(fd);
