@@ -19,8 +19,8 @@ use lizard_core::sim::{self, SimConfig, SimHandle, SimSample, Stream};
 #[path = "support/prebuilt.rs"]
 mod prebuilt;
 
-/// Held by the tests that load the machine (valgrind, the sanitizers) and by the timed per-draw test, so
-/// that the timed one never runs beside them.
+/// Held by every test of this file: they all load the machine (C programs, valgrind, the sanitizers), and
+/// the timed per-draw test must not run beside any of them.
 static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn machine() -> std::sync::MutexGuard<'static, ()> {
@@ -277,6 +277,7 @@ fn demo_args(port: u16, draws: u32) -> Vec<String> {
 
 #[test]
 fn demo_in_c_and_cxx_reads_the_values_gatord_sent() {
+    let _machine = machine();
     let sim = scripted_sim();
     let port = sim.local_addr().port();
     let source = manifest().join("examples/c/lizard_demo.c");
@@ -365,6 +366,7 @@ fn per_draw_demo_runs_a_thousand_draws_in_seconds_with_the_rule_values() {
 
 #[test]
 fn demo_reads_hwcpipe_software_counters_without_gatord() {
+    let _machine = machine();
     if !perf_events_present() {
         return;
     }
@@ -387,6 +389,7 @@ fn demo_reads_hwcpipe_software_counters_without_gatord() {
 
 #[test]
 fn misuse_never_crashes_and_leaks_no_descriptor() {
+    let _machine = machine();
     let sim = sim::start(SimConfig::quick()).expect("start simulator");
     let abuse = compile(Lang::C, &manifest().join("tests/c/abuse.c"), "abuse", &[]);
     let args = [
