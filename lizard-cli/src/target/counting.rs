@@ -303,10 +303,12 @@ fn open_threads(
     Ok(parts)
 }
 
-/// Whether every open failed with `ESRCH`: the thread no longer exists.
+/// Whether the thread no longer exists: some open failed with `ESRCH` (the others may have failed
+/// for reasons of their own, such as an Arm event on another architecture, without ever reaching
+/// the kernel).
 fn thread_gone(error: &CpuError) -> bool {
     match error {
-        CpuError::NoCounterAvailable { unavailable } => unavailable.iter().all(
+        CpuError::NoCounterAvailable { unavailable } => unavailable.iter().any(
             |(_, r)| matches!(r, UnavailableReason::Rejected { errno } if *errno == libc::ESRCH),
         ),
         _ => false,
@@ -392,6 +394,38 @@ mod tests {
             Arc::new(Refusing),
         )
         .unwrap_err()
+    }
+
+    #[test]
+    fn a_thread_is_gone_when_the_kernel_found_no_such_process_beside_static_refusals() {
+        let gone = CpuError::NoCounterAvailable {
+            unavailable: vec![
+                (
+                    CpuCounter::TaskClock,
+                    UnavailableReason::Rejected { errno: libc::ESRCH },
+                ),
+                (
+                    CpuCounter::L1Accesses,
+                    UnavailableReason::NotOnThisArchitecture,
+                ),
+            ],
+        };
+        assert!(thread_gone(&gone));
+        let refused = CpuError::NoCounterAvailable {
+            unavailable: vec![
+                (
+                    CpuCounter::TaskClock,
+                    UnavailableReason::Rejected {
+                        errno: libc::EINVAL,
+                    },
+                ),
+                (
+                    CpuCounter::L1Accesses,
+                    UnavailableReason::NotOnThisArchitecture,
+                ),
+            ],
+        };
+        assert!(!thread_gone(&refused));
     }
 
     #[test]
