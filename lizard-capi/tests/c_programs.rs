@@ -266,6 +266,34 @@ fn check_scripted_values(out: &DemoOutput, draws: u32) {
     }
 }
 
+/// Whether the machine is idle enough for a timing goal: over a 300 ms look at `/proc/stat`, at least
+/// three quarters of the CPU time was idle (`false` when it cannot be read).
+fn machine_is_quiet() -> bool {
+    /// (idle, total) jiffies of all CPUs.
+    fn times() -> Option<(u64, u64)> {
+        let stat = std::fs::read_to_string("/proc/stat").ok()?;
+        let fields: Vec<u64> = stat
+            .lines()
+            .next()?
+            .split_whitespace()
+            .skip(1)
+            .map(|f| f.parse().ok())
+            .collect::<Option<_>>()?;
+        // user nice system idle iowait ...: idle and iowait are idle time.
+        let idle = fields.get(3)? + fields.get(4).copied().unwrap_or(0);
+        Some((idle, fields.iter().sum()))
+    }
+    let Some((idle0, total0)) = times() else {
+        return false;
+    };
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let Some((idle1, total1)) = times() else {
+        return false;
+    };
+    let total = total1.saturating_sub(total0);
+    total > 0 && idle1.saturating_sub(idle0) * 4 >= total * 3
+}
+
 fn demo_args(port: u16, draws: u32) -> Vec<String> {
     vec![
         library_dir().join("liblizard.so").display().to_string(),
@@ -316,18 +344,22 @@ fn per_draw_demo_runs_a_thousand_draws_in_seconds_with_the_rule_values() {
     );
     let mut args = demo_args(sim.local_addr().port(), 1000);
     args.push("20000".into());
+    let quiet = machine_is_quiet();
     let started = std::time::Instant::now();
     let output = run(&demo, &[], &args);
     let elapsed = started.elapsed();
     assert!(output.status.success(), "per-draw demo failed");
     let out = parse_demo(&output.stdout);
-    // Usually about 3 s here; some runs take 6 to 18 s (a few reads wait out their 500 ms read timeout), so
-    // the bound is loose until that is understood.
-    assert!(
-        elapsed < std::time::Duration::from_secs(40),
-        "1000 draws took {elapsed:?}"
-    );
     eprintln!("1000 per-draw Start/Stop/Read pairs took {elapsed:?}");
+    // About 3 s on an idle 2-core machine: each read waits for the perf sample after its window (about
+    // 1 ms at 1009 Hz) and the next 1 ms live_rate flush. The demo, the engine's receiver and the simulator
+    // share the cores, so other work on the machine stretches every wait; the 5 s goal is judged only
+    // when nothing else runs, and a generous bound still catches reads that wait out their timeout.
+    let bound = if quiet { 5 } else { 40 };
+    assert!(
+        elapsed < std::time::Duration::from_secs(bound),
+        "1000 draws took {elapsed:?} (machine quiet at the start: {quiet})"
+    );
     assert_eq!(out.windows.len(), 1000);
     assert_eq!(sim.stats().captures, 1, "one gatord session for every draw");
     let id = |name: &str| {
