@@ -179,8 +179,10 @@ fn a_process_is_counted_with_the_threads_it_already_had() {
     let doc = json(&out);
     let task = counter(&doc, "TaskClock");
     let ns = task["value"].as_i64().expect("counted");
+    // The other threads only wait, so without the spinner the process would count a few milliseconds;
+    // the spinner gets less than the whole 600 ms on a busy machine, but far more than that.
     assert!(
-        ns > 200_000_000,
+        ns > 60_000_000,
         "the spinning thread's time is counted: {ns} ns"
     );
     assert_eq!(task["scope"], format!("process {pid}, all threads"));
