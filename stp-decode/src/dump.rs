@@ -380,6 +380,14 @@ fn item_of(event: Event) -> (u64, Item) {
     }
 }
 
+/// The buffer offset of the byte holding stream nibble `nibble`, while that byte is among the last
+/// [`RING`] of the `stream_bytes` taken so far.
+fn offset_in_ring(ring: &[u64; RING], stream_bytes: u64, nibble: u64) -> Option<u64> {
+    let byte = nibble / 2;
+    (byte < stream_bytes && stream_bytes - byte <= RING as u64)
+        .then(|| ring[(byte % RING as u64) as usize])
+}
+
 struct Sink<'s> {
     ring: &'s [u64; RING],
     stream_bytes: u64,
@@ -391,9 +399,7 @@ struct Sink<'s> {
 
 impl Sink<'_> {
     fn offset_of(&self, nibble: u64) -> Option<u64> {
-        let byte = nibble / 2;
-        (byte < self.stream_bytes && self.stream_bytes - byte <= RING as u64)
-            .then(|| self.ring[(byte % RING as u64) as usize])
+        offset_in_ring(self.ring, self.stream_bytes, nibble)
     }
 
     fn push(&mut self, record: Record) {
@@ -572,12 +578,14 @@ impl Dumper {
             };
             *pos += FRAME_LEN;
             if run.id == trace_id {
-                for (k, &byte) in run.bytes.iter().enumerate() {
-                    self.ring[(self.stream_bytes % RING as u64) as usize] = run.offset + k as u64;
-                    self.stream_bytes += 1;
-                    self.frame[self.frame_len] = byte;
-                    self.frame_len += 1;
+                let n = run.bytes.len();
+                self.frame[self.frame_len..self.frame_len + n].copy_from_slice(&run.bytes);
+                self.frame_len += n;
+                let first = (self.stream_bytes % RING as u64) as usize;
+                for (k, slot) in (first..first + n).enumerate() {
+                    self.ring[slot % RING] = run.offset + k as u64;
                 }
+                self.stream_bytes += n as u64;
             }
         }
         if *pos != start {
