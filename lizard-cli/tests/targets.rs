@@ -424,3 +424,61 @@ fn refusals_name_the_setting_that_allows_them() {
         assert!(out.status.success(), "{}", stderr(&out));
     }
 }
+
+#[test]
+fn a_process_with_more_threads_than_open_files_is_counted_or_the_limit_is_named() {
+    if !perf_events_present() {
+        return;
+    }
+    // 48 waiting threads: one TaskClock descriptor each is more than a limit of 32.
+    let (release, wait) = std::sync::mpsc::channel::<()>();
+    let wait = Arc::new(std::sync::Mutex::new(wait));
+    let threads: Vec<_> = (0..48)
+        .map(|_| {
+            let wait = Arc::clone(&wait);
+            std::thread::spawn(move || {
+                let _ = wait.lock().map(|w| w.recv_timeout(Duration::from_secs(30)));
+            })
+        })
+        .collect();
+    let pid = std::process::id().to_string();
+    let with_limit = |ulimit: &str| {
+        Command::new("sh")
+            .args([
+                "-c",
+                &format!("ulimit {ulimit} 32 && exec \"$0\" \"$@\""),
+                env!("CARGO_BIN_EXE_lizard"),
+                "capture",
+                "--no-gatord",
+                "--pid",
+                &pid,
+                "--duration",
+                "50ms",
+                "--counters",
+                "TaskClock",
+                "--format",
+                "json",
+            ])
+            .output()
+            .expect("run lizard under sh")
+    };
+    // Only the soft limit is low: lizard raises it to the hard limit and counts every thread.
+    let soft = with_limit("-Sn");
+    // Both limits are low: the shortfall is named, not reported as an unavailable counter.
+    let hard = with_limit("-n");
+    drop(release);
+    for t in threads {
+        t.join().expect("waiting thread");
+    }
+    assert!(soft.status.success(), "{}", stderr(&soft));
+    assert_eq!(
+        counter(&json(&soft), "TaskClock")["scope"],
+        format!("process {pid}, all threads")
+    );
+    assert_eq!(hard.status.code(), Some(1), "{}", stderr(&hard));
+    assert!(
+        stderr(&hard).contains("more open files than the limit of 32"),
+        "{}",
+        stderr(&hard)
+    );
+}

@@ -12,6 +12,7 @@ use hwcpipe::{
 
 use super::cpus::{format_cpu_list, online_cpus};
 use super::error::TargetError;
+use super::fd_limit::{open_file_limits, raise_open_file_limit};
 use super::threads::threads;
 use super::Target;
 
@@ -80,6 +81,9 @@ impl TargetCounters {
         wanted: &[CpuCounter],
         kernel: KernelCounting,
     ) -> Result<Self, TargetError> {
+        // One descriptor per counter per thread or CPU: a process of a few hundred threads passes the
+        // usual soft limit of 1024. Without the raise, opening still runs and a shortfall is named.
+        raise_open_file_limit();
         Self::open_with(target, wanted, kernel, Arc::new(LinuxPerf))
     }
 
@@ -133,6 +137,23 @@ impl TargetCounters {
                 cpu: None,
             }],
         };
+        // A counter that some thread or CPU could not open for want of a descriptor is not unavailable:
+        // the whole count would be short, so it is an error.
+        let short = parts.iter().find_map(|p| {
+            let unavailable: Vec<_> = wanted
+                .iter()
+                .filter_map(|&c| p.profiler.availability(c).err().map(|r| (c, r)))
+                .collect();
+            let error = CpuError::NoCounterAvailable { unavailable };
+            out_of_files(&error).then_some(error)
+        });
+        if let Some(source) = short {
+            return Err(TargetError::TooManyOpenFiles {
+                what: target.scope(),
+                limit: open_file_limits().0,
+                source,
+            });
+        }
         let per_cpu = matches!(target, Target::Cpus { per_cpu: true, .. });
         let mut counters = Vec::new();
         let mut unavailable = Vec::new();
@@ -341,10 +362,26 @@ fn opening_error(target: &Target, error: CpuError) -> TargetError {
             program: argv.first().cloned().unwrap_or_default(),
             source,
         },
+        (target, source) if out_of_files(&source) => TargetError::TooManyOpenFiles {
+            what: target.scope(),
+            limit: open_file_limits().0,
+            source,
+        },
         (target, source) => TargetError::Counters {
             what: target.scope(),
             source,
         },
+    }
+}
+
+/// Whether an open failed because the process (`EMFILE`) or the system (`ENFILE`) has no descriptor
+/// left.
+fn out_of_files(error: &CpuError) -> bool {
+    match error {
+        CpuError::NoCounterAvailable { unavailable } => unavailable.iter().any(|(_, r)| {
+            matches!(r, UnavailableReason::Rejected { errno } if *errno == libc::EMFILE || *errno == libc::ENFILE)
+        }),
+        _ => false,
     }
 }
 
@@ -383,6 +420,70 @@ mod tests {
         }
         fn perf_event_paranoid(&self) -> io::Result<i32> {
             Ok(3)
+        }
+    }
+
+    /// A kernel that opens `left` events (as real descriptors of `/dev/null`) and then refuses with
+    /// `EMFILE`.
+    #[derive(Debug)]
+    struct OutOfFiles {
+        left: std::sync::atomic::AtomicUsize,
+    }
+
+    impl PerfSys for OutOfFiles {
+        fn perf_event_open(
+            &self,
+            _: &PerfEventAttr,
+            _: i32,
+            _: i32,
+            _: Option<BorrowedFd<'_>>,
+        ) -> io::Result<OwnedFd> {
+            use std::sync::atomic::Ordering;
+            if self
+                .left
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_err()
+            {
+                return Err(io::Error::from_raw_os_error(libc::EMFILE));
+            }
+            Ok(std::fs::File::open("/dev/null")?.into())
+        }
+        /// A group of one event, never run: nr 1, time enabled 0, time running 0, value 0, id 0.
+        fn read(&self, _: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+            let record = [1u64, 0, 0, 0, 0];
+            let bytes: Vec<u8> = record.iter().flat_map(|w| w.to_ne_bytes()).collect();
+            let n = bytes.len().min(buf.len());
+            buf[..n].copy_from_slice(&bytes[..n]);
+            Ok(n)
+        }
+        fn ioctl(&self, _: BorrowedFd<'_>, _: PerfIoctl) -> io::Result<u64> {
+            Ok(0)
+        }
+        fn close(&self, fd: OwnedFd) -> io::Result<()> {
+            drop(fd);
+            Ok(())
+        }
+        fn perf_event_paranoid(&self) -> io::Result<i32> {
+            Ok(-1)
+        }
+    }
+
+    #[test]
+    fn running_out_of_descriptors_is_named_not_reported_as_unavailable_counters() {
+        let own = Target::Pid(std::process::id() as i32);
+        // None opens (the profiler fails), or the group leader opens and the rest do not.
+        for left in [0, 1] {
+            let sys = Arc::new(OutOfFiles {
+                left: std::sync::atomic::AtomicUsize::new(left),
+            });
+            let err =
+                TargetCounters::open_with(&own, &CpuCounter::SOFTWARE, KernelCounting::Auto, sys)
+                    .unwrap_err();
+            assert!(
+                matches!(err, TargetError::TooManyOpenFiles { ref what, .. } if what.contains("all threads")),
+                "{left} descriptors: {err:?}"
+            );
+            assert!(err.to_string().contains("ulimit -Hn"), "{err}");
         }
     }
 

@@ -93,6 +93,20 @@ pub enum TargetError {
         #[source]
         source: io::Error,
     },
+    /// The process ran out of file descriptors: every counter of every thread or CPU is one.
+    #[error(
+        "counting {what} needs more open files than the limit of {limit} allows (one per counter per \
+         thread or CPU): raise the hard limit (`ulimit -Hn`, as root) or count fewer counters (--counters)"
+    )]
+    TooManyOpenFiles {
+        /// What was being counted.
+        what: String,
+        /// The soft `RLIMIT_NOFILE` in force (already raised to the hard limit when allowed).
+        limit: u64,
+        /// The kernel's refusal.
+        #[source]
+        source: CpuError,
+    },
     /// Opening or reading the counters failed for another reason.
     #[error("counting {what} failed")]
     Counters {

@@ -5,6 +5,7 @@ mod backend;
 mod counting;
 mod cpus;
 mod error;
+mod fd_limit;
 mod threads;
 
 pub use backend::{open_backend, CommandWatch};
