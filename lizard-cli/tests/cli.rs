@@ -194,6 +194,52 @@ fn capture_from_gatord_reduces_as_documented_in_every_format() {
     sim.shutdown();
 }
 
+/// The simulator's `Sim_freq` is declared in MHz; captures write its values in Hz and say so.
+#[test]
+fn a_megahertz_counter_is_written_in_hertz_with_unit_and_values_agreeing() {
+    let sample = |t: i64, mhz: i64| SimSample {
+        timestamp_ns: t,
+        values: vec![("Sim_freq".into(), mhz)],
+    };
+    let sim = sim::start(SimConfig {
+        stream: Stream::Samples(vec![sample(1_000, 1200), sample(2_000, 1800)]),
+        ..SimConfig::quick()
+    })
+    .expect("start simulator");
+    let address = sim.local_addr().to_string();
+    let base = [
+        "capture",
+        "--gatord",
+        &address,
+        "--no-hwcpipe",
+        "--duration",
+        "100ms",
+        "--counters",
+        "Sim_freq",
+    ];
+    let out = lizard(&[&base[..], &["--format", "json"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json(&out);
+    let freq = &doc["counters"][0];
+    assert_eq!(freq["units"], "Hz", "{freq}");
+    assert_eq!(freq["value"].as_f64(), Some(1.5e9), "{freq}");
+    let samples: Vec<f64> = freq["samples"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .map(|s| s[1].as_f64().expect("number"))
+        .collect();
+    assert_eq!(samples, [1.2e9, 1.8e9]);
+
+    let table = stdout(&lizard(&base));
+    let row = table
+        .lines()
+        .find(|l| l.contains("Sim_freq"))
+        .unwrap_or_default();
+    assert!(row.contains(" Hz ") && !row.contains("MHz"), "{table}");
+    sim.shutdown();
+}
+
 #[test]
 fn capture_of_local_counters_writes_every_format() {
     if !perf_events_present() {

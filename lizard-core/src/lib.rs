@@ -12,6 +12,7 @@ pub mod reduce;
 pub mod sim;
 pub mod store;
 pub mod transport;
+mod units;
 
 pub use config::{CaptureMode, Config, SampleRate, PER_DRAW_LIVE_RATE_MS};
 pub use counter::{Counter, CounterClass, CounterId, ResultType, SetEvent, Source, Units};
