@@ -42,8 +42,8 @@
 //! # Ok::<(), hwcpipe::gpu::GpuError>(())
 //! ```
 //!
-//! Dependencies of this side: `libc` for `open`/`ioctl`/`mmap`/`poll` and errno values, and
-//! `thiserror` for the error enums; nothing else.
+//! Dependencies of this side: `libc` for `open`/`ioctl` and errno values, `rustix` for `mmap`/`poll`,
+//! and `thiserror` for the error enums; nothing else.
 #![forbid(unsafe_code)]
 
 pub mod counter;
