@@ -66,17 +66,34 @@ fn perf_events_present() -> bool {
     present
 }
 
+/// A simulator streaming these samples in every capture.
+fn streaming_sim(samples: Vec<SimSample>) -> sim::SimHandle {
+    sim::start(SimConfig {
+        stream: Stream::Samples(samples),
+        ..SimConfig::quick()
+    })
+    .expect("start simulator")
+}
+
 /// A simulator streaming two known samples per capture (ccnt 100 + 300, memfree 4096 and 8192).
 fn scripted_sim() -> sim::SimHandle {
     let sample = |t: i64, ccnt: i64, memfree: i64| SimSample {
         timestamp_ns: t,
         values: vec![("Sim_ccnt".into(), ccnt), ("Sim_memfree".into(), memfree)],
     };
-    sim::start(SimConfig {
-        stream: Stream::Samples(vec![sample(1_000, 100, 4096), sample(2_000, 300, 8192)]),
-        ..SimConfig::quick()
-    })
-    .expect("start simulator")
+    streaming_sim(vec![sample(1_000, 100, 4096), sample(2_000, 300, 8192)])
+}
+
+/// `lizard capture` from the gatord at `address` alone, for 100 ms.
+fn gatord_capture(address: &str) -> Vec<&str> {
+    vec![
+        "capture",
+        "--gatord",
+        address,
+        "--no-hwcpipe",
+        "--duration",
+        "100ms",
+    ]
 }
 
 #[test]
@@ -101,14 +118,7 @@ fn list_prints_local_counters_as_table_and_json() {
 fn capture_from_gatord_reduces_as_documented_in_every_format() {
     let sim = scripted_sim();
     let address = sim.local_addr().to_string();
-    let base = [
-        "capture",
-        "--gatord",
-        &address,
-        "--no-hwcpipe",
-        "--duration",
-        "100ms",
-    ];
+    let base = gatord_capture(&address);
 
     let table = lizard(&[&base[..], &["--counters", "Sim_ccnt,Sim_memfree"]].concat());
     assert!(table.status.success(), "{}", stderr(&table));
@@ -201,22 +211,9 @@ fn a_megahertz_counter_is_written_in_hertz_with_unit_and_values_agreeing() {
         timestamp_ns: t,
         values: vec![("Sim_freq".into(), mhz)],
     };
-    let sim = sim::start(SimConfig {
-        stream: Stream::Samples(vec![sample(1_000, 1200), sample(2_000, 1800)]),
-        ..SimConfig::quick()
-    })
-    .expect("start simulator");
+    let sim = streaming_sim(vec![sample(1_000, 1200), sample(2_000, 1800)]);
     let address = sim.local_addr().to_string();
-    let base = [
-        "capture",
-        "--gatord",
-        &address,
-        "--no-hwcpipe",
-        "--duration",
-        "100ms",
-        "--counters",
-        "Sim_freq",
-    ];
+    let base = [&gatord_capture(&address)[..], &["--counters", "Sim_freq"]].concat();
     let out = lizard(&[&base[..], &["--format", "json"]].concat());
     assert!(out.status.success(), "{}", stderr(&out));
     let doc = json(&out);
