@@ -197,6 +197,21 @@ mod tests {
     }
 
     #[test]
+    fn poll_waits_out_its_timeout_then_sees_data() {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let fd = OwnedFd::from(ours);
+        assert_eq!(
+            poll_in(&fd, Duration::from_millis(5)).unwrap(),
+            Poll::TimedOut
+        );
+        std::io::Write::write_all(&mut &theirs, b"x").unwrap();
+        assert_eq!(
+            poll_in(&fd, Duration::from_secs(5)).unwrap(),
+            Poll::Readable
+        );
+    }
+
+    #[test]
     fn poll_and_mmap_real_files() {
         let fd = open_device(Path::new("/dev/zero")).unwrap();
         assert_eq!(

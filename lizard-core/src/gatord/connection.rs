@@ -215,3 +215,30 @@ impl Connection {
         Ok((self.session, self.transport, writer))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_that_answers_nothing_asked_is_a_typed_protocol_fault() {
+        let err = unexpected("requesting the events XML", &Event::Pong);
+        assert!(
+            matches!(
+                &err,
+                Error::Protocol {
+                    what: "requesting the events XML",
+                    source: ProtocolFault::UnexpectedReply("ACK"),
+                }
+            ),
+            "{err:?}"
+        );
+        let cause = std::error::Error::source(&err).expect("the fault is the source");
+        assert_eq!(cause.to_string(), "unexpected ACK reply");
+        assert!(!err.to_string().contains("ACK"), "{err}");
+        assert!(matches!(
+            unexpected("stopping", &Event::Closed),
+            Error::Transport(TransportError::Closed("stopping"))
+        ));
+    }
+}
