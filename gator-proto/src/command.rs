@@ -1,4 +1,4 @@
-//! Commands, client to daemon: `[u8 type][u32 LE length][payload]`, the [`message`](crate::message) framing
+//! Commands, client to daemon: `[u8 type][u32 LE length][payload]`, the [`crate::message`] framing
 //! with [`CommandType`] bytes.
 
 use crate::header::EncodeError;

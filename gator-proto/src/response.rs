@@ -1,4 +1,4 @@
-//! Responses, daemon to client: `[u8 type][u32 LE length][payload]`, the [`message`](crate::message) framing
+//! Responses, daemon to client: `[u8 type][u32 LE length][payload]`, the [`crate::message`] framing
 //! with [`ResponseType`] bytes.
 
 use crate::header::EncodeError;
