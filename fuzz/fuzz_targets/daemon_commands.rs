@@ -55,6 +55,7 @@ fuzz_target!(|script: Script| {
                 Event::Connected { .. } | Event::Disconnect | Event::Exit => {}
             }
         }
-        session.poll_transmit(&mut out);
+        let moved = session.poll_transmit(&mut out);
+        assert!(moved <= out.len());
     }
 });

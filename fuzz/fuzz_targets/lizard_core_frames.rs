@@ -58,7 +58,7 @@ fuzz_target!(|input: Input| {
         category: String::new(),
         multiplier: input.multiplier,
         units: if input.mhz {
-            Units::MegaHertz
+            Units::Megahertz
         } else {
             Units::Unknown
         },

@@ -68,7 +68,8 @@ fuzz_target!(|script: Script| {
             Err(_) => failed = true,
             Ok(()) => {}
         }
-        session.poll_transmit(&mut sent);
+        let moved = session.poll_transmit(&mut sent);
+        assert!(moved <= sent.len());
         let version = session.protocol_version().unwrap_or(ProtocolVersion::V950);
         while let Some(event) = session.poll_event() {
             if let Event::ApcFrame(bytes) = event {

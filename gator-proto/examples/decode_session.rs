@@ -49,7 +49,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let mut sent = Vec::new();
-    session.poll_transmit(&mut sent);
+    let moved = session.poll_transmit(&mut sent);
+    assert_eq!(moved, sent.len());
     println!(
         "client commands re-encoded: {} bytes, identical to c2s.bin: {}",
         sent.len(),

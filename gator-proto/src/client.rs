@@ -61,6 +61,7 @@ pub enum State {
 
 /// Something the daemon said, in arrival order.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Event {
     /// The handshake completed.
     Connected {
@@ -156,6 +157,7 @@ impl fmt::Debug for ApcFrame {
 
 /// A protocol violation or a misuse of the session.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum ClientError {
     /// The daemon's handshake answer is malformed.
     #[error("bad handshake from the daemon")]
@@ -336,6 +338,7 @@ impl Session {
     }
 
     /// Moves the bytes waiting to be sent to the end of `out`; returns how many were moved.
+    #[must_use = "the bytes appended to `out` must be written to the peer"]
     pub fn poll_transmit(&mut self, out: &mut Vec<u8>) -> usize {
         let n = self.transmit.len();
         out.append(&mut self.transmit);
@@ -343,6 +346,7 @@ impl Session {
     }
 
     /// The next event, if any.
+    #[must_use = "an event not taken is lost to the caller"]
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
     }
@@ -695,7 +699,8 @@ mod tests {
 
     fn sent(session: &mut Session) -> Vec<u8> {
         let mut out = Vec::new();
-        session.poll_transmit(&mut out);
+        let moved = session.poll_transmit(&mut out);
+        assert_eq!(moved, out.len());
         out
     }
 
@@ -869,6 +874,7 @@ mod tests {
         assert_eq!(
             session.handle_input(&[0x01, 0xc4, 0x22, 0x2f, 0x00]),
             Err(ClientError::Response(ResponseError::TooLarge {
+                kind: ResponseType::Xml,
                 length: 3_089_092,
                 max: 16
             }))

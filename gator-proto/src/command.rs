@@ -1,78 +1,37 @@
-//! Commands, client to daemon: `[u8 type][u32 LE length][payload]`.
+//! Commands, client to daemon: `[u8 type][u32 LE length][payload]`, the [`crate::message`] framing
+//! with [`CommandType`] bytes.
 
-use thiserror::Error;
-
-use crate::header::{encode_message, EncodeError, Header, HEADER_LEN};
+use crate::header::EncodeError;
+use crate::message::{self, message_types, Message, MessageError};
 use crate::status::Decoded;
 
-/// A command type byte.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum CommandType {
-    /// 0: ask for an XML document (`<request type="…"/>`).
-    RequestXml = 0,
-    /// 1: deliver a `<session>` or `<configurations>` document.
-    DeliverXml = 1,
-    /// 2: start the capture (no reply; APC_DATA follows).
-    ApcStart = 2,
-    /// 3: stop the capture (remaining frames, then the end marker).
-    ApcStop = 3,
-    /// 4: end the connection (no reply).
-    Disconnect = 4,
-    /// 5: ACK requested.
-    Ping = 5,
-    /// 6: make gatord exit (protocol ≥ 750).
-    Exit = 6,
-    /// 7: ask for `<current_config>` (protocol ≥ 750).
-    RequestCurrentConfig = 7,
-}
-
-impl CommandType {
-    /// The type for a byte, if it is one of the eight commands.
-    pub fn from_byte(byte: u8) -> Option<CommandType> {
-        Some(match byte {
-            0 => CommandType::RequestXml,
-            1 => CommandType::DeliverXml,
-            2 => CommandType::ApcStart,
-            3 => CommandType::ApcStop,
-            4 => CommandType::Disconnect,
-            5 => CommandType::Ping,
-            6 => CommandType::Exit,
-            7 => CommandType::RequestCurrentConfig,
-            _ => return None,
-        })
-    }
-
-    /// The wire byte.
-    pub fn byte(self) -> u8 {
-        self as u8
+message_types! {
+    /// A command type byte.
+    pub enum CommandType: "command" {
+        /// 0: ask for an XML document (`<request type="…"/>`).
+        RequestXml = 0,
+        /// 1: deliver a `<session>` or `<configurations>` document.
+        DeliverXml = 1,
+        /// 2: start the capture (no reply; APC_DATA follows).
+        ApcStart = 2,
+        /// 3: stop the capture (remaining frames, then the end marker).
+        ApcStop = 3,
+        /// 4: end the connection (no reply).
+        Disconnect = 4,
+        /// 5: ACK requested.
+        Ping = 5,
+        /// 6: make gatord exit (protocol ≥ 750).
+        Exit = 6,
+        /// 7: ask for `<current_config>` (protocol ≥ 750).
+        RequestCurrentConfig = 7,
     }
 }
 
-/// A decoded command borrowing its payload.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Command<'a> {
-    /// The type.
-    pub kind: CommandType,
-    /// The payload (XML for REQUEST_XML and DELIVER_XML, normally empty otherwise).
-    pub payload: &'a [u8],
-}
+/// A decoded command borrowing its payload (XML for REQUEST_XML and DELIVER_XML, normally empty otherwise).
+pub type Command<'a> = Message<'a, CommandType>;
 
 /// Why a command could not be decoded.
-#[derive(Debug, Clone, PartialEq, Eq, Error)]
-pub enum CommandError {
-    /// The type byte is not a command.
-    #[error("unknown command type {0}")]
-    UnknownType(u8),
-    /// The payload length is over the limit; nothing was allocated for it.
-    #[error("command payload of {length} bytes exceeds the limit of {max} bytes")]
-    TooLarge {
-        /// The announced length.
-        length: u32,
-        /// The limit.
-        max: u32,
-    },
-}
+pub type CommandError = MessageError<CommandType>;
 
 /// Appends a command; fails if the payload is longer than `max_payload`.
 pub fn encode_command(
@@ -81,33 +40,13 @@ pub fn encode_command(
     max_payload: u32,
     out: &mut Vec<u8>,
 ) -> Result<(), EncodeError> {
-    encode_message(kind.byte(), payload, max_payload, out)
+    message::encode(kind, payload, max_payload, out)
 }
 
 /// Decodes one command from the start of `buf`. The length is checked against `max_payload` as soon as the
 /// header is complete, before waiting for (or allocating) the payload.
 pub fn decode_command(buf: &[u8], max_payload: u32) -> Result<Decoded<Command<'_>>, CommandError> {
-    let Some(kind_byte) = buf.first() else {
-        return Ok(Decoded::Partial);
-    };
-    let kind = CommandType::from_byte(*kind_byte).ok_or(CommandError::UnknownType(*kind_byte))?;
-    let Some(header) = Header::read(buf) else {
-        return Ok(Decoded::Partial);
-    };
-    if header.length > max_payload {
-        return Err(CommandError::TooLarge {
-            length: header.length,
-            max: max_payload,
-        });
-    }
-    let end = HEADER_LEN + header.length as usize;
-    match buf.get(HEADER_LEN..end) {
-        Some(payload) => Ok(Decoded::Complete {
-            value: Command { kind, payload },
-            consumed: end,
-        }),
-        None => Ok(Decoded::Partial),
-    }
+    message::decode(buf, max_payload)
 }
 
 #[cfg(test)]
@@ -138,11 +77,25 @@ mod tests {
     fn unknown_type_and_oversize_are_errors() {
         assert_eq!(decode_command(&[9], 100), Err(CommandError::UnknownType(9)));
         assert_eq!(
+            CommandError::UnknownType(9).to_string(),
+            "unknown command type 0x09"
+        );
+        assert_eq!(
             decode_command(&[1, 0, 0, 0, 1], 100),
             Err(CommandError::TooLarge {
+                kind: CommandType::DeliverXml,
                 length: 1 << 24,
                 max: 100
             })
         );
+    }
+
+    #[test]
+    fn type_bytes_round_trip() {
+        for (byte, kind) in CommandType::ALL.iter().enumerate() {
+            assert_eq!(usize::from(kind.byte()), byte);
+            assert_eq!(CommandType::from_byte(kind.byte()), Some(*kind));
+        }
+        assert_eq!(CommandType::from_byte(8), None);
     }
 }

@@ -62,6 +62,7 @@ pub enum Event {
 
 /// A client that broke the protocol, or a response this daemon's version cannot send.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum DaemonError {
     /// A handshake line is longer than 64 bytes.
     #[error("bad handshake from the client")]
@@ -155,6 +156,7 @@ impl Session {
     }
 
     /// The next command, if any.
+    #[must_use = "an event not taken is lost to the caller"]
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
     }
@@ -390,7 +392,8 @@ mod tests {
         );
         assert_eq!(daemon.poll_event(), Some(Event::Ping));
         let mut out = Vec::new();
-        daemon.poll_transmit(&mut out);
+        let moved = daemon.poll_transmit(&mut out);
+        assert_eq!(moved, out.len());
         assert_eq!(out, b"GATOR 670\n");
     }
 
@@ -446,7 +449,8 @@ mod tests {
             .send_error(b"Invalid sample rate () in session xml.")
             .unwrap();
         let mut out = Vec::new();
-        daemon.poll_transmit(&mut out);
+        let moved = daemon.poll_transmit(&mut out);
+        assert_eq!(moved, out.len());
         assert_eq!(&out[..5], &[0xff, 0x26, 0, 0, 0]);
         assert_eq!(&out[out.len() - 5..], &[3, 0, 0, 0, 0]);
     }

@@ -19,6 +19,7 @@ pub const MAX_LINE_LEN: usize = 64;
 
 /// Why a handshake line was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum HandshakeError {
     /// The daemon's answer does not start with `GATOR `.
     #[error("handshake answer does not start with `GATOR `")]

@@ -39,6 +39,7 @@ impl Header {
 
 /// Why a message could not be encoded.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum EncodeError {
     /// The payload is longer than the header's 32-bit length can say, or than the configured limit.
     #[error("payload of {length} bytes exceeds the limit of {max} bytes")]

@@ -3,7 +3,8 @@
 //! No sockets, clocks or threads: bytes go in, events and bytes come out.
 //!
 //! - [`sleb128`]: gatord's `packInt`/`packInt64` integers.
-//! - [`header`], [`command`], [`response`]: the 5-byte-header messages in both directions.
+//! - [`header`], [`message`]: the 5-byte-header messages, one generic codec for both directions;
+//!   [`command`] and [`response`]: each direction's type bytes.
 //! - [`handshake`]: `STREAMLINE\n` and `GATOR <n>\n`; [`ProtocolVersion`].
 //! - [`apc`]: zero-copy APC frames ([`apc::Frame::parse`]) and their encoders; local capture files.
 //! - [`client::Session`] and [`daemon::Session`]: the two ends of a connection.
@@ -17,6 +18,7 @@ pub mod command;
 pub mod daemon;
 pub mod handshake;
 pub mod header;
+pub mod message;
 pub mod response;
 pub mod sleb128;
 mod status;

@@ -17,6 +17,7 @@ pub const MAX_LEN_I32: usize = 5;
 
 /// Why a SLEB128 integer could not be decoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum Sleb128Error {
     /// The input ended while the last byte read still had its continuation bit set (or was empty).
     #[error("SLEB128 integer truncated after {read} byte(s)")]

@@ -4,6 +4,7 @@
 ///
 /// "Need more bytes" is not an error: [`Decoded::Partial`] means every byte seen so far is a valid prefix.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "a Partial decode asks for more bytes; a Complete one says how many bytes were used"]
 pub enum Decoded<T> {
     /// A whole message was decoded.
     Complete {

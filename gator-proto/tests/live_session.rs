@@ -58,7 +58,8 @@ fn recorded_client() -> client::Session {
         issue(&mut client, &event);
     }
     let mut sent = Vec::new();
-    client.poll_transmit(&mut sent);
+    let moved = client.poll_transmit(&mut sent);
+    assert_eq!(moved, sent.len());
     assert_eq!(
         sent,
         read("c2s.bin"),

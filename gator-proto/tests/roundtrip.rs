@@ -260,7 +260,8 @@ proptest! {
         reference.request_xml("captured").unwrap();
         reference.start_capture().unwrap();
         let mut c2s = Vec::new();
-        reference.poll_transmit(&mut c2s);
+        let moved = reference.poll_transmit(&mut c2s);
+        assert_eq!(moved, c2s.len());
         for cut in cuts.iter().cycle().take(c2s.len()).scan(0usize, |pos, &n| { let s = *pos; *pos = (s + n).min(c2s.len()); Some((s, *pos)) }) {
             gatord.handle_input(&c2s[cut.0..cut.1]).unwrap();
         }
@@ -278,7 +279,8 @@ proptest! {
             }
         }
         let mut d2c = Vec::new();
-        gatord.poll_transmit(&mut d2c);
+        let moved = gatord.poll_transmit(&mut d2c);
+        assert_eq!(moved, d2c.len());
 
         let run = |chunks: &mut dyn Iterator<Item = usize>| {
             let mut session = client::Session::new(client::Config::default());

@@ -24,14 +24,15 @@ impl fmt::Display for Position {
     }
 }
 
-/// Why a number inside an attribute could not be read.
+/// Why a number inside an attribute could not be read; the parser's report is the `source()`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum NumberError {
     /// Not an integer (decimal, or hexadecimal with a `0x` prefix), or out of range.
-    #[error("not an integer in range: {0}")]
+    #[error("not an integer in range")]
     Int(#[from] std::num::ParseIntError),
     /// Not a floating-point number.
-    #[error("not a number: {0}")]
+    #[error("not a number")]
     Float(#[from] std::num::ParseFloatError),
 }
 
@@ -51,7 +52,7 @@ pub enum XmlError {
         source: std::str::Utf8Error,
     },
     /// The text is not well-formed XML (unbalanced tags, bad entity, DTD, ...).
-    #[error("malformed XML at {position}: {source}")]
+    #[error("malformed XML at {position}")]
     Syntax {
         /// Where the XML parser stopped.
         position: Position,
@@ -80,7 +81,7 @@ pub enum XmlError {
         position: Position,
     },
     /// A numeric attribute does not hold a number of the expected kind.
-    #[error("<{element} {attribute}={value:?}> at {position}: {source}")]
+    #[error("<{element} {attribute}={value:?}> at {position} is not a valid number")]
     InvalidNumber {
         /// The element name.
         element: &'static str,
@@ -128,4 +129,28 @@ pub enum XmlError {
         /// Where the element that went past the limit starts.
         position: Position,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use std::error::Error as _;
+
+    use crate::Captured;
+
+    /// Each message says what went wrong where; the parser's report is the `source()`, not repeated.
+    #[test]
+    fn messages_do_not_repeat_their_source() {
+        for text in [
+            "<captured><counters>",
+            "<captured><counters><counter key=\"zz\" type=\"a\"/></counters></captured>",
+        ] {
+            let err = Captured::parse(text).unwrap_err();
+            let mut cause = err.source().expect("a cause is kept");
+            assert!(!err.to_string().contains(&cause.to_string()), "{err}");
+            while let Some(next) = cause.source() {
+                assert!(!cause.to_string().contains(&next.to_string()), "{cause}");
+                cause = next;
+            }
+        }
+    }
 }

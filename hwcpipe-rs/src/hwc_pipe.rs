@@ -6,7 +6,6 @@ use crate::cpu::{CpuConfig, CpuCounter, CpuError, CpuProfiler};
 use crate::error::Error;
 use crate::gpu::{GpuCounter, GpuError, GpuProfiler};
 use crate::measurements::Measurements;
-use crate::selection::CounterSelection;
 
 /// One side (CPU or GPU) of an [`HwcPipe`].
 #[derive(Debug)]
@@ -99,9 +98,10 @@ impl HwcPipe {
     }
 
     /// Parses HWCPipe's JSON selection (`{"cpu": [...], "gpu": [...]}`) and opens those counters.
-    /// An unknown name is an error that lists the valid names.
+    /// An unknown name is an error that lists the valid names. Needs the `json` feature.
+    #[cfg(feature = "json")]
     pub fn from_json(json: &str) -> Result<Self, Error> {
-        let selection = CounterSelection::from_json(json)?;
+        let selection = crate::CounterSelection::from_json(json)?;
         Ok(HwcPipe::with_counters(&selection.cpu, &selection.gpu))
     }
 

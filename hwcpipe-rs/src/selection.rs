@@ -1,4 +1,5 @@
-//! [`CounterSelection`]: HWCPipe's JSON counter selection, `{"cpu": [...], "gpu": [...]}`.
+//! [`CounterSelection`]: HWCPipe's counter selection, read from its JSON form `{"cpu": [...], "gpu": [...]}`
+//! with the `json` feature.
 
 use crate::cpu::{CpuCounter, UnknownCpuCounter};
 use crate::gpu::{GpuCounter, UnknownGpuCounter};
@@ -17,6 +18,7 @@ pub struct CounterSelection {
 #[non_exhaustive]
 pub enum SelectionError {
     /// The text is not JSON.
+    #[cfg(feature = "json")]
     #[error("counter selection is not valid JSON")]
     Syntax(#[source] serde_json::Error),
     /// The document is not a JSON object.
@@ -47,6 +49,7 @@ pub enum SelectionError {
     UnknownGpuCounter(#[from] UnknownGpuCounter),
 }
 
+#[cfg(feature = "json")]
 fn names<'j>(
     key: &'static str,
     value: &'j serde_json::Value,
@@ -58,6 +61,7 @@ fn names<'j>(
         .map(move |(index, v)| v.as_str().ok_or(SelectionError::NotAString { key, index })))
 }
 
+#[cfg(feature = "json")]
 impl CounterSelection {
     /// Parses `{"cpu": ["Cycles", ...], "gpu": ["GpuCycles", ...]}`. Both keys are optional;
     /// names must match exactly.
@@ -97,7 +101,7 @@ impl CounterSelection {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "json"))]
 mod tests {
     use super::*;
     use proptest::prelude::*;

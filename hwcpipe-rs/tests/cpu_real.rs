@@ -245,6 +245,7 @@ fn hwcpipe_new_lists_every_counter_with_its_availability() {
     pipe.stop().unwrap();
 }
 
+#[cfg(feature = "json")]
 #[test]
 fn json_selection_opens_the_named_counters() {
     if !perf_events_present() {

@@ -52,12 +52,12 @@ pub(crate) fn units_code(units: &Units) -> u32 {
     match units {
         Units::Bytes => LZD_UNITS_BYTE,
         Units::Celsius => LZD_UNITS_CELSIUS,
-        Units::Hertz | Units::MegaHertz => LZD_UNITS_HZ,
+        Units::Hertz | Units::Megahertz => LZD_UNITS_HZ,
         Units::Pages => LZD_UNITS_PAGES,
         Units::Rpm => LZD_UNITS_RPM,
         Units::Seconds => LZD_UNITS_S,
         Units::Volts => LZD_UNITS_V,
-        Units::Unknown | Units::MilliVolts | Units::Other(_) => LZD_UNITS_UNKNOWN,
+        Units::Unknown | Units::Millivolts | Units::Other(_) => LZD_UNITS_UNKNOWN,
     }
 }
 
@@ -314,8 +314,8 @@ mod tests {
 
     #[test]
     fn units_map_as_the_original_library_does() {
-        assert_eq!(units_code(&Units::MegaHertz), LZD_UNITS_HZ);
-        assert_eq!(units_code(&Units::MilliVolts), LZD_UNITS_UNKNOWN);
+        assert_eq!(units_code(&Units::Megahertz), LZD_UNITS_HZ);
+        assert_eq!(units_code(&Units::Millivolts), LZD_UNITS_UNKNOWN);
         assert_eq!(
             units_code(&Units::Other("cycles".into())),
             LZD_UNITS_UNKNOWN

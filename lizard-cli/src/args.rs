@@ -343,7 +343,7 @@ pub fn parse_cpus(text: &str) -> Result<CpuList, String> {
 
 /// Parses a ring capacity such as `64MiB`, `512KiB` or `4096` (bytes).
 pub fn parse_size(text: &str) -> Result<usize, String> {
-    lizard_trace::parse_capacity(text).map_err(|e| e.to_string())
+    crate::capacity::parse_capacity(text).map_err(|e| e.to_string())
 }
 
 /// Parses a number given in decimal or as `0x…` hexadecimal, 0..=255.

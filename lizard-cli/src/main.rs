@@ -7,6 +7,7 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod capacity;
 mod cmd;
 mod cores;
 mod error;

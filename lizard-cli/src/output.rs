@@ -49,7 +49,8 @@ pub fn source_label(counter: &Counter) -> String {
     }
 }
 
-/// The JSON description of a counter.
+/// The JSON description of a counter. Its `units` are those of the values the tool writes (MHz counters are
+/// read in Hz), so a unit always agrees with the numbers beside it.
 pub fn counter_json(c: &Counter) -> Json {
     json!({
         "id": c.id,
@@ -60,7 +61,7 @@ pub fn counter_json(c: &Counter) -> Json {
         "title": c.title,
         "description": c.description,
         "category": c.category,
-        "units": c.units.to_string(),
+        "units": c.units.of_readings().to_string(),
         "multiplier": c.multiplier,
         "class": class_name(c.class),
         "type": result_type_name(c.result_type),

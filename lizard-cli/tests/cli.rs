@@ -66,17 +66,34 @@ fn perf_events_present() -> bool {
     present
 }
 
+/// A simulator streaming these samples in every capture.
+fn streaming_sim(samples: Vec<SimSample>) -> sim::SimHandle {
+    sim::start(SimConfig {
+        stream: Stream::Samples(samples),
+        ..SimConfig::quick()
+    })
+    .expect("start simulator")
+}
+
 /// A simulator streaming two known samples per capture (ccnt 100 + 300, memfree 4096 and 8192).
 fn scripted_sim() -> sim::SimHandle {
     let sample = |t: i64, ccnt: i64, memfree: i64| SimSample {
         timestamp_ns: t,
         values: vec![("Sim_ccnt".into(), ccnt), ("Sim_memfree".into(), memfree)],
     };
-    sim::start(SimConfig {
-        stream: Stream::Samples(vec![sample(1_000, 100, 4096), sample(2_000, 300, 8192)]),
-        ..SimConfig::quick()
-    })
-    .expect("start simulator")
+    streaming_sim(vec![sample(1_000, 100, 4096), sample(2_000, 300, 8192)])
+}
+
+/// `lizard capture` from the gatord at `address` alone, for 100 ms.
+fn gatord_capture(address: &str) -> Vec<&str> {
+    vec![
+        "capture",
+        "--gatord",
+        address,
+        "--no-hwcpipe",
+        "--duration",
+        "100ms",
+    ]
 }
 
 #[test]
@@ -101,14 +118,7 @@ fn list_prints_local_counters_as_table_and_json() {
 fn capture_from_gatord_reduces_as_documented_in_every_format() {
     let sim = scripted_sim();
     let address = sim.local_addr().to_string();
-    let base = [
-        "capture",
-        "--gatord",
-        &address,
-        "--no-hwcpipe",
-        "--duration",
-        "100ms",
-    ];
+    let base = gatord_capture(&address);
 
     let table = lizard(&[&base[..], &["--counters", "Sim_ccnt,Sim_memfree"]].concat());
     assert!(table.status.success(), "{}", stderr(&table));
@@ -191,6 +201,39 @@ fn capture_from_gatord_reduces_as_documented_in_every_format() {
     assert!(counter_events
         .iter()
         .all(|e| e["args"]["value"].is_number() && e["ts"].is_number()));
+    sim.shutdown();
+}
+
+/// The simulator's `Sim_freq` is declared in MHz; captures write its values in Hz and say so.
+#[test]
+fn a_megahertz_counter_is_written_in_hertz_with_unit_and_values_agreeing() {
+    let sample = |t: i64, mhz: i64| SimSample {
+        timestamp_ns: t,
+        values: vec![("Sim_freq".into(), mhz)],
+    };
+    let sim = streaming_sim(vec![sample(1_000, 1200), sample(2_000, 1800)]);
+    let address = sim.local_addr().to_string();
+    let base = [&gatord_capture(&address)[..], &["--counters", "Sim_freq"]].concat();
+    let out = lizard(&[&base[..], &["--format", "json"]].concat());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json(&out);
+    let freq = &doc["counters"][0];
+    assert_eq!(freq["units"], "Hz", "{freq}");
+    assert_eq!(freq["value"].as_f64(), Some(1.5e9), "{freq}");
+    let samples: Vec<f64> = freq["samples"]
+        .as_array()
+        .expect("samples")
+        .iter()
+        .map(|s| s[1].as_f64().expect("number"))
+        .collect();
+    assert_eq!(samples, [1.2e9, 1.8e9]);
+
+    let table = stdout(&lizard(&base));
+    let row = table
+        .lines()
+        .find(|l| l.contains("Sim_freq"))
+        .unwrap_or_default();
+    assert!(row.contains(" Hz ") && !row.contains("MHz"), "{table}");
     sim.shutdown();
 }
 

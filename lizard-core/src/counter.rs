@@ -1,6 +1,6 @@
 //! The counter model: one description per counter, ids `1..=N` equal to positions.
 
-use std::fmt;
+pub use crate::units::Units;
 
 /// Identifier of a counter: its 1-based position in [`crate::Lizard::counters`].
 ///
@@ -35,82 +35,6 @@ pub enum ResultType {
     Integer,
     /// Fractional numbers: read with [`crate::Lizard::read_double`].
     Floating,
-}
-
-/// The unit of a counter's values, after the multiplier is applied.
-///
-/// The named variants are the units the Lizard C API can describe plus `MegaHertz` and `MilliVolts`, which it
-/// folds (MHz readings are scaled to Hz; mV is its own unit here). Any other unit text is kept in `Other`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Units {
-    /// No unit given.
-    Unknown,
-    /// Bytes (`B`).
-    Bytes,
-    /// Degrees Celsius (`°C`).
-    Celsius,
-    /// Hertz (`Hz`).
-    Hertz,
-    /// Megahertz (`MHz`): readings are multiplied by 1 000 000 and so come out in Hz.
-    MegaHertz,
-    /// Memory pages (`pages`).
-    Pages,
-    /// Revolutions per minute (`RPM`).
-    Rpm,
-    /// Seconds (`s`).
-    Seconds,
-    /// Volts (`V`).
-    Volts,
-    /// Millivolts (`mV`).
-    MilliVolts,
-    /// Any other unit text, verbatim (`cycles`, `%`, `instructions`, ...).
-    Other(String),
-}
-
-impl Units {
-    /// Maps a unit string as gatord's events XML and HWCPipe spell it (exact, case-sensitive) to a unit.
-    pub fn parse(text: &str) -> Units {
-        match text {
-            "" => Units::Unknown,
-            "B" | "bytes" => Units::Bytes,
-            "°C" => Units::Celsius,
-            "Hz" => Units::Hertz,
-            "MHz" => Units::MegaHertz,
-            "pages" => Units::Pages,
-            "RPM" => Units::Rpm,
-            "s" => Units::Seconds,
-            "V" => Units::Volts,
-            "mV" => Units::MilliVolts,
-            other => Units::Other(other.to_owned()),
-        }
-    }
-
-    /// The factor a raw value is scaled by because of the unit: 1 000 000 for MHz (readings are in Hz), else 1.
-    pub fn scale(&self) -> f64 {
-        match self {
-            Units::MegaHertz => 1_000_000.0,
-            _ => 1.0,
-        }
-    }
-}
-
-impl fmt::Display for Units {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let text = match self {
-            Units::Unknown => "",
-            Units::Bytes => "B",
-            Units::Celsius => "°C",
-            Units::Hertz => "Hz",
-            Units::MegaHertz => "MHz",
-            Units::Pages => "pages",
-            Units::Rpm => "RPM",
-            Units::Seconds => "s",
-            Units::Volts => "V",
-            Units::MilliVolts => "mV",
-            Units::Other(text) => text,
-        };
-        f.write_str(text)
-    }
 }
 
 /// A programmable event of a CPU counter set (an Arm PMU's event counters): gatord counts it in one of the
@@ -214,36 +138,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn units_parse_covers_the_full_set() {
-        let cases = [
-            ("", Units::Unknown),
-            ("B", Units::Bytes),
-            ("bytes", Units::Bytes),
-            ("°C", Units::Celsius),
-            ("Hz", Units::Hertz),
-            ("MHz", Units::MegaHertz),
-            ("pages", Units::Pages),
-            ("RPM", Units::Rpm),
-            ("s", Units::Seconds),
-            ("V", Units::Volts),
-            ("mV", Units::MilliVolts),
-            ("cycles", Units::Other("cycles".into())),
-        ];
-        for (text, units) in cases {
-            assert_eq!(Units::parse(text), units, "{text:?}");
-        }
-    }
-
-    #[test]
-    fn units_display_round_trips() {
-        for text in [
-            "", "B", "°C", "Hz", "MHz", "pages", "RPM", "s", "V", "mV", "%",
-        ] {
-            assert_eq!(Units::parse(text).to_string(), text);
-        }
-    }
-
-    #[test]
     fn set_events_are_named_by_stem_and_mnemonic_or_code() {
         let a72 = SetEvent {
             set: "ARMv8_Cortex_A72_cnt".into(),
@@ -283,11 +177,5 @@ mod tests {
         assert_eq!(cci.mnemonic(), None);
         assert_eq!(cci.key(), "CCI_400:0x08");
         assert!(!cci.is_named("CCI_400:INST_RETIRED"));
-    }
-
-    #[test]
-    fn mhz_scales_by_a_million() {
-        assert_eq!(Units::MegaHertz.scale(), 1e6);
-        assert_eq!(Units::Hertz.scale(), 1.0);
     }
 }

@@ -10,7 +10,11 @@ use crate::transport::TransportError;
 #[non_exhaustive]
 pub enum Error {
     /// No counter source could be configured: neither gatord nor HWCPipe gave any counter.
-    #[error("no counter source is available (gatord: {gatord}; HWCPipe: {hwcpipe})")]
+    #[error(
+        "no counter source is available (gatord: {}; HWCPipe: {})",
+        chain(gatord),
+        chain(hwcpipe)
+    )]
     NoSource {
         /// Why gatord gave no counters.
         gatord: Box<Error>,
@@ -108,12 +112,13 @@ pub enum Error {
         response_type: u8,
     },
     /// The bytes from gatord broke the protocol (bad handshake, bad header, malformed frame, oversize length).
-    #[error("protocol error from gatord while {what}: {detail}")]
+    #[error("protocol error from gatord while {what}")]
     Protocol {
         /// What the engine was doing.
         what: &'static str,
         /// What was wrong.
-        detail: String,
+        #[source]
+        source: ProtocolFault,
     },
     /// An XML document from gatord could not be read.
     #[error("cannot read the {document} XML from gatord")]
@@ -160,6 +165,39 @@ pub enum Error {
     /// A capture thread could not be started.
     #[error("cannot start a capture thread")]
     Thread(#[source] std::io::Error),
+}
+
+/// What was wrong with gatord's bytes, the cause of [`Error::Protocol`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProtocolFault {
+    /// `gator-proto`'s client state machine refused them (handshake, header, length limit, reply order); the
+    /// typed error says which.
+    #[error(transparent)]
+    Client(#[from] gator_proto::client::ClientError),
+    /// A well-formed reply that does not answer the request made (`"ACK"`, `"APC_DATA"`, …).
+    #[error("unexpected {0} reply")]
+    UnexpectedReply(&'static str),
+    /// The `captured` key map gives a counter a key that does not fit the 32-bit keys of APC frames.
+    #[error("counter {counter:?} has the out-of-range key {key:#x}")]
+    KeyOutOfRange {
+        /// The counter.
+        counter: String,
+        /// The key as written.
+        key: u64,
+    },
+}
+
+/// An error and its causes on one line, each cause once (for errors kept inside another's message).
+fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 /// Why a counter has no value over a capture window.

@@ -12,10 +12,11 @@ pub mod reduce;
 pub mod sim;
 pub mod store;
 pub mod transport;
+mod units;
 
 pub use config::{CaptureMode, Config, SampleRate, PER_DRAW_LIVE_RATE_MS};
 pub use counter::{Counter, CounterClass, CounterId, ResultType, SetEvent, Source, Units};
-pub use error::{Error, NoValue};
+pub use error::{Error, NoValue, ProtocolFault};
 pub use gatord::apc::{FrameSink, KeyMap, SinkError, Unavailable};
 pub use hwc::{HwcBackend, HwcCounterInfo, HwcPipeBackend};
 pub use lizard::Lizard;

@@ -328,7 +328,7 @@ mod tests {
 
     #[test]
     fn no_samples_is_no_value_not_zero() {
-        let d = counter(CounterClass::Delta, 3.0, Units::MegaHertz);
+        let d = counter(CounterClass::Delta, 3.0, Units::Megahertz);
         assert_eq!(read_int(&d, &[]), None);
         assert_eq!(read_double(&d, &[]), None);
         let w = Window {
@@ -342,7 +342,7 @@ mod tests {
 
     #[test]
     fn multiplier_and_mhz_apply_to_both_reads() {
-        let c = counter(CounterClass::Absolute, 0.5, Units::MegaHertz);
+        let c = counter(CounterClass::Absolute, 0.5, Units::Megahertz);
         let s = ints(&[800, 1000]);
         assert_eq!(read_int(&c, &s), Some(450_000_000));
         assert_eq!(read_double(&c, &s), Some(450_000_000.0));
@@ -451,7 +451,7 @@ mod tests {
                                       multiplier in 0.001f64..1000.0,
                                       absolute in any::<bool>(), mhz in any::<bool>()) {
             let class = if absolute { CounterClass::Absolute } else { CounterClass::Delta };
-            let units = if mhz { Units::MegaHertz } else { Units::Unknown };
+            let units = if mhz { Units::Megahertz } else { Units::Unknown };
             let c = counter(class, multiplier, units);
             let s = ints(&values);
             let (i, d) = match (read_int(&c, &s), read_double(&c, &s)) {

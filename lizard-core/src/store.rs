@@ -16,6 +16,9 @@ const MAX_CORES: usize = 256;
 pub const DEFAULT_CAPACITY: usize = 65_536;
 
 /// One sampled value, keeping its type.
+///
+/// Integers are signed because gatord's are (SLEB128 on the wire); `hwcpipe::Value` counts are unsigned, and
+/// `From<hwcpipe::Value>` is the one place they convert.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Value {
     /// An integer value (every gatord value, HWCPipe CPU counts).
@@ -30,6 +33,17 @@ impl Value {
         match self {
             Value::Int(v) => v as f64,
             Value::Float(v) => v,
+        }
+    }
+}
+
+impl From<hwcpipe::Value> for Value {
+    /// An HWCPipe count keeps its integer type; a count above `i64::MAX` (never reached by a real counter)
+    /// saturates rather than wrapping negative. A formula's fraction stays a fraction.
+    fn from(value: hwcpipe::Value) -> Value {
+        match value {
+            hwcpipe::Value::Int(v) => Value::Int(i64::try_from(v).unwrap_or(i64::MAX)),
+            hwcpipe::Value::Float(v) => Value::Float(v),
         }
     }
 }
@@ -230,6 +244,16 @@ fn one_per_core(samples: &VecDeque<Sample>, indices: impl Iterator<Item = usize>
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn hwcpipe_values_keep_their_type_and_saturate() {
+        assert_eq!(Value::from(hwcpipe::Value::Int(7)), Value::Int(7));
+        assert_eq!(
+            Value::from(hwcpipe::Value::Int(u64::MAX)),
+            Value::Int(i64::MAX)
+        );
+        assert_eq!(Value::from(hwcpipe::Value::Float(2.5)), Value::Float(2.5));
+    }
     use std::sync::Arc;
 
     fn s(t: u64, v: i64) -> Sample {

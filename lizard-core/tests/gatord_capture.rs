@@ -125,7 +125,7 @@ fn check_scripted_reads(lizard: &Lizard) {
     );
     assert!((lizard.read_double(memfree).unwrap() - 601.0 / 3.0).abs() < 1e-9);
 
-    assert_eq!(lizard.counter(freq).unwrap().units, Units::MegaHertz);
+    assert_eq!(lizard.counter(freq).unwrap().units, Units::Megahertz);
     assert_eq!(
         lizard.read_int(freq).unwrap(),
         900_000_000,

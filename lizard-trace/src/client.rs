@@ -5,6 +5,8 @@ use std::os::fd::AsFd;
 use std::panic::Location;
 use std::time::Duration;
 
+use rustix::io::Errno;
+
 use crate::clock::monotonic_raw_ns;
 use crate::error::ClientError;
 use crate::memfd;
@@ -234,8 +236,8 @@ impl TraceClient {
 /// Whether a send error means the server end is gone.
 fn is_disconnect(err: &io::Error) -> bool {
     matches!(
-        err.raw_os_error(),
-        Some(libc::EPIPE | libc::ECONNRESET | libc::ENOTCONN | libc::ECONNREFUSED)
+        err.raw_os_error().map(Errno::from_raw_os_error),
+        Some(Errno::PIPE | Errno::CONNRESET | Errno::NOTCONN | Errno::CONNREFUSED)
     )
 }
 

@@ -317,17 +317,3 @@ pub enum ServerError {
     #[error("cannot start the server thread")]
     Thread(#[source] io::Error),
 }
-
-/// A capacity text that cannot be read.
-#[derive(Debug, Error, Clone, PartialEq, Eq)]
-pub enum CapacityError {
-    /// No digits before the unit.
-    #[error("capacity {0:?} does not start with a number")]
-    NoNumber(String),
-    /// The unit is not one of B, K/KiB, M/MiB, G/GiB, KB, MB, GB.
-    #[error("unknown capacity unit {0:?}")]
-    UnknownUnit(String),
-    /// The value does not fit in `usize`.
-    #[error("capacity {0:?} is too large")]
-    Overflow(String),
-}

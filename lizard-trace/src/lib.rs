@@ -2,7 +2,6 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
-pub mod capacity;
 pub mod client;
 pub mod clock;
 pub mod error;
@@ -17,12 +16,11 @@ mod sys;
 pub mod tag;
 pub mod transport;
 
-pub use capacity::parse_capacity;
 pub use client::{ClientConfig, ClientStats, Delivery, SendPolicy, TraceClient};
 pub use clock::monotonic_raw_ns;
 pub use error::{
-    CapacityError, ClientError, HeadError, MemfdError, MessageError, RingError, RingFileError,
-    ServerError, TagError,
+    ClientError, HeadError, MemfdError, MessageError, RingError, RingFileError, ServerError,
+    TagError,
 };
 pub use head::{RecordHead, RecordMeta, HEAD_LEN};
 pub use ring::{Directory, Record, Since, TraceRing};

@@ -9,6 +9,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
+use rustix::io::Errno;
+
 use crate::error::{MessageError, RingFileError, ServerError};
 use crate::head::RecordMeta;
 use crate::memfd;
@@ -308,7 +310,7 @@ fn bind(name: &SocketName) -> Result<OwnedFd, ServerError> {
     };
     match sys::listen(name, 128) {
         Ok(fd) => Ok(fd),
-        Err(err) if err.raw_os_error() == Some(libc::EADDRINUSE) => match name {
+        Err(err) if err.raw_os_error() == Some(Errno::ADDRINUSE.raw_os_error()) => match name {
             SocketName::Path(path) if sys::connect(name).is_err() => {
                 std::fs::remove_file(path).map_err(listen_err)?;
                 sys::listen(name, 128).map_err(listen_err)
@@ -371,7 +373,9 @@ impl Loop {
             if sys::poll(&mut set, -1).is_err() {
                 return;
             }
-            if set[0].revents != 0 {
+            let ready: Vec<bool> = set.iter().map(|e| !e.revents().is_empty()).collect();
+            drop(set);
+            if ready[0] {
                 let mut byte = [0u8; 1];
                 let _ = (&self.wake).read(&mut byte);
                 return;
@@ -380,7 +384,7 @@ impl Loop {
             let mut index = self.clients.len();
             while index > 0 {
                 index -= 1;
-                if set[index + 2].revents == 0 {
+                if !ready[index + 2] {
                     continue;
                 }
                 changed = true;
@@ -389,7 +393,7 @@ impl Loop {
                     self.shared.lock().stats.disconnects += 1;
                 }
             }
-            if set[1].revents != 0 {
+            if ready[1] {
                 changed = true;
                 self.accept_all();
             }

@@ -2,179 +2,122 @@
 //!
 //! The rest of the crate sees safe functions over [`OwnedFd`]/[`BorrowedFd`] and [`io::Error`]: UNIX
 //! `SOCK_SEQPACKET` sockets (abstract or path names), `sendmsg`/`recvmsg` with `SCM_RIGHTS`, `memfd_create`,
-//! file seals, read-only `mmap`, `poll`, `SO_PEERCRED` and `CLOCK_MONOTONIC_RAW`. A failed call maps `errno` to
-//! [`io::Error`] here and nowhere else.
+//! file seals, read-only `mmap`, `poll`, `SO_PEERCRED` and `CLOCK_MONOTONIC_RAW`. The calls are `rustix`'s,
+//! which build the kernel's structures (`msghdr`, control messages, `sockaddr_un`) right for every Linux C
+//! library, musl included; a failed call's `Errno` becomes an [`io::Error`] here and nowhere else. The one
+//! `unsafe` operation left is the read-only mapping of a sealed memfd.
 #![allow(unsafe_code)]
 
 use std::ffi::CStr;
-use std::io;
-use std::mem;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::io::{self, IoSlice, IoSliceMut};
+use std::mem::MaybeUninit;
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::ptr::{self, NonNull};
+
+use rustix::event::{PollFlags, Timespec};
+use rustix::fs::{MemfdFlags, SealFlags};
+use rustix::mm::{MapFlags, ProtFlags};
+use rustix::net::{
+    AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, ReturnFlags,
+    SendAncillaryBuffer, SendAncillaryMessage, SendFlags, SocketAddrUnix, SocketFlags, SocketType,
+};
+use rustix::time::ClockId;
 
 use crate::socket_name::SocketName;
 
-/// Converts a `-1` return value into the current `errno`.
-fn check(ret: libc::c_int) -> io::Result<libc::c_int> {
-    if ret == -1 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(ret)
-    }
-}
-
-/// Converts a `-1` length return value into the current `errno`.
-fn check_len(ret: libc::ssize_t) -> io::Result<usize> {
-    usize::try_from(ret).map_err(|_| io::Error::last_os_error())
-}
-
 /// `CLOCK_MONOTONIC_RAW` in nanoseconds: the clock gatord and HWCPipe stamp their samples with.
 pub(crate) fn monotonic_raw_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; CLOCK_MONOTONIC_RAW exists on every Linux since 2.6.28, and
-    // clock_gettime only writes the struct it is given.
-    let ret = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
-    if ret != 0 {
-        return 0;
-    }
+    let ts = rustix::time::clock_gettime(ClockId::MonotonicRaw);
     let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
     let nanos = u64::try_from(ts.tv_nsec).unwrap_or(0);
     secs.saturating_mul(1_000_000_000).saturating_add(nanos)
 }
 
-/// Builds the `sockaddr_un` for `name`, with the exact length (an abstract name's length excludes any NUL).
-fn socket_address(name: &SocketName) -> io::Result<(libc::sockaddr_un, libc::socklen_t)> {
-    // SAFETY: sockaddr_un is plain old data; all-zero bytes are a valid (empty) value.
-    let mut addr: libc::sockaddr_un = unsafe { mem::zeroed() };
-    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
-    let (bytes, lead_nul, trail_nul): (&[u8], usize, usize) = match name {
-        SocketName::Abstract(bytes) => (bytes, 1, 0),
-        SocketName::Path(path) => (path.as_os_str().as_encoded_bytes(), 0, 1),
+/// Room in `sun_path` (108 bytes on Linux).
+const SUN_PATH_LEN: usize = 108;
+
+/// The `sockaddr_un` for `name`: an abstract name's length excludes any NUL; a path keeps its final NUL.
+fn socket_address(name: &SocketName) -> io::Result<SocketAddrUnix> {
+    // An abstract name follows a leading NUL; a path is followed by its NUL.
+    let len = match name {
+        SocketName::Abstract(bytes) => bytes.len(),
+        SocketName::Path(path) => path.as_os_str().len(),
     };
-    if lead_nul + bytes.len() + trail_nul > addr.sun_path.len() {
+    if len + 1 > SUN_PATH_LEN {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             "socket name longer than sun_path",
         ));
     }
-    for (slot, &byte) in addr.sun_path[lead_nul..].iter_mut().zip(bytes) {
-        *slot = byte as libc::c_char;
-    }
-    let len = mem::size_of::<libc::sa_family_t>() + lead_nul + bytes.len() + trail_nul;
-    // The length is at most size_of::<sockaddr_un>(), 110 bytes.
-    Ok((addr, len as libc::socklen_t))
+    Ok(match name {
+        SocketName::Abstract(bytes) => SocketAddrUnix::new_abstract_name(bytes)?,
+        SocketName::Path(path) => SocketAddrUnix::new(path.as_path())?,
+    })
 }
 
 /// Creates a `SOCK_SEQPACKET` UNIX socket with close-on-exec set.
 fn seqpacket_socket() -> io::Result<OwnedFd> {
-    // SAFETY: socket() takes no pointers; a non-negative result is a new descriptor we own.
-    let fd = check(unsafe {
-        libc::socket(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0)
-    })?;
-    // SAFETY: `fd` was just returned by socket() and is owned by nobody else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    Ok(rustix::net::socket_with(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        SocketFlags::CLOEXEC,
+        None,
+    )?)
 }
 
-/// Creates a listening `SOCK_SEQPACKET` socket bound to `name`.
+/// Creates a listening, non-blocking `SOCK_SEQPACKET` socket bound to `name`.
 pub(crate) fn listen(name: &SocketName, backlog: i32) -> io::Result<OwnedFd> {
+    let address = socket_address(name)?;
     let fd = seqpacket_socket()?;
-    let (addr, len) = socket_address(name)?;
-    // SAFETY: `addr` is a valid sockaddr_un and `len` does not exceed its size.
-    check(unsafe {
-        libc::bind(
-            fd.as_raw_fd(),
-            ptr::from_ref(&addr).cast::<libc::sockaddr>(),
-            len,
-        )
-    })?;
-    // SAFETY: listen() takes no pointers.
-    check(unsafe { libc::listen(fd.as_raw_fd(), backlog) })?;
-    set_nonblocking(fd.as_fd_ref(), true)?;
+    rustix::net::bind(&fd, &address)?;
+    rustix::net::listen(&fd, backlog)?;
+    rustix::io::ioctl_fionbio(&fd, true)?;
     Ok(fd)
 }
 
 /// Connects a new `SOCK_SEQPACKET` socket to `name` (a UNIX connect completes at once or fails).
 pub(crate) fn connect(name: &SocketName) -> io::Result<OwnedFd> {
+    let address = socket_address(name)?;
     let fd = seqpacket_socket()?;
-    let (addr, len) = socket_address(name)?;
-    // SAFETY: `addr` is a valid sockaddr_un and `len` does not exceed its size.
-    check(unsafe {
-        libc::connect(
-            fd.as_raw_fd(),
-            ptr::from_ref(&addr).cast::<libc::sockaddr>(),
-            len,
-        )
-    })?;
+    rustix::net::connect(&fd, &address)?;
     Ok(fd)
 }
 
 /// Accepts one pending connection, non-blocking and close-on-exec; `Ok(None)` when none is pending.
 pub(crate) fn accept(listener: BorrowedFd<'_>) -> io::Result<Option<OwnedFd>> {
-    // SAFETY: NULL address pointers are allowed by accept4 and mean "do not report the peer address".
-    let ret = unsafe {
-        libc::accept4(
-            listener.as_raw_fd(),
-            ptr::null_mut(),
-            ptr::null_mut(),
-            libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
-        )
-    };
-    match check(ret) {
-        // SAFETY: accept4 returned a new descriptor that nobody else owns.
-        Ok(fd) => Ok(Some(unsafe { OwnedFd::from_raw_fd(fd) })),
-        Err(err) if err.kind() == io::ErrorKind::WouldBlock => Ok(None),
-        Err(err) => Err(err),
+    match rustix::net::accept_with(listener, SocketFlags::NONBLOCK | SocketFlags::CLOEXEC) {
+        Ok(fd) => Ok(Some(fd)),
+        Err(errno) if errno == rustix::io::Errno::WOULDBLOCK => Ok(None),
+        Err(errno) => Err(errno.into()),
     }
-}
-
-/// Sets or clears `O_NONBLOCK`.
-pub(crate) fn set_nonblocking(fd: BorrowedFd<'_>, on: bool) -> io::Result<()> {
-    // SAFETY: F_GETFL takes no pointer argument.
-    let flags = check(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GETFL) })?;
-    let flags = if on {
-        flags | libc::O_NONBLOCK
-    } else {
-        flags & !libc::O_NONBLOCK
-    };
-    // SAFETY: F_SETFL takes an integer argument.
-    check(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, flags) })?;
-    Ok(())
 }
 
 /// The process id of the peer of a connected UNIX socket, as the kernel recorded it at `connect` time.
 pub(crate) fn peer_pid(fd: BorrowedFd<'_>) -> io::Result<u32> {
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: `cred` is a writable ucred and `len` holds its size, as SO_PEERCRED requires.
-    check(unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            ptr::from_mut(&mut cred).cast::<libc::c_void>(),
-            &mut len,
-        )
-    })?;
-    Ok(u32::try_from(cred.pid).unwrap_or(0))
+    let cred = rustix::net::sockopt::socket_peercred(fd)?;
+    Ok(u32::try_from(cred.pid.as_raw_nonzero().get()).unwrap_or(0))
 }
 
-/// Control-message buffer of `N` bytes, aligned for `cmsghdr`.
+/// The most descriptors one received message may carry before `MSG_CTRUNC` (the kernel closes the rest); a
+/// valid message carries at most one.
+const RECV_FDS: usize = 12;
+
+/// Receive control buffer size: `CMSG_SPACE` of [`RECV_FDS`] descriptors (64 bytes), in a buffer that is
+/// already aligned for `cmsghdr`.
+const RECV_CONTROL: usize = rustix::cmsg_aligned_space!(ScmRights(RECV_FDS));
+
+/// The most descriptors [`send`] attaches: more than a receiver accepts, so tests can send too many.
+const SEND_FDS: usize = 36;
+
+/// Control-message buffer of `N` bytes, aligned for `cmsghdr`, so that all of it is usable.
 #[repr(C, align(8))]
-struct ControlBuffer<const N: usize>([u8; N]);
+struct ControlBuffer<const N: usize>([MaybeUninit<u8>; N]);
 
-/// Receive control buffer size: room for 12 descriptors. More sets `MSG_CTRUNC` (the kernel closes the rest);
-/// a valid message carries at most one.
-const RECV_CONTROL: usize = 64;
-
-/// Send control buffer size: room for 36 descriptors, more than a receiver accepts, so tests can send too many.
-const SEND_CONTROL: usize = 160;
+impl<const N: usize> ControlBuffer<N> {
+    fn new() -> Self {
+        ControlBuffer([MaybeUninit::uninit(); N])
+    }
+}
 
 /// Sends one message with `fds` attached as one `SCM_RIGHTS` message (at most 36). Never raises `SIGPIPE`.
 ///
@@ -185,44 +128,26 @@ pub(crate) fn send(
     fds: &[BorrowedFd<'_>],
     nonblocking: bool,
 ) -> io::Result<usize> {
-    let mut iov = libc::iovec {
-        iov_base: bytes.as_ptr().cast_mut().cast::<libc::c_void>(),
-        iov_len: bytes.len(),
-    };
-    let mut control = ControlBuffer([0; SEND_CONTROL]);
-    // SAFETY: msghdr is plain old data; all-zero is a valid empty header.
-    let mut msg: libc::msghdr = unsafe { mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    if !fds.is_empty() {
-        let data_len = mem::size_of_val(fds) as u32;
-        // SAFETY: CMSG_SPACE is a pure size computation.
-        let space = unsafe { libc::CMSG_SPACE(data_len) } as usize;
-        if space > control.0.len() {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "too many descriptors for one message",
-            ));
-        }
-        msg.msg_control = control.0.as_mut_ptr().cast::<libc::c_void>();
-        msg.msg_controllen = space;
-        // SAFETY: msg_control points at `space` (checked <= SEND_CONTROL) writable, aligned bytes, so CMSG_FIRSTHDR
-        // returns a header inside them, and CMSG_DATA has room for `fds.len()` RawFds after it.
-        unsafe {
-            let cmsg = libc::CMSG_FIRSTHDR(&msg);
-            (*cmsg).cmsg_level = libc::SOL_SOCKET;
-            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-            (*cmsg).cmsg_len = libc::CMSG_LEN(data_len) as usize;
-            let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
-            for (i, fd) in fds.iter().enumerate() {
-                ptr::write_unaligned(data.add(i), fd.as_raw_fd());
-            }
-        }
+    let mut space = ControlBuffer::<{ rustix::cmsg_space!(ScmRights(SEND_FDS)) }>::new();
+    let mut control = SendAncillaryBuffer::new(&mut space.0);
+    if !fds.is_empty()
+        && (fds.len() > SEND_FDS || !control.push(SendAncillaryMessage::ScmRights(fds)))
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "too many descriptors for one message",
+        ));
     }
-    let flags = libc::MSG_NOSIGNAL | if nonblocking { libc::MSG_DONTWAIT } else { 0 };
-    // SAFETY: `msg` points at a live iovec over `bytes` and, when set, the filled control buffer; both outlive
-    // the call, and sendmsg only reads them.
-    check_len(unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, flags) })
+    let mut flags = SendFlags::NOSIGNAL;
+    if nonblocking {
+        flags |= SendFlags::DONTWAIT;
+    }
+    Ok(rustix::net::sendmsg(
+        sock,
+        &[IoSlice::new(bytes)],
+        &mut control,
+        flags,
+    )?)
 }
 
 /// What one `recvmsg` delivered.
@@ -242,114 +167,85 @@ pub(crate) struct Received {
 ///
 /// Returns [`io::ErrorKind::WouldBlock`] when nothing is queued.
 pub(crate) fn recv(sock: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<Received> {
-    let mut iov = libc::iovec {
-        iov_base: buf.as_mut_ptr().cast::<libc::c_void>(),
-        iov_len: buf.len(),
-    };
-    let mut control = ControlBuffer([0; RECV_CONTROL]);
-    // SAFETY: msghdr is plain old data; all-zero is a valid empty header.
-    let mut msg: libc::msghdr = unsafe { mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.0.as_mut_ptr().cast::<libc::c_void>();
-    msg.msg_controllen = control.0.len();
-    // SAFETY: `msg` points at a live iovec over `buf` and at the control buffer, both writable for the lengths
-    // given; recvmsg writes at most those lengths.
-    let len = check_len(unsafe {
-        libc::recvmsg(
-            sock.as_raw_fd(),
-            &mut msg,
-            libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC,
-        )
-    })?;
+    let mut space = ControlBuffer::<RECV_CONTROL>::new();
+    let mut control = RecvAncillaryBuffer::new(&mut space.0);
+    let received = rustix::net::recvmsg(
+        sock,
+        &mut [IoSliceMut::new(buf)],
+        &mut control,
+        RecvFlags::DONTWAIT | RecvFlags::CMSG_CLOEXEC,
+    )?;
     let mut fds = Vec::new();
-    // SAFETY: after a successful recvmsg the kernel has filled `msg_controllen` bytes of control data; the
-    // CMSG_* walk stays inside them. Each SCM_RIGHTS payload holds whole RawFds, read unaligned, that the kernel
-    // installed in this process for us to own.
-    unsafe {
-        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
-        while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
-                let header = libc::CMSG_LEN(0) as usize;
-                let count = ((*cmsg).cmsg_len).saturating_sub(header) / mem::size_of::<RawFd>();
-                let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
-                for i in 0..count {
-                    let raw = ptr::read_unaligned(data.add(i));
-                    if raw >= 0 {
-                        fds.push(OwnedFd::from_raw_fd(raw));
-                    }
-                }
-            }
-            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+    for message in control.drain() {
+        if let RecvAncillaryMessage::ScmRights(received_fds) = message {
+            fds.extend(received_fds);
         }
     }
     Ok(Received {
-        len,
-        truncated: msg.msg_flags & libc::MSG_TRUNC != 0,
-        control_truncated: msg.msg_flags & libc::MSG_CTRUNC != 0,
+        len: received.bytes,
+        truncated: received.flags.contains(ReturnFlags::TRUNC),
+        control_truncated: received.flags.contains(ReturnFlags::CTRUNC),
         fds,
     })
 }
 
 /// One entry of a [`poll`] set.
-pub(crate) type PollFd = libc::pollfd;
+pub(crate) type PollFd<'fd> = rustix::event::PollFd<'fd>;
 
 /// Readable.
-pub(crate) const POLLIN: i16 = libc::POLLIN;
+pub(crate) const POLLIN: PollFlags = PollFlags::IN;
 /// Writable.
-pub(crate) const POLLOUT: i16 = libc::POLLOUT;
+pub(crate) const POLLOUT: PollFlags = PollFlags::OUT;
 
 /// Builds a poll entry for `fd` waiting for `events`.
-pub(crate) fn poll_entry(fd: BorrowedFd<'_>, events: i16) -> PollFd {
-    libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events,
-        revents: 0,
-    }
+pub(crate) fn poll_entry(fd: BorrowedFd<'_>, events: PollFlags) -> PollFd<'_> {
+    PollFd::from_borrowed_fd(fd, events)
 }
 
 /// Waits until an entry is ready or `timeout_ms` passes (-1 = no limit). `EINTR` counts as "nothing ready".
-pub(crate) fn poll(fds: &mut [PollFd], timeout_ms: i32) -> io::Result<usize> {
-    // SAFETY: `fds` is a valid, writable array of pollfd of the length given.
-    let ret = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) };
-    match check(ret) {
-        Ok(n) => Ok(n as usize),
-        Err(err) if err.kind() == io::ErrorKind::Interrupted => Ok(0),
-        Err(err) => Err(err),
+pub(crate) fn poll(fds: &mut [PollFd<'_>], timeout_ms: i32) -> io::Result<usize> {
+    let timeout = u64::try_from(timeout_ms).ok().map(|ms| Timespec {
+        tv_sec: (ms / 1000) as _,
+        tv_nsec: ((ms % 1000) * 1_000_000) as _,
+    });
+    match rustix::event::poll(fds, timeout.as_ref()) {
+        Ok(n) => Ok(n),
+        Err(errno) if errno == rustix::io::Errno::INTR => Ok(0),
+        Err(errno) => Err(errno.into()),
     }
 }
 
 /// Creates a memfd that may be sealed, with close-on-exec set.
 pub(crate) fn memfd_create(name: &CStr) -> io::Result<OwnedFd> {
-    // SAFETY: `name` is a NUL-terminated string that outlives the call.
-    let fd = check(unsafe {
-        libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING)
-    })?;
-    // SAFETY: memfd_create returned a new descriptor that nobody else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    Ok(rustix::fs::memfd_create(
+        name,
+        MemfdFlags::CLOEXEC | MemfdFlags::ALLOW_SEALING,
+    )?)
 }
 
 /// Adds `seals` (`F_SEAL_*` bits) to a memfd.
 pub(crate) fn add_seals(fd: BorrowedFd<'_>, seals: i32) -> io::Result<()> {
-    // SAFETY: F_ADD_SEALS takes an integer argument.
-    check(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) })?;
-    Ok(())
+    let seals = u32::try_from(seals).map_err(|_| io::Error::from(rustix::io::Errno::INVAL))?;
+    Ok(rustix::fs::fcntl_add_seals(
+        fd,
+        SealFlags::from_bits_retain(seals),
+    )?)
 }
 
 /// The seals (`F_SEAL_*` bits) of a memfd; fails with `EINVAL` for files that cannot be sealed.
 pub(crate) fn seals(fd: BorrowedFd<'_>) -> io::Result<i32> {
-    // SAFETY: F_GET_SEALS takes no argument.
-    check(unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GET_SEALS) })
+    let seals = rustix::fs::fcntl_get_seals(fd)?;
+    Ok(seals.bits() as i32)
 }
 
 /// `F_SEAL_SEAL`: no further seals may be added.
-pub(crate) const SEAL_SEAL: i32 = libc::F_SEAL_SEAL;
+pub(crate) const SEAL_SEAL: i32 = SealFlags::SEAL.bits() as i32;
 /// `F_SEAL_SHRINK`: the file cannot get smaller.
-pub(crate) const SEAL_SHRINK: i32 = libc::F_SEAL_SHRINK;
+pub(crate) const SEAL_SHRINK: i32 = SealFlags::SHRINK.bits() as i32;
 /// `F_SEAL_GROW`: the file cannot get larger.
-pub(crate) const SEAL_GROW: i32 = libc::F_SEAL_GROW;
+pub(crate) const SEAL_GROW: i32 = SealFlags::GROW.bits() as i32;
 /// `F_SEAL_WRITE`: the contents cannot change.
-pub(crate) const SEAL_WRITE: i32 = libc::F_SEAL_WRITE;
+pub(crate) const SEAL_WRITE: i32 = SealFlags::WRITE.bits() as i32;
 
 /// A read-only shared mapping of the first `len` bytes of a file, unmapped on drop.
 #[derive(Debug)]
@@ -369,20 +265,18 @@ impl Mapping {
         if len == 0 {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty mapping"));
         }
-        // SAFETY: a NULL hint lets the kernel choose the address; the result is checked against MAP_FAILED.
+        // SAFETY: a NULL hint lets the kernel choose a fresh address, so no existing memory is replaced; the
+        // mapping is owned by the returned value, which unmaps it once.
         let ptr = unsafe {
-            libc::mmap(
+            rustix::mm::mmap(
                 ptr::null_mut(),
                 len,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                fd.as_raw_fd(),
+                ProtFlags::READ,
+                MapFlags::SHARED,
+                fd,
                 0,
             )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
+        }?;
         let ptr =
             NonNull::new(ptr.cast::<u8>()).ok_or_else(|| io::Error::other("mmap returned NULL"))?;
         Ok(Mapping { ptr, len })
@@ -400,20 +294,66 @@ impl Mapping {
 impl Drop for Mapping {
     fn drop(&mut self) {
         // SAFETY: `ptr`/`len` are exactly what mmap returned, and no slice borrowed from it outlives `self`.
-        unsafe {
-            libc::munmap(self.ptr.as_ptr().cast::<libc::c_void>(), self.len);
-        }
+        // An unmapping error leaves nothing to undo.
+        let _ = unsafe { rustix::mm::munmap(self.ptr.as_ptr().cast(), self.len) };
     }
 }
 
-/// Helper to borrow an [`OwnedFd`] briefly.
-trait AsFdRef {
-    /// Borrows the descriptor.
-    fn as_fd_ref(&self) -> BorrowedFd<'_>;
-}
+#[cfg(test)]
+mod tests {
+    use std::os::fd::AsFd;
 
-impl AsFdRef for OwnedFd {
-    fn as_fd_ref(&self) -> BorrowedFd<'_> {
-        std::os::fd::AsFd::as_fd(self)
+    use super::*;
+
+    #[test]
+    fn names_longer_than_sun_path_are_refused_before_any_call() {
+        let abstract_name = SocketName::Abstract(vec![b'a'; SUN_PATH_LEN]);
+        let err = socket_address(&abstract_name).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        let path = SocketName::Path(std::path::PathBuf::from("/".repeat(SUN_PATH_LEN)));
+        assert_eq!(
+            socket_address(&path).unwrap_err().kind(),
+            io::ErrorKind::InvalidInput
+        );
+        assert!(socket_address(&SocketName::Abstract(vec![b'a'; SUN_PATH_LEN - 1])).is_ok());
+    }
+
+    #[test]
+    fn too_many_descriptors_are_refused_without_sending() {
+        let file = std::fs::File::open("/dev/null").unwrap();
+        let fds = vec![file.as_fd(); SEND_FDS + 1];
+        let (a, _b) = std::os::unix::net::UnixDatagram::pair().unwrap();
+        let err = send(a.as_fd(), b"x", &fds, true).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+        assert_eq!(send(a.as_fd(), b"x", &fds[..SEND_FDS], true).unwrap(), 1);
+    }
+
+    #[test]
+    fn seals_outside_the_flag_range_are_invalid() {
+        let fd = memfd_create(c"seal-test").unwrap();
+        assert_eq!(
+            add_seals(fd.as_fd(), -1).unwrap_err().raw_os_error(),
+            Some(rustix::io::Errno::INVAL.raw_os_error())
+        );
+        add_seals(fd.as_fd(), SEAL_GROW).unwrap();
+        assert_eq!(seals(fd.as_fd()).unwrap() & SEAL_GROW, SEAL_GROW);
+    }
+
+    #[test]
+    fn poll_times_out_and_sees_readable_sockets() {
+        let (a, b) = std::os::unix::net::UnixDatagram::pair().unwrap();
+        let mut set = [poll_entry(a.as_fd(), POLLIN)];
+        assert_eq!(poll(&mut set, 1).unwrap(), 0);
+        b.send(b"x").unwrap();
+        let mut set = [poll_entry(a.as_fd(), POLLIN)];
+        assert_eq!(poll(&mut set, 1000).unwrap(), 1);
+        assert!(set[0].revents().contains(POLLIN));
+    }
+
+    #[test]
+    fn an_empty_mapping_is_refused() {
+        let fd = memfd_create(c"map-test").unwrap();
+        let err = Mapping::sealed_readonly(fd.as_fd(), 0).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
     }
 }

@@ -8,6 +8,7 @@ use crate::sleb128::Sleb128Error;
 ///
 /// `field` names the field being read so that a failure points at the byte that broke it.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum FrameError {
     /// The frame has no bytes at all, not even the frame type.
     #[error("empty APC frame")]

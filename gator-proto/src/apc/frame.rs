@@ -17,6 +17,7 @@ use crate::version::ProtocolVersion;
 
 /// A decoded APC frame borrowing its bytes.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Frame<'a> {
     /// Type 1.
     Summary(SummaryFrame<'a>),

@@ -3,6 +3,7 @@
 /// A known APC frame type (gatord `FrameType`). Codes with no variant decode as [`crate::apc::Frame::Unknown`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(i32)]
+#[non_exhaustive]
 pub enum FrameType {
     /// 1: capture summary, clocks and attributes, CPU names.
     Summary = 1,

@@ -10,6 +10,7 @@ pub const DEFAULT_MAX_FRAME_LEN: u32 = 256 * 1024 * 1024;
 
 /// Why a local capture stream could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum LocalCaptureError {
     /// The file ends inside a 4-byte length prefix.
     #[error("local capture ends inside a length prefix at offset {offset}")]

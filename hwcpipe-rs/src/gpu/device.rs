@@ -3,7 +3,7 @@
 //! [`GpuProfiler`](super::GpuProfiler) talks to a [`KbaseDevice`] in the driver's own terms: ioctl
 //! request numbers, the bytes of the `#[repr(C)]` structs in [`ioctl`](super::ioctl), reader fds, one
 //! mapping per reader, poll. [`MaliDevice`](super::MaliDevice) forwards each call to the kernel;
-//! [`SimulatedKbase`](super::SimulatedKbase) answers it from an in-memory model. The profiler cannot
+//! `SimulatedKbase` (feature `sim`) answers it from an in-memory model. The profiler cannot
 //! tell them apart.
 
 use std::io;
@@ -71,7 +71,7 @@ pub trait KbaseDevice: Send {
 }
 
 /// A scripted stand-in for the driver in unit tests of single decoding steps (the full driver
-/// model is [`SimulatedKbase`](super::SimulatedKbase)).
+/// model is `SimulatedKbase` (feature `sim`)).
 #[cfg(test)]
 pub(crate) mod fake {
     use super::*;

@@ -1,5 +1,5 @@
 //! kbase ioctl request numbers and the `#[repr(C)]` structs they carry, byte for byte as the driver
-//! defines them. The real device and [`SimulatedKbase`](super::SimulatedKbase) both speak these.
+//! defines them. The real device and `SimulatedKbase` (feature `sim`) both speak these.
 //!
 //! Every struct implements [`Wire`]: it is encoded into and decoded from native-endian bytes at the
 //! field offsets of its `#[repr(C)]` layout (checked at compile time), so the bytes handed to the kernel

@@ -1,7 +1,7 @@
 //! Mali GPU counters through the kbase kernel driver.
 //!
 //! [`GpuProfiler`] opens `/dev/mali<N>` (or any [`KbaseDevice`], such as the in-memory
-//! [`SimulatedKbase`]), runs the driver handshake of its generation (legacy UK before r21, r21+
+//! `SimulatedKbase` of the `sim` feature), runs the driver handshake of its generation (legacy UK before r21, r21+
 //! Job Manager, CSF: version check, SET_FLAGS, GPU properties), identifies the product from
 //! RAW_GPU_ID, reads counter dumps through the vinstr hwcnt reader or kinstr_prfcnt (chosen by
 //! driver version and product, as libGPUCounters does), and computes HWCPipe 1.x's 37
@@ -15,9 +15,10 @@
 //! in [`version`]; GPU properties in [`props`]; products in [`product`]; vinstr dumps in [`dump`]
 //! and [`vinstr`]; kinstr_prfcnt items in [`kinstr`]; counter names in [`tables`] (generated from
 //! Arm's MIT-licensed database by `gen/gen_tables.py`, Midgard typed by hand); formulas in
-//! [`formula`]; the simulated driver in [`sim`].
+//! [`formula`]; the simulated driver in `sim` (with the `sim` feature).
 //!
 //! ```
+//! # #[cfg(feature = "sim")] {
 //! use hwcpipe::gpu::{GpuCounter, GpuProfiler, SimGpu, SimulatedKbase, Workload};
 //!
 //! // A real device: GpuProfiler::open() (NoDevice on machines without a Mali).
@@ -37,11 +38,12 @@
 //!     println!("{counter} = {value} {}", counter.unit());
 //! }
 //! gpu.stop()?;
+//! # }
 //! # Ok::<(), hwcpipe::gpu::GpuError>(())
 //! ```
 //!
-//! Dependencies of this side: `libc` for `open`/`ioctl`/`mmap`/`poll` and errno values, and
-//! `thiserror` for the error enums; nothing else.
+//! Dependencies of this side: `libc` for `open`/`ioctl` and errno values, `rustix` for `mmap`/`poll`,
+//! and `thiserror` for the error enums; nothing else.
 #![forbid(unsafe_code)]
 
 pub mod counter;
@@ -55,6 +57,7 @@ pub mod mali_device;
 pub mod product;
 pub mod profiler;
 pub mod props;
+#[cfg(feature = "sim")]
 pub mod sim;
 pub mod tables;
 pub mod version;
@@ -66,5 +69,6 @@ pub use error::{GpuError, Unavailable};
 pub use mali_device::MaliDevice;
 pub use product::{Family, Product};
 pub use profiler::{Backend, GpuInfo, GpuProfiler, GpuSample};
+#[cfg(feature = "sim")]
 pub use sim::{Fault, SimConfig, SimGpu, SimulatedKbase, Workload};
 pub use version::{DriverVersion, Interface};

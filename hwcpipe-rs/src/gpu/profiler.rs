@@ -155,7 +155,7 @@ impl GpuProfiler {
     }
 
     /// Runs the handshake over any [`KbaseDevice`] (a [`MaliDevice`] or a
-    /// [`SimulatedKbase`](super::SimulatedKbase)).
+    /// `SimulatedKbase` (feature `sim`)).
     pub fn with_device<D: KbaseDevice + 'static>(device: D) -> Result<GpuProfiler, GpuError> {
         let mut device: Box<dyn KbaseDevice> = Box::new(device);
         let dev = device.as_mut();

@@ -1,5 +1,7 @@
 //! Kernel calls of the Mali kbase driver: open, ioctl, mmap, poll. The only unsafe code of the GPU
-//! side; every errno becomes an [`io::Error`] here.
+//! side; every errno becomes an [`io::Error`] here. `open` and the driver's ioctls (request numbers and
+//! structs decided at run time) are raw `libc` calls checked by [`super::check`]; the mapping and `poll`
+//! are `rustix`'s.
 
 use std::ffi::CString;
 use std::io;
@@ -8,6 +10,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::ptr::NonNull;
 use std::time::Duration;
+
+use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::mm::{MapFlags, ProtFlags};
 
 /// Opens a kbase device file `O_RDWR | O_CLOEXEC | O_NONBLOCK`, as HWCPipe does.
 pub(crate) fn open_device(path: &Path) -> io::Result<OwnedFd> {
@@ -27,13 +32,7 @@ pub(crate) fn open_device(path: &Path) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
-fn check(ret: libc::c_int) -> io::Result<i32> {
-    if ret < 0 {
-        Err(io::Error::last_os_error())
-    } else {
-        Ok(ret)
-    }
-}
+use super::check;
 
 /// `ioctl(fd, request, value)` with the argument passed by value.
 pub(crate) fn ioctl_value(fd: &OwnedFd, request: u32, value: u64) -> io::Result<i32> {
@@ -102,20 +101,18 @@ impl Mapping {
         if len == 0 {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
-        // SAFETY: asks the kernel for a new mapping; no existing memory is affected.
+        // SAFETY: a NULL hint asks the kernel for a new mapping, so no existing memory is affected; the
+        // mapping is owned by the returned value, which unmaps it once.
         let ptr = unsafe {
-            libc::mmap(
+            rustix::mm::mmap(
                 core::ptr::null_mut(),
                 len,
-                libc::PROT_READ,
-                libc::MAP_PRIVATE,
-                fd.as_raw_fd(),
+                ProtFlags::READ,
+                MapFlags::PRIVATE,
+                fd,
                 0,
             )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
+        }?;
         let ptr = NonNull::new(ptr.cast::<u8>())
             .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
         Ok(Mapping { ptr, len })
@@ -145,8 +142,9 @@ impl Mapping {
 
 impl Drop for Mapping {
     fn drop(&mut self) {
-        // SAFETY: `ptr`/`len` describe a mapping created by `mmap` and not yet unmapped.
-        unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+        // SAFETY: `ptr`/`len` describe a mapping created by `mmap` and not yet unmapped; no borrow of it
+        // outlives `self`. An unmapping error leaves nothing to undo.
+        let _ = unsafe { rustix::mm::munmap(self.ptr.as_ptr().cast(), self.len) };
     }
 }
 
@@ -163,29 +161,19 @@ pub(crate) enum Poll {
 
 /// `poll` for POLLIN on one fd, retrying on EINTR.
 pub(crate) fn poll_in(fd: &OwnedFd, timeout: Duration) -> io::Result<Poll> {
-    let ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
-    let mut pfd = libc::pollfd {
-        fd: fd.as_raw_fd(),
-        events: libc::POLLIN,
-        revents: 0,
-    };
+    let timeout = Timespec::try_from(timeout).unwrap_or(Timespec {
+        tv_sec: i64::MAX as _,
+        tv_nsec: 0,
+    });
+    let mut set = [PollFd::new(fd, PollFlags::IN)];
     loop {
-        // SAFETY: `pfd` is one valid pollfd for the duration of the call.
-        let n = unsafe { libc::poll(&mut pfd, 1, ms) };
-        if n < 0 {
-            let err = io::Error::last_os_error();
-            if err.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(err);
+        match rustix::event::poll(&mut set, Some(&timeout)) {
+            Ok(0) => return Ok(Poll::TimedOut),
+            Ok(_) if set[0].revents().contains(PollFlags::IN) => return Ok(Poll::Readable),
+            Ok(_) => return Ok(Poll::HungUp),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(errno) => return Err(errno.into()),
         }
-        if n == 0 {
-            return Ok(Poll::TimedOut);
-        }
-        if pfd.revents & libc::POLLIN != 0 {
-            return Ok(Poll::Readable);
-        }
-        return Ok(Poll::HungUp);
     }
 }
 
@@ -206,6 +194,21 @@ mod tests {
         assert!(ioctl_struct(&fd, 0xC004_8000, &mut arg).is_err());
         assert!(ioctl_struct(&fd, 0xC004_8000, &mut [0u8; 2]).is_err());
         assert!(ioctl_value(&fd, 0x4004_BE10, 0).is_err());
+    }
+
+    #[test]
+    fn poll_waits_out_its_timeout_then_sees_data() {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+        let fd = OwnedFd::from(ours);
+        assert_eq!(
+            poll_in(&fd, Duration::from_millis(5)).unwrap(),
+            Poll::TimedOut
+        );
+        std::io::Write::write_all(&mut &theirs, b"x").unwrap();
+        assert_eq!(
+            poll_in(&fd, Duration::from_secs(5)).unwrap(),
+            Poll::Readable
+        );
     }
 
     #[test]

@@ -295,7 +295,7 @@ fn table(captured: &[Captured<'_>], records: &[WindowRecord], mode: Cores) -> St
                 c.counter.id.to_string(),
                 output::source_label(c.counter),
                 name,
-                c.counter.units.to_string(),
+                c.counter.units.of_readings().to_string(),
                 class_name(c.counter.class).to_owned(),
                 count.to_string(),
                 match reading {
@@ -512,7 +512,7 @@ fn chrome_trace(captured: &[Captured<'_>], records: &[WindowRecord], mode: Cores
             }),
         );
         for (name, samples) in series {
-            let name = format!("{name} ({})", c.counter.units).replace(" ()", "");
+            let name = format!("{name} ({})", c.counter.units.of_readings()).replace(" ()", "");
             for s in samples {
                 events.push(json!({
                     "name": name,

@@ -35,7 +35,7 @@ pub fn run(args: &ListArgs) -> Result<i32, CliError> {
                         .as_ref()
                         .map_or_else(String::new, |e| format!("{:#04x}", e.code)),
                     format!("{} {}", c.title, c.name).trim().to_owned(),
-                    c.units.to_string(),
+                    c.units.of_readings().to_string(),
                     output::class_name(c.class).to_owned(),
                     output::result_type_name(c.result_type).to_owned(),
                     note,

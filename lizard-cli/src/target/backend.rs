@@ -90,7 +90,7 @@ impl HwcBackend for TargetBackend {
                 HwcCounterInfo {
                     name: series.name(),
                     description: info.description.to_owned(),
-                    units: Units::parse(info.unit.as_str()),
+                    units: Units::from(info.unit),
                     source: Source::HwcPipeCpu,
                     result_type: ResultType::Integer,
                 }
@@ -135,10 +135,7 @@ impl HwcBackend for TargetBackend {
             .map_err(|e| EngineError::Backend(Box::new(e)))?;
         for &index in &self.enabled_cpu {
             if let Some(reading) = readings.get(index) {
-                out.push((
-                    index,
-                    Value::Int(i64::try_from(reading.delta).unwrap_or(i64::MAX)),
-                ));
+                out.push((index, Value::from(hwcpipe::Value::Int(reading.delta))));
             }
         }
         self.check_child();

@@ -231,7 +231,8 @@ impl Capture {
         {
             let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
             if session.stop_capture().is_ok() {
-                session.poll_transmit(&mut out);
+                // The APC_STOP command is now in `out`, written below; its length is not needed.
+                let _ = session.poll_transmit(&mut out);
             }
         }
         // A failed write means the daemon is gone; the receiver sees the close and reports it.

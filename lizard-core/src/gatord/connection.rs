@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use gator_proto::ProtocolVersion;
 
-use crate::error::Error;
+use crate::error::{Error, ProtocolFault};
 use crate::transport::{GatordAddress, Timeouts, Transport, TransportError};
 
 /// The text gatord sends (in a RESPONSE_ERROR) to a client that connects while another session runs.
@@ -32,7 +32,7 @@ pub(crate) fn daemon_error(payload: &[u8]) -> Error {
 pub(crate) fn protocol_error(what: &'static str, err: ClientError) -> Error {
     Error::Protocol {
         what,
-        detail: err.to_string(),
+        source: ProtocolFault::Client(err),
     }
 }
 
@@ -42,7 +42,7 @@ fn unexpected(what: &'static str, event: &Event) -> Error {
         Event::Closed | Event::EndOfCapture => Error::Transport(TransportError::Closed(what)),
         other => Error::Protocol {
             what,
-            detail: format!("unexpected reply {}", event_name(other)),
+            source: ProtocolFault::UnexpectedReply(event_name(other)),
         },
     }
 }
@@ -62,6 +62,7 @@ fn event_name(event: &Event) -> &'static str {
         Event::GatorLog(_) | Event::GatorLogEnd => "GATOR_LOG",
         Event::ActivityStarted => "ACTIVITY_STARTED",
         Event::Closed => "close",
+        _ => "unrecognised",
     }
 }
 
@@ -135,8 +136,7 @@ impl Connection {
     /// Writes whatever the state machine has queued.
     pub(crate) fn flush(&mut self) -> Result<(), Error> {
         let mut out = Vec::new();
-        self.session.poll_transmit(&mut out);
-        if !out.is_empty() {
+        if self.session.poll_transmit(&mut out) > 0 {
             self.transport.write_all(&out)?;
         }
         Ok(())
@@ -213,5 +213,32 @@ impl Connection {
         self.flush()?;
         let writer = self.transport.try_clone()?;
         Ok((self.session, self.transport, writer))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_reply_that_answers_nothing_asked_is_a_typed_protocol_fault() {
+        let err = unexpected("requesting the events XML", &Event::Pong);
+        assert!(
+            matches!(
+                &err,
+                Error::Protocol {
+                    what: "requesting the events XML",
+                    source: ProtocolFault::UnexpectedReply("ACK"),
+                }
+            ),
+            "{err:?}"
+        );
+        let cause = std::error::Error::source(&err).expect("the fault is the source");
+        assert_eq!(cause.to_string(), "unexpected ACK reply");
+        assert!(!err.to_string().contains("ACK"), "{err}");
+        assert!(matches!(
+            unexpected("stopping", &Event::Closed),
+            Error::Transport(TransportError::Closed("stopping"))
+        ));
     }
 }

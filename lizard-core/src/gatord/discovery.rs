@@ -132,9 +132,7 @@ fn counter_of(
         multiplier,
         units: match (&event.units, event.percentage) {
             (None, Some(true)) => Units::Other("%".to_owned()),
-            (units, _) => units
-                .as_ref()
-                .map_or(Units::Unknown, |u| Units::parse(u.as_str())),
+            (units, _) => units.as_ref().map_or(Units::Unknown, Units::from),
         },
         // A percentage is a level over the sample's interval (gatord's `activity` percentages too): its
         // readings are means.
@@ -198,7 +196,7 @@ mod tests {
         assert_eq!(list[0].result_type, ResultType::Floating);
         assert_eq!(list[0].description, "d");
         assert_eq!(list[1].class, CounterClass::Delta);
-        assert_eq!(list[1].units, Units::MegaHertz);
+        assert_eq!(list[1].units, Units::Megahertz);
         assert_eq!(list[1].result_type, ResultType::Integer);
         assert_eq!(list[2].multiplier, 1.0);
     }

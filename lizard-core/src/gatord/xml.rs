@@ -7,7 +7,7 @@ use gator_xml::{
 };
 
 use super::counter_sets::Configured;
-use crate::error::Error;
+use crate::error::{Error, ProtocolFault};
 
 /// The `<configurations revision="3">` document enabling `counters` (names escaped by the writer): a fixed
 /// counter by name, a counter-set slot with the event programmed into it (`event="0x8"`).
@@ -63,10 +63,10 @@ pub(crate) fn captured_keys(text: &str) -> Result<Vec<CapturedKey>, Error> {
         .map(|c| {
             let key = i32::try_from(c.key).map_err(|_| Error::Protocol {
                 what: "reading the captured key map",
-                detail: format!(
-                    "counter {:?} has the out-of-range key {:#x}",
-                    c.counter, c.key
-                ),
+                source: ProtocolFault::KeyOutOfRange {
+                    counter: c.counter.clone(),
+                    key: c.key,
+                },
             })?;
             Ok(CapturedKey {
                 key,
@@ -154,7 +154,13 @@ mod tests {
             captured_keys(
                 "<captured><counters><counter key=\"0x1ffffffff\" type=\"a\"/></counters></captured>"
             ),
-            Err(Error::Protocol { .. })
+            Err(Error::Protocol {
+                source: ProtocolFault::KeyOutOfRange {
+                    key: 0x1_ffff_ffff,
+                    ..
+                },
+                ..
+            })
         ));
         assert!(matches!(
             captured_keys("<!DOCTYPE x [<!ENTITY a \"b\">]><captured/>"),

@@ -1,6 +1,6 @@
 //! [`HwcPipeBackend`]: the [`HwcBackend`] over `hwcpipe::HwcPipe` (CPU perf events, Mali GPU).
 
-use hwcpipe::{Counter as HwcCounter, CpuCounter, GpuCounter, HwcPipe, Value as HwcValue};
+use hwcpipe::{Counter as HwcCounter, CpuCounter, GpuCounter, HwcPipe};
 
 use super::backend::{HwcBackend, HwcCounterInfo};
 use crate::counter::{ResultType, Source, Units};
@@ -54,7 +54,7 @@ impl HwcBackend for HwcPipeBackend {
                 HwcCounterInfo {
                     name: info.name.to_owned(),
                     description: info.description.to_owned(),
-                    units: Units::parse(info.unit.as_str()),
+                    units: Units::from(info.unit),
                     source,
                     result_type,
                 }
@@ -81,11 +81,7 @@ impl HwcBackend for HwcPipeBackend {
         let measurements = self.pipe.sample()?;
         for (counter, value) in measurements.iter() {
             if let Some(index) = self.counters.iter().position(|&c| c == counter) {
-                let value = match value {
-                    HwcValue::Int(v) => Value::Int(i64::try_from(v).unwrap_or(i64::MAX)),
-                    HwcValue::Float(v) => Value::Float(v),
-                };
-                out.push((index, value));
+                out.push((index, Value::from(value)));
             }
         }
         Ok(())

@@ -1,6 +1,19 @@
-//! Parsing a ring capacity written by a person: `65536`, `64KiB`, `64MiB`, `1GiB`, `64K`, `64M`, `500KB`.
+//! Parsing a byte count written by a person (`--capacity 64MiB`): `65536`, `64KiB`, `64MiB`, `1GiB`, `64K`,
+//! `64M`, `500KB`.
 
-use crate::error::CapacityError;
+/// A capacity text that cannot be read.
+#[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
+pub enum CapacityError {
+    /// No digits before the unit.
+    #[error("capacity {0:?} does not start with a number")]
+    NoNumber(String),
+    /// The unit is not one of B, K/KiB, M/MiB, G/GiB, KB, MB, GB.
+    #[error("unknown capacity unit {0:?}")]
+    UnknownUnit(String),
+    /// The value does not fit in `usize`.
+    #[error("capacity {0:?} is too large")]
+    Overflow(String),
+}
 
 /// Reads a byte count: digits, then an optional unit. `K`, `M`, `G` and `KiB`, `MiB`, `GiB` are powers of
 /// 1024; `KB`, `MB`, `GB` powers of 1000; `B` or nothing means bytes. Units ignore case; spaces are allowed

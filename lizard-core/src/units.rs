@@ -1,0 +1,199 @@
+//! [`Units`]: the engine's one unit vocabulary, and the one place the sources' units convert into it.
+//!
+//! Each source crate keeps the units of its own domain: `gator_xml::Units` is the `units` attribute of
+//! gatord's events XML, spelled as the daemon writes it; `hwcpipe::Unit` is what an HWCPipe counter counts.
+//! Neither leaf crate depends on the other, and both sit below this crate, so the shared vocabulary lives
+//! here, at the first crate that sees both: `From<&gator_xml::Units>` and `From<hwcpipe::Unit>` below are
+//! the only conversions, and every counter's [`Units`] comes through them. The named units are spelled the
+//! same way in all three enums (`Megahertz`, `Millivolts`, `Bytes`, …).
+
+use std::fmt;
+
+/// The unit of a counter's values as the source declares it (before the multiplier and the unit scale).
+///
+/// The named variants are the units the Lizard C API can describe plus `Megahertz` and `Millivolts`, which it
+/// folds (MHz readings are scaled to Hz, see [`Units::of_readings`]; mV is its own unit here). Any other unit
+/// text is kept in `Other`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Units {
+    /// No unit given.
+    Unknown,
+    /// Bytes (`B`, or `bytes`).
+    Bytes,
+    /// Degrees Celsius (`°C`).
+    Celsius,
+    /// Hertz (`Hz`).
+    Hertz,
+    /// Megahertz (`MHz`): readings are multiplied by 1 000 000 and so come out in Hz.
+    Megahertz,
+    /// Memory pages (`pages`).
+    Pages,
+    /// Revolutions per minute (`RPM`).
+    Rpm,
+    /// Seconds (`s`).
+    Seconds,
+    /// Volts (`V`).
+    Volts,
+    /// Millivolts (`mV`).
+    Millivolts,
+    /// Any other unit text, verbatim (`cycles`, `%`, `instructions`, `ns`, ...).
+    Other(String),
+}
+
+impl Units {
+    /// Maps a unit string as gatord's events XML and HWCPipe spell it (exact, case-sensitive) to a unit.
+    pub fn parse(text: &str) -> Units {
+        match text {
+            "" => Units::Unknown,
+            "B" | "bytes" => Units::Bytes,
+            "°C" => Units::Celsius,
+            "Hz" => Units::Hertz,
+            "MHz" => Units::Megahertz,
+            "pages" => Units::Pages,
+            "RPM" => Units::Rpm,
+            "s" => Units::Seconds,
+            "V" => Units::Volts,
+            "mV" => Units::Millivolts,
+            other => Units::Other(other.to_owned()),
+        }
+    }
+
+    /// The factor a raw value is scaled by because of the unit: 1 000 000 for MHz (readings are in Hz), else 1.
+    pub fn scale(&self) -> f64 {
+        match self {
+            Units::Megahertz => 1_000_000.0,
+            _ => 1.0,
+        }
+    }
+
+    /// The unit the engine's readings and samples of such a counter are in, once [`scale`](Self::scale) is
+    /// applied: Hz for MHz, the unit itself otherwise. Print this next to a reading.
+    pub fn of_readings(&self) -> Units {
+        match self {
+            Units::Megahertz => Units::Hertz,
+            other => other.clone(),
+        }
+    }
+}
+
+impl fmt::Display for Units {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = match self {
+            Units::Unknown => "",
+            Units::Bytes => "B",
+            Units::Celsius => "°C",
+            Units::Hertz => "Hz",
+            Units::Megahertz => "MHz",
+            Units::Pages => "pages",
+            Units::Rpm => "RPM",
+            Units::Seconds => "s",
+            Units::Volts => "V",
+            Units::Millivolts => "mV",
+            Units::Other(text) => text,
+        };
+        f.write_str(text)
+    }
+}
+
+impl From<&gator_xml::Units> for Units {
+    /// The unit of an event of gatord's events XML.
+    fn from(units: &gator_xml::Units) -> Units {
+        use gator_xml::Units as Xml;
+        match units {
+            Xml::Bytes | Xml::BytesWord => Units::Bytes,
+            Xml::Hertz => Units::Hertz,
+            Xml::Megahertz => Units::Megahertz,
+            Xml::Pages => Units::Pages,
+            Xml::Seconds => Units::Seconds,
+            Xml::Volts => Units::Volts,
+            Xml::Millivolts => Units::Millivolts,
+            Xml::Celsius => Units::Celsius,
+            Xml::Rpm => Units::Rpm,
+            // The empty text, and spellings gator-xml does not name, read as the text says.
+            Xml::Other(text) => Units::parse(text),
+            other => Units::Other(other.as_str().to_owned()),
+        }
+    }
+}
+
+impl From<hwcpipe::Unit> for Units {
+    /// The unit of an HWCPipe CPU or GPU counter.
+    fn from(unit: hwcpipe::Unit) -> Units {
+        match unit {
+            hwcpipe::Unit::Bytes => Units::Bytes,
+            other => Units::Other(other.as_str().to_owned()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_covers_the_full_set() {
+        let cases = [
+            ("", Units::Unknown),
+            ("B", Units::Bytes),
+            ("bytes", Units::Bytes),
+            ("°C", Units::Celsius),
+            ("Hz", Units::Hertz),
+            ("MHz", Units::Megahertz),
+            ("pages", Units::Pages),
+            ("RPM", Units::Rpm),
+            ("s", Units::Seconds),
+            ("V", Units::Volts),
+            ("mV", Units::Millivolts),
+            ("cycles", Units::Other("cycles".into())),
+        ];
+        for (text, units) in cases {
+            assert_eq!(Units::parse(text), units, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn display_round_trips() {
+        for text in [
+            "", "B", "°C", "Hz", "MHz", "pages", "RPM", "s", "V", "mV", "%",
+        ] {
+            assert_eq!(Units::parse(text).to_string(), text);
+        }
+    }
+
+    #[test]
+    fn mhz_scales_by_a_million_and_reads_in_hz() {
+        assert_eq!(Units::Megahertz.scale(), 1e6);
+        assert_eq!(Units::Megahertz.of_readings(), Units::Hertz);
+        assert_eq!(Units::Hertz.scale(), 1.0);
+        assert_eq!(Units::Bytes.of_readings(), Units::Bytes);
+        assert_eq!(
+            Units::Other("cycles".into()).of_readings(),
+            Units::Other("cycles".into())
+        );
+    }
+
+    /// Every unit text gator-xml knows converts to what reading the text itself gives.
+    #[test]
+    fn events_xml_units_convert_like_their_text() {
+        let texts =
+            "B bytes Hz MHz pages s ms us ns V mV °C RPM % W mW J A mA cycles instructions beats";
+        for text in texts.split(' ').chain([""]) {
+            let xml = gator_xml::Units::parse(text);
+            assert_eq!(Units::from(&xml), Units::parse(text), "{text:?}");
+        }
+    }
+
+    /// Every HWCPipe unit converts to what reading its name gives.
+    #[test]
+    fn hwcpipe_units_convert_like_their_names() {
+        use hwcpipe::{CpuCounter, GpuCounter};
+        let cpu = CpuCounter::ALL.iter().map(|c| c.unit());
+        let gpu = GpuCounter::ALL
+            .iter()
+            .map(|g| hwcpipe::Unit::from(g.unit()));
+        for unit in cpu.chain(gpu) {
+            assert_eq!(Units::from(unit), Units::parse(unit.as_str()), "{unit}");
+        }
+        assert_eq!(Units::from(hwcpipe::Unit::Bytes), Units::Bytes);
+    }
+}
