@@ -11,6 +11,7 @@ use thiserror::Error;
 
 use crate::encoding::PmuRegister;
 use crate::regs::pmuserenr::Pmuserenr;
+use crate::user_read::{sign_extend, user_count, PmcWidth};
 
 use super::sysreg;
 
@@ -38,6 +39,21 @@ impl El0Counter {
             32 => Some(El0Counter::Cycles),
             1..=31 => Some(El0Counter::Event((index - 1) as u8)),
             _ => None,
+        }
+    }
+
+    /// The `perf_event_mmap_page.index` that names this counter: the inverse of
+    /// [`from_perf_index`](Self::from_perf_index).
+    ///
+    /// ```
+    /// use pmu_regs::hw::el0::El0Counter;
+    /// assert_eq!(El0Counter::Cycles.perf_index(), 32);
+    /// assert_eq!(El0Counter::Event(5).perf_index(), 6);
+    /// ```
+    pub const fn perf_index(self) -> u32 {
+        match self {
+            El0Counter::Cycles => 32,
+            El0Counter::Event(n) => n as u32 + 1,
         }
     }
 
@@ -111,5 +127,23 @@ impl El0Pmu {
         // SAFETY: PMUSERENR_EL0 grants EL0 this read (checked just above), and `new`'s contract says
         // the counter exists on this PE.
         Ok(unsafe { sysreg::read(register) }?)
+    }
+
+    /// Reads `counter` and sign-extends its low `width` bits ([`sign_extend`]): the value a perf
+    /// mmap page's `offset` is to be added to.
+    pub fn read_pmc(&self, counter: El0Counter, width: PmcWidth) -> Result<i64, El0ReadError> {
+        Ok(sign_extend(self.read(counter)?, width))
+    }
+
+    /// The event count at this instant, from a perf mmap page's `offset` and `pmc_width` and a read of
+    /// `counter` ([`user_count`]). The page must have been read under its sequence lock together with
+    /// this call (see `perf_event_mmap_page`): the sum is only meaningful if the lock did not change.
+    pub fn read_count(
+        &self,
+        counter: El0Counter,
+        width: PmcWidth,
+        offset: i64,
+    ) -> Result<u64, El0ReadError> {
+        Ok(user_count(offset, self.read(counter)?, width))
     }
 }
