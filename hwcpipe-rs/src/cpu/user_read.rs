@@ -1,0 +1,351 @@
+//! Reading CPU counters from user space, without a system call, and the rule that picks, at every
+//! sample and for every counter, between that and `read()`.
+//!
+//! Linux publishes, in the first page of a perf event mapped by its task (`perf_event_mmap_page`), which
+//! hardware counter holds the event (`index`), what to add to it (`offset`), its width (`pmc_width`),
+//! and the event's enabled and running times with what is needed to bring them up to date from a clock
+//! the task can read (`time_mult`, `time_shift`, `time_offset`, ...). A task that may read the counter
+//! (`cap_user_rdpmc`) computes the count as `offset + sign_extend(counter, pmc_width)`
+//! ([`pmu_regs::user_read::user_count`]) with one instruction: `MRS` of `PMEVCNTR<n>_EL0` or
+//! `PMCCNTR_EL0` on arm64 (Linux 5.17+, `kernel.perf_user_access = 1`, events opened with
+//! `config1` bit 1), `rdpmc` on x86-64. The page is read under its sequence lock
+//! ([`PerfPage`](crate::sys::perf_page::PerfPage)).
+//!
+//! The profiler asks for this with [`UserReads::Auto`] (for [`CpuTarget::CallingThread`](super::CpuTarget)
+//! only). A group of counters is read from user space at a sample when every member's page allows it;
+//! otherwise the group is read with one `read()` as before. Each [`CpuReading`](super::CpuReading)
+//! says which it was ([`ReadPath`]), and why not user space ([`SyscallReason`]).
+
+use std::fmt;
+
+use pmu_regs::user_read::{user_count, PmcWidth};
+
+use crate::sys::perf_page::{cap, PageFields, RawRead};
+
+/// Whether the profiler may read counters from user space.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum UserReads {
+    /// Every sample is one `read()` per group (the events count the target and, through perf's
+    /// `inherit`, the threads and processes it creates afterwards).
+    #[default]
+    Off,
+    /// For [`CpuTarget::CallingThread`](super::CpuTarget::CallingThread): map each event's page, ask
+    /// the kernel for user access (arm64), and read a group from user space whenever the kernel
+    /// allows it, else with `read()`. The events count the calling thread only (no `inherit`: the
+    /// count of threads created later would be in `read()` but never in the page). Other targets
+    /// ignore it and say so ([`SyscallReason::NotCallingThread`]).
+    Auto,
+}
+
+/// How a counter's value was obtained at a sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadPath {
+    /// From user space: the mmap page and one counter instruction, no system call.
+    UserSpace,
+    /// With `read()` of the counter's group, for this reason.
+    Syscall(SyscallReason),
+}
+
+impl ReadPath {
+    /// Whether this is [`ReadPath::UserSpace`].
+    pub fn is_user_space(self) -> bool {
+        self == ReadPath::UserSpace
+    }
+}
+
+/// Why a counter was read with `read()` rather than from user space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SyscallReason {
+    /// User-space reads were not asked for ([`UserReads::Off`]).
+    NotRequested,
+    /// The profiler counts another thread, process or CPU: only the calling thread's own counters
+    /// are readable from user space.
+    NotCallingThread,
+    /// The CPUs have more than one kind of Arm PMU: a thread moved to a CPU of the other kind between
+    /// the check and the read would be stopped by a trap, so user access is not asked for.
+    HeterogeneousCpus,
+    /// The event's page could not be mapped (the errno of `mmap`, or of the check that the
+    /// descriptor is a perf event).
+    NoPage {
+        /// The errno.
+        errno: i32,
+    },
+    /// The page grants no user-space read now (`cap_user_rdpmc` 0 or `index` 0): a software event,
+    /// `kernel.perf_user_access` is 0, the event was opened without user access, or it is not on
+    /// the PMU at the moment (multiplexed out).
+    NoUserAccess,
+    /// The hardware refused the read (on arm64, PMUSERENR_EL0 is closed on this CPU).
+    CounterRefused,
+    /// The page has no clock conversion (`cap_user_time` 0), so the enabled and running times
+    /// cannot be brought up to date.
+    NoUserTime,
+    /// The page's `pmc_width` is outside 1..=64.
+    BadWidth {
+        /// The width found.
+        width: u16,
+    },
+    /// The page changed on every attempt to read it.
+    PageBusy,
+    /// The value read from user space was below the previous one.
+    Implausible,
+    /// `sample()` was called from another thread than the one that opened the counters; the
+    /// counters in this thread's PMU are not the profiler's.
+    OtherThread,
+    /// Another counter of the same group could not be read from user space, so the group was read
+    /// with one `read()`.
+    GroupMember,
+    /// No sample has been taken since `run()`.
+    NotSampledYet,
+    /// `read()` was asked for ([`CpuProfiler::sample_with_read`](super::CpuProfiler::sample_with_read)).
+    Forced,
+}
+
+impl fmt::Display for ReadPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ReadPath::UserSpace => f.write_str("user space"),
+            ReadPath::Syscall(reason) => write!(f, "read(): {reason}"),
+        }
+    }
+}
+
+impl fmt::Display for SyscallReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            SyscallReason::NotRequested => f.write_str("user-space reads not requested"),
+            SyscallReason::NotCallingThread => f.write_str("the target is not the calling thread"),
+            SyscallReason::HeterogeneousCpus => f.write_str("CPUs with different Arm PMUs"),
+            SyscallReason::NoPage { errno } => write!(
+                f,
+                "the event's page could not be mapped: {}",
+                std::io::Error::from_raw_os_error(errno)
+            ),
+            SyscallReason::NoUserAccess => f.write_str(
+                "the kernel grants no user-space read (software event, \
+                 kernel.perf_user_access=0, or not on the PMU now)",
+            ),
+            SyscallReason::CounterRefused => f.write_str("the CPU refused the counter read"),
+            SyscallReason::NoUserTime => f.write_str("the page has no clock conversion"),
+            SyscallReason::BadWidth { width } => write!(f, "counter width {width} in the page"),
+            SyscallReason::PageBusy => f.write_str("the page kept changing"),
+            SyscallReason::Implausible => f.write_str("the user-space value went backwards"),
+            SyscallReason::OtherThread => {
+                f.write_str("sampled from another thread than the one counted")
+            }
+            SyscallReason::GroupMember => f.write_str("another counter of its group needed read()"),
+            SyscallReason::NotSampledYet => f.write_str("not sampled yet"),
+            SyscallReason::Forced => f.write_str("read() asked for"),
+        }
+    }
+}
+
+/// Attempts at reading a page before giving up for this sample. The kernel rewrites a page only
+/// when the event is scheduled or overflows, so a second attempt almost always succeeds.
+pub const PAGE_READ_ROUNDS: u32 = 8;
+
+/// A count and the event's times, brought up to the instant of the read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UserValue {
+    /// The event count, as `read()` would give it.
+    pub count: u64,
+    /// Nanoseconds enabled (only meaningful when the clock was read).
+    pub time_enabled: u64,
+    /// Nanoseconds on the PMU (only meaningful when the clock was read).
+    pub time_running: u64,
+}
+
+/// Nanoseconds since the page was written, from a reading `clock` of the page's clock: the kernel's
+/// conversion `time_offset + (cyc >> shift) × mult + ((cyc & (2^shift − 1)) × mult >> shift)`, with
+/// `cyc` first widened by `time_cycles` and `time_mask` when the clock is short
+/// (`cap_user_time_short`). Wrapping arithmetic, as in the kernel.
+pub fn time_since_update(fields: &PageFields, clock: u64) -> u64 {
+    let cyc = if fields.has(cap::USER_TIME_SHORT) {
+        fields
+            .time_cycles
+            .wrapping_add(clock.wrapping_sub(fields.time_cycles) & fields.time_mask)
+    } else {
+        clock
+    };
+    let shift = u32::from(fields.time_shift).min(63);
+    let mult = u64::from(fields.time_mult);
+    let quot = cyc >> shift;
+    let rem = cyc & ((1u64 << shift) - 1);
+    fields
+        .time_offset
+        .wrapping_add(quot.wrapping_mul(mult))
+        .wrapping_add(rem.wrapping_mul(mult) >> shift)
+}
+
+/// Turns one user-space read (the page and the raw counter and clock) into a count and, when
+/// `with_time`, the enabled and running times now. An error says why `read()` is needed instead.
+pub fn evaluate(
+    fields: &PageFields,
+    raw: RawRead,
+    with_time: bool,
+) -> Result<UserValue, SyscallReason> {
+    if !fields.has(cap::USER_RDPMC) || fields.index == 0 {
+        return Err(SyscallReason::NoUserAccess);
+    }
+    let pmc = raw.pmc.ok_or(SyscallReason::CounterRefused)?;
+    let width = PmcWidth::new(fields.pmc_width).map_err(|_| SyscallReason::BadWidth {
+        width: fields.pmc_width,
+    })?;
+    let count = user_count(fields.offset, pmc, width);
+    let (time_enabled, time_running) = if with_time {
+        if !fields.has(cap::USER_TIME) {
+            return Err(SyscallReason::NoUserTime);
+        }
+        let clock = raw.clock.ok_or(SyscallReason::NoUserTime)?;
+        // `index` ≠ 0: the event is on the PMU, so it has been running all the time since the
+        // page was written, as long as it has been enabled.
+        let since = time_since_update(fields, clock);
+        (
+            fields.time_enabled.wrapping_add(since),
+            fields.time_running.wrapping_add(since),
+        )
+    } else {
+        (fields.time_enabled, fields.time_running)
+    };
+    Ok(UserValue {
+        count,
+        time_enabled,
+        time_running,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn granted(index: u32, offset: i64, width: u16) -> PageFields {
+        PageFields {
+            index,
+            offset,
+            capabilities: cap::USER_RDPMC
+                | cap::USER_TIME
+                | cap::USER_TIME_ZERO
+                | cap::USER_TIME_SHORT,
+            pmc_width: width,
+            time_enabled: 1_000,
+            time_running: 600,
+            // A 1 GHz clock: 1 ns per tick is mult 2^31 >> shift 31.
+            time_shift: 31,
+            time_mult: 1 << 31,
+            time_offset: 0,
+            time_cycles: 0,
+            time_mask: u64::MAX,
+            time_zero: 0,
+        }
+    }
+
+    fn raw(pmc: u64, clock: u64) -> RawRead {
+        RawRead {
+            pmc: Some(pmc),
+            clock: Some(clock),
+        }
+    }
+
+    #[test]
+    fn count_is_offset_plus_the_sign_extended_counter() {
+        let prev = 0xFFFF_FFFF_8000_0001u64;
+        let fields = granted(1, 500u64.wrapping_sub(prev) as i64, 32);
+        let v = evaluate(&fields, raw(0x8000_0011, 0), false).unwrap();
+        assert_eq!(v.count, 516);
+        // Wrapped through zero, interrupt not yet taken.
+        let v = evaluate(&fields, raw(0x0000_0002, 0), false).unwrap();
+        assert_eq!(v.count, 500 + 0x8000_0001);
+    }
+
+    #[test]
+    fn times_advance_by_the_clock_since_the_update() {
+        let mut fields = granted(32, 0, 64);
+        fields.time_offset = 0u64.wrapping_sub(250); // the page was written at clock 250
+        let v = evaluate(&fields, raw(7, 400), true).unwrap();
+        assert_eq!((v.time_enabled, v.time_running), (1_150, 750));
+    }
+
+    #[test]
+    fn a_short_clock_is_widened_around_time_cycles() {
+        let mut fields = granted(32, 0, 64);
+        fields.time_cycles = 0x1_0000_0000;
+        fields.time_mask = 0xFFFF_FFFF;
+        // A 32-bit clock that reads 5 past the 2^32 boundary means 2^32 + 5.
+        assert_eq!(time_since_update(&fields, 5), 0x1_0000_0005);
+    }
+
+    #[test]
+    fn refusals_have_reasons() {
+        let mut fields = granted(0, 0, 32);
+        assert_eq!(
+            evaluate(&fields, raw(1, 1), false),
+            Err(SyscallReason::NoUserAccess)
+        );
+        fields.index = 2;
+        fields.capabilities &= !cap::USER_RDPMC;
+        assert_eq!(
+            evaluate(&fields, raw(1, 1), false),
+            Err(SyscallReason::NoUserAccess)
+        );
+        let fields = granted(2, 0, 32);
+        assert_eq!(
+            evaluate(&fields, RawRead::default(), false),
+            Err(SyscallReason::CounterRefused)
+        );
+        let bad = granted(2, 0, 0);
+        assert_eq!(
+            evaluate(&bad, raw(1, 1), false),
+            Err(SyscallReason::BadWidth { width: 0 })
+        );
+        let mut no_time = granted(2, 0, 32);
+        no_time.capabilities &= !cap::USER_TIME;
+        assert!(evaluate(&no_time, raw(1, 1), false).is_ok());
+        assert_eq!(
+            evaluate(&no_time, raw(1, 1), true),
+            Err(SyscallReason::NoUserTime)
+        );
+        assert_eq!(
+            evaluate(
+                &granted(2, 0, 32),
+                RawRead {
+                    pmc: Some(1),
+                    clock: None
+                },
+                true
+            ),
+            Err(SyscallReason::NoUserTime)
+        );
+        assert_eq!(
+            ReadPath::Syscall(SyscallReason::NoUserAccess).to_string(),
+            "read(): the kernel grants no user-space read (software event, \
+             kernel.perf_user_access=0, or not on the PMU now)"
+        );
+    }
+
+    proptest! {
+        /// x86-64 counters are 48 bits wide (`pmc_width` 48): the kernel programs them from
+        /// `−left` with `left` < 2^47, and the user-space sum stays exact through their wrap.
+        #[test]
+        fn rdpmc_width_counts_through_the_wrap(count in 0u64..1 << 60, left in 1u64..1 << 47, k in 0u64..1 << 47) {
+            let mask = (1u64 << 48) - 1;
+            let prev = left.wrapping_neg();
+            let fields = granted(1, count.wrapping_sub(prev) as i64, 48);
+            let pmc = prev.wrapping_add(k) & mask;
+            let v = evaluate(&fields, raw(pmc, 0), false).unwrap();
+            prop_assert_eq!(v.count, count + k);
+        }
+
+        /// The conversion equals exact rational arithmetic for a clock of any rate.
+        #[test]
+        fn time_conversion_is_the_exact_product(cyc in 0u64..1 << 50, mult in 1u32.., shift in 0u16..32) {
+            let fields = PageFields {
+                time_mult: mult,
+                time_shift: shift,
+                ..PageFields::default()
+            };
+            let exact = (u128::from(cyc) * u128::from(mult)) >> shift;
+            prop_assert_eq!(u128::from(time_since_update(&fields, cyc)), exact & u128::from(u64::MAX));
+        }
+    }
+}
