@@ -43,6 +43,7 @@ impl PmcWidth {
     /// assert!(PmcWidth::new(0).is_err());
     /// assert!(PmcWidth::new(65).is_err());
     /// ```
+    #[inline]
     pub const fn new(bits: u16) -> Result<PmcWidth, BadPmcWidth> {
         if bits == 0 || bits > 64 {
             Err(BadPmcWidth(bits))
@@ -69,11 +70,13 @@ impl PmcWidth {
     }
 
     /// Width in bits.
+    #[inline]
     pub const fn bits(self) -> u32 {
         self.0 as u32
     }
 
     /// The low `bits` of a raw value: `raw & (2^bits − 1)`.
+    #[inline]
     pub const fn mask(self) -> u64 {
         u64::MAX >> (64 - self.0 as u32)
     }
@@ -89,6 +92,7 @@ impl PmcWidth {
 /// // A 64-bit register biased to overflow at bit 31: the upper half is ignored.
 /// assert_eq!(sign_extend(0xFFFF_FFFF_0000_0005, PmcWidth::BITS32), 5);
 /// ```
+#[inline]
 pub const fn sign_extend(raw: u64, width: PmcWidth) -> i64 {
     let shift = 64 - width.bits();
     ((raw << shift) as i64) >> shift
@@ -107,6 +111,7 @@ pub const fn sign_extend(raw: u64, width: PmcWidth) -> i64 {
 /// // 2^31 events later the counter has wrapped through zero; the sum is still exact.
 /// assert_eq!(user_count(offset, 0x0000_0003, PmcWidth::BITS32), 1000 + (1 << 31) + 2);
 /// ```
+#[inline]
 pub const fn user_count(offset: i64, raw: u64, width: PmcWidth) -> u64 {
     offset.wrapping_add(sign_extend(raw, width)) as u64
 }

@@ -34,6 +34,7 @@ impl El0Counter {
     /// assert_eq!(El0Counter::from_perf_index(1), Some(El0Counter::Event(0)));
     /// assert_eq!(El0Counter::from_perf_index(0), None);
     /// ```
+    #[inline]
     pub const fn from_perf_index(index: u32) -> Option<El0Counter> {
         match index {
             32 => Some(El0Counter::Cycles),
@@ -58,6 +59,7 @@ impl El0Counter {
     }
 
     /// The system register holding the count.
+    #[inline]
     pub const fn register(self) -> PmuRegister {
         match self {
             El0Counter::Cycles => PmuRegister::Pmccntr,
@@ -103,6 +105,7 @@ impl El0Pmu {
     }
 
     /// PMUSERENR_EL0 now.
+    #[inline]
     pub fn pmuserenr(&self) -> Pmuserenr {
         // SAFETY: `new`'s contract: PMUv3 is implemented and EL0 reads of PMUSERENR_EL0, which the
         // architecture always permits at EL0, are not trapped.
@@ -115,6 +118,7 @@ impl El0Pmu {
     /// The check and the read are two instructions: a task that closes its last user-access perf event
     /// on another thread in between can still be stopped by a trap (SIGILL on Linux), never by
     /// undefined behaviour.
+    #[inline]
     pub fn read(&self, counter: El0Counter) -> Result<u64, El0ReadError> {
         let register = counter.register();
         let pmuserenr = self.pmuserenr();
