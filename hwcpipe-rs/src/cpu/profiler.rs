@@ -13,7 +13,7 @@ use super::error::{CpuError, UnavailableReason};
 use super::group_read::{record_len, GroupRecord};
 use super::sample::{CpuReading, CpuSample};
 use super::scaling::Interval;
-use super::user_read::{evaluate, ReadPath, SyscallReason, UserReads, PAGE_READ_ROUNDS};
+use super::user_read::{count, times, ReadPath, SyscallReason, UserReads, PAGE_READ_ROUNDS};
 use crate::sys::perf_event_attr::{
     flag, PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED,
     PERF_FORMAT_TOTAL_TIME_RUNNING,
@@ -53,12 +53,10 @@ type Opened = (OwnedFd, u64, Option<Result<PerfPage, SyscallReason>>);
 /// The mapped pages of a group read from user space when the kernel allows it.
 #[derive(Debug)]
 struct UserPages {
-    /// One per member, leader first, or why it could not be mapped.
-    pages: Vec<Result<PerfPage, SyscallReason>>,
+    /// One per member, leader first.
+    pages: Vec<PerfPage>,
     /// The thread whose counters these are (the one that opened them).
     owner: i32,
-    /// The counts read at this sample (scratch, so sampling allocates nothing).
-    counts: Vec<u64>,
 }
 
 /// Events scheduled onto the PMU together, read with one `read()` of the leader (`fds[0]`), or
@@ -88,7 +86,6 @@ impl Group {
                 Some(UserPages {
                     pages: Vec::new(),
                     owner,
-                    counts: Vec::new(),
                 }),
                 SyscallReason::NotSampledYet,
             ),
@@ -109,36 +106,84 @@ impl Group {
         }
     }
 
-    /// Reads every member from user space: the counts into `user.counts`, and the leader's enabled
-    /// and running times now. On failure, the member that could not be read (`None`: the group as
-    /// a whole) and why.
-    fn read_user(&mut self) -> Result<(u64, u64), (Option<usize>, SyscallReason)> {
-        let Some(user) = &mut self.user else {
+    /// Reads every member from user space and records the interval of each into `sample`; on
+    /// failure nothing has changed, and the error names the member that could not be read (`None`:
+    /// the group as a whole) and why. This is the hot path of a sample: plain loops over slices
+    /// of one length, no system call, kept out of line so that its registers are its own.
+    #[inline(never)]
+    fn sample_user(
+        &mut self,
+        totals: &mut [u64; CpuCounter::COUNT],
+        sample: &mut CpuSample,
+    ) -> Result<(), (Option<usize>, SyscallReason)> {
+        let Some(user) = &self.user else {
             return Err((None, self.no_user_reason));
         };
         if current_thread_id() != user.owner {
             return Err((None, SyscallReason::OtherThread));
         }
-        let mut times = (0, 0);
-        for (i, page) in user.pages.iter().enumerate() {
-            let page = page.as_ref().map_err(|reason| (Some(i), *reason))?;
-            let leader = i == 0;
-            let locked = page
-                .read_user(PAGE_READ_ROUNDS, leader)
-                .map_err(|_| (Some(i), SyscallReason::PageBusy))?;
-            let value = evaluate(&locked.fields, locked.reads, leader).map_err(|r| (Some(i), r))?;
-            if value.count < self.prev_raw[i] {
-                return Err((Some(i), SyscallReason::Implausible));
-            }
-            user.counts[i] = value.count;
-            if leader {
-                times = (value.time_enabled, value.time_running);
-            }
-        }
-        if times.0 < self.prev_enabled || times.1 < self.prev_running {
+        let pages = user.pages.as_slice();
+        let n = pages.len();
+        let (Some(prev), Some(values), Some(counters)) = (
+            self.prev_raw.get_mut(..n),
+            self.values.get_mut(..n),
+            self.counters.get(..n),
+        ) else {
+            return Err((None, SyscallReason::NotSampledYet));
+        };
+        let Some(leader) = pages.first() else {
+            return Err((None, SyscallReason::NotSampledYet));
+        };
+        // The leader, with the clock: its times are the group's, as in a group `read()`.
+        let (read, time) = leader
+            .read_user::<true>(PAGE_READ_ROUNDS)
+            .map_err(|_| (Some(0), SyscallReason::PageBusy))?;
+        values[0] = count(&read).map_err(|r| (Some(0), r))?;
+        let now = times(&read, time.as_ref()).map_err(|r| (Some(0), r))?;
+        if now.0 < self.prev_enabled || now.1 < self.prev_running {
             return Err((Some(0), SyscallReason::Implausible));
         }
-        Ok(times)
+        for i in 1..n {
+            let (read, _) = pages[i]
+                .read_user::<false>(PAGE_READ_ROUNDS)
+                .map_err(|_| (Some(i), SyscallReason::PageBusy))?;
+            values[i] = count(&read).map_err(|r| (Some(i), r))?;
+        }
+        for i in 0..n {
+            if values[i] < prev[i] {
+                return Err((Some(i), SyscallReason::Implausible));
+            }
+        }
+        // Every value read and checked: commit.
+        let enabled = now.0 - self.prev_enabled;
+        let running = now.1 - self.prev_running;
+        for i in 0..n {
+            let interval = Interval {
+                raw: values[i] - prev[i],
+                enabled,
+                running,
+            };
+            prev[i] = values[i];
+            let delta = interval.scaled();
+            let counter = counters[i];
+            let total = &mut totals[counter.index()];
+            *total = total.saturating_add(delta);
+            sample.record(CpuReading {
+                counter,
+                delta,
+                total: *total,
+                raw_delta: interval.raw,
+                time_enabled: enabled,
+                time_running: running,
+                path: ReadPath::UserSpace,
+            });
+        }
+        if self.paths.first() != Some(&ReadPath::UserSpace) {
+            self.paths.fill(ReadPath::UserSpace);
+        }
+        self.prev_enabled = now.0;
+        self.prev_running = now.1;
+        Ok(())
     }
 
     /// Reads the group into `buf` and checks the record: its size, its member count, its ids.
@@ -179,6 +224,7 @@ impl Group {
 
     /// Reads the group (from user space when every member's page allows it, else with `read()`)
     /// and records the interval of each member into `sample`.
+    #[inline]
     fn sample(
         &mut self,
         sys: &dyn PerfSys,
@@ -189,38 +235,51 @@ impl Group {
         let user = if force_read {
             Err((None, SyscallReason::Forced))
         } else {
-            self.read_user()
+            self.sample_user(totals, sample)
         };
-        let (time_enabled, time_running) = match user {
-            Ok(times) => {
-                if let Some(user) = &self.user {
-                    self.values.copy_from_slice(&user.counts);
-                }
-                self.paths.fill(ReadPath::UserSpace);
-                times
-            }
-            Err((failed, reason)) => {
-                for (i, path) in self.paths.iter_mut().enumerate() {
-                    *path = ReadPath::Syscall(match failed {
-                        Some(f) if f != i => SyscallReason::GroupMember,
-                        _ => reason,
-                    });
-                }
-                let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids)?;
-                for ((value, _), slot) in record.entries().zip(self.values.iter_mut()) {
-                    *slot = value;
-                }
-                (record.time_enabled, record.time_running)
-            }
-        };
+        match user {
+            Ok(()) => Ok(()),
+            Err((failed, reason)) => self.sample_with_read(sys, totals, sample, failed, reason),
+        }
+    }
+
+    /// The `read()` path of [`sample`](Self::sample), kept out of line so that the user-space
+    /// path stays small. `failed` is the member that could not be read from user space (`None`:
+    /// the group as a whole), for `reason`.
+    #[inline(never)]
+    fn sample_with_read(
+        &mut self,
+        sys: &dyn PerfSys,
+        totals: &mut [u64; CpuCounter::COUNT],
+        sample: &mut CpuSample,
+        failed: Option<usize>,
+        reason: SyscallReason,
+    ) -> Result<(), CpuError> {
+        for (i, path) in self.paths.iter_mut().enumerate() {
+            *path = ReadPath::Syscall(match failed {
+                Some(f) if f != i => SyscallReason::GroupMember,
+                _ => reason,
+            });
+        }
+        let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids)?;
+        for ((value, _), slot) in record.entries().zip(self.values.iter_mut()) {
+            *slot = value;
+        }
+        let (time_enabled, time_running) = (record.time_enabled, record.time_running);
         let enabled = since("time_enabled", self.prev_enabled, time_enabled)?;
         let running = since("time_running", self.prev_running, time_running)?;
-        for (&value, (&prev, counter)) in self
+        for (&value, (&prev, &counter)) in self
             .values
             .iter()
             .zip(self.prev_raw.iter().zip(&self.counters))
         {
-            since(counter.name(), prev, value)?;
+            if value < prev {
+                return Err(CpuError::WentBackwards {
+                    what: counter.name(),
+                    previous: prev,
+                    current: value,
+                });
+            }
         }
         // Every value checked: commit the interval.
         for ((&value, &path), (prev, &counter)) in self
@@ -545,9 +604,18 @@ impl CpuProfiler {
                     group.fds.push(fd);
                     group.counters.push(counter);
                     group.ids.push(id);
-                    if let (Some(user), Some(page)) = (&mut group.user, page) {
-                        user.pages.push(page);
-                        user.counts.push(0);
+                    match page {
+                        Some(Ok(page)) => {
+                            if let Some(user) = &mut group.user {
+                                user.pages.push(page);
+                            }
+                        }
+                        // A group with a page missing is never read from user space.
+                        Some(Err(reason)) => {
+                            group.user = None;
+                            group.no_user_reason = reason;
+                        }
+                        None => {}
                     }
                     available.push(counter);
                 }

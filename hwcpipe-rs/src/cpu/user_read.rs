@@ -20,7 +20,7 @@ use std::fmt;
 
 use pmu_regs::user_read::{user_count, PmcWidth};
 
-use crate::sys::perf_page::{cap, PageFields, RawRead};
+use crate::sys::perf_page::{cap, CounterRead, TimeRead};
 
 /// Whether the profiler may read counters from user space.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -144,74 +144,58 @@ impl fmt::Display for SyscallReason {
 /// when the event is scheduled or overflows, so a second attempt almost always succeeds.
 pub const PAGE_READ_ROUNDS: u32 = 8;
 
-/// A count and the event's times, brought up to the instant of the read.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct UserValue {
-    /// The event count, as `read()` would give it.
-    pub count: u64,
-    /// Nanoseconds enabled (only meaningful when the clock was read).
-    pub time_enabled: u64,
-    /// Nanoseconds on the PMU (only meaningful when the clock was read).
-    pub time_running: u64,
-}
-
-/// Nanoseconds since the page was written, from a reading `clock` of the page's clock: the kernel's
+/// Nanoseconds since the page was written, from a reading of the page's clock: the kernel's
 /// conversion `time_offset + (cyc >> shift) × mult + ((cyc & (2^shift − 1)) × mult >> shift)`, with
-/// `cyc` first widened by `time_cycles` and `time_mask` when the clock is short
-/// (`cap_user_time_short`). Wrapping arithmetic, as in the kernel.
-pub fn time_since_update(fields: &PageFields, clock: u64) -> u64 {
-    let cyc = if fields.has(cap::USER_TIME_SHORT) {
-        fields
-            .time_cycles
-            .wrapping_add(clock.wrapping_sub(fields.time_cycles) & fields.time_mask)
+/// `cyc` first widened by `time_cycles` and `time_mask` when the clock is short (`short`, the page's
+/// `cap_user_time_short`). Wrapping arithmetic, as in the kernel.
+#[inline]
+pub fn time_since_update(time: &TimeRead, short: bool) -> u64 {
+    let cyc = if short {
+        time.time_cycles
+            .wrapping_add(time.clock.wrapping_sub(time.time_cycles) & time.time_mask)
     } else {
-        clock
+        time.clock
     };
-    let shift = u32::from(fields.time_shift).min(63);
-    let mult = u64::from(fields.time_mult);
+    let shift = u32::from(time.time_shift).min(63);
+    let mult = u64::from(time.time_mult);
     let quot = cyc >> shift;
     let rem = cyc & ((1u64 << shift) - 1);
-    fields
-        .time_offset
+    time.time_offset
         .wrapping_add(quot.wrapping_mul(mult))
         .wrapping_add(rem.wrapping_mul(mult) >> shift)
 }
 
-/// Turns one user-space read (the page and the raw counter and clock) into a count and, when
-/// `with_time`, the enabled and running times now. An error says why `read()` is needed instead.
-pub fn evaluate(
-    fields: &PageFields,
-    raw: RawRead,
-    with_time: bool,
-) -> Result<UserValue, SyscallReason> {
-    if !fields.has(cap::USER_RDPMC) || fields.index == 0 {
-        return Err(SyscallReason::NoUserAccess);
-    }
-    let pmc = raw.pmc.ok_or(SyscallReason::CounterRefused)?;
-    let width = PmcWidth::new(fields.pmc_width).map_err(|_| SyscallReason::BadWidth {
-        width: fields.pmc_width,
-    })?;
-    let count = user_count(fields.offset, pmc, width);
-    let (time_enabled, time_running) = if with_time {
-        if !fields.has(cap::USER_TIME) {
-            return Err(SyscallReason::NoUserTime);
-        }
-        let clock = raw.clock.ok_or(SyscallReason::NoUserTime)?;
-        // `index` ≠ 0: the event is on the PMU, so it has been running all the time since the
-        // page was written, as long as it has been enabled.
-        let since = time_since_update(fields, clock);
-        (
-            fields.time_enabled.wrapping_add(since),
-            fields.time_running.wrapping_add(since),
-        )
-    } else {
-        (fields.time_enabled, fields.time_running)
+/// The event count of one user-space read: `offset + sign_extend(counter, pmc_width)`, or why
+/// `read()` is needed instead.
+#[inline]
+pub fn count(read: &CounterRead) -> Result<u64, SyscallReason> {
+    let Some(pmc) = read.pmc else {
+        return Err(if read.has(cap::USER_RDPMC) && read.index != 0 {
+            SyscallReason::CounterRefused
+        } else {
+            SyscallReason::NoUserAccess
+        });
     };
-    Ok(UserValue {
-        count,
-        time_enabled,
-        time_running,
-    })
+    let width = PmcWidth::new(read.pmc_width).map_err(|_| SyscallReason::BadWidth {
+        width: read.pmc_width,
+    })?;
+    Ok(user_count(read.offset, pmc, width))
+}
+
+/// The event's enabled and running times (ns) at the instant of the read. The counter was read
+/// (`index` ≠ 0: the event is on the PMU), so it has been running all the time since the page was
+/// written, as long as it has been enabled: both grow by the time since then.
+#[inline]
+pub fn times(read: &CounterRead, time: Option<&TimeRead>) -> Result<(u64, u64), SyscallReason> {
+    let time = match time {
+        Some(time) if read.has(cap::USER_TIME) => time,
+        _ => return Err(SyscallReason::NoUserTime),
+    };
+    let since = time_since_update(time, read.has(cap::USER_TIME_SHORT));
+    Ok((
+        time.time_enabled.wrapping_add(since),
+        time.time_running.wrapping_add(since),
+    ))
 }
 
 #[cfg(test)]
@@ -219,8 +203,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    fn granted(index: u32, offset: i64, width: u16) -> PageFields {
-        PageFields {
+    fn granted(index: u32, offset: i64, width: u16, pmc: u64) -> CounterRead {
+        CounterRead {
             index,
             offset,
             capabilities: cap::USER_RDPMC
@@ -228,92 +212,77 @@ mod tests {
                 | cap::USER_TIME_ZERO
                 | cap::USER_TIME_SHORT,
             pmc_width: width,
-            time_enabled: 1_000,
-            time_running: 600,
-            // A 1 GHz clock: 1 ns per tick is mult 2^31 >> shift 31.
-            time_shift: 31,
-            time_mult: 1 << 31,
-            time_offset: 0,
-            time_cycles: 0,
-            time_mask: u64::MAX,
-            time_zero: 0,
+            pmc: Some(pmc),
         }
     }
 
-    fn raw(pmc: u64, clock: u64) -> RawRead {
-        RawRead {
-            pmc: Some(pmc),
-            clock: Some(clock),
+    /// A 1 GHz clock (1 ns per tick: mult 2^31, shift 31), the page written at clock `written`.
+    fn clock(now: u64, written: u64) -> TimeRead {
+        TimeRead {
+            clock: now,
+            time_enabled: 1_000,
+            time_running: 600,
+            time_shift: 31,
+            time_mult: 1 << 31,
+            time_offset: 0u64.wrapping_sub(written),
+            time_cycles: 0,
+            time_mask: u64::MAX,
         }
     }
 
     #[test]
     fn count_is_offset_plus_the_sign_extended_counter() {
         let prev = 0xFFFF_FFFF_8000_0001u64;
-        let fields = granted(1, 500u64.wrapping_sub(prev) as i64, 32);
-        let v = evaluate(&fields, raw(0x8000_0011, 0), false).unwrap();
-        assert_eq!(v.count, 516);
+        let offset = 500u64.wrapping_sub(prev) as i64;
+        assert_eq!(count(&granted(1, offset, 32, 0x8000_0011)), Ok(516));
         // Wrapped through zero, interrupt not yet taken.
-        let v = evaluate(&fields, raw(0x0000_0002, 0), false).unwrap();
-        assert_eq!(v.count, 500 + 0x8000_0001);
+        assert_eq!(
+            count(&granted(1, offset, 32, 0x0000_0002)),
+            Ok(500 + 0x8000_0001)
+        );
     }
 
     #[test]
     fn times_advance_by_the_clock_since_the_update() {
-        let mut fields = granted(32, 0, 64);
-        fields.time_offset = 0u64.wrapping_sub(250); // the page was written at clock 250
-        let v = evaluate(&fields, raw(7, 400), true).unwrap();
-        assert_eq!((v.time_enabled, v.time_running), (1_150, 750));
+        let read = granted(32, 0, 64, 7);
+        assert_eq!(times(&read, Some(&clock(400, 250))), Ok((1_150, 750)));
     }
 
     #[test]
     fn a_short_clock_is_widened_around_time_cycles() {
-        let mut fields = granted(32, 0, 64);
-        fields.time_cycles = 0x1_0000_0000;
-        fields.time_mask = 0xFFFF_FFFF;
+        let mut time = clock(5, 0);
+        time.time_offset = 0;
+        time.time_cycles = 0x1_0000_0000;
+        time.time_mask = 0xFFFF_FFFF;
         // A 32-bit clock that reads 5 past the 2^32 boundary means 2^32 + 5.
-        assert_eq!(time_since_update(&fields, 5), 0x1_0000_0005);
+        assert_eq!(time_since_update(&time, true), 0x1_0000_0005);
+        assert_eq!(time_since_update(&time, false), 5);
     }
 
     #[test]
     fn refusals_have_reasons() {
-        let mut fields = granted(0, 0, 32);
+        let mut read = granted(0, 0, 32, 1);
+        read.pmc = None;
+        assert_eq!(count(&read), Err(SyscallReason::NoUserAccess));
+        read.index = 2;
+        read.capabilities &= !cap::USER_RDPMC;
+        assert_eq!(count(&read), Err(SyscallReason::NoUserAccess));
+        let mut refused = granted(2, 0, 32, 1);
+        refused.pmc = None;
+        assert_eq!(count(&refused), Err(SyscallReason::CounterRefused));
         assert_eq!(
-            evaluate(&fields, raw(1, 1), false),
-            Err(SyscallReason::NoUserAccess)
-        );
-        fields.index = 2;
-        fields.capabilities &= !cap::USER_RDPMC;
-        assert_eq!(
-            evaluate(&fields, raw(1, 1), false),
-            Err(SyscallReason::NoUserAccess)
-        );
-        let fields = granted(2, 0, 32);
-        assert_eq!(
-            evaluate(&fields, RawRead::default(), false),
-            Err(SyscallReason::CounterRefused)
-        );
-        let bad = granted(2, 0, 0);
-        assert_eq!(
-            evaluate(&bad, raw(1, 1), false),
+            count(&granted(2, 0, 0, 1)),
             Err(SyscallReason::BadWidth { width: 0 })
         );
-        let mut no_time = granted(2, 0, 32);
+        let mut no_time = granted(2, 0, 32, 1);
         no_time.capabilities &= !cap::USER_TIME;
-        assert!(evaluate(&no_time, raw(1, 1), false).is_ok());
+        assert_eq!(count(&no_time), Ok(1));
         assert_eq!(
-            evaluate(&no_time, raw(1, 1), true),
+            times(&no_time, Some(&clock(1, 0))),
             Err(SyscallReason::NoUserTime)
         );
         assert_eq!(
-            evaluate(
-                &granted(2, 0, 32),
-                RawRead {
-                    pmc: Some(1),
-                    clock: None
-                },
-                true
-            ),
+            times(&granted(2, 0, 32, 1), None),
             Err(SyscallReason::NoUserTime)
         );
         assert_eq!(
@@ -327,25 +296,25 @@ mod tests {
         /// x86-64 counters are 48 bits wide (`pmc_width` 48): the kernel programs them from
         /// `−left` with `left` < 2^47, and the user-space sum stays exact through their wrap.
         #[test]
-        fn rdpmc_width_counts_through_the_wrap(count in 0u64..1 << 60, left in 1u64..1 << 47, k in 0u64..1 << 47) {
+        fn rdpmc_width_counts_through_the_wrap(count_then in 0u64..1 << 60, left in 1u64..1 << 47, k in 0u64..1 << 47) {
             let mask = (1u64 << 48) - 1;
             let prev = left.wrapping_neg();
-            let fields = granted(1, count.wrapping_sub(prev) as i64, 48);
             let pmc = prev.wrapping_add(k) & mask;
-            let v = evaluate(&fields, raw(pmc, 0), false).unwrap();
-            prop_assert_eq!(v.count, count + k);
+            let read = granted(1, count_then.wrapping_sub(prev) as i64, 48, pmc);
+            prop_assert_eq!(count(&read), Ok(count_then + k));
         }
 
         /// The conversion equals exact rational arithmetic for a clock of any rate.
         #[test]
         fn time_conversion_is_the_exact_product(cyc in 0u64..1 << 50, mult in 1u32.., shift in 0u16..32) {
-            let fields = PageFields {
+            let time = TimeRead {
+                clock: cyc,
                 time_mult: mult,
                 time_shift: shift,
-                ..PageFields::default()
+                ..TimeRead::default()
             };
             let exact = (u128::from(cyc) * u128::from(mult)) >> shift;
-            prop_assert_eq!(u128::from(time_since_update(&fields, cyc)), exact & u128::from(u64::MAX));
+            prop_assert_eq!(u128::from(time_since_update(&time, false)), exact & u128::from(u64::MAX));
         }
     }
 }
