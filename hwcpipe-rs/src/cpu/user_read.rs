@@ -20,7 +20,7 @@ use std::fmt;
 
 use pmu_regs::user_read::{user_count, PmcWidth};
 
-use crate::sys::perf_page::{cap, CounterRead, TimeRead};
+use crate::sys::perf_page::{cap, CounterRead, TimeNow, TimeRead};
 
 /// Whether the profiler may read counters from user space.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -144,25 +144,11 @@ impl fmt::Display for SyscallReason {
 /// when the event is scheduled or overflows, so a second attempt almost always succeeds.
 pub const PAGE_READ_ROUNDS: u32 = 8;
 
-/// Nanoseconds since the page was written, from a reading of the page's clock: the kernel's
-/// conversion `time_offset + (cyc >> shift) × mult + ((cyc & (2^shift − 1)) × mult >> shift)`, with
-/// `cyc` first widened by `time_cycles` and `time_mask` when the clock is short (`short`, the page's
-/// `cap_user_time_short`). Wrapping arithmetic, as in the kernel.
+/// Nanoseconds since the page was written, from a reading of the page's clock
+/// ([`TimeRead::since_update`]): `short` is the page's `cap_user_time_short`.
 #[inline]
 pub fn time_since_update(time: &TimeRead, short: bool) -> u64 {
-    let cyc = if short {
-        time.time_cycles
-            .wrapping_add(time.clock.wrapping_sub(time.time_cycles) & time.time_mask)
-    } else {
-        time.clock
-    };
-    let shift = u32::from(time.time_shift).min(63);
-    let mult = u64::from(time.time_mult);
-    let quot = cyc >> shift;
-    let rem = cyc & ((1u64 << shift) - 1);
-    time.time_offset
-        .wrapping_add(quot.wrapping_mul(mult))
-        .wrapping_add(rem.wrapping_mul(mult) >> shift)
+    time.since_update(short)
 }
 
 /// The event count of one user-space read: `offset + sign_extend(counter, pmc_width)`, or why
@@ -182,20 +168,14 @@ pub fn count(read: &CounterRead) -> Result<u64, SyscallReason> {
     Ok(user_count(read.offset, pmc, width))
 }
 
-/// The event's enabled and running times (ns) at the instant of the read. The counter was read
-/// (`index` ≠ 0: the event is on the PMU), so it has been running all the time since the page was
-/// written, as long as it has been enabled: both grow by the time since then.
+/// The event's enabled and running times (ns) at the instant of the read, or why `read()` is needed:
+/// the page converts no clock (`cap_user_time` 0) or this architecture has no clock to read.
 #[inline]
-pub fn times(read: &CounterRead, time: Option<&TimeRead>) -> Result<(u64, u64), SyscallReason> {
-    let time = match time {
-        Some(time) if read.has(cap::USER_TIME) => time,
-        _ => return Err(SyscallReason::NoUserTime),
-    };
-    let since = time_since_update(time, read.has(cap::USER_TIME_SHORT));
-    Ok((
-        time.time_enabled.wrapping_add(since),
-        time.time_running.wrapping_add(since),
-    ))
+pub fn times(read: &CounterRead, time: Option<&TimeNow>) -> Result<(u64, u64), SyscallReason> {
+    match time {
+        Some(time) if read.has(cap::USER_TIME) => Ok((time.enabled, time.running)),
+        _ => Err(SyscallReason::NoUserTime),
+    }
 }
 
 #[cfg(test)]
@@ -245,7 +225,15 @@ mod tests {
     #[test]
     fn times_advance_by_the_clock_since_the_update() {
         let read = granted(32, 0, 64, 7);
-        assert_eq!(times(&read, Some(&clock(400, 250))), Ok((1_150, 750)));
+        let now = clock(400, 250).now(true);
+        assert_eq!(
+            now,
+            TimeNow {
+                enabled: 1_150,
+                running: 750
+            }
+        );
+        assert_eq!(times(&read, Some(&now)), Ok((1_150, 750)));
     }
 
     #[test]
@@ -278,7 +266,7 @@ mod tests {
         no_time.capabilities &= !cap::USER_TIME;
         assert_eq!(count(&no_time), Ok(1));
         assert_eq!(
-            times(&no_time, Some(&clock(1, 0))),
+            times(&no_time, Some(&clock(1, 0).now(false))),
             Err(SyscallReason::NoUserTime)
         );
         assert_eq!(

@@ -366,16 +366,60 @@ pub struct TimeRead {
     pub time_mask: u64,
 }
 
+impl TimeRead {
+    /// Nanoseconds since the page was written: the kernel's conversion
+    /// `time_offset + (cyc >> shift) × mult + ((cyc & (2^shift − 1)) × mult >> shift)` of the clock,
+    /// with `cyc` first widened by `time_cycles` and `time_mask` when the clock is short (`short`,
+    /// the page's `cap_user_time_short`). Wrapping arithmetic, as in the kernel.
+    #[inline]
+    pub fn since_update(&self, short: bool) -> u64 {
+        let cyc = if short {
+            self.time_cycles
+                .wrapping_add(self.clock.wrapping_sub(self.time_cycles) & self.time_mask)
+        } else {
+            self.clock
+        };
+        let shift = u32::from(self.time_shift).min(63);
+        let mult = u64::from(self.time_mult);
+        let quot = cyc >> shift;
+        let rem = cyc & ((1u64 << shift) - 1);
+        self.time_offset
+            .wrapping_add(quot.wrapping_mul(mult))
+            .wrapping_add(rem.wrapping_mul(mult) >> shift)
+    }
+
+    /// The event's enabled and running times (ns) at the clock reading, for an event on the PMU
+    /// (`index` ≠ 0), which has been running all the time since the page was written: both grow by
+    /// [`since_update`](Self::since_update).
+    #[inline]
+    pub fn now(&self, short: bool) -> TimeNow {
+        let since = self.since_update(short);
+        TimeNow {
+            enabled: self.time_enabled.wrapping_add(since),
+            running: self.time_running.wrapping_add(since),
+        }
+    }
+}
+
+/// An event's enabled and running times brought up to a clock reading.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TimeNow {
+    /// Nanoseconds enabled.
+    pub enabled: u64,
+    /// Nanoseconds on the PMU.
+    pub running: u64,
+}
+
 impl PerfPage {
     /// One user-space read of the event under the page's lock, retried at most `rounds` times:
-    /// the counter the page names and, when `WITH_TIME`, the clock and the page's time fields
-    /// (`None` when the counter could not be read or there is no clock). Reads only what it needs:
-    /// this is the hot path of a sample.
+    /// the counter the page names and, when `WITH_TIME` and the page converts its clock
+    /// (`cap_user_time`), the event's times at that moment (`None` otherwise, or when the counter
+    /// could not be read). Reads only what it needs: this is the hot path of a sample.
     #[inline]
     pub fn read_user<const WITH_TIME: bool>(
         &self,
         rounds: u32,
-    ) -> Result<(CounterRead, Option<TimeRead>), PageBusy> {
+    ) -> Result<(CounterRead, Option<TimeNow>), PageBusy> {
         let lock = self.atomic32(offset::LOCK);
         for _ in 0..rounds {
             let seq = lock.load(Ordering::Acquire);
@@ -392,21 +436,29 @@ impl PerfPage {
             };
             let mut time = None;
             if self.mapped && counter.has(cap::USER_RDPMC) && counter.index != 0 {
+                // The clock and the times first, so that only two values live across the counter
+                // read; all of it lies between the two reads of the lock.
+                if WITH_TIME && counter.has(cap::USER_TIME) {
+                    time = read_clock().map(|clock| {
+                        TimeRead {
+                            clock,
+                            time_enabled: self.load64(offset::TIME_ENABLED),
+                            time_running: self.load64(offset::TIME_RUNNING),
+                            time_shift: self.load16(offset::TIME_SHIFT),
+                            time_mult: self.load32(offset::TIME_MULT),
+                            time_offset: self.load64(offset::TIME_OFFSET),
+                            time_cycles: self.load64(offset::TIME_CYCLES),
+                            time_mask: self.load64(offset::TIME_MASK),
+                        }
+                        .now(counter.has(cap::USER_TIME_SHORT))
+                    });
+                }
                 // SAFETY: the page was mapped by `map` from a perf event descriptor, grants the
                 // read (cap_user_rdpmc, index ≠ 0, both checked just above) and this runs between
                 // the two reads of the lock.
                 counter.pmc = unsafe { read_counter(counter.index) };
-                if WITH_TIME && counter.pmc.is_some() {
-                    time = read_clock().map(|clock| TimeRead {
-                        clock,
-                        time_enabled: self.load64(offset::TIME_ENABLED),
-                        time_running: self.load64(offset::TIME_RUNNING),
-                        time_shift: self.load16(offset::TIME_SHIFT),
-                        time_mult: self.load32(offset::TIME_MULT),
-                        time_offset: self.load64(offset::TIME_OFFSET),
-                        time_cycles: self.load64(offset::TIME_CYCLES),
-                        time_mask: self.load64(offset::TIME_MASK),
-                    });
+                if counter.pmc.is_none() {
+                    time = None;
                 }
             }
             fence(Ordering::Acquire);
