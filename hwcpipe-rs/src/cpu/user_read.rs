@@ -33,7 +33,9 @@ pub enum UserReads {
     /// the kernel for user access (arm64), and read a group from user space whenever the kernel
     /// allows it, else with `read()`. The events count the calling thread only (no `inherit`: the
     /// count of threads created later would be in `read()` but never in the page). Other targets
-    /// ignore it and say so ([`SyscallReason::NotCallingThread`]).
+    /// ignore it and say so ([`SyscallReason::NotCallingThread`]). Sample from the thread that built
+    /// the profiler (other threads get `read()`, [`SyscallReason::OtherThread`]), and not from a
+    /// process forked after it was built: the counters and pages are the parent thread's.
     Auto,
 }
 
