@@ -2,6 +2,14 @@
 //! the floor it cannot beat: one raw `read()` of a single perf event descriptor, measured in the
 //! same run; a raw `read()` of the same seven events as one group shows how much of the gap is the
 //! kernel's. All read the running kernel's counters of this thread (no recorded data involved).
+//!
+//! The same sample with user-space reads asked for (`UserReads::Auto`) is measured beside it: where
+//! the kernel lets this thread read its counters (arm64 with `kernel.perf_user_access=1`, x86 with
+//! `rdpmc` allowed, hardware events) no system call is made; where it does not (software events
+//! always, hardware events on a VM without a PMU) every group falls back to `read()`, and the bench
+//! prints which path each counter took, so the figure is never mistaken for a user-space one. The
+//! deterministic measure of the user-space path is the instruction count of `tests/cpu_user_read.rs`
+//! in the emulated Arm system.
 
 use lizard_benches::Ratios;
 use std::fs::File;
@@ -10,6 +18,7 @@ use std::io::Read;
 use std::os::fd::{AsFd, OwnedFd};
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use hwcpipe::cpu::{CpuConfig, CpuProfiler, UserReads};
 use hwcpipe::sys::perf_event_attr::{
     PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED,
     PERF_FORMAT_TOTAL_TIME_RUNNING, PERF_TYPE_SOFTWARE,
@@ -72,6 +81,46 @@ fn sample_vs_raw_read(c: &mut Criterion) {
     });
     pipe.stop().unwrap();
 
+    // The same counters with user-space reads asked for; software events cannot be read from user
+    // space, so this shows what asking costs when every group falls back.
+    let config = CpuConfig::new(&CpuCounter::SOFTWARE).user_reads(UserReads::Auto);
+    let mut auto = CpuProfiler::new(config).expect("software perf events");
+    auto.run().unwrap();
+    auto.sample().unwrap();
+    report_paths("sample_7_software_counters_user_reads_auto", &auto);
+    group.bench_function("sample_7_software_counters_user_reads_auto", |b| {
+        ratios.iter(b, "sample_7_software_counters_user_reads_auto", || {
+            black_box(auto.sample().unwrap().get(CpuCounter::TaskClock))
+        })
+    });
+    auto.stop().unwrap();
+
+    // Cycles and instructions, from user space where this machine allows it.
+    let config =
+        CpuConfig::new(&[CpuCounter::Cycles, CpuCounter::Instructions]).user_reads(UserReads::Auto);
+    match CpuProfiler::new(config) {
+        Ok(mut hw) => {
+            hw.run().unwrap();
+            hw.sample().unwrap();
+            report_paths("sample_cycles_instructions_user_reads_auto", &hw);
+            group.bench_function("sample_cycles_instructions_user_reads_auto", |b| {
+                ratios.iter(b, "sample_cycles_instructions_user_reads_auto", || {
+                    black_box(hw.sample().unwrap().get(CpuCounter::Cycles))
+                })
+            });
+            group.bench_function("sample_cycles_instructions_with_read", |b| {
+                ratios.iter(b, "sample_cycles_instructions_with_read", || {
+                    black_box(hw.sample_with_read().unwrap().get(CpuCounter::Cycles))
+                })
+            });
+            hw.stop().unwrap();
+        }
+        Err(e) => println!(
+            "hwcpipe_sample: no hardware counters here ({e}); the user-space path is measured \
+             by tests/cpu_user_read.rs in the emulated Arm system"
+        ),
+    }
+
     let mut file = single_task_clock_fd();
     let mut buf = [0u8; 8];
     group.bench_function("baseline_raw_read_1_fd", |b| {
@@ -90,6 +139,25 @@ fn sample_vs_raw_read(c: &mut Criterion) {
     });
     group.finish();
     ratios.print("hwcpipe_sample", "baseline_raw_read_1_fd", 100);
+}
+
+/// Prints how each counter of `profiler` was read at its last sample.
+fn report_paths(name: &str, profiler: &CpuProfiler) {
+    let paths: Vec<String> = profiler
+        .available_counters()
+        .iter()
+        .map(|&c| format!("{c}: {}", profiler.read_path(c).expect("available")))
+        .collect();
+    let user = profiler
+        .available_counters()
+        .iter()
+        .any(|&c| profiler.read_path(c).is_some_and(|p| p.is_user_space()));
+    let verdict = if user {
+        "user-space reads on this machine"
+    } else {
+        "no user-space read on this machine: every counter falls back to read()"
+    };
+    println!("hwcpipe_sample/{name}: {verdict} ({})", paths.join("; "));
 }
 
 criterion_group!(benches, sample_vs_raw_read);

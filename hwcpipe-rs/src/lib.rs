@@ -18,7 +18,7 @@ pub use availability::Availability;
 pub use counter_info::{gpu_info, Counter, CounterInfo};
 pub use cpu::{
     CpuConfig, CpuCounter, CpuError, CpuProfiler, CpuReading, CpuSample, CpuTarget, KernelCounting,
-    UnavailableReason,
+    ReadPath, SyscallReason, UnavailableReason, UserReads,
 };
 pub use error::Error;
 pub use gpu::{GpuCounter, GpuError, GpuProfiler, GpuSample};

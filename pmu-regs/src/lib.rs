@@ -37,3 +37,4 @@ pub mod catalog;
 pub mod hw;
 pub mod overflow;
 pub mod soft_pmu;
+pub mod user_read;

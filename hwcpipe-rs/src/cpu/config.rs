@@ -3,6 +3,7 @@
 use std::process::Command;
 
 use super::counter::CpuCounter;
+use super::user_read::UserReads;
 
 /// Whose execution the CPU counters count.
 #[derive(Debug, Default)]
@@ -55,6 +56,9 @@ pub struct CpuConfig {
     /// group larger than the PMU never counts; Arm cores have 6 programmable counters at the least
     /// (plus the cycle counter). Software events form their own group.
     pub hardware_group_size: usize,
+    /// Whether samples may read counters from user space, without a system call
+    /// ([`UserReads`]; off by default).
+    pub user_reads: UserReads,
 }
 
 impl CpuConfig {
@@ -68,6 +72,7 @@ impl CpuConfig {
             target: CpuTarget::CallingThread,
             kernel: KernelCounting::Auto,
             hardware_group_size: Self::DEFAULT_HARDWARE_GROUP_SIZE,
+            user_reads: UserReads::Off,
         }
     }
 
@@ -79,6 +84,12 @@ impl CpuConfig {
     /// Sets the target.
     pub fn target(mut self, target: CpuTarget) -> Self {
         self.target = target;
+        self
+    }
+
+    /// Sets whether samples may read counters from user space.
+    pub fn user_reads(mut self, user_reads: UserReads) -> Self {
+        self.user_reads = user_reads;
         self
     }
 

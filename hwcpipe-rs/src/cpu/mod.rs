@@ -1,7 +1,9 @@
 //! CPU counters through Linux `perf_event_open`.
 //!
 //! [`CpuCounter`] lists HWCPipe's 17 counters and seven software ones; [`CpuProfiler`] opens them
-//! for a [`CpuTarget`] and reads them as per-sample deltas ([`CpuSample`]).
+//! for a [`CpuTarget`] and reads them as per-sample deltas ([`CpuSample`]), with one `read()` per
+//! group or, where the kernel allows it and [`UserReads::Auto`] asks for it, from user space without
+//! a system call ([`user_read`]; each reading says which, [`ReadPath`]).
 
 pub mod arm_pmu;
 mod config;
@@ -11,9 +13,11 @@ pub mod group_read;
 mod profiler;
 mod sample;
 pub mod scaling;
+pub mod user_read;
 
 pub use config::{CpuConfig, CpuTarget, KernelCounting};
 pub use counter::{CpuCounter, PerfEvent, UnknownCpuCounter};
 pub use error::{CpuError, UnavailableReason};
 pub use profiler::CpuProfiler;
 pub use sample::{CpuReading, CpuSample};
+pub use user_read::{ReadPath, SyscallReason, UserReads};

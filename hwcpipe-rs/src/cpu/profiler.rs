@@ -1,5 +1,5 @@
 //! [`CpuProfiler`]: CPU counters opened with `perf_event_open` in groups, read with one `read()`
-//! per group, reduced to per-sample deltas.
+//! per group or from user space (see [`super::user_read`]), reduced to per-sample deltas.
 
 use std::fmt;
 use std::io;
@@ -13,10 +13,12 @@ use super::error::{CpuError, UnavailableReason};
 use super::group_read::{record_len, GroupRecord};
 use super::sample::{CpuReading, CpuSample};
 use super::scaling::Interval;
+use super::user_read::{count, times, ReadPath, SyscallReason, UserReads, PAGE_READ_ROUNDS};
 use crate::sys::perf_event_attr::{
     flag, PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED,
     PERF_FORMAT_TOTAL_TIME_RUNNING,
 };
+use crate::sys::perf_page::{current_thread_id, PerfPage};
 use crate::sys::{self, GatedChild, LinuxPerf, PerfEventAttr, PerfIoctl, PerfSys};
 
 /// The `read_format` of every event: one read of the leader returns the whole group, with the
@@ -26,7 +28,39 @@ const READ_FORMAT: u64 = PERF_FORMAT_GROUP
     | PERF_FORMAT_TOTAL_TIME_RUNNING
     | PERF_FORMAT_ID;
 
-/// Events scheduled onto the PMU together, read with one `read()` of the leader (`fds[0]`).
+/// `perf_event_attr.config1` of the arm64 PMU driver: bit 1 asks for user-space access (`rdpmc`),
+/// bit 0 for a 64-bit counter.
+#[cfg(target_arch = "aarch64")]
+const CONFIG1_RDPMC: u64 = 1 << 1;
+#[cfg(target_arch = "aarch64")]
+const CONFIG1_LONG: u64 = 1 << 0;
+
+/// The `config1` values tried, in order, for a hardware event when user access is asked for: a
+/// 64-bit counter with user access (the cycle counter, or a PMUv3p5 event counter), a 32-bit one
+/// (cores before PMUv3p5 refuse 64-bit user access to event counters with `EOPNOTSUPP`), then
+/// none (the event is then read with `read()`).
+#[cfg(target_arch = "aarch64")]
+const USER_ACCESS_CONFIG1: &[u64] = &[CONFIG1_RDPMC | CONFIG1_LONG, CONFIG1_RDPMC, 0];
+/// On other architectures user access needs nothing in the attribute (x86: the kernel's `rdpmc`
+/// policy decides).
+#[cfg(not(target_arch = "aarch64"))]
+const USER_ACCESS_CONFIG1: &[u64] = &[0];
+
+/// An event just opened: its descriptor, its id, and its page when user-space reads are on (or why
+/// it could not be mapped).
+type Opened = (OwnedFd, u64, Option<Result<PerfPage, SyscallReason>>);
+
+/// The mapped pages of a group read from user space when the kernel allows it.
+#[derive(Debug)]
+struct UserPages {
+    /// One per member, leader first.
+    pages: Vec<PerfPage>,
+    /// The thread whose counters these are (the one that opened them).
+    owner: i32,
+}
+
+/// Events scheduled onto the PMU together, read with one `read()` of the leader (`fds[0]`), or
+/// member by member from user space.
 #[derive(Debug)]
 struct Group {
     fds: Vec<OwnedFd>,
@@ -36,10 +70,27 @@ struct Group {
     prev_enabled: u64,
     prev_running: u64,
     buf: Vec<u8>,
+    /// The values of this sample, whichever way they were read (scratch).
+    values: Vec<u64>,
+    /// How each member was read at the last sample.
+    paths: Vec<ReadPath>,
+    /// Why the group is never read from user space, when it has no pages.
+    no_user_reason: SyscallReason,
+    user: Option<UserPages>,
 }
 
 impl Group {
-    fn new() -> Self {
+    fn new(user: Result<i32, SyscallReason>) -> Self {
+        let (user, no_user_reason) = match user {
+            Ok(owner) => (
+                Some(UserPages {
+                    pages: Vec::new(),
+                    owner,
+                }),
+                SyscallReason::NotSampledYet,
+            ),
+            Err(reason) => (None, reason),
+        };
         Group {
             fds: Vec::new(),
             counters: Vec::new(),
@@ -48,7 +99,91 @@ impl Group {
             prev_enabled: 0,
             prev_running: 0,
             buf: Vec::new(),
+            values: Vec::new(),
+            paths: Vec::new(),
+            no_user_reason,
+            user,
         }
+    }
+
+    /// Reads every member from user space and records the interval of each into `sample`; on
+    /// failure nothing has changed, and the error names the member that could not be read (`None`:
+    /// the group as a whole) and why. This is the hot path of a sample: plain loops over slices
+    /// of one length, no system call, kept out of line so that its registers are its own.
+    #[inline(never)]
+    fn sample_user(
+        &mut self,
+        totals: &mut [u64; CpuCounter::COUNT],
+        sample: &mut CpuSample,
+    ) -> Result<(), (Option<usize>, SyscallReason)> {
+        let Some(user) = &self.user else {
+            return Err((None, self.no_user_reason));
+        };
+        if current_thread_id() != user.owner {
+            return Err((None, SyscallReason::OtherThread));
+        }
+        let pages = user.pages.as_slice();
+        let n = pages.len();
+        let (Some(prev), Some(values), Some(counters)) = (
+            self.prev_raw.get_mut(..n),
+            self.values.get_mut(..n),
+            self.counters.get(..n),
+        ) else {
+            return Err((None, SyscallReason::NotSampledYet));
+        };
+        let Some(leader) = pages.first() else {
+            return Err((None, SyscallReason::NotSampledYet));
+        };
+        // The leader, with the clock: its times are the group's, as in a group `read()`.
+        let (read, time) = leader
+            .read_user::<true>(PAGE_READ_ROUNDS)
+            .map_err(|_| (Some(0), SyscallReason::PageBusy))?;
+        values[0] = count(&read).map_err(|r| (Some(0), r))?;
+        let now = times(&read, time.as_ref()).map_err(|r| (Some(0), r))?;
+        if now.0 < self.prev_enabled || now.1 < self.prev_running {
+            return Err((Some(0), SyscallReason::Implausible));
+        }
+        for i in 1..n {
+            let (read, _) = pages[i]
+                .read_user::<false>(PAGE_READ_ROUNDS)
+                .map_err(|_| (Some(i), SyscallReason::PageBusy))?;
+            values[i] = count(&read).map_err(|r| (Some(i), r))?;
+        }
+        for i in 0..n {
+            if values[i] < prev[i] {
+                return Err((Some(i), SyscallReason::Implausible));
+            }
+        }
+        // Every value read and checked: commit.
+        let enabled = now.0 - self.prev_enabled;
+        let running = now.1 - self.prev_running;
+        for i in 0..n {
+            let interval = Interval {
+                raw: values[i] - prev[i],
+                enabled,
+                running,
+            };
+            prev[i] = values[i];
+            let delta = interval.scaled();
+            let counter = counters[i];
+            let total = &mut totals[counter.index()];
+            *total = total.saturating_add(delta);
+            sample.record(CpuReading {
+                counter,
+                delta,
+                total: *total,
+                raw_delta: interval.raw,
+                time_enabled: enabled,
+                time_running: running,
+                path: ReadPath::UserSpace,
+            });
+        }
+        if self.paths.first() != Some(&ReadPath::UserSpace) {
+            self.paths.fill(ReadPath::UserSpace);
+        }
+        self.prev_enabled = now.0;
+        self.prev_running = now.1;
+        Ok(())
     }
 
     /// Reads the group into `buf` and checks the record: its size, its member count, its ids.
@@ -87,25 +222,70 @@ impl Group {
         Ok(())
     }
 
-    /// Reads the group and records the interval of each member into `sample`.
+    /// Reads the group (from user space when every member's page allows it, else with `read()`)
+    /// and records the interval of each member into `sample`.
+    #[inline]
     fn sample(
         &mut self,
         sys: &dyn PerfSys,
         totals: &mut [u64; CpuCounter::COUNT],
         sample: &mut CpuSample,
+        force_read: bool,
     ) -> Result<(), CpuError> {
+        let user = if force_read {
+            Err((None, SyscallReason::Forced))
+        } else {
+            self.sample_user(totals, sample)
+        };
+        match user {
+            Ok(()) => Ok(()),
+            Err((failed, reason)) => self.sample_with_read(sys, totals, sample, failed, reason),
+        }
+    }
+
+    /// The `read()` path of [`sample`](Self::sample), kept out of line so that the user-space
+    /// path stays small. `failed` is the member that could not be read from user space (`None`:
+    /// the group as a whole), for `reason`.
+    #[inline(never)]
+    fn sample_with_read(
+        &mut self,
+        sys: &dyn PerfSys,
+        totals: &mut [u64; CpuCounter::COUNT],
+        sample: &mut CpuSample,
+        failed: Option<usize>,
+        reason: SyscallReason,
+    ) -> Result<(), CpuError> {
+        for (i, path) in self.paths.iter_mut().enumerate() {
+            *path = ReadPath::Syscall(match failed {
+                Some(f) if f != i => SyscallReason::GroupMember,
+                _ => reason,
+            });
+        }
         let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids)?;
-        let enabled = since("time_enabled", self.prev_enabled, record.time_enabled)?;
-        let running = since("time_running", self.prev_running, record.time_running)?;
-        for ((value, _), (&prev, counter)) in record
-            .entries()
+        for ((value, _), slot) in record.entries().zip(self.values.iter_mut()) {
+            *slot = value;
+        }
+        let (time_enabled, time_running) = (record.time_enabled, record.time_running);
+        let enabled = since("time_enabled", self.prev_enabled, time_enabled)?;
+        let running = since("time_running", self.prev_running, time_running)?;
+        for (&value, (&prev, &counter)) in self
+            .values
+            .iter()
             .zip(self.prev_raw.iter().zip(&self.counters))
         {
-            since(counter.name(), prev, value)?;
+            if value < prev {
+                return Err(CpuError::WentBackwards {
+                    what: counter.name(),
+                    previous: prev,
+                    current: value,
+                });
+            }
         }
         // Every value checked: commit the interval.
-        for ((value, _), (prev, &counter)) in record
-            .entries()
+        for ((&value, &path), (prev, &counter)) in self
+            .values
+            .iter()
+            .zip(&self.paths)
             .zip(self.prev_raw.iter_mut().zip(&self.counters))
         {
             let interval = Interval {
@@ -124,10 +304,11 @@ impl Group {
                 raw_delta: interval.raw,
                 time_enabled: enabled,
                 time_running: running,
+                path,
             });
         }
-        self.prev_enabled = record.time_enabled;
-        self.prev_running = record.time_running;
+        self.prev_enabled = time_enabled;
+        self.prev_running = time_running;
         Ok(())
     }
 }
@@ -200,6 +381,10 @@ struct Opener<'s> {
     mode: KernelCounting,
     exclude_kernel: bool,
     enable_on_exec: bool,
+    /// Whether `inherit` is set on a task's events (not when they are read from user space).
+    inherit: bool,
+    /// Whether hardware events ask for user-space access and every event's page is mapped.
+    user_reads: bool,
     last_denial: Option<io::Error>,
     paranoid: Option<Option<i32>>,
 }
@@ -209,7 +394,7 @@ impl Opener<'_> {
         let mut attr = PerfEventAttr::counting(type_, config);
         attr.read_format = READ_FORMAT;
         // A CPU-wide event already sees every task; `inherit` only has a meaning for a task's events.
-        if self.cpu < 0 {
+        if self.cpu < 0 && self.inherit {
             attr.flags = flag::INHERIT;
         }
         if leader {
@@ -231,25 +416,61 @@ impl Opener<'_> {
             .get_or_insert_with(|| sys.perf_event_paranoid().ok())
     }
 
-    /// Opens one event, falling back to user-space counting when allowed and needed.
-    fn open(
+    /// Opens one event with `config1`, falling back to user-space counting when allowed and needed.
+    fn open_once(
         &mut self,
         type_: u32,
         config: u64,
+        config1: u64,
         leader: Option<&OwnedFd>,
-    ) -> Result<(OwnedFd, u64), UnavailableReason> {
-        let attr = self.attr(type_, config, leader.is_none());
+    ) -> io::Result<OwnedFd> {
+        let attr = |opener: &Self| {
+            let mut attr = opener.attr(type_, config, leader.is_none());
+            attr.config1 = config1;
+            attr
+        };
         let group = leader.map(|fd| fd.as_fd());
-        let mut result = self.sys.perf_event_open(&attr, self.pid, self.cpu, group);
+        let mut result = self
+            .sys
+            .perf_event_open(&attr(self), self.pid, self.cpu, group);
         if let Err(e) = &result {
             let denied = matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM));
             if denied && self.mode == KernelCounting::Auto && !self.exclude_kernel {
                 self.exclude_kernel = true;
-                let attr = self.attr(type_, config, leader.is_none());
-                result = self.sys.perf_event_open(&attr, self.pid, self.cpu, group);
+                result = self
+                    .sys
+                    .perf_event_open(&attr(self), self.pid, self.cpu, group);
                 if result.is_err() {
                     self.exclude_kernel = false;
                 }
+            }
+        }
+        result
+    }
+
+    /// Opens one event (asking for user-space access first when wanted) and maps its page when
+    /// user-space reads are on.
+    fn open(
+        &mut self,
+        type_: u32,
+        config: u64,
+        hardware: bool,
+        leader: Option<&OwnedFd>,
+    ) -> Result<Opened, UnavailableReason> {
+        let config1s: &[u64] = if self.user_reads && hardware {
+            USER_ACCESS_CONFIG1
+        } else {
+            &[0]
+        };
+        let mut result = Err(io::Error::from_raw_os_error(libc::EINVAL));
+        for (i, &config1) in config1s.iter().enumerate() {
+            result = self.open_once(type_, config, config1, leader);
+            let refused_access = matches!(
+                result.as_ref().map_err(io::Error::raw_os_error),
+                Err(Some(libc::EOPNOTSUPP | libc::EINVAL))
+            );
+            if !(refused_access && i + 1 < config1s.len()) {
+                break;
             }
         }
         let fd = match result {
@@ -266,8 +487,15 @@ impl Opener<'_> {
                 return Err(UnavailableReason::from_open_errno(errno, paranoid));
             }
         };
+        let page = self.user_reads.then(|| {
+            self.sys
+                .map_page(fd.as_fd())
+                .map_err(|e| SyscallReason::NoPage {
+                    errno: e.raw_os_error().unwrap_or(libc::ENODEV),
+                })
+        });
         match self.sys.ioctl(fd.as_fd(), PerfIoctl::Id) {
-            Ok(id) => Ok((fd, id)),
+            Ok(id) => Ok((fd, id, page)),
             Err(e) => {
                 let errno = e.raw_os_error().unwrap_or(libc::EIO);
                 // The event is useless without its id; the close error adds nothing to that.
@@ -307,6 +535,19 @@ impl CpuProfiler {
                 (-1, cpu, ChildState::None)
             }
         };
+        // User-space reads: the calling thread's own counters only, never on a big.LITTLE system
+        // (a thread could move to a CPU of the other PMU between the check and the read).
+        let user = match (config.user_reads, pid == 0) {
+            (UserReads::Off, _) => Err(SyscallReason::NotRequested),
+            (UserReads::Auto, true) => {
+                if cfg!(target_arch = "aarch64") && sys.arm_pmu_count() > 1 {
+                    Err(SyscallReason::HeterogeneousCpus)
+                } else {
+                    Ok(current_thread_id())
+                }
+            }
+            (UserReads::Auto, _) => Err(SyscallReason::NotCallingThread),
+        };
         let mut opener = Opener {
             sys: sys.as_ref(),
             pid,
@@ -314,6 +555,8 @@ impl CpuProfiler {
             mode: config.kernel,
             exclude_kernel: config.kernel == KernelCounting::Exclude,
             enable_on_exec: matches!(child, ChildState::Gated(_)),
+            inherit: user.is_err(),
+            user_reads: user.is_ok(),
             last_denial: None,
             paranoid: None,
         };
@@ -352,15 +595,28 @@ impl CpuProfiler {
                 &mut software_group
             };
             let index = *slot.get_or_insert_with(|| {
-                groups.push(Group::new());
+                groups.push(Group::new(user));
                 groups.len() - 1
             });
             let group = &mut groups[index];
-            match opener.open(type_, config, group.fds.first()) {
-                Ok((fd, id)) => {
+            match opener.open(type_, config, event.is_hardware(), group.fds.first()) {
+                Ok((fd, id, page)) => {
                     group.fds.push(fd);
                     group.counters.push(counter);
                     group.ids.push(id);
+                    match page {
+                        Some(Ok(page)) => {
+                            if let Some(user) = &mut group.user {
+                                user.pages.push(page);
+                            }
+                        }
+                        // A group with a page missing is never read from user space.
+                        Some(Err(reason)) => {
+                            group.user = None;
+                            group.no_user_reason = reason;
+                        }
+                        None => {}
+                    }
                     available.push(counter);
                 }
                 Err(reason) => unavailable.push((counter, reason)),
@@ -397,6 +653,8 @@ impl CpuProfiler {
             let n = group.counters.len();
             group.buf = vec![0; record_len(n)];
             group.prev_raw = vec![0; n];
+            group.values = vec![0; n];
+            group.paths = vec![ReadPath::Syscall(group.no_user_reason); n];
         }
         let mut profiler = CpuProfiler {
             sample: CpuSample::new(available.clone()),
@@ -463,6 +721,21 @@ impl CpuProfiler {
         Ok(())
     }
 
+    /// How `counter` was read at the last sample (before the first: why it will not be read from user
+    /// space, or [`SyscallReason::NotSampledYet`]); `None` when it is not available.
+    pub fn read_path(&self, counter: CpuCounter) -> Option<ReadPath> {
+        self.groups.iter().find_map(|g| {
+            let i = g.counters.iter().position(|&c| c == counter)?;
+            Some(g.paths[i])
+        })
+    }
+
+    /// Whether samples try user-space reads ([`UserReads::Auto`] for the calling thread, on a system
+    /// where it is safe); whether each counter really is read that way is [`read_path`](Self::read_path).
+    pub fn user_reads_enabled(&self) -> bool {
+        self.groups.iter().any(|g| g.user.is_some())
+    }
+
     /// Whether kernel code is excluded from the counts (asked for, or the automatic fallback).
     pub fn kernel_excluded(&self) -> bool {
         self.kernel_excluded
@@ -493,6 +766,12 @@ impl CpuProfiler {
         let first_exec = matches!(self.child, ChildState::Gated(_)) && !self.started_once;
         for group in &mut self.groups {
             let leader = group.fds[0].as_fd();
+            if group.user.is_some() {
+                // Reset only while the group is off the PMU: a reset of a counting event publishes
+                // a page whose offset is off by a wrap until the counter is next programmed (see
+                // pmu-regs' `tests/user_read.rs`); enabling it again programs the counter.
+                ioctl(sys, leader, PerfIoctl::DisableGroup)?;
+            }
             ioctl(sys, leader, PerfIoctl::ResetGroup)?;
             if !first_exec {
                 ioctl(sys, leader, PerfIoctl::EnableGroup)?;
@@ -521,13 +800,33 @@ impl CpuProfiler {
 
     /// Reads every group once and returns the change of each enabled counter since the previous
     /// sample. Allocates nothing.
+    ///
+    /// With [`UserReads::Auto`], a group whose counters the kernel lets this thread read from user
+    /// space is read without a system call; each reading's [`path`](CpuReading::path) says how it
+    /// was read.
     pub fn sample(&mut self) -> Result<&CpuSample, CpuError> {
+        self.sample_groups(false)
+    }
+
+    /// Like [`sample`](Self::sample), but every group is read with `read()`, whatever the pages
+    /// allow ([`SyscallReason::Forced`]): the kernel's own view, which the user-space path is
+    /// checked against, in the same sequence of deltas and totals.
+    pub fn sample_with_read(&mut self) -> Result<&CpuSample, CpuError> {
+        self.sample_groups(true)
+    }
+
+    fn sample_groups(&mut self, force_read: bool) -> Result<&CpuSample, CpuError> {
         if !self.running {
             return Err(CpuError::NotRunning);
         }
         self.sample.begin();
         for group in &mut self.groups {
-            group.sample(self.sys.as_ref(), &mut self.totals, &mut self.sample)?;
+            group.sample(
+                self.sys.as_ref(),
+                &mut self.totals,
+                &mut self.sample,
+                force_read,
+            )?;
         }
         Ok(&self.sample)
     }

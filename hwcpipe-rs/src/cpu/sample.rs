@@ -1,6 +1,7 @@
 //! [`CpuSample`]: the values of one `sample()` of the CPU profiler.
 
 use super::counter::CpuCounter;
+use super::user_read::ReadPath;
 
 /// One counter in one sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -18,6 +19,8 @@ pub struct CpuReading {
     pub time_enabled: u64,
     /// Nanoseconds the counter's group was on the PMU during the interval.
     pub time_running: u64,
+    /// How the value was read: from user space, or with `read()` and why.
+    pub path: ReadPath,
 }
 
 impl CpuReading {
@@ -126,6 +129,7 @@ mod tests {
             raw_delta: delta,
             time_enabled: enabled,
             time_running: running,
+            path: ReadPath::Syscall(crate::cpu::SyscallReason::NotRequested),
         }
     }
 

@@ -13,6 +13,7 @@
 mod gated_spawn;
 pub(crate) mod kbase;
 pub mod perf_event_attr;
+pub mod perf_page;
 
 use std::fmt;
 use std::io;
@@ -20,6 +21,7 @@ use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 
 pub use gated_spawn::{spawn_gated, GatedChild, REPORT_DEADLINE};
 pub use perf_event_attr::PerfEventAttr;
+pub use perf_page::PerfPage;
 
 use crate::cpu::arm_pmu::{ArmPmu, SYSFS_PMU_DEVICES};
 
@@ -99,6 +101,20 @@ pub trait PerfSys: Send + Sync + fmt::Debug {
                 a.pmceid1() | b.pmceid1(),
             )
         })
+    }
+
+    /// Maps the first page of the event `fd` for user-space reads ([`PerfPage::map`]). The default
+    /// refuses (`Unsupported`): only the real kernel's pages may steer a counter instruction, so a
+    /// simulated kernel leaves its counters on the `read()` path.
+    fn map_page(&self, fd: BorrowedFd<'_>) -> io::Result<PerfPage> {
+        let _ = fd;
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
+
+    /// How many Arm PMUs the kernel describes in sysfs (more than one on a big.LITTLE system; 0 on
+    /// other architectures).
+    fn arm_pmu_count(&self) -> usize {
+        ArmPmu::discover(std::path::Path::new(SYSFS_PMU_DEVICES)).map_or(0, |pmus| pmus.len())
     }
 
     /// The value of `/proc/sys/kernel/perf_event_paranoid`, used to explain a refusal.
@@ -206,6 +222,10 @@ impl PerfSys for LinuxPerf {
         // SAFETY: ENABLE, DISABLE and RESET take an integer flag argument and touch no memory.
         check(unsafe { libc::ioctl(raw, code as _, group) })?;
         Ok(0)
+    }
+
+    fn map_page(&self, fd: BorrowedFd<'_>) -> io::Result<PerfPage> {
+        PerfPage::map(fd)
     }
 
     fn close(&self, fd: OwnedFd) -> io::Result<()> {

@@ -11,6 +11,7 @@ use thiserror::Error;
 
 use crate::encoding::PmuRegister;
 use crate::regs::pmuserenr::Pmuserenr;
+use crate::user_read::{sign_extend, user_count, PmcWidth};
 
 use super::sysreg;
 
@@ -33,6 +34,7 @@ impl El0Counter {
     /// assert_eq!(El0Counter::from_perf_index(1), Some(El0Counter::Event(0)));
     /// assert_eq!(El0Counter::from_perf_index(0), None);
     /// ```
+    #[inline]
     pub const fn from_perf_index(index: u32) -> Option<El0Counter> {
         match index {
             32 => Some(El0Counter::Cycles),
@@ -41,7 +43,23 @@ impl El0Counter {
         }
     }
 
+    /// The `perf_event_mmap_page.index` that names this counter: the inverse of
+    /// [`from_perf_index`](Self::from_perf_index).
+    ///
+    /// ```
+    /// use pmu_regs::hw::el0::El0Counter;
+    /// assert_eq!(El0Counter::Cycles.perf_index(), 32);
+    /// assert_eq!(El0Counter::Event(5).perf_index(), 6);
+    /// ```
+    pub const fn perf_index(self) -> u32 {
+        match self {
+            El0Counter::Cycles => 32,
+            El0Counter::Event(n) => n as u32 + 1,
+        }
+    }
+
     /// The system register holding the count.
+    #[inline]
     pub const fn register(self) -> PmuRegister {
         match self {
             El0Counter::Cycles => PmuRegister::Pmccntr,
@@ -87,6 +105,7 @@ impl El0Pmu {
     }
 
     /// PMUSERENR_EL0 now.
+    #[inline]
     pub fn pmuserenr(&self) -> Pmuserenr {
         // SAFETY: `new`'s contract: PMUv3 is implemented and EL0 reads of PMUSERENR_EL0, which the
         // architecture always permits at EL0, are not trapped.
@@ -99,6 +118,7 @@ impl El0Pmu {
     /// The check and the read are two instructions: a task that closes its last user-access perf event
     /// on another thread in between can still be stopped by a trap (SIGILL on Linux), never by
     /// undefined behaviour.
+    #[inline]
     pub fn read(&self, counter: El0Counter) -> Result<u64, El0ReadError> {
         let register = counter.register();
         let pmuserenr = self.pmuserenr();
@@ -111,5 +131,23 @@ impl El0Pmu {
         // SAFETY: PMUSERENR_EL0 grants EL0 this read (checked just above), and `new`'s contract says
         // the counter exists on this PE.
         Ok(unsafe { sysreg::read(register) }?)
+    }
+
+    /// Reads `counter` and sign-extends its low `width` bits ([`sign_extend`]): the value a perf
+    /// mmap page's `offset` is to be added to.
+    pub fn read_pmc(&self, counter: El0Counter, width: PmcWidth) -> Result<i64, El0ReadError> {
+        Ok(sign_extend(self.read(counter)?, width))
+    }
+
+    /// The event count at this instant, from a perf mmap page's `offset` and `pmc_width` and a read of
+    /// `counter` ([`user_count`]). The page must have been read under its sequence lock together with
+    /// this call (see `perf_event_mmap_page`): the sum is only meaningful if the lock did not change.
+    pub fn read_count(
+        &self,
+        counter: El0Counter,
+        width: PmcWidth,
+        offset: i64,
+    ) -> Result<u64, El0ReadError> {
+        Ok(user_count(offset, self.read(counter)?, width))
     }
 }

@@ -52,6 +52,7 @@ macro_rules! msr {
 /// the PE lacks (PMMIR_EL1 before PMUv3p4, PMUACR_EL1, PMICNTR_EL0, ...) must not be accessed, since
 /// they are UNDEFINED. Reading PMXEVTYPER/PMXEVCNTR with PMSELR_EL0.SEL selecting a counter that does
 /// not exist is CONSTRAINED UNPREDICTABLE.
+#[inline]
 pub unsafe fn read(register: PmuRegister) -> Result<u64, HwError> {
     use PmuRegister as R;
     Ok(match register {

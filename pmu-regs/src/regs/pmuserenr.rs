@@ -48,6 +48,7 @@ impl Pmuserenr {
     /// assert!(!linux.el0_may_read(PmuRegister::Pmcr));
     /// assert!(!Pmuserenr::default().el0_may_read(PmuRegister::Pmccntr));
     /// ```
+    #[inline]
     pub const fn el0_may_read(self, register: crate::encoding::PmuRegister) -> bool {
         use crate::encoding::PmuRegister as R;
         match register {
