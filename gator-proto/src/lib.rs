@@ -5,6 +5,7 @@
 //! - [`sleb128`]: gatord's `packInt`/`packInt64` integers.
 //! - [`header`], [`command`], [`response`]: the 5-byte-header messages in both directions.
 //! - [`handshake`]: `STREAMLINE\n` and `GATOR <n>\n`; [`ProtocolVersion`].
+//! - [`recorded`]: the responses and APC frames of a recorded daemon-to-client stream.
 //! - [`apc`]: zero-copy APC frames ([`apc::Frame::parse`]) and their encoders; local capture files.
 //! - [`client::Session`] and [`daemon::Session`]: the two ends of a connection.
 #![doc = include_str!("../README.md")]
@@ -17,6 +18,7 @@ pub mod command;
 pub mod daemon;
 pub mod handshake;
 pub mod header;
+pub mod recorded;
 pub mod response;
 pub mod sleb128;
 mod status;
