@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 use arbitrary::Arbitrary;
 use libfuzzer_sys::fuzz_target;
 use lizard::abi::{LizardApi, LizardCounterDescription, LizardInstance, LZD_OK};
-use lizard_core::sim::{self, SimConfig, SimHandle};
+use gatord_sim::{self as sim, SimConfig, SimHandle};
 
 #[derive(Debug, Arbitrary)]
 enum Target {

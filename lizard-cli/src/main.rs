@@ -11,7 +11,6 @@ mod cmd;
 mod cores;
 mod error;
 mod interrupt;
-mod mali_events;
 mod names;
 mod output;
 mod report;

@@ -10,7 +10,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use common::spawn_sim;
-use lizard_core::sim::{self, SimConfig, SimSample, Stream};
+use gatord_sim::{self as sim, SimConfig, SimSample, Stream};
 use serde_json::Value;
 
 fn lizard(args: &[&str]) -> Output {

@@ -12,7 +12,7 @@ use gator_proto::apc::{Frame, Record};
 use gator_proto::handshake::decode_gator_line;
 use gator_proto::response::{decode_response, ResponseType};
 use gator_proto::{Decoded, ProtocolVersion};
-use lizard_core::sim::{self, SimConfig, Stream};
+use gatord_sim::{self as sim, SimConfig, Stream};
 use lizard_core::{CounterClass, Lizard, Value};
 
 const DATA: &str = concat!(

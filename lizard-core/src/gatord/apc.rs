@@ -250,7 +250,7 @@ impl FrameSink {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::perf::{PerfRole, PerfStream};
+    use gatord_sim::perf::{PerfRole, PerfStream};
     use gator_proto::apc::summary::encode_summary;
     use gator_proto::apc::{BlockCounter, Clocks, Counter};
 

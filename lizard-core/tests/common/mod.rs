@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use lizard_core::sim::SimHandle;
+use gatord_sim::SimHandle;
 use lizard_core::{Config, Timeouts};
 
 /// A gatord-only configuration for `daemon`, with deadlines short enough for tests.
