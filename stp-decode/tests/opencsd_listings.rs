@@ -10,7 +10,7 @@
 //! - OpenCSD announces its initial state with an `OCSD_GEN_TRC_ELEM_NO_SYNC( [init-decoder])` element;
 //!   this crate has no such element (it reports the skipped range), so that line is dropped.
 //! - Before the first M8 OpenCSD prints unknown IDs as `Ma:0x??; Ch:0x??` even after a VERSION packet;
-//!   this crate applies VERSION's reset to 0 (`research/stm.md` §6), so `??` matches 0 or unknown.
+//!   this crate applies VERSION's reset to 0 (`docs/stm.md` §6), so `??` matches 0 or unknown.
 //! - OpenCSD prints a C8 packet with the resulting 16-bit channel; this crate's C8 packet holds the 8 bits
 //!   sent (its element carries the merged channel), so the normaliser merges them the same way.
 //! - None of the three listings contains a packet OpenCSD reports as RESERVED, so there is no
