@@ -14,12 +14,11 @@ use std::hint::black_box;
 /// The first RESPONSE_XML payload of the recording.
 fn merged_events_document() -> String {
     let bytes = test_data::gatord_bytes("live-session/d2c.bin").expect("d2c.bin recording");
-    let xml = RecordedResponses::new(&bytes)
+    let mut xml = RecordedResponses::new(&bytes)
         .expect("handshake line")
-        .map(|response| response.expect("recorded response"))
-        .find(|response| response.kind == ResponseType::Xml)
-        .expect("a RESPONSE_XML in d2c.bin");
-    String::from_utf8(xml.payload.to_vec()).expect("UTF-8")
+        .payloads(ResponseType::Xml);
+    let first = xml.next().expect("a RESPONSE_XML in d2c.bin");
+    String::from_utf8(first.expect("recorded response").to_vec()).expect("UTF-8")
 }
 
 fn events_document(c: &mut Criterion) {

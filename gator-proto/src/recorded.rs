@@ -86,18 +86,25 @@ impl<'a> RecordedResponses<'a> {
         self.offset
     }
 
+    /// The payloads of the responses of type `kind` in the rest of the stream, in order. Each item is a
+    /// payload or, once, the error that stops iteration.
+    pub fn payloads(
+        self,
+        kind: ResponseType,
+    ) -> impl Iterator<Item = Result<&'a [u8], RecordingError>> {
+        self.filter_map(move |response| match response {
+            Ok(response) if response.kind == kind => Some(Ok(response.payload)),
+            Ok(_) => None,
+            Err(e) => Some(Err(e)),
+        })
+    }
+
     /// The APC frames of the rest of the stream: the payloads of the non-empty APC_DATA responses (the
     /// zero-length one is the end-of-capture marker), in order. Each item is a frame or, once, the error
     /// that stops iteration.
     pub fn apc_frames(self) -> impl Iterator<Item = Result<&'a [u8], RecordingError>> {
-        self.filter_map(|response| match response {
-            Ok(Response {
-                kind: ResponseType::ApcData,
-                payload,
-            }) if !payload.is_empty() => Some(Ok(payload)),
-            Ok(_) => None,
-            Err(e) => Some(Err(e)),
-        })
+        self.payloads(ResponseType::ApcData)
+            .filter(|frame| frame.as_ref().map_or(true, |f| !f.is_empty()))
     }
 }
 
@@ -162,6 +169,8 @@ mod tests {
         let responses = RecordedResponses::new(&stream).unwrap();
         assert_eq!(responses.version(), ProtocolVersion::V950);
         assert_eq!(responses.clone().count(), 4);
+        let xml: Vec<_> = responses.clone().payloads(ResponseType::Xml).collect();
+        assert_eq!(xml, [Ok(&b"<captured/>"[..])]);
         let frames: Vec<_> = responses.apc_frames().collect();
         assert_eq!(frames, [Ok(&[5u8, 0, 0, 1][..])]);
     }

@@ -4,7 +4,7 @@
 //! next marker of its kind, and any number of them may appear in one frame. [`BlockSamples`] folds them into
 //! every value it yields, so a reader of BLOCK_COUNTER frames never tracks marker state by hand.
 
-use super::block_counter::{Record, Records};
+use super::block_counter::{Records, KEY_CORE, KEY_TID, KEY_TIMESTAMP};
 use super::error::FrameError;
 
 /// One counter value of a BLOCK_COUNTER frame, with the markers in force where it stands.
@@ -73,11 +73,24 @@ impl<'a> BlockSamples<'a> {
 impl Iterator for BlockSamples<'_> {
     type Item = Result<BlockSample, FrameError>;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            match self.records.next()? {
-                Ok(Record::Value { key, value }) => {
+            let (key, value) = match self.records.next_raw()? {
+                Ok(pair) => pair,
+                Err(e) => return Some(Err(e)),
+            };
+            match key {
+                KEY_TIMESTAMP => {
+                    self.time = Some(value);
+                    self.latest_time = Some(match self.latest_time {
+                        Some(latest) if latest > value => latest,
+                        _ => value,
+                    });
+                }
+                KEY_CORE => self.core = Some(value),
+                KEY_TID => self.tid = Some(value),
+                key => {
                     return Some(Ok(BlockSample {
                         time: self.time,
                         core: self.core,
@@ -86,13 +99,6 @@ impl Iterator for BlockSamples<'_> {
                         value,
                     }))
                 }
-                Ok(Record::Timestamp(t)) => {
-                    self.time = Some(t);
-                    self.latest_time = Some(self.latest_time.map_or(t, |l| l.max(t)));
-                }
-                Ok(Record::Core(c)) => self.core = Some(c),
-                Ok(Record::Tid(t)) => self.tid = Some(t),
-                Err(e) => return Some(Err(e)),
             }
         }
     }
@@ -101,7 +107,7 @@ impl Iterator for BlockSamples<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apc::BlockCounter;
+    use crate::apc::{BlockCounter, Record};
     use proptest::prelude::*;
 
     fn frame(records: &[Record]) -> Vec<u8> {

@@ -27,10 +27,11 @@ pub fn merged_events_document() -> String {
     let bytes = read("live-session/d2c.bin");
     let xml = RecordedResponses::new(&bytes)
         .expect("handshake reply")
-        .map(|response| response.expect("recorded response"))
-        .find(|response| response.kind == ResponseType::Xml)
-        .expect("a RESPONSE_XML in d2c.bin");
-    String::from_utf8(xml.payload.to_vec()).expect("UTF-8 events document")
+        .payloads(ResponseType::Xml)
+        .next()
+        .expect("a RESPONSE_XML in d2c.bin")
+        .expect("recorded response");
+    String::from_utf8(xml.to_vec()).expect("UTF-8 events document")
 }
 
 /// The merged events document text, extracted once per test binary.
