@@ -5,7 +5,6 @@
 //! to the pairs after them; any number of markers may appear in one frame. Other keys are daemon-allocated
 //! counter keys (even, from 4) or driver keys (odd).
 
-use super::block_samples::BlockSamples;
 use super::cursor::Cursor;
 use super::error::FrameError;
 use super::frame_type::FrameType;
@@ -94,14 +93,6 @@ impl<'a> BlockCounter<'a> {
         Records {
             rest: self.raw_records,
         }
-    }
-
-    /// The counter values with the timestamp, core and thread-id markers applied: what a reader of the frame
-    /// wants, without tracking the markers by hand. Each item is a value or, once, the error that stops
-    /// iteration.
-    #[inline]
-    pub fn samples(&self) -> BlockSamples<'a> {
-        BlockSamples::new(self.records())
     }
 
     /// Appends a whole BLOCK_COUNTER frame (frame type included).

@@ -4,7 +4,7 @@
 //! next marker of its kind, and any number of them may appear in one frame. [`BlockSamples`] folds them into
 //! every value it yields, so a reader of BLOCK_COUNTER frames never tracks marker state by hand.
 
-use super::block_counter::{Records, KEY_CORE, KEY_TID, KEY_TIMESTAMP};
+use super::block_counter::{BlockCounter, Records, KEY_CORE, KEY_TID, KEY_TIMESTAMP};
 use super::error::FrameError;
 
 /// One counter value of a BLOCK_COUNTER frame, with the markers in force where it stands.
@@ -38,8 +38,18 @@ pub struct BlockSamples<'a> {
     tid: Option<i64>,
 }
 
+impl<'a> BlockCounter<'a> {
+    /// The counter values with the timestamp, core and thread-id markers applied: what a reader of the frame
+    /// wants, without tracking the markers by hand. Each item is a value or, once, the error that stops
+    /// iteration.
+    #[inline]
+    pub fn samples(&self) -> BlockSamples<'a> {
+        BlockSamples::new(self.records())
+    }
+}
+
 impl<'a> BlockSamples<'a> {
-    pub(super) fn new(records: Records<'a>) -> BlockSamples<'a> {
+    fn new(records: Records<'a>) -> BlockSamples<'a> {
         BlockSamples {
             records,
             time: None,
@@ -107,7 +117,7 @@ impl Iterator for BlockSamples<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apc::{BlockCounter, Record};
+    use crate::apc::Record;
     use proptest::prelude::*;
 
     fn frame(records: &[Record]) -> Vec<u8> {
