@@ -22,11 +22,6 @@
 use stp_decode::dump::{dump, DumpOptions, Item};
 use stp_decode::{ElementKind, IdWidth, PacketKind, StpError, Truncation};
 
-const DATA: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/data/opencsd-stm/"
-);
-
 fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     let start = text.find(key)? + key.len();
     let rest = &text[start..];
@@ -208,8 +203,9 @@ fn normalise_ours(buffer: &[u8], trace_id: u8) -> Vec<String> {
 }
 
 fn compare(snapshot: &str, trace_file: &str, trace_id: u8) -> usize {
-    let buffer = std::fs::read(format!("{DATA}{snapshot}/{trace_file}")).unwrap();
-    let listing = std::fs::read_to_string(format!("{DATA}{snapshot}.ppl")).unwrap();
+    let dir = test_data::root().join("opencsd-stm");
+    let buffer = std::fs::read(dir.join(snapshot).join(trace_file)).unwrap();
+    let listing = std::fs::read_to_string(dir.join(format!("{snapshot}.ppl"))).unwrap();
     let expected = normalise_ppl(&listing);
     let ours = normalise_ours(&buffer, trace_id);
     for (i, (want, got)) in expected.iter().zip(&ours).enumerate() {

@@ -10,10 +10,7 @@ use gator_proto::response::ResponseType;
 
 /// The gatord 9.7.2 data folder (read-only).
 pub fn data_dir() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/data/gatord-9.7.2"
-    ))
+    test_data::root().join(test_data::GATORD)
 }
 
 /// Reads a file below the data folder.
