@@ -1,6 +1,6 @@
 //! Benches gator-proto on the real gatord 9.7.2 live session (`shared/data/gatord-9.7.2/live-session/d2c.bin`):
-//! BLOCK_COUNTER record decoding on one large frame built from the records of the 31 recorded BLOCK_COUNTER
-//! frames (repeated to about 1 MiB), and whole-stream decoding of `d2c.bin` by the client session with every APC
+//! BLOCK_COUNTER decoding on one large frame built from the records of the 31 recorded BLOCK_COUNTER
+//! frames (repeated to about 1 MiB), as records and as values with the markers applied, and whole-stream decoding of `d2c.bin` by the client session with every APC
 //! frame parsed. Each group also measures a plain byte-sum over the same buffer in the same run, so the result
 //! reads as a ratio of the byte-sum's throughput.
 
@@ -11,8 +11,7 @@ use lizard_benches::Ratios;
 use std::hint::black_box;
 
 fn d2c() -> Vec<u8> {
-    std::fs::read(lizard_benches::data_dir().join("gatord-9.7.2/live-session/d2c.bin"))
-        .expect("d2c.bin")
+    test_data::gatord_bytes("live-session/d2c.bin").expect("d2c.bin")
 }
 
 /// The commands the recorded client sent, so that the session expects the recorded replies.
@@ -71,6 +70,14 @@ fn large_block_counter(frames: &[Vec<u8>]) -> Vec<u8> {
     out
 }
 
+/// The BLOCK_COUNTER frame `frame` holds.
+fn block_of(frame: &[u8]) -> BlockCounter<'_> {
+    match Frame::parse(frame, ProtocolVersion::V950) {
+        Ok(Frame::BlockCounter(block)) => block,
+        other => panic!("not a BLOCK_COUNTER frame: {other:?}"),
+    }
+}
+
 fn byte_sum(bytes: &[u8]) -> u64 {
     bytes.iter().map(|&b| u64::from(b)).sum()
 }
@@ -86,11 +93,7 @@ fn block_counter(c: &mut Criterion) {
     });
     group.bench_function("decode_records", |b| {
         ratios.iter(b, "decode_records", || {
-            let Ok(Frame::BlockCounter(block)) =
-                Frame::parse(black_box(&frame), ProtocolVersion::V950)
-            else {
-                unreachable!()
-            };
+            let block = block_of(black_box(&frame));
             let mut sum = 0i64;
             for record in block.records() {
                 match record.unwrap() {
@@ -98,6 +101,20 @@ fn block_counter(c: &mut Criterion) {
                     Record::Timestamp(t) => sum = sum.wrapping_add(t),
                     _ => {}
                 }
+            }
+            sum
+        })
+    });
+    group.bench_function("decode_samples", |b| {
+        ratios.iter(b, "decode_samples", || {
+            let block = block_of(black_box(&frame));
+            // The values with the markers applied, as the engine and apc-dump read them.
+            let mut sum = 0i64;
+            for sample in block.samples() {
+                let sample = sample.unwrap();
+                sum = sum
+                    .wrapping_add(sample.value)
+                    .wrapping_add(sample.time.unwrap_or(0));
             }
             sum
         })

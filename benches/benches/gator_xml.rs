@@ -4,26 +4,21 @@
 //! `resp-captured.xml` against its bare DOM parse.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use gator_proto::recorded::RecordedResponses;
+use gator_proto::response::ResponseType;
 use gator_xml::roxmltree;
 use gator_xml::{Captured, Events};
 use lizard_benches::Ratios;
 use std::hint::black_box;
 
-/// The first RESPONSE_XML payload after the `GATOR 950\n` reply: each response is 1 type byte, a u32 LE
-/// length and the payload; type 1 is XML.
+/// The first RESPONSE_XML payload of the recording.
 fn merged_events_document() -> String {
-    let bytes = std::fs::read(lizard_benches::data_dir().join("gatord-9.7.2/live-session/d2c.bin"))
-        .expect("d2c.bin recording");
-    let mut at = b"GATOR 950\n".len();
-    assert_eq!(&bytes[..at], b"GATOR 950\n");
-    while at + 5 <= bytes.len() {
-        let len = u32::from_le_bytes(bytes[at + 1..at + 5].try_into().unwrap()) as usize;
-        if bytes[at] == 1 {
-            return String::from_utf8(bytes[at + 5..at + 5 + len].to_vec()).expect("UTF-8");
-        }
-        at += 5 + len;
-    }
-    panic!("no RESPONSE_XML in d2c.bin");
+    let bytes = test_data::gatord_bytes("live-session/d2c.bin").expect("d2c.bin recording");
+    let mut xml = RecordedResponses::new(&bytes)
+        .expect("handshake line")
+        .payloads(ResponseType::Xml);
+    let first = xml.next().expect("a RESPONSE_XML in d2c.bin");
+    String::from_utf8(first.expect("recorded response").to_vec()).expect("UTF-8")
 }
 
 fn events_document(c: &mut Criterion) {

@@ -1,4 +1,4 @@
-//! Benches the lizard-core engine against the simulated gatord (`lizard_core::sim`, a real TCP server on
+//! Benches the lizard-core engine against the simulated gatord (`gatord-sim`, a real TCP server on
 //! loopback) with the real daemon's timing (`sim::Timing::default()`: handshake, XML and stop latencies, a
 //! session released 100 ms after its connection closes, polled counters every 100 ms, perf counters at the
 //! session's sample rate, frames flushed every `live_rate`): the cost of one Start/Stop/Read pair, as a
@@ -12,7 +12,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use lizard_core::sim::{self, SimConfig};
+use gatord_sim::{self as sim, SimConfig};
 use lizard_core::{CaptureMode, Config, Lizard, Timeouts};
 
 fn realistic_daemon() -> sim::SimHandle {

@@ -14,7 +14,8 @@ pub use ratio::Ratios;
 
 use std::path::PathBuf;
 
-/// The folder of real recordings shared with the tests: `../shared/data` beside the repository.
+/// The folder of real recordings shared with the tests (`test_data::root`: `../shared/data` beside the
+/// repository).
 pub fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data")
+    test_data::root()
 }

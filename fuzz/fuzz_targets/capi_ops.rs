@@ -7,9 +7,9 @@ use std::ffi::CString;
 use std::sync::OnceLock;
 
 use arbitrary::Arbitrary;
+use gatord_sim::{self as sim, SimConfig, SimHandle};
 use libfuzzer_sys::fuzz_target;
 use lizard::abi::{LizardApi, LizardCounterDescription, LizardInstance, LZD_OK};
-use lizard_core::sim::{self, SimConfig, SimHandle};
 
 #[derive(Debug, Arbitrary)]
 enum Target {

@@ -11,6 +11,9 @@ use crate::response::{encode_response, ResponseType};
 use crate::status::Decoded;
 use crate::version::ProtocolVersion;
 
+/// The text gatord sends (in a RESPONSE_ERROR) to a client that connects while another session runs.
+pub const SESSION_IN_PROGRESS: &str = "Session already in progress";
+
 /// Options of a daemon [`Session`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {

@@ -6,6 +6,7 @@
 //! - [`header`], [`message`]: the 5-byte-header messages, one generic codec for both directions;
 //!   [`command`] and [`response`]: each direction's type bytes.
 //! - [`handshake`]: `STREAMLINE\n` and `GATOR <n>\n`; [`ProtocolVersion`].
+//! - [`recorded`]: the responses and APC frames of a recorded daemon-to-client stream.
 //! - [`apc`]: zero-copy APC frames ([`apc::Frame::parse`]) and their encoders; local capture files.
 //! - [`client::Session`] and [`daemon::Session`]: the two ends of a connection.
 #![doc = include_str!("../README.md")]
@@ -19,6 +20,7 @@ pub mod daemon;
 pub mod handshake;
 pub mod header;
 pub mod message;
+pub mod recorded;
 pub mod response;
 pub mod sleb128;
 mod status;

@@ -8,13 +8,12 @@ use gator_proto::apc::{
 };
 use gator_proto::{client, daemon, ProtocolVersion};
 
-const DATA: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/data/gatord-9.7.2/live-session/"
-);
-
 fn read(name: &str) -> Vec<u8> {
-    std::fs::read(format!("{DATA}{name}")).unwrap_or_else(|e| panic!("reading {name}: {e}"))
+    let path = test_data::root()
+        .join(test_data::GATORD)
+        .join("live-session")
+        .join(name);
+    std::fs::read(&path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()))
 }
 
 /// Decodes `c2s.bin` with the daemon session, feeding it in the given chunk sizes (cycled).

@@ -3,34 +3,26 @@
 //! the live APC_DATA envelope minus its type byte, which is what gatord writes to the file.
 
 use gator_proto::apc::{local_capture, Frame, LocalCaptureError, LocalCaptureReader};
+use gator_proto::recorded::RecordedResponses;
 use gator_proto::ProtocolVersion;
 
-const D2C: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/data/gatord-9.7.2/live-session/d2c.bin"
-);
-
 /// The local-capture form of the recording: every non-empty APC_DATA payload with a length prefix.
-fn local_file() -> (Vec<u8>, usize) {
-    let d2c = std::fs::read(D2C).unwrap();
-    let mut at = b"GATOR 950\n".len();
+fn local_file() -> Option<(Vec<u8>, usize)> {
+    let d2c = test_data::gatord_bytes("live-session/d2c.bin")?;
     let mut file = Vec::new();
     let mut frames = 0;
-    while at < d2c.len() {
-        let length = u32::from_le_bytes(d2c[at + 1..at + 5].try_into().unwrap()) as usize;
-        let payload = &d2c[at + 5..at + 5 + length];
-        if d2c[at] == 3 && !payload.is_empty() {
-            assert!(local_capture::encode_record(payload, &mut file));
-            frames += 1;
-        }
-        at += 5 + length;
+    for payload in RecordedResponses::new(&d2c).unwrap().apc_frames() {
+        assert!(local_capture::encode_record(payload.unwrap(), &mut file));
+        frames += 1;
     }
-    (file, frames)
+    Some((file, frames))
 }
 
 #[test]
 fn every_frame_of_the_recording_reads_back() {
-    let (file, frames) = local_file();
+    let Some((file, frames)) = local_file() else {
+        return;
+    };
     assert_eq!(frames, 188 + 1 + 31 + 58);
     let mut counts = [0usize; 16];
     for record in LocalCaptureReader::new(&file) {
@@ -45,7 +37,9 @@ fn every_frame_of_the_recording_reads_back() {
 
 #[test]
 fn a_cut_file_ends_with_a_typed_error() {
-    let (file, _) = local_file();
+    let Some((file, _)) = local_file() else {
+        return;
+    };
     let cut = &file[..file.len() - 3];
     let last = LocalCaptureReader::new(cut).last().unwrap();
     assert!(matches!(

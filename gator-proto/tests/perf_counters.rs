@@ -9,12 +9,12 @@
 //! A missing data folder is a printed skip.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
 
 use gator_proto::apc::{
     Delivery, Frame, LocalCaptureReader, PerfCounterSample, PerfCounterTracker, SampleLayout,
     SampleRecord, PERF_RECORD_LOST, PERF_RECORD_SAMPLE, PERF_RECORD_SWITCH_CPU_WIDE,
 };
+use gator_proto::recorded::RecordedResponses;
 use gator_proto::ProtocolVersion;
 
 const MEMFREE: i32 = 0x5e;
@@ -31,35 +31,16 @@ const ARM_INST_RETIRED: i32 = 0xc;
 const ARM_TASK_CLOCK: i32 = 0x66;
 
 fn data(path: &str) -> Option<Vec<u8>> {
-    let full: PathBuf = [
-        env!("CARGO_MANIFEST_DIR"),
-        "../../shared/data/gatord-9.7.2",
-        path,
-    ]
-    .iter()
-    .collect();
-    match std::fs::read(&full) {
-        Ok(bytes) => Some(bytes),
-        Err(err) => {
-            eprintln!("skipped: {} not readable ({err})", full.display());
-            None
-        }
-    }
+    test_data::gatord_bytes(path)
 }
 
-/// The APC_DATA payloads of a recorded daemon→client stream (handshake line, then 5-byte headers).
+/// The APC frames of a recorded daemon→client stream.
 fn live_frames(d2c: &[u8]) -> Vec<&[u8]> {
-    let mut at = d2c.iter().position(|&b| b == b'\n').unwrap() + 1;
-    let mut frames = Vec::new();
-    while at + 5 <= d2c.len() {
-        let length = u32::from_le_bytes(d2c[at + 1..at + 5].try_into().unwrap()) as usize;
-        let payload = &d2c[at + 5..at + 5 + length];
-        if d2c[at] == 3 && !payload.is_empty() {
-            frames.push(payload);
-        }
-        at += 5 + length;
-    }
-    frames
+    RecordedResponses::new(d2c)
+        .unwrap()
+        .apc_frames()
+        .collect::<Result<_, _>>()
+        .unwrap()
 }
 
 /// Feeds every frame to a tracker; returns it and the samples, asserting no frame fails.

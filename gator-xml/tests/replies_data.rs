@@ -190,7 +190,7 @@ fn the_recorded_session_document_is_read() {
 
 #[test]
 fn lizard_documents_are_reproduced_byte_for_byte() {
-    // research/lizard.md §5.6: 362 bytes, DELIVER_XML header 01 6A 01 00 00.
+    // docs/lizard.md §5.6: 362 bytes, DELIVER_XML header 01 6A 01 00 00.
     let session = Session::builder().build().to_bytes();
     assert_eq!(session.len(), 0x16a);
     // §5.5: names only, no event attributes, no trailing newline.

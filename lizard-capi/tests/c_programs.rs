@@ -1,6 +1,6 @@
 //! C programs against the built `liblizard.so`: the RenderDoc-style example (`examples/c/lizard_demo.c`)
 //! and the misuse suite (`tests/c/abuse.c`), compiled with gcc and g++ `-Werror`, run against a gatord
-//! simulator on loopback (`lizard_core::sim`) and against the local HWCPipe software counters, plain, under
+//! simulator on loopback (`gatord-sim`) and against the local HWCPipe software counters, plain, under
 //! valgrind and under AddressSanitizer.
 //!
 //! `TARGET_CC` and `TARGET_CXX` name a cross compiler when the tests run for another architecture; where
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::OnceLock;
 
-use lizard_core::sim::{self, SimConfig, SimHandle, SimSample, Stream};
+use gatord_sim::{self as sim, SimConfig, SimHandle, SimSample, Stream};
 
 #[path = "support/prebuilt.rs"]
 mod prebuilt;

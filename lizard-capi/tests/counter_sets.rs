@@ -8,8 +8,8 @@ use std::ffi::{CStr, CString};
 use std::time::Duration;
 
 use common::{api, id_of};
+use gatord_sim::{self as sim, synthetic_event_value, SimConfig};
 use lizard::abi::{LizardCounterDescription, LZD_OK};
-use lizard_core::sim::{self, synthetic_event_value, SimConfig};
 
 #[test]
 fn a_set_event_is_an_ordinary_counter() {

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 mod common;
 
 use common::{api, id_of};
+use gatord_sim::{self as sim, SimConfig, SimHandle, Stream};
 use lizard::abi::{LizardApi, LizardInstance, LzdResult, LZD_FAILURE, LZD_OK};
-use lizard_core::sim::{self, SimConfig, SimHandle, Stream};
 
 /// `Init` reads `LIZARD_GATORD_MODE`: tests that set it hold this lock across their `Init`.
 static MODE_ENV: Mutex<()> = Mutex::new(());

@@ -12,7 +12,6 @@ mod cmd;
 mod cores;
 mod error;
 mod interrupt;
-mod mali_events;
 mod names;
 mod output;
 mod report;

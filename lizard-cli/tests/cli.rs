@@ -10,7 +10,8 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use common::spawn_sim;
-use lizard_core::sim::{self, SimConfig, SimSample, Stream};
+use gator_proto::recorded::RecordedResponses;
+use gatord_sim::{self as sim, SimConfig, SimSample, Stream};
 use serde_json::Value;
 
 fn lizard(args: &[&str]) -> Output {
@@ -34,20 +35,12 @@ fn json(output: &Output) -> Value {
 }
 
 fn data(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/data")
-        .join(path)
+    test_data::root().join(path)
 }
 
 /// `data(path)` if it exists; a missing recording is a printed skip.
 fn present(path: &str) -> Option<PathBuf> {
-    let full = data(path);
-    if full.exists() {
-        Some(full)
-    } else {
-        eprintln!("skipped: {} missing", full.display());
-        None
-    }
+    test_data::path(path)
 }
 
 fn scratch(name: &str) -> PathBuf {
@@ -381,22 +374,11 @@ fn events_lists_the_shipped_mali_fragments() {
 /// The APC_DATA payloads (frames) of the recorded daemon stream `live-session/d2c.bin`.
 fn recorded_frames() -> Vec<Vec<u8>> {
     let bytes = std::fs::read(data("gatord-9.7.2/live-session/d2c.bin")).expect("recording");
-    let mut at = bytes
-        .iter()
-        .position(|&b| b == b'\n')
+    RecordedResponses::new(&bytes)
         .expect("handshake line")
-        + 1;
-    let mut frames = Vec::new();
-    while at + 5 <= bytes.len() {
-        let kind = bytes[at];
-        let len = u32::from_le_bytes(bytes[at + 1..at + 5].try_into().expect("4 bytes")) as usize;
-        let payload = &bytes[at + 5..at + 5 + len];
-        if kind == 3 && len > 0 {
-            frames.push(payload.to_vec());
-        }
-        at += 5 + len;
-    }
-    frames
+        .apc_frames()
+        .map(|frame| frame.expect("recorded frame").to_vec())
+        .collect()
 }
 
 #[test]

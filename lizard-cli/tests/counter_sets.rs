@@ -8,7 +8,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::{counter, json, lizard, Sim};
-use lizard_core::sim::synthetic_event_value;
+use gatord_sim::synthetic_event_value;
 use serde_json::Value;
 
 /// The Cortex-A72 events file, or `None` (a printed skip) without the data folder.

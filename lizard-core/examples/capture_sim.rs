@@ -7,11 +7,11 @@
 
 use std::time::Duration;
 
-use lizard_core::sim::{self, SimConfig};
+use gatord_sim::SimConfig;
 use lizard_core::{Config, Lizard};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let daemon = sim::start(SimConfig::default())?;
+    let daemon = gatord_sim::start(SimConfig::default())?;
     println!("simulated gatord at {}", daemon.local_addr());
 
     let mut lizard = Lizard::configure(Config::gatord_only(daemon.address()))?;

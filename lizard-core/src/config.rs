@@ -93,9 +93,9 @@ impl Default for Config {
 
 impl Config {
     /// Only gatord at `address`, no HWCPipe.
-    pub fn gatord_only(address: GatordAddress) -> Config {
+    pub fn gatord_only(address: impl Into<GatordAddress>) -> Config {
         Config {
-            gatord: Some(address),
+            gatord: Some(address.into()),
             hwcpipe: false,
             ..Config::default()
         }
@@ -105,9 +105,9 @@ impl Config {
     /// start/stop pair costs no connection; `live_rate` [`PER_DRAW_LIVE_RATE_MS`], so gatord hands each
     /// sample to the socket within a millisecond and a read rarely waits; `sample_rate` normal (about 1 kHz
     /// for perf counters). HWCPipe stays on, as in [`Config::default`].
-    pub fn per_draw(address: GatordAddress) -> Config {
+    pub fn per_draw(address: impl Into<GatordAddress>) -> Config {
         Config {
-            gatord: Some(address),
+            gatord: Some(address.into()),
             mode: CaptureMode::Persistent,
             live_rate_ms: PER_DRAW_LIVE_RATE_MS,
             ..Config::default()

@@ -9,7 +9,6 @@ mod gatord;
 pub mod hwc;
 mod lizard;
 pub mod reduce;
-pub mod sim;
 pub mod store;
 pub mod transport;
 mod units;

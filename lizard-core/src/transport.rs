@@ -39,6 +39,13 @@ impl GatordAddress {
     }
 }
 
+impl From<std::net::SocketAddr> for GatordAddress {
+    /// The IP literal and port of a socket address.
+    fn from(address: std::net::SocketAddr) -> Self {
+        GatordAddress::new(address.ip().to_string(), address.port())
+    }
+}
+
 impl Default for GatordAddress {
     /// `127.0.0.1:8080`, where an `adb forward tcp:8080 ...` or a local gatord listens.
     fn default() -> Self {
@@ -313,6 +320,20 @@ impl Transport {
 mod tests {
     use super::*;
     use std::net::TcpListener;
+
+    #[test]
+    fn socket_addresses_convert_to_ip_literals() {
+        let v4: GatordAddress = "127.0.0.1:9"
+            .parse::<std::net::SocketAddr>()
+            .unwrap()
+            .into();
+        assert_eq!(v4, GatordAddress::new("127.0.0.1", 9));
+        let v6: GatordAddress = "[::1]:8080".parse::<std::net::SocketAddr>().unwrap().into();
+        assert_eq!(
+            (v6.host.as_str(), v6.to_string()),
+            ("::1", "[::1]:8080".into())
+        );
+    }
 
     #[test]
     fn parses_every_address_form() {

@@ -9,7 +9,7 @@ mod common;
 use std::time::Duration;
 
 use common::{config_for, gatord_data, id_of};
-use lizard_core::sim::{self, synthetic_event_value, SimConfig, SimHandle, Stream};
+use gatord_sim::{self as sim, synthetic_event_value, SimConfig, SimHandle, Stream};
 use lizard_core::{Error, Lizard, SetEvent};
 
 const CORES: u32 = 2;

@@ -7,7 +7,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::config_for;
-use lizard_core::sim::{self, SimConfig};
+use gatord_sim::{self as sim, SimConfig};
 use lizard_core::{Error, Lizard};
 
 fn open_fds() -> usize {

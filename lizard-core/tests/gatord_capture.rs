@@ -8,13 +8,8 @@ mod common;
 use std::time::Duration;
 
 use common::{config_for, id_of};
-use lizard_core::sim::{self, SimConfig, SimSample, Stream};
+use gatord_sim::{self as sim, SimConfig, SimSample, Stream};
 use lizard_core::{CounterClass, Error, Lizard, NoValue, ResultType, Source, Units, Value};
-
-const G71: &str = include_str!(concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/data/gatord-9.7.2/events/events-Mali-G71_hw.xml"
-));
 
 fn sample(t: i64, values: &[(&str, i64)]) -> SimSample {
     SimSample {
@@ -25,6 +20,9 @@ fn sample(t: i64, values: &[(&str, i64)]) -> SimSample {
 
 #[test]
 fn discovery_ids_follow_the_real_events_order() {
+    let Some(g71) = test_data::gatord_text("events/events-Mali-G71_hw.xml") else {
+        return;
+    };
     let mut available = vec![
         "ARM_Mali-G71_L2_READ_LOOKUP".to_owned(),
         "ARM_Mali-G71_GPU_ACTIVE".to_owned(),
@@ -32,14 +30,14 @@ fn discovery_ids_follow_the_real_events_order() {
         "ARM_Mali-G71_JS0_ACTIVE".to_owned(),
     ];
     let daemon = sim::start(SimConfig {
-        events_xml: Some(G71.to_owned()),
+        events_xml: Some(g71.clone()),
         counters: Some(available.clone()),
         ..SimConfig::quick()
     })
     .unwrap();
     let lizard = Lizard::configure(config_for(&daemon)).unwrap();
     available.retain(|n| n != "NOT_DESCRIBED_ANYWHERE");
-    available.sort_by_key(|n| G71.find(&format!("counter=\"{n}\"")).unwrap());
+    available.sort_by_key(|n| g71.find(&format!("counter=\"{n}\"")).unwrap());
     let keys: Vec<_> = lizard.counters().iter().map(|c| c.key.clone()).collect();
     assert_eq!(
         keys, available,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use common::{config_for, id_of};
 use gator_proto::client::ClientError;
 use gator_proto::response::ResponseError;
-use lizard_core::sim::{self, Faults, SimConfig, SimSample, Stream};
+use gatord_sim::{self as sim, Faults, SimConfig, SimSample, Stream};
 use lizard_core::{Error, Lizard, ProtocolFault};
 
 fn samples(n: i64) -> Stream {

@@ -7,9 +7,9 @@ mod common;
 use std::time::Duration;
 
 use common::config_for;
+use gatord_sim::{self as sim, SimConfig};
 use hwcpipe::gpu::{Fault, GpuProfiler, SimGpu, SimulatedKbase, Workload};
 use hwcpipe::HwcPipe;
-use lizard_core::sim::{self, SimConfig};
 use lizard_core::{
     CaptureMode, Config, CounterClass, Error, HwcPipeBackend, Lizard, ResultType, Source, Value,
 };

@@ -12,6 +12,7 @@ mod common;
 
 use common::gatord_data as data;
 use gator_proto::apc::LocalCaptureReader;
+use gator_proto::recorded::RecordedResponses;
 use gator_proto::ProtocolVersion;
 use lizard_core::{
     reduce, Counter, CounterClass, CounterId, FrameSink, KeyMap, ResultType, Sample, SampleStore,
@@ -122,15 +123,11 @@ fn perf_session_counters_gatord_never_sends_are_unavailable() {
     let Some(d2c) = data("perf-session/d2c.bin") else {
         return;
     };
-    let mut frames = Vec::new();
-    let mut at = d2c.iter().position(|&b| b == b'\n').unwrap() + 1;
-    while at + 5 <= d2c.len() {
-        let length = u32::from_le_bytes(d2c[at + 1..at + 5].try_into().unwrap()) as usize;
-        if d2c[at] == 3 && length > 0 {
-            frames.push(&d2c[at + 5..at + 5 + length]);
-        }
-        at += 5 + length;
-    }
+    let frames: Vec<&[u8]> = RecordedResponses::new(&d2c)
+        .unwrap()
+        .apc_frames()
+        .collect::<Result<_, _>>()
+        .unwrap();
     // resp-captured.xml: 0x1e CPU_CLOCK, 0x22 CONTEXT_SWITCHES, 0x20 TASK_CLOCK, 0xa Perf_Hardware_ccnt,
     // 0x5e memfree, 0x18 Linux_cpu_wait_contention; and gatord's own CPU clock 0x7ffffffd bound to id 7 to
     // check that per-core values add up.

@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::{config_for, id_of};
-use lizard_core::sim::{self, Faults, SimConfig, SimSample, Stream};
+use gatord_sim::{self as sim, Faults, SimConfig, SimSample, Stream};
 use lizard_core::{CaptureMode, Error, Lizard};
 
 #[test]

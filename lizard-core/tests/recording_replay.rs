@@ -9,31 +9,20 @@ use std::collections::HashMap;
 
 use common::{config_for, id_of};
 use gator_proto::apc::{Frame, Record};
-use gator_proto::handshake::decode_gator_line;
-use gator_proto::response::{decode_response, ResponseType};
-use gator_proto::{Decoded, ProtocolVersion};
-use lizard_core::sim::{self, SimConfig, Stream};
+use gator_proto::recorded::RecordedResponses;
+use gator_proto::response::ResponseType;
+use gator_proto::ProtocolVersion;
+use gatord_sim::{self as sim, SimConfig, Stream};
 use lizard_core::{CounterClass, Lizard, Value};
 
-const DATA: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/data/gatord-9.7.2/live-session/"
-);
-
 /// The first XML reply (the events document) and every non-empty APC payload of the recording.
-fn split_recording() -> (String, Vec<Vec<u8>>) {
-    let bytes = std::fs::read(format!("{DATA}d2c.bin")).unwrap();
-    let Ok(Decoded::Complete { consumed, value }) = decode_gator_line(&bytes) else {
-        panic!("recording does not start with the handshake");
-    };
-    assert_eq!(value, ProtocolVersion::V950);
-    let mut rest = &bytes[consumed..];
+fn split_recording(bytes: &[u8]) -> (String, Vec<Vec<u8>>) {
+    let responses = RecordedResponses::new(bytes).expect("the handshake line");
+    assert_eq!(responses.version(), ProtocolVersion::V950);
     let mut events = None;
     let mut frames = Vec::new();
-    while !rest.is_empty() {
-        let Ok(Decoded::Complete { value, consumed }) = decode_response(rest, u32::MAX) else {
-            panic!("recording truncated");
-        };
+    for response in responses {
+        let value = response.expect("a whole response");
         match value.kind {
             ResponseType::Xml if events.is_none() => {
                 events = Some(String::from_utf8(value.payload.to_vec()).unwrap());
@@ -43,7 +32,6 @@ fn split_recording() -> (String, Vec<Vec<u8>>) {
             }
             _ => {}
         }
-        rest = &rest[consumed..];
     }
     (events.unwrap(), frames)
 }
@@ -65,16 +53,21 @@ fn recorded_values(frames: &[Vec<u8>]) -> HashMap<i32, Vec<i64>> {
 
 #[test]
 fn replayed_recording_gives_the_recorded_samples() {
-    let (events, frames) = split_recording();
+    let (Some(d2c), Some(counters_xml), Some(captured)) = (
+        test_data::gatord_bytes("live-session/d2c.bin"),
+        test_data::gatord_text("live-session/resp-counters.xml"),
+        test_data::gatord_text("live-session/resp-captured.xml"),
+    ) else {
+        return;
+    };
+    let (events, frames) = split_recording(&d2c);
     assert!(events.len() > 3_000_000, "the merged events document");
-    let counters_xml = std::fs::read_to_string(format!("{DATA}resp-counters.xml")).unwrap();
     let counters: Vec<String> = gator_xml::roxmltree::Document::parse(&counters_xml)
         .unwrap()
         .root_element()
         .children()
         .filter_map(|n| n.attribute("name").map(str::to_owned))
         .collect();
-    let captured = std::fs::read_to_string(format!("{DATA}resp-captured.xml")).unwrap();
     let expected = recorded_values(&frames);
     let daemon = sim::start(SimConfig {
         events_xml: Some(events),

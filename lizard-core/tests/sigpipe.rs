@@ -12,7 +12,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 use std::time::Duration;
 
-use lizard_core::sim::{self, Faults, SimConfig};
+use gatord_sim::{self as sim, Faults, SimConfig};
 use lizard_core::{Error, Lizard, Timeouts, Transport};
 
 const CHILD: &str = "LIZARD_SIGPIPE_CHILD";

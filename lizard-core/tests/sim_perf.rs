@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::{config_for, id_of};
-use lizard_core::sim::{self, SimConfig, SimSample, Stream};
+use gatord_sim::{self as sim, SimConfig, SimSample, Stream};
 use lizard_core::{Lizard, Unavailable, Value};
 
 fn sample(timestamp_ns: i64, values: &[(&str, i64)]) -> SimSample {

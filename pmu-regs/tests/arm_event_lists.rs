@@ -2,17 +2,13 @@
 //! `ARM-software/data` (`pmu/*.json`, `cpus.json`) kept in `../shared/data/arm-pmu-data/`.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use pmu_regs::catalog::{CatalogError, CpuList, EventCatalog};
 use pmu_regs::{ArmEvent, CommonEvent, CommonEventSet, RecommendedEvent};
 
 fn data_dir() -> PathBuf {
-    Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/data/arm-pmu-data"
-    ))
-    .to_path_buf()
+    test_data::root().join("arm-pmu-data")
 }
 
 fn load(name: &str) -> EventCatalog {

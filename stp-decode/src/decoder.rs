@@ -889,7 +889,7 @@ mod tests {
 
     #[test]
     fn example_seed_master_channel_d32mts() {
-        // research/stm.md §1.2: M8(0) C8(1) D32MTS(0xDEADBEEF) TS 0x5A = 01 30 10 DA AE BD EE 2F A5.
+        // docs/stm.md §1.2: M8(0) C8(1) D32MTS(0xDEADBEEF) TS 0x5A = 01 30 10 DA AE BD EE 2F A5.
         let mut b = sync_bytes(3);
         b.extend([0x01, 0x30, 0x10, 0xDA, 0xAE, 0xBD, 0xEE, 0x2F, 0xA5]);
         let events = run(&b);

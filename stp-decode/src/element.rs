@@ -1,7 +1,7 @@
 //! Elements: packets resolved against the current master and channel, the stream a user wants.
 //!
 //! STP data packets carry no IDs; they belong to the master and channel set by earlier M8/M16/C8/C16
-//! packets (`research/stm.md` §6). [`ElementDecoder`] tracks that state and turns every packet that
+//! packets (`docs/stm.md` §6). [`ElementDecoder`] tracks that state and turns every packet that
 //! carries information (data, flags, triggers, frequency, errors, timestamps) into an [`Element`].
 
 use core::fmt;

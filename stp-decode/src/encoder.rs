@@ -129,7 +129,7 @@ impl StpEncoder {
     /// e.packet(&PacketKind::Data { width: DataWidth::W32, value: 0xDEADBEEF, marker: true, ts: Some(ts) })
     ///     .unwrap();
     /// assert_eq!(before, 4);
-    /// // research/stm.md §1.2: M8(0) C8(1) D32MTS(0xDEADBEEF, TS 0x5A) = 01 30 10 DA AE BD EE 2F A5.
+    /// // docs/stm.md §1.2: M8(0) C8(1) D32MTS(0xDEADBEEF, TS 0x5A) = 01 30 10 DA AE BD EE 2F A5.
     /// assert_eq!(&e.finish().into_bytes()[2..], &[0x01, 0x30, 0x10, 0xDA, 0xAE, 0xBD, 0xEE, 0x2F, 0xA5]);
     /// ```
     pub fn packet(&mut self, kind: &PacketKind) -> Result<(), EncodeError> {

@@ -1,7 +1,7 @@
 //! Optional interpreter for TI KeyStone II system trace (the seed article), kept apart from the STP core.
 //!
 //! On KeyStone II the STM merges CPU software messages and CPTracer (bus monitor) hardware messages.
-//! What the article claims, and what could be verified (`research/stm.md` §9):
+//! What the article claims, and what could be verified (`docs/stm.md` §9):
 //!
 //! | Claim | Status |
 //! |---|---|

@@ -1,4 +1,4 @@
-//! The opcode tables: which packet type each 1-, 2-, 3- and 4-nibble opcode names (`research/stm.md` §2).
+//! The opcode tables: which packet type each 1-, 2-, 3- and 4-nibble opcode names (`docs/stm.md` §2).
 //!
 //! `F` is a prefix: `F n` are the 2-nibble opcodes, `F 0 n` the 3-nibble ones and `F 0 F n` the 4-nibble
 //! ones. `F F` starts an ASYNC and is never an opcode. Entries that are `None` are reserved (or prefixes).

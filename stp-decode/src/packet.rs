@@ -57,7 +57,7 @@ pub enum IdWidth {
     W16,
 }
 
-/// The packet type, one variant per opcode of the STPv2 table (`research/stm.md` §2).
+/// The packet type, one variant per opcode of the STPv2 table (`docs/stm.md` §2).
 ///
 /// Names follow MIPI STPv2 (`D32MTS`, `FLAG_TS`, ...). [`PacketType::opcode`] gives the opcode nibbles.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-/// How timestamp fields are coded and applied, selected by the VERSION packet (`research/stm.md` §4.2).
+/// How timestamp fields are coded and applied, selected by the VERSION packet (`docs/stm.md` §4.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TsFormat {
     /// VERSION 0 or 1 (STPv1): a fixed 2-nibble field with no length nibble. MIPI calls it the export

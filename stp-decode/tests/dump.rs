@@ -7,13 +7,12 @@ use stp_decode::deformat::{Deformatter, FrameMode, FRAME_LEN};
 use stp_decode::dump::{dump, DumpOptions, Dumper, Field, Framing, Item, Record};
 use stp_decode::{FrameError, PacketKind};
 
-const JUNO: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/data/opencsd-stm/stm_only-juno/cstraceitm.bin"
-);
+fn opencsd_stm() -> std::path::PathBuf {
+    test_data::root().join("opencsd-stm")
+}
 
 fn juno() -> Vec<u8> {
-    std::fs::read(JUNO).unwrap()
+    std::fs::read(opencsd_stm().join("stm_only-juno/cstraceitm.bin")).unwrap()
 }
 
 /// Packet and element items up to the first frame error, without offsets.
@@ -167,10 +166,7 @@ fn interleaved_trace_ids_are_separated() {
 
 #[test]
 fn every_record_kind_prints_and_lists_fields() {
-    let issue27 = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/data/opencsd-stm/stm-issue-27/stuck_trace.bin"
-    );
+    let issue27 = opencsd_stm().join("stm-issue-27/stuck_trace.bin");
     let mut kinds = std::collections::BTreeSet::new();
     let runs = [(juno(), 0x20), (std::fs::read(issue27).unwrap(), 0x10)];
     for record in runs
@@ -223,13 +219,13 @@ fn chunked(buffer: &[u8], options: DumpOptions, cuts: &[usize]) -> Vec<Record> {
 fn chunked_feeding_gives_the_records_of_the_whole_buffer() {
     // Every OpenCSD snapshot shared with the tests (`../shared/data/opencsd-stm/`, BSD-3-Clause), cut
     // into chunks of 1, 7, 16, 1000 and 4096 bytes.
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/data/opencsd-stm");
+    let dir = opencsd_stm();
     for (snapshot, id) in [
         ("stm_only-juno/cstraceitm.bin", 0x20),
         ("stm_only/cstraceitm.bin", 0x20),
         ("stm-issue-27/stuck_trace.bin", 0x10),
     ] {
-        let buffer = std::fs::read(format!("{dir}/{snapshot}")).unwrap();
+        let buffer = std::fs::read(dir.join(snapshot)).unwrap();
         let whole: Vec<Record> = dump(&buffer, DumpOptions::formatted(id)).collect();
         assert!(whole.len() > 100, "{snapshot}");
         for size in [1, 7, 16, 1000, 4096] {

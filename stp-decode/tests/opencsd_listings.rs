@@ -10,7 +10,7 @@
 //! - OpenCSD announces its initial state with an `OCSD_GEN_TRC_ELEM_NO_SYNC( [init-decoder])` element;
 //!   this crate has no such element (it reports the skipped range), so that line is dropped.
 //! - Before the first M8 OpenCSD prints unknown IDs as `Ma:0x??; Ch:0x??` even after a VERSION packet;
-//!   this crate applies VERSION's reset to 0 (`research/stm.md` §6), so `??` matches 0 or unknown.
+//!   this crate applies VERSION's reset to 0 (`docs/stm.md` §6), so `??` matches 0 or unknown.
 //! - OpenCSD prints a C8 packet with the resulting 16-bit channel; this crate's C8 packet holds the 8 bits
 //!   sent (its element carries the merged channel), so the normaliser merges them the same way.
 //! - None of the three listings contains a packet OpenCSD reports as RESERVED, so there is no
@@ -21,11 +21,6 @@
 
 use stp_decode::dump::{dump, DumpOptions, Item};
 use stp_decode::{ElementKind, IdWidth, PacketKind, StpError, Truncation};
-
-const DATA: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../shared/data/opencsd-stm/"
-);
 
 fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
     let start = text.find(key)? + key.len();
@@ -208,8 +203,9 @@ fn normalise_ours(buffer: &[u8], trace_id: u8) -> Vec<String> {
 }
 
 fn compare(snapshot: &str, trace_file: &str, trace_id: u8) -> usize {
-    let buffer = std::fs::read(format!("{DATA}{snapshot}/{trace_file}")).unwrap();
-    let listing = std::fs::read_to_string(format!("{DATA}{snapshot}.ppl")).unwrap();
+    let dir = test_data::root().join("opencsd-stm");
+    let buffer = std::fs::read(dir.join(snapshot).join(trace_file)).unwrap();
+    let listing = std::fs::read_to_string(dir.join(format!("{snapshot}.ppl"))).unwrap();
     let expected = normalise_ppl(&listing);
     let ours = normalise_ours(&buffer, trace_id);
     for (i, (want, got)) in expected.iter().zip(&ours).enumerate() {

@@ -112,8 +112,21 @@ pub struct Records<'a> {
 }
 
 impl Records<'_> {
+    /// The next wire pair, `None` at the end; after an error the iterator is empty.
     #[inline(always)]
-    fn next_pair(&mut self) -> Result<Record, FrameError> {
+    pub(super) fn next_raw(&mut self) -> Option<Result<(i32, i64), FrameError>> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let item = self.next_pair();
+        if item.is_err() {
+            self.rest = &[];
+        }
+        Some(item)
+    }
+
+    #[inline(always)]
+    fn next_pair(&mut self) -> Result<(i32, i64), FrameError> {
         let rest = self.rest;
         // Fast path: keys are small, so one byte below 0x40 is a non-negative key.
         let (key, key_len) = match rest.first() {
@@ -129,7 +142,7 @@ impl Records<'_> {
             source,
         })?;
         self.rest = &after_key[value_len..];
-        Ok(Record::from_pair(key, value))
+        Ok((key, value))
     }
 }
 
@@ -141,7 +154,9 @@ impl Iterator for Records<'_> {
         if self.rest.is_empty() {
             return None;
         }
-        let item = self.next_pair();
+        let item = self
+            .next_pair()
+            .map(|(key, value)| Record::from_pair(key, value));
         if item.is_err() {
             self.rest = &[];
         }

@@ -87,31 +87,51 @@ impl<'a> Iterator for LocalCaptureReader<'a> {
         }
         let offset = self.offset;
         let rest = &self.bytes[offset..];
-        let result = match rest.get(..4) {
-            None => Err(LocalCaptureError::TruncatedLength { offset }),
-            Some(prefix) => {
-                let length = u32::from_le_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]);
-                let available = rest.len() - 4;
-                if length > self.max_frame_len {
-                    Err(LocalCaptureError::TooLarge {
-                        offset,
-                        length,
-                        max: self.max_frame_len,
-                    })
-                } else if length as usize > available {
-                    Err(LocalCaptureError::TruncatedFrame {
-                        offset,
-                        length,
-                        available,
-                    })
-                } else {
-                    self.offset += 4 + length as usize;
-                    Ok(&rest[4..4 + length as usize])
-                }
-            }
-        };
+        let result = frame_length(
+            &rest[..rest.len().min(4)],
+            offset,
+            rest.len(),
+            self.max_frame_len,
+        )
+        .map(|length| {
+            self.offset += 4 + length as usize;
+            &rest[4..4 + length as usize]
+        });
         self.failed = result.is_err();
         Some(result)
+    }
+}
+
+/// Checks the record that starts at byte `offset` of a frame file and returns its frame length: `prefix` holds
+/// the record's first bytes (its length prefix; fewer than 4 only when the file ends there) and `remaining`
+/// counts the bytes from `offset` to the end of the file. For readers that take the file a record at a time
+/// (a frame is then read only once its length is known to fit both the limit `max` and the file);
+/// [`LocalCaptureReader`] uses the same rules.
+pub fn frame_length(
+    prefix: &[u8],
+    offset: usize,
+    remaining: usize,
+    max: u32,
+) -> Result<u32, LocalCaptureError> {
+    let Some(&[a, b, c, d]) = prefix.get(..4) else {
+        return Err(LocalCaptureError::TruncatedLength { offset });
+    };
+    let length = u32::from_le_bytes([a, b, c, d]);
+    let available = remaining.saturating_sub(4);
+    if length > max {
+        Err(LocalCaptureError::TooLarge {
+            offset,
+            length,
+            max,
+        })
+    } else if length as usize > available {
+        Err(LocalCaptureError::TruncatedFrame {
+            offset,
+            length,
+            available,
+        })
+    } else {
+        Ok(length)
     }
 }
 
@@ -141,6 +161,31 @@ mod tests {
             .collect::<Result<_, _>>()
             .unwrap();
         assert_eq!(frames, [&[5u8, 0, 0, 1][..], &[1, 2][..]]);
+    }
+
+    #[test]
+    fn frame_length_applies_the_reader_rules() {
+        assert_eq!(frame_length(&[2, 0, 0, 0], 8, 6, 9), Ok(2));
+        assert_eq!(
+            frame_length(&[2, 0], 8, 2, 9),
+            Err(LocalCaptureError::TruncatedLength { offset: 8 })
+        );
+        assert_eq!(
+            frame_length(&[3, 0, 0, 0], 0, 5, 9),
+            Err(LocalCaptureError::TruncatedFrame {
+                offset: 0,
+                length: 3,
+                available: 1
+            })
+        );
+        assert_eq!(
+            frame_length(&[0, 0, 0, 1], 4, 1 << 30, 9),
+            Err(LocalCaptureError::TooLarge {
+                offset: 4,
+                length: 1 << 24,
+                max: 9
+            })
+        );
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! bytes are consumed.
 
 mod block_counter;
+mod block_samples;
 mod counter;
 mod cursor;
 mod error;
@@ -24,6 +25,7 @@ mod perf_sync;
 pub mod summary;
 
 pub use block_counter::{BlockCounter, Record, Records, KEY_CORE, KEY_TID, KEY_TIMESTAMP};
+pub use block_samples::{BlockSample, BlockSamples};
 pub use counter::Counter;
 pub use error::FrameError;
 pub use external::External;

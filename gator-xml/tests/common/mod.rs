@@ -5,12 +5,12 @@
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
+use gator_proto::recorded::RecordedResponses;
+use gator_proto::response::ResponseType;
+
 /// The gatord 9.7.2 data folder (read-only).
 pub fn data_dir() -> PathBuf {
-    PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/data/gatord-9.7.2"
-    ))
+    test_data::root().join(test_data::GATORD)
 }
 
 /// Reads a file below the data folder.
@@ -20,24 +20,15 @@ pub fn read(relative: &str) -> Vec<u8> {
 }
 
 /// The first RESPONSE_XML payload in the daemon-to-client recording: the merged events document.
-///
-/// After the `GATOR 950\n` handshake reply, every response is 1 type byte, a u32 little-endian length and the
-/// payload; type 1 is RESPONSE_XML.
 pub fn merged_events_document() -> String {
     let bytes = read("live-session/d2c.bin");
-    let magic = b"GATOR 950\n";
-    assert_eq!(&bytes[..magic.len()], magic, "handshake reply");
-    let mut at = magic.len();
-    while at + 5 <= bytes.len() {
-        let kind = bytes[at];
-        let len = u32::from_le_bytes(bytes[at + 1..at + 5].try_into().unwrap()) as usize;
-        let payload = &bytes[at + 5..at + 5 + len];
-        if kind == 1 {
-            return String::from_utf8(payload.to_vec()).expect("UTF-8 events document");
-        }
-        at += 5 + len;
-    }
-    panic!("no RESPONSE_XML in d2c.bin");
+    let xml = RecordedResponses::new(&bytes)
+        .expect("handshake reply")
+        .payloads(ResponseType::Xml)
+        .next()
+        .expect("a RESPONSE_XML in d2c.bin")
+        .expect("recorded response");
+    String::from_utf8(xml.to_vec()).expect("UTF-8 events document")
 }
 
 /// The merged events document text, extracted once per test binary.

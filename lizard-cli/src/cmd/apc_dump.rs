@@ -7,12 +7,19 @@
 //! every perf counter value (PERF_DATA sample records: per core, the increase of the event's running total
 //! since its previous reading on that core, with the total) resolved to its counter name. Perf values are on
 //! the same clock as BLOCK_COUNTER values: nanoseconds since capture start.
+//!
+//! The listing streams: the frame file is read a record at a time and every value is written as it is
+//! decoded (a table aligned a block of rows at a time), so memory stays constant whatever the capture's size;
+//! what is known only at the end (sample count, SUMMARY, frame counts, perf events, errors) follows the values.
 
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::path::{Path, PathBuf};
 
+use gator_proto::apc::local_capture::{frame_length, DEFAULT_MAX_FRAME_LEN};
 use gator_proto::apc::{
-    Delivery, Frame, FrameType, LocalCaptureReader, PerfCounterTracker, Record, SummaryFrame,
+    Delivery, Frame, FrameType, LocalCaptureError, PerfCounterTracker, SummaryFrame,
 };
 use gator_proto::ProtocolVersion;
 use gator_xml::{Captured, Events};
@@ -20,18 +27,18 @@ use serde_json::{json, Value as Json};
 
 use crate::args::{ApcDumpArgs, DumpFormat};
 use crate::error::CliError;
-use crate::output;
+use crate::output::{self, Stream};
 use crate::table::Table;
 
 /// The frame file of a local capture.
 const FRAMES_FILE: &str = "0000000000";
 
-/// One counter value from the capture.
-struct Value {
+/// One counter value from the capture, written as soon as it is decoded.
+struct Value<'n> {
     timestamp_ns: i64,
     core: i64,
     key: i32,
-    counter: String,
+    counter: &'n str,
     value: i64,
     /// For a perf counter value: the running total on that core (`value` is its increase).
     total: Option<u64>,
@@ -56,14 +63,13 @@ fn delivery_text(delivery: Delivery) -> &'static str {
     }
 }
 
-/// Everything read from the capture.
+/// What is known once the whole capture has been read (everything but the values, written as decoded).
 #[derive(Default)]
-struct Dump {
-    protocol: Option<u32>,
+struct Summary {
     clocks: Option<Json>,
     attributes: Vec<(String, String)>,
     frames: BTreeMap<String, u64>,
-    values: Vec<Value>,
+    samples: u64,
     perf_events: Vec<PerfEvent>,
     errors: Vec<String>,
 }
@@ -80,85 +86,161 @@ fn read_optional(dir: &Path, name: &str) -> Result<Option<Vec<u8>>, CliError> {
     }
 }
 
-fn read(dir: &Path) -> Result<Dump, CliError> {
-    let frames_path = dir.join(FRAMES_FILE);
-    let bytes = std::fs::read(&frames_path).map_err(|e| CliError::file(&frames_path, e))?;
-    let captured = read_optional(dir, "captured.xml")?
-        .map(|b| {
-            Captured::from_bytes(&b).map_err(|e| CliError::bad_input(dir.join("captured.xml"), e))
-        })
-        .transpose()?;
-    let events = read_optional(dir, "events.xml")?
-        .map(|b| Events::from_bytes(&b).map_err(|e| CliError::bad_input(dir.join("events.xml"), e)))
-        .transpose()?;
-    let protocol = captured.as_ref().and_then(|c| c.protocol);
-    let version = ProtocolVersion(protocol.map_or(950, i64::from));
-    let name_of = |key: i32| -> String {
-        let counter = u64::try_from(key)
-            .ok()
-            .and_then(|k| captured.as_ref()?.counter_by_key(k));
-        match counter {
-            Some(c) => {
-                let title = events
-                    .as_ref()
-                    // A slot resolves through its counter set and the event programmed into it.
-                    .and_then(|e| e.resolve(&c.counter, c.event))
-                    .map(|r| r.event.label());
-                title.map_or_else(|| c.counter.clone(), |t| format!("{} ({t})", c.counter))
-            }
-            None if key >= 0x7fff_fff0 => format!("gatord's own perf event (key {key:#x})"),
-            None => format!("key {key:#x}"),
+/// Counter names by key, resolved once from `captured.xml` and `events.xml`.
+struct Names {
+    by_key: HashMap<i32, String>,
+}
+
+impl Names {
+    fn new(captured: Option<&Captured>, events: Option<&Events>) -> Names {
+        let mut by_key = HashMap::new();
+        for c in captured.map_or(&[][..], |c| &c.counters[..]) {
+            let (Ok(key), Some(first)) = (
+                i32::try_from(c.key),
+                captured.and_then(|all| all.counter_by_key(c.key)),
+            ) else {
+                continue;
+            };
+            let title = events
+                // A slot resolves through its counter set and the event programmed into it.
+                .and_then(|e| e.resolve(&first.counter, first.event))
+                .map(|r| r.event.label());
+            let name = title.map_or_else(
+                || first.counter.clone(),
+                |t| format!("{} ({t})", first.counter),
+            );
+            by_key.entry(key).or_insert(name);
         }
-    };
+        Names { by_key }
+    }
+
+    /// The name of `key`; `fallback` holds the text for a key without a name.
+    fn of<'n>(&'n self, key: i32, fallback: &'n mut String) -> &'n str {
+        if let Some(name) = self.by_key.get(&key) {
+            return name;
+        }
+        *fallback = if key >= 0x7fff_fff0 {
+            format!("gatord's own perf event (key {key:#x})")
+        } else {
+            format!("key {key:#x}")
+        };
+        fallback
+    }
+}
+
+/// The frame file read one record at a time into one reused buffer, under the rules of
+/// [`gator_proto::apc::LocalCaptureReader`].
+struct FrameFile {
+    path: PathBuf,
+    reader: BufReader<File>,
+    offset: usize,
+    len: usize,
+    frame: Vec<u8>,
+}
+
+/// Why the frame file could not be read further.
+enum ReadError {
+    Io(std::io::Error),
+    Record(LocalCaptureError),
+}
+
+impl FrameFile {
+    fn open(path: PathBuf) -> Result<FrameFile, CliError> {
+        let file = File::open(&path).map_err(|e| CliError::file(&path, e))?;
+        let len = file.metadata().map_err(|e| CliError::file(&path, e))?.len();
+        let len = usize::try_from(len).map_err(|_| CliError::bad_input(&path, "too large"))?;
+        Ok(FrameFile {
+            path,
+            reader: BufReader::with_capacity(64 << 10, file),
+            offset: 0,
+            len,
+            frame: Vec::new(),
+        })
+    }
+
+    /// The next frame, `None` at the end of the file.
+    fn next_frame(&mut self) -> Result<Option<&[u8]>, ReadError> {
+        let remaining = self.len.saturating_sub(self.offset);
+        if remaining == 0 {
+            return Ok(None);
+        }
+        let mut prefix = [0u8; 4];
+        let prefix = &mut prefix[..remaining.min(4)];
+        self.reader.read_exact(prefix).map_err(ReadError::Io)?;
+        let length = frame_length(prefix, self.offset, remaining, DEFAULT_MAX_FRAME_LEN)
+            .map_err(ReadError::Record)?;
+        self.frame.resize(length as usize, 0);
+        self.reader
+            .read_exact(&mut self.frame)
+            .map_err(ReadError::Io)?;
+        self.offset += 4 + length as usize;
+        Ok(Some(&self.frame))
+    }
+}
+
+/// Walks the frames of a capture: each value goes to `emit` as it is decoded; the rest is summed up.
+fn walk(
+    frames: &mut FrameFile,
+    version: ProtocolVersion,
+    names: &Names,
+    emit: &mut dyn FnMut(&Value<'_>) -> Result<(), CliError>,
+) -> Result<Summary, CliError> {
+    let mut summary = Summary::default();
     let mut tracker = PerfCounterTracker::new();
     let mut perf = Vec::new();
-
-    let mut dump = Dump {
-        protocol,
-        ..Dump::default()
-    };
-    for (index, frame) in LocalCaptureReader::new(&bytes).enumerate() {
-        let frame = match frame {
-            Ok(frame) => frame,
-            Err(e) => {
-                dump.errors.push(format!("frame {index}: {e}"));
+    let mut unnamed = String::new();
+    let mut index = 0usize;
+    loop {
+        let frame = match frames.next_frame() {
+            Ok(Some(frame)) => frame,
+            Ok(None) => break,
+            Err(ReadError::Record(e)) => {
+                summary.errors.push(format!("frame {index}: {e}"));
                 break;
             }
+            Err(ReadError::Io(e)) => return Err(CliError::file(&frames.path, e)),
         };
+        let this = index;
+        index += 1;
         let parsed = match Frame::parse(frame, version) {
             Ok(parsed) => parsed,
             Err(e) => {
-                dump.errors.push(format!("frame {index}: {e}"));
+                summary.errors.push(format!("frame {this}: {e}"));
                 continue;
             }
         };
-        *dump
+        *summary
             .frames
             .entry(frame_type_name(parsed.frame_type()))
             .or_default() += 1;
         if let Err(e) = tracker.handle_frame(&parsed, &mut perf) {
-            dump.errors.push(format!("frame {index}: {e}"));
+            summary.errors.push(format!("frame {this}: {e}"));
         }
+        let mut value = |timestamp_ns, core, key, value, total| {
+            summary.samples += 1;
+            emit(&Value {
+                timestamp_ns,
+                core,
+                key,
+                counter: names.of(key, &mut unnamed),
+                value,
+                total,
+            })
+        };
         for p in perf.drain(..) {
-            dump.values.push(Value {
-                timestamp_ns: p.time_ns,
-                core: i64::from(p.core),
-                key: p.key,
-                counter: name_of(p.key),
-                value: i64::try_from(p.delta).unwrap_or(i64::MAX),
-                total: Some(p.total),
-            });
+            let delta = i64::try_from(p.delta).unwrap_or(i64::MAX);
+            value(p.time_ns, i64::from(p.core), p.key, delta, Some(p.total))?;
         }
         match parsed {
-            Frame::Summary(SummaryFrame::Summary(summary)) => {
-                let c = summary.clocks;
-                dump.clocks = Some(json!({
+            Frame::Summary(SummaryFrame::Summary(s)) => {
+                let c = s.clocks;
+                summary.clocks = Some(json!({
                     "realtime_ns": c.realtime_ns,
                     "boottime_ns": c.boottime_ns,
                     "monotonic_raw_ns": c.monotonic_raw_ns,
                     "monotonic_ns": c.monotonic_ns,
                 }));
-                dump.attributes = summary
+                summary.attributes = s
                     .attributes
                     .iter()
                     .map(|(k, v)| {
@@ -170,45 +252,35 @@ fn read(dir: &Path) -> Result<Dump, CliError> {
                     .collect();
             }
             Frame::BlockCounter(block) => {
-                let (mut timestamp_ns, mut core) = (0, i64::from(block.core));
-                for record in block.records() {
-                    match record {
-                        Ok(Record::Timestamp(t)) => timestamp_ns = t,
-                        Ok(Record::Core(c)) => core = c,
-                        Ok(Record::Tid(_)) => {}
-                        Ok(Record::Value { key, value }) => dump.values.push(Value {
-                            timestamp_ns,
-                            core,
-                            key,
-                            counter: name_of(key),
-                            value,
-                            total: None,
-                        }),
+                let mut error = None;
+                for sample in block.samples() {
+                    match sample {
+                        Ok(s) => value(
+                            s.time.unwrap_or(0),
+                            s.core.unwrap_or(i64::from(block.core)),
+                            s.key,
+                            s.value,
+                            None,
+                        )?,
                         Err(e) => {
-                            dump.errors.push(format!("frame {index}: {e}"));
+                            error = Some(format!("frame {this}: {e}"));
                             break;
                         }
                     }
                 }
+                summary.errors.extend(error);
             }
-            Frame::Counter(c) => dump.values.push(Value {
-                timestamp_ns: c.timestamp,
-                core: i64::from(c.core),
-                key: c.key,
-                counter: name_of(c.key),
-                value: c.value,
-                total: None,
-            }),
+            Frame::Counter(c) => value(c.timestamp, i64::from(c.core), c.key, c.value, None)?,
             _ => {}
         }
     }
     let mut announced: Vec<_> = tracker.attrs().map(|(key, attr)| (key, *attr)).collect();
     announced.sort_by_key(|(key, _)| *key);
-    dump.perf_events = announced
+    summary.perf_events = announced
         .into_iter()
         .map(|(key, attr)| PerfEvent {
             key,
-            counter: name_of(key),
+            counter: names.of(key, &mut unnamed).to_owned(),
             kind: attr.kind,
             config: attr.config,
             period: match (attr.sample_period(), attr.sample_freq()) {
@@ -220,15 +292,118 @@ fn read(dir: &Path) -> Result<Dump, CliError> {
         })
         .collect();
     if tracker.lost_records() > 0 {
-        dump.errors.push(format!(
+        summary.errors.push(format!(
             "the kernel lost {} perf record(s) (PERF_RECORD_LOST); perf values after a loss still add up",
             tracker.lost_records()
         ));
     }
-    Ok(dump)
+    Ok(summary)
 }
 
-/// Runs `lizard apc-dump`.
+/// Sample rows aligned in blocks of this many, so that a table needs no more memory than one block.
+const TABLE_BLOCK: usize = 1024;
+
+const SAMPLE_COLUMNS: [&str; 5] = ["timestamp_ns", "core", "counter", "value", "perf total"];
+
+/// Writes sample rows as an aligned table, one block at a time (the header once, before the first).
+struct TableRows {
+    rows: Vec<Vec<String>>,
+    first: bool,
+}
+
+impl TableRows {
+    fn flush(&mut self, out: &mut Stream) -> Result<(), CliError> {
+        if self.rows.is_empty() {
+            return Ok(());
+        }
+        let mut table = Table::new(&SAMPLE_COLUMNS);
+        for row in self.rows.drain(..) {
+            table.row(row);
+        }
+        let text = table.render();
+        let text = if self.first {
+            &text[..]
+        } else {
+            text.split_once('\n').map_or("", |(_, rows)| rows)
+        };
+        self.first = false;
+        out.write_fmt(format_args!("{text}"))
+    }
+}
+
+fn total_text(total: Option<u64>) -> String {
+    total.map_or_else(String::new, |t| t.to_string())
+}
+
+/// The table after the values: sample count, SUMMARY, frame counts, perf events.
+fn table_tail(summary: &Summary, out: &mut Stream) -> Result<(), CliError> {
+    out.write_fmt(format_args!("samples: {}\n", summary.samples))?;
+    if let Some(clocks) = &summary.clocks {
+        out.write_fmt(format_args!("\nclocks: {clocks}\n"))?;
+    }
+    for (k, v) in &summary.attributes {
+        out.write_fmt(format_args!("  {k} = {v}\n"))?;
+    }
+    let mut frames = Table::new(&["type", "count"]);
+    for (name, count) in &summary.frames {
+        frames.row(vec![name.clone(), count.to_string()]);
+    }
+    out.write_fmt(format_args!("\nframes:\n{}", frames.render()))?;
+    if !summary.perf_events.is_empty() {
+        let mut events = Table::new(&[
+            "key",
+            "counter",
+            "type",
+            "config",
+            "sample period",
+            "values",
+        ]);
+        for e in &summary.perf_events {
+            events.row(vec![
+                format!("{:#x}", e.key),
+                e.counter.clone(),
+                e.kind.to_string(),
+                format!("{:#x}", e.config),
+                e.period.clone(),
+                e.delivery.to_string(),
+            ]);
+        }
+        out.write_fmt(format_args!(
+            "\nperf events (PERF_ATTRS):\n{}",
+            events.render()
+        ))?;
+    }
+    Ok(())
+}
+
+/// The JSON members after the `samples` array.
+fn json_tail(summary: &Summary) -> String {
+    let rest = json!({
+        "clocks": summary.clocks,
+        "attributes": summary.attributes.iter().cloned().collect::<BTreeMap<_, _>>(),
+        "frames": summary.frames,
+        "perf_events": summary.perf_events.iter().map(|e| json!({
+            "key": e.key,
+            "counter": e.counter,
+            "type": e.kind,
+            "config": e.config,
+            "sample_period": e.period,
+            "values": e.delivery,
+        })).collect::<Vec<_>>(),
+        "errors": summary.errors,
+    });
+    let mut tail = String::new();
+    if let Json::Object(fields) = rest {
+        for (name, value) in fields {
+            tail.push_str(&format!(",\n  {}: {value}", json!(name)));
+        }
+    }
+    tail
+}
+
+/// Runs `lizard apc-dump`. Values are written as they are decoded: in a table (aligned a block of rows at a
+/// time) and in CSV after the header lines, in JSON as the `samples` array; the sample count, SUMMARY, frame
+/// counts, perf events and errors follow them.
 pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
     if !args.path.is_dir() {
         return Err(CliError::bad_input(
@@ -236,110 +411,95 @@ pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
             "not a capture directory (it should hold 0000000000)",
         ));
     }
-    let dump = read(&args.path)?;
-    for error in &dump.errors {
-        eprintln!("lizard: warning: {error}");
-    }
-    let text = match args.format {
+    let dir = &args.path;
+    let mut frames = FrameFile::open(dir.join(FRAMES_FILE))?;
+    let captured = read_optional(dir, "captured.xml")?
+        .map(|b| {
+            Captured::from_bytes(&b).map_err(|e| CliError::bad_input(dir.join("captured.xml"), e))
+        })
+        .transpose()?;
+    let events = read_optional(dir, "events.xml")?
+        .map(|b| Events::from_bytes(&b).map_err(|e| CliError::bad_input(dir.join("events.xml"), e)))
+        .transpose()?;
+    let protocol = captured.as_ref().and_then(|c| c.protocol);
+    let version = ProtocolVersion(protocol.map_or(950, i64::from));
+    let names = Names::new(captured.as_ref(), events.as_ref());
+    drop((captured, events));
+
+    let mut out = Stream::stdout();
+    let summary = match args.format {
         DumpFormat::Table => {
-            let mut text = format!(
-                "protocol: {}\n",
-                dump.protocol.map_or_else(
+            out.write_fmt(format_args!(
+                "protocol: {}\n\nsamples (perf values: increase since the previous reading on that core):\n",
+                protocol.map_or_else(
                     || "unknown (no captured.xml; 950 assumed)".into(),
                     |p| p.to_string()
                 )
-            );
-            if let Some(clocks) = &dump.clocks {
-                text.push_str(&format!("clocks: {clocks}\n"));
-            }
-            for (k, v) in &dump.attributes {
-                text.push_str(&format!("  {k} = {v}\n"));
-            }
-            text.push_str("\nframes:\n");
-            let mut frames = Table::new(&["type", "count"]);
-            for (name, count) in &dump.frames {
-                frames.row(vec![name.clone(), count.to_string()]);
-            }
-            text.push_str(&frames.render());
-            if !dump.perf_events.is_empty() {
-                text.push_str("\nperf events (PERF_ATTRS):\n");
-                let mut events = Table::new(&[
-                    "key",
-                    "counter",
-                    "type",
-                    "config",
-                    "sample period",
-                    "values",
-                ]);
-                for e in &dump.perf_events {
-                    events.row(vec![
-                        format!("{:#x}", e.key),
-                        e.counter.clone(),
-                        e.kind.to_string(),
-                        format!("{:#x}", e.config),
-                        e.period.clone(),
-                        e.delivery.to_string(),
-                    ]);
-                }
-                text.push_str(&events.render());
-            }
-            text.push_str(&format!(
-                "\nsamples: {} (perf values: increase since the previous reading on that core)\n",
-                dump.values.len()
-            ));
-            let mut samples =
-                Table::new(&["timestamp_ns", "core", "counter", "value", "perf total"]);
-            for v in &dump.values {
-                samples.row(vec![
+            ))?;
+            let mut rows = TableRows {
+                rows: Vec::with_capacity(TABLE_BLOCK),
+                first: true,
+            };
+            let summary = walk(&mut frames, version, &names, &mut |v| {
+                rows.rows.push(vec![
                     v.timestamp_ns.to_string(),
                     v.core.to_string(),
-                    v.counter.clone(),
+                    v.counter.to_owned(),
                     v.value.to_string(),
-                    v.total.map_or_else(String::new, |t| t.to_string()),
+                    total_text(v.total),
                 ]);
-            }
-            text.push_str(&samples.render());
-            text
+                if rows.rows.len() == TABLE_BLOCK {
+                    rows.flush(&mut out)?;
+                }
+                Ok(())
+            })?;
+            rows.flush(&mut out)?;
+            table_tail(&summary, &mut out)?;
+            summary
         }
         DumpFormat::Csv => {
-            let mut text = String::from("timestamp_ns,core,key,counter,value,perf_total\n");
-            for v in &dump.values {
-                text.push_str(&format!(
+            out.write_fmt(format_args!(
+                "timestamp_ns,core,key,counter,value,perf_total\n"
+            ))?;
+            walk(&mut frames, version, &names, &mut |v| {
+                out.write_fmt(format_args!(
                     "{},{},{},{},{},{}\n",
                     v.timestamp_ns,
                     v.core,
                     v.key,
-                    output::csv_field(&v.counter),
+                    output::csv_field(v.counter),
                     v.value,
-                    v.total.map_or_else(String::new, |t| t.to_string()),
-                ));
-            }
-            text
+                    total_text(v.total),
+                ))
+            })?
         }
-        DumpFormat::Json => output::to_json(&json!({
-            "protocol": dump.protocol,
-            "clocks": dump.clocks,
-            "attributes": dump.attributes.iter().cloned().collect::<BTreeMap<_, _>>(),
-            "frames": dump.frames,
-            "samples": dump.values.iter().map(|v| json!({
-                "timestamp_ns": v.timestamp_ns,
-                "core": v.core,
-                "key": v.key,
-                "counter": v.counter,
-                "value": v.value,
-                "perf_total": v.total,
-            })).collect::<Vec<_>>(),
-            "perf_events": dump.perf_events.iter().map(|e| json!({
-                "key": e.key,
-                "counter": e.counter,
-                "type": e.kind,
-                "config": e.config,
-                "sample_period": e.period,
-                "values": e.delivery,
-            })).collect::<Vec<_>>(),
-            "errors": dump.errors,
-        })),
+        DumpFormat::Json => {
+            out.write_fmt(format_args!(
+                "{{\n  \"protocol\": {},\n  \"samples\": [",
+                json!(protocol)
+            ))?;
+            let mut first = true;
+            let summary = walk(&mut frames, version, &names, &mut |v| {
+                let comma = if first { "" } else { "," };
+                first = false;
+                let sample = json!({
+                    "timestamp_ns": v.timestamp_ns,
+                    "core": v.core,
+                    "key": v.key,
+                    "counter": v.counter,
+                    "value": v.value,
+                    "perf_total": v.total,
+                });
+                out.write_fmt(format_args!("{comma}\n    {sample}"))
+            })?;
+            let close = if first { "]" } else { "\n  ]" };
+            out.write_fmt(format_args!("{close}{}\n}}\n", json_tail(&summary)))?;
+            summary
+        }
     };
-    output::write(None, &text)?;
+    out.finish()?;
+    for error in &summary.errors {
+        eprintln!("lizard: warning: {error}");
+    }
     Ok(0)
 }

@@ -4,12 +4,11 @@ use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use gator_proto::ProtocolVersion;
-use lizard_core::sim::{self, SimConfig};
+use gatord_sim::{mali_events, SimConfig};
 
 use crate::args::GatordSimArgs;
 use crate::error::CliError;
 use crate::interrupt;
-use crate::mali_events;
 
 /// The simulator configuration the flags ask for.
 pub fn config(args: &GatordSimArgs) -> Result<SimConfig, CliError> {
@@ -30,7 +29,9 @@ pub fn config(args: &GatordSimArgs) -> Result<SimConfig, CliError> {
             gator_xml::Events::parse(&text).map_err(|e| CliError::bad_input(path, e))?;
             Some(text)
         }
-        (None, Some(gpu)) => Some(mali_events::events_xml(gpu)?),
+        (None, Some(gpu)) => {
+            Some(mali_events::events_xml(gpu).map_err(|e| CliError::Other(e.to_string()))?)
+        }
         (None, None) => None,
     };
     Ok(SimConfig {
@@ -49,7 +50,7 @@ pub fn run(args: &GatordSimArgs) -> Result<i32, CliError> {
     interrupt::install();
     let config = config(args)?;
     let protocol = config.protocol.0;
-    let handle = sim::start(config).map_err(|e| {
+    let handle = gatord_sim::start(config).map_err(|e| {
         CliError::Other(format!("cannot listen on {}:{}: {e}", args.bind, args.port))
     })?;
     eprintln!(

@@ -21,15 +21,7 @@ pub fn lizard(args: &[&str]) -> Output {
 /// `../shared/data/gatord-9.7.2/<path>` (files of the real gatord 9.7.2, see that folder's README), or
 /// `None` (a printed skip) without the data folder.
 pub fn gatord_data(path: &str) -> Option<PathBuf> {
-    let full = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/data/gatord-9.7.2")
-        .join(path);
-    if full.exists() {
-        Some(full)
-    } else {
-        eprintln!("skipped: {} missing", full.display());
-        None
-    }
+    test_data::gatord(path)
 }
 
 /// A running `lizard gatord-sim`, killed when dropped.

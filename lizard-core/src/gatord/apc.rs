@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use gator_proto::apc::{
-    Delivery, Frame, FrameError, PerfCounterSample, PerfCounterTracker, Record, TrackerError,
+    Delivery, Frame, FrameError, PerfCounterSample, PerfCounterTracker, TrackerError,
 };
 use gator_proto::ProtocolVersion;
 use thiserror::Error;
@@ -156,10 +156,15 @@ impl FrameSink {
         self.latest_ns
     }
 
+    /// A gatord time (ns since its capture start) on the engine's time base.
+    fn to_engine_ns(&self, gatord_ns: i64) -> u64 {
+        self.offset_ns
+            .saturating_add(u64::try_from(gatord_ns).unwrap_or(0))
+    }
+
+    /// [`FrameSink::to_engine_ns`], remembered as the latest time seen.
     fn engine_time(&mut self, gatord_ns: i64) -> u64 {
-        let t = self
-            .offset_ns
-            .saturating_add(u64::try_from(gatord_ns).unwrap_or(0));
+        let t = self.to_engine_ns(gatord_ns);
         self.latest_ns = Some(self.latest_ns.map_or(t, |l| l.max(t)));
         t
     }
@@ -205,28 +210,34 @@ impl FrameSink {
     ) -> Result<(), FrameError> {
         match frame {
             Frame::BlockCounter(block) => {
-                let mut timestamp = self.offset_ns;
-                let mut core = None;
-                for record in block.records() {
-                    match record? {
-                        Record::Timestamp(t) => timestamp = self.engine_time(t),
-                        Record::Core(c) => core = u32::try_from(c).ok(),
-                        Record::Tid(_) => {}
-                        Record::Value { key, value } => {
-                            if let Some(id) = self.keys.get(key) {
-                                out.push((
-                                    id,
-                                    Sample {
-                                        timestamp_ns: timestamp,
-                                        value: Value::Int(value),
-                                        core,
-                                    },
-                                ));
-                            }
+                let mut samples = block.samples();
+                let mut result = Ok(());
+                for sample in samples.by_ref() {
+                    let sample = match sample {
+                        Ok(sample) => sample,
+                        Err(e) => {
+                            result = Err(e);
+                            break;
                         }
+                    };
+                    if let Some(id) = self.keys.get(sample.key) {
+                        out.push((
+                            id,
+                            Sample {
+                                timestamp_ns: sample
+                                    .time
+                                    .map_or(self.offset_ns, |t| self.to_engine_ns(t)),
+                                value: Value::Int(sample.value),
+                                core: sample.core.and_then(|c| u32::try_from(c).ok()),
+                            },
+                        ));
                     }
                 }
-                Ok(())
+                // Every timestamp marker counts as seen, values or not.
+                if let Some(t) = samples.latest_time() {
+                    self.engine_time(t);
+                }
+                result
             }
             Frame::Counter(counter) => {
                 let timestamp_ns = self.engine_time(counter.timestamp);
@@ -250,9 +261,9 @@ impl FrameSink {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::perf::{PerfRole, PerfStream};
     use gator_proto::apc::summary::encode_summary;
-    use gator_proto::apc::{BlockCounter, Clocks, Counter};
+    use gator_proto::apc::{BlockCounter, Clocks, Counter, Record};
+    use gatord_sim::perf::{PerfRole, PerfStream};
 
     fn block(records: &[Record]) -> Vec<u8> {
         let mut out = Vec::new();

@@ -12,8 +12,7 @@ use gator_proto::ProtocolVersion;
 use crate::error::{Error, ProtocolFault};
 use crate::transport::{GatordAddress, Timeouts, Transport, TransportError};
 
-/// The text gatord sends (in a RESPONSE_ERROR) to a client that connects while another session runs.
-pub const SESSION_IN_PROGRESS: &str = "Session already in progress";
+use gator_proto::daemon::SESSION_IN_PROGRESS;
 
 /// Bytes read from the socket per call.
 pub(crate) const READ_CHUNK: usize = 64 * 1024;

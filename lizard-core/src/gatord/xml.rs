@@ -81,18 +81,12 @@ pub(crate) fn captured_keys(text: &str) -> Result<Vec<CapturedKey>, Error> {
 mod tests {
     use super::*;
 
-    const CAPTURED: &str = include_str!(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/data/gatord-9.7.2/live-session/resp-captured.xml"
-    ));
-    const COUNTERS: &str = include_str!(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/data/gatord-9.7.2/live-session/resp-counters.xml"
-    ));
-
     #[test]
     fn real_captured_key_map() {
-        let keys: Vec<_> = captured_keys(CAPTURED)
+        let Some(captured) = test_data::gatord_text("live-session/resp-captured.xml") else {
+            return;
+        };
+        let keys: Vec<_> = captured_keys(&captured)
             .unwrap()
             .into_iter()
             .map(|c| (c.key, c.counter))
@@ -110,11 +104,10 @@ mod tests {
     #[test]
     fn real_captured_slot_with_its_event() {
         // gatord 9.7.2's own local capture of the Arm PMU: ../shared/data/gatord-9.7.2/arm64-vm-local.apc/.
-        let text = include_str!(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../shared/data/gatord-9.7.2/arm64-vm-local.apc/captured.xml"
-        ));
-        let keys = captured_keys(text).unwrap();
+        let Some(text) = test_data::gatord_text("arm64-vm-local.apc/captured.xml") else {
+            return;
+        };
+        let keys = captured_keys(&text).unwrap();
         assert!(keys.contains(&CapturedKey {
             key: 0xc,
             counter: "ARMv8_Cortex_A72_cnt0".into(),
@@ -129,7 +122,10 @@ mod tests {
 
     #[test]
     fn real_counters_list() {
-        let names = counter_names(COUNTERS).unwrap();
+        let Some(counters) = test_data::gatord_text("live-session/resp-counters.xml") else {
+            return;
+        };
+        let names = counter_names(&counters).unwrap();
         assert_eq!(names[0], "PERF_COUNT_SW_EMULATION_FAULTS");
         assert!(names.iter().any(|n| n == "Linux_meminfo_memfree"));
     }

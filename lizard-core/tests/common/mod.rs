@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use lizard_core::sim::SimHandle;
+use gatord_sim::SimHandle;
 use lizard_core::{Config, Timeouts};
 
 /// A gatord-only configuration for `daemon`, with deadlines short enough for tests.
@@ -32,15 +32,5 @@ pub fn id_of(lizard: &lizard_core::Lizard, key: &str) -> u32 {
 /// The bytes of `../shared/data/gatord-9.7.2/<path>` (real gatord 9.7.2 files, see that folder's README), or
 /// `None` with a printed skip when the folder is missing.
 pub fn gatord_data(path: &str) -> Option<Vec<u8>> {
-    let full = format!(
-        "{}/../../shared/data/gatord-9.7.2/{path}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    match std::fs::read(&full) {
-        Ok(bytes) => Some(bytes),
-        Err(err) => {
-            eprintln!("skipped: {full} not readable ({err})");
-            None
-        }
-    }
+    test_data::gatord_bytes(path)
 }

@@ -8,7 +8,7 @@ use std::net::TcpStream;
 use std::time::Duration;
 
 use gator_proto::ProtocolVersion;
-use lizard_core::sim::{self, SimConfig, SimHandle};
+use gatord_sim::{self as sim, SimConfig, SimHandle};
 
 struct Wire(TcpStream);
 

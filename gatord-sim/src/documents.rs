@@ -199,15 +199,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn generated_documents_are_read_back_by_the_engine() {
+    fn generated_documents_are_read_back_by_gator_xml() {
+        // The engine reads these documents through gator-xml, as it reads the real daemon's.
         let names = vec!["a&b".to_owned(), "c".to_owned()];
-        let counters = crate::gatord::xml::counter_names(&counters_document(&names)).unwrap();
-        assert_eq!(counters, names);
+        let counters = gator_xml::Counters::parse(&counters_document(&names)).unwrap();
+        assert_eq!(counters.names().collect::<Vec<_>>(), names);
         let events = vec![("c".to_owned(), 0x1b)];
         let captured =
             captured_document(950, &[(key_for(0), "a&b".into()), (0, "c".into())], &events);
-        let keys: Vec<_> = crate::gatord::xml::captured_keys(&captured)
+        let keys: Vec<_> = gator_xml::Captured::parse(&captured)
             .unwrap()
+            .counters
             .into_iter()
             .map(|c| (c.key, c.counter, c.event))
             .collect();
@@ -219,7 +221,12 @@ mod tests {
             delivered(configuration_document(&names, &events).as_bytes()),
             Some(Delivered::Configurations { names, events })
         );
-        let session = crate::gatord::xml::session(gator_xml::SampleRate::Low, 10);
+        let session = gator_xml::Session::builder()
+            .sample_rate(gator_xml::SampleRate::Low)
+            .live_rate(10)
+            .duration(0)
+            .build()
+            .to_xml();
         assert!(matches!(
             delivered(session.as_bytes()),
             Some(Delivered::Session(_))

@@ -32,7 +32,7 @@ const FIRST_ID: u64 = 51;
 
 /// How a perf-backed counter reaches (or does not reach) the data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PerfRole {
+pub enum PerfRole {
     /// A group member read in every sample of gatord's sampling group.
     Sampled,
     /// Opened for counting only: announced, never read.
@@ -41,7 +41,7 @@ pub(crate) enum PerfRole {
 
 /// The perf side of one simulated capture: keys, ids, running totals.
 #[derive(Debug, Clone)]
-pub(crate) struct PerfStream {
+pub struct PerfStream {
     cores: u32,
     /// `(key, role)` of the bound perf-backed counters, in key-map order.
     counters: Vec<(i32, PerfRole)>,
@@ -54,11 +54,7 @@ pub(crate) struct PerfStream {
 
 impl PerfStream {
     /// A stream over `cores` CPUs for `counters`, whose SUMMARY says CLOCK_MONOTONIC_RAW = `clock_base_ns`.
-    pub(crate) fn new(
-        cores: u32,
-        counters: Vec<(i32, PerfRole)>,
-        clock_base_ns: i64,
-    ) -> PerfStream {
+    pub fn new(cores: u32, counters: Vec<(i32, PerfRole)>, clock_base_ns: i64) -> PerfStream {
         let sampled = counters
             .iter()
             .filter(|(_, r)| *r == PerfRole::Sampled)
@@ -85,7 +81,7 @@ impl PerfStream {
     }
 
     /// The PERF_ATTRS frame announcing every event (sent before the SUMMARY, as gatord does).
-    pub(crate) fn attrs_frame(&self, period_ns: u64) -> Vec<u8> {
+    pub fn attrs_frame(&self, period_ns: u64) -> Vec<u8> {
         let attr = |kind, config, period, sample_type, read_format, flags| PerfEventAttr {
             kind,
             size: 144,
@@ -143,7 +139,7 @@ impl PerfStream {
     }
 
     /// The PERF_ATTRS frame mapping every event's per-CPU id to its key (sent after the SUMMARY).
-    pub(crate) fn keys_frame(&self) -> Vec<u8> {
+    pub fn keys_frame(&self) -> Vec<u8> {
         let mut pairs = Vec::new();
         for core in 0..self.cores {
             for (event, key) in self.keys().enumerate() {
@@ -159,7 +155,7 @@ impl PerfStream {
     /// One PERF_DATA frame per CPU with a sample at `timestamp_ns` (since capture start) after `elapsed_ns` of
     /// CPU clock; each sampled counter's total grows on every core by `increase(counter index in the key
     /// map, core)`.
-    pub(crate) fn sample_frames(
+    pub fn sample_frames(
         &mut self,
         timestamp_ns: i64,
         elapsed_ns: u64,

@@ -9,7 +9,18 @@ use hwcpipe::gpu::product::{Family, Product, MIDGARD_PRODUCTS};
 use hwcpipe::gpu::tables::arm_spec::SPEC_PRODUCTS;
 use hwcpipe::gpu::tables::{spec_layout, BlockKind, HardwareLayout};
 
-use crate::error::CliError;
+use thiserror::Error;
+
+/// A GPU name that no built-in counter layout matches.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[error("unknown GPU '{name}'; built-in GPUs: {}", known.join(", "))]
+#[non_exhaustive]
+pub struct UnknownGpu {
+    /// The name asked for.
+    pub name: String,
+    /// The marketing names of every GPU with a built-in layout.
+    pub known: Vec<&'static str>,
+}
 
 /// Every GPU with a counter layout: (marketing name, layout).
 fn known() -> Vec<(&'static str, &'static HardwareLayout)> {
@@ -49,15 +60,14 @@ fn escape(text: &str) -> String {
 
 /// The events XML a gatord on a device with the Mali GPU `name` (e.g. `G71`, `Mali-G78`, `T860`) would
 /// serve for its hardware counters.
-pub fn events_xml(name: &str) -> Result<String, CliError> {
+pub fn events_xml(name: &str) -> Result<String, UnknownGpu> {
     let wanted = normalise(name);
     let all = known();
     let Some((gpu, layout)) = all.iter().find(|(n, _)| normalise(n) == wanted) else {
-        let names: Vec<&str> = all.iter().map(|(n, _)| *n).collect();
-        return Err(CliError::Other(format!(
-            "unknown GPU '{name}'; built-in GPUs: {}",
-            names.join(", ")
-        )));
+        return Err(UnknownGpu {
+            name: name.to_owned(),
+            known: all.iter().map(|(n, _)| *n).collect(),
+        });
     };
     let midgard = MIDGARD_PRODUCTS
         .iter()

@@ -41,8 +41,8 @@ impl Default for Stream {
 
 /// How long the simulated daemon takes where the real one takes time, and how it paces a live capture.
 ///
-/// [`Timing::default`] is what gatord 9.7.2 was seen to do on a 2-core x86_64 Linux host (observations in the
-/// project's gatord notes): a `StartCapture` of the engine's reconnecting mode (a configuration connection,
+/// [`Timing::default`] is what gatord 9.7.2 was seen to do on a 2-core x86_64 Linux host (observations in
+/// `docs/gatord.md` §7): a `StartCapture` of the engine's reconnecting mode (a configuration connection,
 /// then a capture connection) took 0.22–0.23 s and a `StopCapture` 0.02–0.06 s; the second connection met
 /// "Session already in progress" about once per capture (gatord releases a session only after its child
 /// process has exited), and polled counters came every 100 ms. [`Timing::instant`] takes no time at all, for

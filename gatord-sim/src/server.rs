@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 use super::config::SimConfig;
 use super::connection::serve;
 use super::documents;
-use crate::transport::GatordAddress;
 
 /// Counters of what a simulator did, for tests and the CLI.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -195,9 +194,10 @@ impl SimHandle {
         self.address
     }
 
-    /// The address in the form the engine's configuration takes.
-    pub fn address(&self) -> GatordAddress {
-        GatordAddress::new(self.address.ip().to_string(), self.address.port())
+    /// The socket address the simulator listens on, under the name clients use for a daemon's address
+    /// (`lizard_core::Config::gatord_only(handle.address())` takes it as is).
+    pub fn address(&self) -> SocketAddr {
+        self.address
     }
 
     /// What the simulator has done so far.

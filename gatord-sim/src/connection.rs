@@ -8,7 +8,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gator_proto::apc::summary::{encode_summary, Clocks};
 use gator_proto::apc::{BlockCounter, Counter, Record};
-use gator_proto::daemon::{Config as DaemonConfig, Event, Session};
+use gator_proto::daemon::{Config as DaemonConfig, Event, Session, SESSION_IN_PROGRESS};
 use gator_proto::ProtocolVersion;
 
 use super::config::Stream;
@@ -16,7 +16,6 @@ use super::documents;
 use super::perf::{PerfRole, PerfStream};
 use super::server::{pause, Shared, Stats};
 use super::workload::{synthetic_event_value, synthetic_value};
-use crate::gatord::connection::SESSION_IN_PROGRESS;
 
 /// A capture in progress on this connection.
 #[derive(Debug)]
