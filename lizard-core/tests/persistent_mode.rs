@@ -80,7 +80,10 @@ fn changing_the_enabled_set_opens_a_new_session() {
     lizard.start_capture().unwrap();
     std::thread::sleep(Duration::from_millis(5));
     lizard.stop_capture().unwrap();
-    assert!(!lizard.samples(2).unwrap().is_empty());
+    // The read waits for the samples that enclose the window (the stop does not), so it has a value
+    // however late the new session's first samples arrive on a busy machine.
+    let read = lizard.read_double(2);
+    assert!(read.is_ok(), "counter 2 has a value: {read:?}");
     assert_eq!(daemon.stats().captures, 2);
     drop(lizard);
     assert_eq!(
