@@ -394,43 +394,31 @@ mod tests {
 
     use super::*;
 
-    /// A kernel that refuses every `perf_event_open` with `EACCES`, at `perf_event_paranoid` 3.
+    /// A kernel that opens `left` events (as real descriptors of `/dev/null`, each read as a group of
+    /// one event that never ran) and refuses every later `perf_event_open` with `errno`.
     #[derive(Debug)]
-    struct Refusing;
-
-    impl PerfSys for Refusing {
-        fn perf_event_open(
-            &self,
-            _: &PerfEventAttr,
-            _: i32,
-            _: i32,
-            _: Option<BorrowedFd<'_>>,
-        ) -> io::Result<OwnedFd> {
-            Err(io::Error::from_raw_os_error(libc::EACCES))
-        }
-        fn read(&self, _: BorrowedFd<'_>, _: &mut [u8]) -> io::Result<usize> {
-            Err(io::Error::from_raw_os_error(libc::EBADF))
-        }
-        fn ioctl(&self, _: BorrowedFd<'_>, _: PerfIoctl) -> io::Result<u64> {
-            Err(io::Error::from_raw_os_error(libc::EBADF))
-        }
-        fn close(&self, fd: OwnedFd) -> io::Result<()> {
-            drop(fd);
-            Ok(())
-        }
-        fn perf_event_paranoid(&self) -> io::Result<i32> {
-            Ok(3)
-        }
-    }
-
-    /// A kernel that opens `left` events (as real descriptors of `/dev/null`) and then refuses with
-    /// `EMFILE`.
-    #[derive(Debug)]
-    struct OutOfFiles {
+    struct FakeKernel {
         left: std::sync::atomic::AtomicUsize,
+        errno: i32,
+        paranoid: i32,
     }
 
-    impl PerfSys for OutOfFiles {
+    impl FakeKernel {
+        /// Refuses every open with `EACCES`, at `perf_event_paranoid` 3.
+        fn refusing() -> Arc<Self> {
+            Self::opening(0, libc::EACCES, 3)
+        }
+
+        fn opening(left: usize, errno: i32, paranoid: i32) -> Arc<Self> {
+            Arc::new(FakeKernel {
+                left: std::sync::atomic::AtomicUsize::new(left),
+                errno,
+                paranoid,
+            })
+        }
+    }
+
+    impl PerfSys for FakeKernel {
         fn perf_event_open(
             &self,
             _: &PerfEventAttr,
@@ -444,11 +432,11 @@ mod tests {
                 .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
                 .is_err()
             {
-                return Err(io::Error::from_raw_os_error(libc::EMFILE));
+                return Err(io::Error::from_raw_os_error(self.errno));
             }
             Ok(std::fs::File::open("/dev/null")?.into())
         }
-        /// A group of one event, never run: nr 1, time enabled 0, time running 0, value 0, id 0.
+        /// nr 1, time enabled 0, time running 0, value 0, id 0.
         fn read(&self, _: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
             let record = [1u64, 0, 0, 0, 0];
             let bytes: Vec<u8> = record.iter().flat_map(|w| w.to_ne_bytes()).collect();
@@ -464,7 +452,7 @@ mod tests {
             Ok(())
         }
         fn perf_event_paranoid(&self) -> io::Result<i32> {
-            Ok(-1)
+            Ok(self.paranoid)
         }
     }
 
@@ -473,9 +461,7 @@ mod tests {
         let own = Target::Pid(std::process::id() as i32);
         // None opens (the profiler fails), or the group leader opens and the rest do not.
         for left in [0, 1] {
-            let sys = Arc::new(OutOfFiles {
-                left: std::sync::atomic::AtomicUsize::new(left),
-            });
+            let sys = FakeKernel::opening(left, libc::EMFILE, -1);
             let err =
                 TargetCounters::open_with(&own, &CpuCounter::SOFTWARE, KernelCounting::Auto, sys)
                     .unwrap_err();
@@ -492,7 +478,7 @@ mod tests {
             target,
             &CpuCounter::SOFTWARE,
             KernelCounting::Auto,
-            Arc::new(Refusing),
+            FakeKernel::refusing(),
         )
         .unwrap_err()
     }
