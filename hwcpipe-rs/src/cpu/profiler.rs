@@ -59,6 +59,30 @@ struct UserPages {
     owner: i32,
 }
 
+/// Why a group was not read from user space at a sample: the member that could not be (`None`: the
+/// group as a whole) and why. Small enough to be returned in registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct UserMiss {
+    member: Option<u32>,
+    reason: SyscallReason,
+}
+
+impl UserMiss {
+    fn group(reason: SyscallReason) -> Self {
+        UserMiss {
+            member: None,
+            reason,
+        }
+    }
+
+    fn member(i: usize, reason: SyscallReason) -> Self {
+        UserMiss {
+            member: u32::try_from(i).ok(),
+            reason,
+        }
+    }
+}
+
 /// Events scheduled onto the PMU together, read with one `read()` of the leader (`fds[0]`), or
 /// member by member from user space.
 #[derive(Debug)]
@@ -115,13 +139,15 @@ impl Group {
         &mut self,
         totals: &mut [u64; CpuCounter::COUNT],
         sample: &mut CpuSample,
-    ) -> Result<(), (Option<usize>, SyscallReason)> {
+    ) -> Result<(), UserMiss> {
         let Some(user) = &self.user else {
-            return Err((None, self.no_user_reason));
+            return Err(UserMiss::group(self.no_user_reason));
         };
         if current_thread_id() != user.owner {
-            return Err((None, SyscallReason::OtherThread));
+            return Err(UserMiss::group(SyscallReason::OtherThread));
         }
+        // One page, value, previous value and counter per member, in the same order: slices of
+        // one length, so that indexing them below needs no bounds check.
         let pages = user.pages.as_slice();
         let n = pages.len();
         let (Some(prev), Some(values), Some(counters)) = (
@@ -129,50 +155,57 @@ impl Group {
             self.values.get_mut(..n),
             self.counters.get(..n),
         ) else {
-            return Err((None, SyscallReason::NotSampledYet));
+            return Err(UserMiss::group(SyscallReason::NotSampledYet));
         };
         let Some(leader) = pages.first() else {
-            return Err((None, SyscallReason::NotSampledYet));
+            return Err(UserMiss::group(SyscallReason::NotSampledYet));
         };
         // The leader, with the clock: its times are the group's, as in a group `read()`.
         let (read, time) = leader
             .read_user::<true>(PAGE_READ_ROUNDS)
-            .map_err(|_| (Some(0), SyscallReason::PageBusy))?;
-        values[0] = count(&read).map_err(|r| (Some(0), r))?;
-        let now = times(&read, time.as_ref()).map_err(|r| (Some(0), r))?;
-        if now.0 < self.prev_enabled || now.1 < self.prev_running {
-            return Err((Some(0), SyscallReason::Implausible));
+            .map_err(|_| UserMiss::member(0, SyscallReason::PageBusy))?;
+        let value = count(&read).map_err(|r| UserMiss::member(0, r))?;
+        let (now_enabled, now_running) =
+            times(&read, time.as_ref()).map_err(|r| UserMiss::member(0, r))?;
+        if value < prev[0] || now_enabled < self.prev_enabled || now_running < self.prev_running {
+            return Err(UserMiss::member(0, SyscallReason::Implausible));
         }
+        values[0] = value;
+        // The other members: each value read and checked before anything is changed.
         for i in 1..n {
             let (read, _) = pages[i]
                 .read_user::<false>(PAGE_READ_ROUNDS)
-                .map_err(|_| (Some(i), SyscallReason::PageBusy))?;
-            values[i] = count(&read).map_err(|r| (Some(i), r))?;
-        }
-        for i in 0..n {
-            if values[i] < prev[i] {
-                return Err((Some(i), SyscallReason::Implausible));
+                .map_err(|_| UserMiss::member(i, SyscallReason::PageBusy))?;
+            let value = count(&read).map_err(|r| UserMiss::member(i, r))?;
+            if value < prev[i] {
+                return Err(UserMiss::member(i, SyscallReason::Implausible));
             }
+            values[i] = value;
         }
         // Every value read and checked: commit.
-        let enabled = now.0 - self.prev_enabled;
-        let running = now.1 - self.prev_running;
-        for i in 0..n {
-            let interval = Interval {
-                raw: values[i] - prev[i],
-                enabled,
-                running,
+        let enabled = now_enabled - self.prev_enabled;
+        let running = now_running - self.prev_running;
+        let multiplexed = running < enabled;
+        for ((&value, prev), &counter) in values.iter().zip(prev.iter_mut()).zip(counters) {
+            let raw = value - *prev;
+            *prev = value;
+            let delta = if multiplexed {
+                Interval {
+                    raw,
+                    enabled,
+                    running,
+                }
+                .scaled()
+            } else {
+                raw
             };
-            prev[i] = values[i];
-            let delta = interval.scaled();
-            let counter = counters[i];
             let total = &mut totals[counter.index()];
             *total = total.saturating_add(delta);
             sample.record(CpuReading {
                 counter,
                 delta,
                 total: *total,
-                raw_delta: interval.raw,
+                raw_delta: raw,
                 time_enabled: enabled,
                 time_running: running,
                 path: ReadPath::UserSpace,
@@ -181,8 +214,8 @@ impl Group {
         if self.paths.first() != Some(&ReadPath::UserSpace) {
             self.paths.fill(ReadPath::UserSpace);
         }
-        self.prev_enabled = now.0;
-        self.prev_running = now.1;
+        self.prev_enabled = now_enabled;
+        self.prev_running = now_running;
         Ok(())
     }
 
@@ -232,33 +265,34 @@ impl Group {
         sample: &mut CpuSample,
         force_read: bool,
     ) -> Result<(), CpuError> {
-        let user = if force_read {
-            Err((None, SyscallReason::Forced))
+        // A group without pages goes to `read()` without entering the user-space path.
+        let miss = if force_read {
+            UserMiss::group(SyscallReason::Forced)
+        } else if self.user.is_none() {
+            UserMiss::group(self.no_user_reason)
         } else {
-            self.sample_user(totals, sample)
+            match self.sample_user(totals, sample) {
+                Ok(()) => return Ok(()),
+                Err(miss) => miss,
+            }
         };
-        match user {
-            Ok(()) => Ok(()),
-            Err((failed, reason)) => self.sample_with_read(sys, totals, sample, failed, reason),
-        }
+        self.sample_with_read(sys, totals, sample, miss)
     }
 
     /// The `read()` path of [`sample`](Self::sample), kept out of line so that the user-space
-    /// path stays small. `failed` is the member that could not be read from user space (`None`:
-    /// the group as a whole), for `reason`.
+    /// path stays small; `miss` says why the group was not read from user space.
     #[inline(never)]
     fn sample_with_read(
         &mut self,
         sys: &dyn PerfSys,
         totals: &mut [u64; CpuCounter::COUNT],
         sample: &mut CpuSample,
-        failed: Option<usize>,
-        reason: SyscallReason,
+        miss: UserMiss,
     ) -> Result<(), CpuError> {
         for (i, path) in self.paths.iter_mut().enumerate() {
-            *path = ReadPath::Syscall(match failed {
-                Some(f) if f != i => SyscallReason::GroupMember,
-                _ => reason,
+            *path = ReadPath::Syscall(match miss.member {
+                Some(f) if f as usize != i => SyscallReason::GroupMember,
+                _ => miss.reason,
             });
         }
         let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids)?;
