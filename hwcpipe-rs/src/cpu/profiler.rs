@@ -83,21 +83,29 @@ impl UserMiss {
     }
 }
 
+/// One counter of a group, with what a sample needs of it in one place.
+#[derive(Clone, Copy, Debug)]
+struct Member {
+    counter: CpuCounter,
+    /// The raw count at the previous sample (or at `run()`).
+    prev_raw: u64,
+    /// This sample's raw count, whichever way it was read (scratch).
+    value: u64,
+    /// How it was read at the last sample.
+    path: ReadPath,
+}
+
 /// Events scheduled onto the PMU together, read with one `read()` of the leader (`fds[0]`), or
 /// member by member from user space.
 #[derive(Debug)]
 struct Group {
     fds: Vec<OwnedFd>,
-    counters: Vec<CpuCounter>,
     ids: Vec<u64>,
-    prev_raw: Vec<u64>,
+    /// One per event, leader first, as `fds` and `ids`.
+    members: Vec<Member>,
     prev_enabled: u64,
     prev_running: u64,
     buf: Vec<u8>,
-    /// The values of this sample, whichever way they were read (scratch).
-    values: Vec<u64>,
-    /// How each member was read at the last sample.
-    paths: Vec<ReadPath>,
     /// Why the group is never read from user space, when it has no pages.
     no_user_reason: SyscallReason,
     user: Option<UserPages>,
@@ -117,14 +125,11 @@ impl Group {
         };
         Group {
             fds: Vec::new(),
-            counters: Vec::new(),
             ids: Vec::new(),
-            prev_raw: Vec::new(),
+            members: Vec::new(),
             prev_enabled: 0,
             prev_running: 0,
             buf: Vec::new(),
-            values: Vec::new(),
-            paths: Vec::new(),
             no_user_reason,
             user,
         }
@@ -133,8 +138,8 @@ impl Group {
     /// Reads every member from user space and records the interval of each into `sample`; on
     /// failure nothing has changed, and the error names the member that could not be read (`None`:
     /// the group as a whole) and why. This is the hot path of a sample: plain loops over slices
-    /// of one length, no system call, kept out of line so that its registers are its own.
-    #[inline(never)]
+    /// of one length, no call, in line in the profiler's loop over the groups.
+    #[inline(always)]
     fn sample_user(
         &mut self,
         totals: &mut [u64; CpuCounter::COUNT],
@@ -146,73 +151,62 @@ impl Group {
         if current_thread_id() != user.owner {
             return Err(UserMiss::group(SyscallReason::OtherThread));
         }
-        // One page, value, previous value and counter per member, in the same order: slices of
-        // one length, so that indexing them below needs no bounds check.
+        // One page per member, in the same order: slices of one length, so that indexing them
+        // below needs no bounds check.
         let pages = user.pages.as_slice();
         let n = pages.len();
-        let (Some(prev), Some(values), Some(counters)) = (
-            self.prev_raw.get_mut(..n),
-            self.values.get_mut(..n),
-            self.counters.get(..n),
-        ) else {
+        let Some(members) = self.members.get_mut(..n) else {
             return Err(UserMiss::group(SyscallReason::NotSampledYet));
         };
-        let Some(leader) = pages.first() else {
+        if n == 0 {
             return Err(UserMiss::group(SyscallReason::NotSampledYet));
-        };
+        }
         // The leader, with the clock: its times are the group's, as in a group `read()`.
-        let (read, time) = leader
+        let (read, time) = pages[0]
             .read_user::<true>(PAGE_READ_ROUNDS)
             .map_err(|_| UserMiss::member(0, SyscallReason::PageBusy))?;
         let value = count(&read).map_err(|r| UserMiss::member(0, r))?;
         let (now_enabled, now_running) =
             times(&read, time.as_ref()).map_err(|r| UserMiss::member(0, r))?;
-        if value < prev[0] || now_enabled < self.prev_enabled || now_running < self.prev_running {
+        if value < members[0].prev_raw
+            || now_enabled < self.prev_enabled
+            || now_running < self.prev_running
+        {
             return Err(UserMiss::member(0, SyscallReason::Implausible));
         }
-        values[0] = value;
+        members[0].value = value;
         // The other members: each value read and checked before anything is changed.
         for i in 1..n {
             let (read, _) = pages[i]
                 .read_user::<false>(PAGE_READ_ROUNDS)
                 .map_err(|_| UserMiss::member(i, SyscallReason::PageBusy))?;
             let value = count(&read).map_err(|r| UserMiss::member(i, r))?;
-            if value < prev[i] {
+            if value < members[i].prev_raw {
                 return Err(UserMiss::member(i, SyscallReason::Implausible));
             }
-            values[i] = value;
+            members[i].value = value;
         }
         // Every value read and checked: commit.
         let enabled = now_enabled - self.prev_enabled;
         let running = now_running - self.prev_running;
-        let multiplexed = running < enabled;
-        for ((&value, prev), &counter) in values.iter().zip(prev.iter_mut()).zip(counters) {
-            let raw = value - *prev;
-            *prev = value;
-            let delta = if multiplexed {
-                Interval {
-                    raw,
-                    enabled,
-                    running,
-                }
-                .scaled()
-            } else {
-                raw
-            };
-            let total = &mut totals[counter.index()];
-            *total = total.saturating_add(delta);
-            sample.record(CpuReading {
-                counter,
-                delta,
-                total: *total,
-                raw_delta: raw,
-                time_enabled: enabled,
-                time_running: running,
-                path: ReadPath::UserSpace,
-            });
-        }
-        if self.paths.first() != Some(&ReadPath::UserSpace) {
-            self.paths.fill(ReadPath::UserSpace);
+        if running < enabled {
+            commit_scaled(
+                members,
+                totals,
+                sample,
+                enabled,
+                running,
+                Some(ReadPath::UserSpace),
+            );
+        } else {
+            commit::<false>(
+                members,
+                totals,
+                sample,
+                enabled,
+                running,
+                Some(ReadPath::UserSpace),
+            );
         }
         self.prev_enabled = now_enabled;
         self.prev_running = now_running;
@@ -247,41 +241,16 @@ impl Group {
     /// Takes the current values as the starting point of the next interval.
     fn baseline(&mut self, sys: &dyn PerfSys) -> Result<(), CpuError> {
         let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids)?;
-        for (prev, (value, _)) in self.prev_raw.iter_mut().zip(record.entries()) {
-            *prev = value;
+        for (member, (value, _)) in self.members.iter_mut().zip(record.entries()) {
+            member.prev_raw = value;
         }
         self.prev_enabled = record.time_enabled;
         self.prev_running = record.time_running;
         Ok(())
     }
 
-    /// Reads the group (from user space when every member's page allows it, else with `read()`)
-    /// and records the interval of each member into `sample`.
-    #[inline]
-    fn sample(
-        &mut self,
-        sys: &dyn PerfSys,
-        totals: &mut [u64; CpuCounter::COUNT],
-        sample: &mut CpuSample,
-        force_read: bool,
-    ) -> Result<(), CpuError> {
-        // A group without pages goes to `read()` without entering the user-space path.
-        let miss = if force_read {
-            UserMiss::group(SyscallReason::Forced)
-        } else if self.user.is_none() {
-            UserMiss::group(self.no_user_reason)
-        } else {
-            match self.sample_user(totals, sample) {
-                Ok(()) => return Ok(()),
-                Err(miss) => miss,
-            }
-        };
-        self.sample_with_read(sys, totals, sample, miss)
-    }
-
-    /// The `read()` path of [`sample`](Self::sample), kept out of line so that the user-space
-    /// path stays small; `miss` says why the group was not read from user space.
-    #[inline(never)]
+    /// Reads the group with `read()` and records the interval of each member into `sample`;
+    /// `miss` says why it was not read from user space.
     fn sample_with_read(
         &mut self,
         sys: &dyn PerfSys,
@@ -289,62 +258,96 @@ impl Group {
         sample: &mut CpuSample,
         miss: UserMiss,
     ) -> Result<(), CpuError> {
-        for (i, path) in self.paths.iter_mut().enumerate() {
-            *path = ReadPath::Syscall(match miss.member {
+        for (i, member) in self.members.iter_mut().enumerate() {
+            member.path = ReadPath::Syscall(match miss.member {
                 Some(f) if f as usize != i => SyscallReason::GroupMember,
                 _ => miss.reason,
             });
         }
         let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids)?;
-        for ((value, _), slot) in record.entries().zip(self.values.iter_mut()) {
-            *slot = value;
+        for ((value, _), member) in record.entries().zip(self.members.iter_mut()) {
+            member.value = value;
         }
         let (time_enabled, time_running) = (record.time_enabled, record.time_running);
         let enabled = since("time_enabled", self.prev_enabled, time_enabled)?;
         let running = since("time_running", self.prev_running, time_running)?;
-        for (&value, (&prev, &counter)) in self
-            .values
-            .iter()
-            .zip(self.prev_raw.iter().zip(&self.counters))
-        {
-            if value < prev {
+        for member in &self.members {
+            if member.value < member.prev_raw {
                 return Err(CpuError::WentBackwards {
-                    what: counter.name(),
-                    previous: prev,
-                    current: value,
+                    what: member.counter.name(),
+                    previous: member.prev_raw,
+                    current: member.value,
                 });
             }
         }
         // Every value checked: commit the interval.
-        for ((&value, &path), (prev, &counter)) in self
-            .values
-            .iter()
-            .zip(&self.paths)
-            .zip(self.prev_raw.iter_mut().zip(&self.counters))
-        {
-            let interval = Interval {
-                raw: value - *prev,
-                enabled,
-                running,
-            };
-            *prev = value;
-            let delta = interval.scaled();
-            let total = &mut totals[counter.index()];
-            *total = total.saturating_add(delta);
-            sample.record(CpuReading {
-                counter,
-                delta,
-                total: *total,
-                raw_delta: interval.raw,
-                time_enabled: enabled,
-                time_running: running,
-                path,
-            });
+        if running < enabled {
+            commit_scaled(&mut self.members, totals, sample, enabled, running, None);
+        } else {
+            commit::<false>(&mut self.members, totals, sample, enabled, running, None);
         }
         self.prev_enabled = time_enabled;
         self.prev_running = time_running;
         Ok(())
     }
+}
+
+/// Commits one interval of a group whose values are all read and checked: each member's change
+/// since the previous sample (`value − prev_raw`, scaled by `enabled / running` when `SCALED`:
+/// the group was multiplexed) is added to its total and recorded into `sample`, and `value`
+/// becomes the previous value. `path`, when given, is how every member was read; otherwise each
+/// member's own `path` is reported. Generic so that the common case carries no scaling at all.
+#[inline(always)]
+fn commit<const SCALED: bool>(
+    members: &mut [Member],
+    totals: &mut [u64; CpuCounter::COUNT],
+    sample: &mut CpuSample,
+    enabled: u64,
+    running: u64,
+    path: Option<ReadPath>,
+) {
+    for member in members {
+        let raw = member.value - member.prev_raw;
+        member.prev_raw = member.value;
+        if let Some(path) = path {
+            member.path = path;
+        }
+        let delta = if SCALED {
+            Interval {
+                raw,
+                enabled,
+                running,
+            }
+            .scaled()
+        } else {
+            raw
+        };
+        let total = &mut totals[member.counter.index()];
+        *total = total.saturating_add(delta);
+        sample.record(CpuReading {
+            counter: member.counter,
+            delta,
+            total: *total,
+            raw_delta: raw,
+            time_enabled: enabled,
+            time_running: running,
+            path: member.path,
+        });
+    }
+}
+
+/// [`commit`] of a multiplexed group, out of line: it divides, and it is the rare case.
+#[cold]
+#[inline(never)]
+fn commit_scaled(
+    members: &mut [Member],
+    totals: &mut [u64; CpuCounter::COUNT],
+    sample: &mut CpuSample,
+    enabled: u64,
+    running: u64,
+    path: Option<ReadPath>,
+) {
+    commit::<true>(members, totals, sample, enabled, running, path);
 }
 
 /// `current - previous`, or a typed error when the kernel's value went backwards.
@@ -636,7 +639,12 @@ impl CpuProfiler {
             match opener.open(type_, config, event.is_hardware(), group.fds.first()) {
                 Ok((fd, id, page)) => {
                     group.fds.push(fd);
-                    group.counters.push(counter);
+                    group.members.push(Member {
+                        counter,
+                        prev_raw: 0,
+                        value: 0,
+                        path: ReadPath::Syscall(group.no_user_reason),
+                    });
                     group.ids.push(id);
                     match page {
                         Some(Ok(page)) => {
@@ -684,11 +692,10 @@ impl CpuProfiler {
             });
         }
         for group in &mut groups {
-            let n = group.counters.len();
-            group.buf = vec![0; record_len(n)];
-            group.prev_raw = vec![0; n];
-            group.values = vec![0; n];
-            group.paths = vec![ReadPath::Syscall(group.no_user_reason); n];
+            group.buf = vec![0; record_len(group.members.len())];
+            for member in &mut group.members {
+                member.path = ReadPath::Syscall(group.no_user_reason);
+            }
         }
         let mut profiler = CpuProfiler {
             sample: CpuSample::new(available.clone()),
@@ -759,8 +766,10 @@ impl CpuProfiler {
     /// space, or [`SyscallReason::NotSampledYet`]); `None` when it is not available.
     pub fn read_path(&self, counter: CpuCounter) -> Option<ReadPath> {
         self.groups.iter().find_map(|g| {
-            let i = g.counters.iter().position(|&c| c == counter)?;
-            Some(g.paths[i])
+            g.members
+                .iter()
+                .find(|m| m.counter == counter)
+                .map(|m| m.path)
         })
     }
 
@@ -854,15 +863,36 @@ impl CpuProfiler {
             return Err(CpuError::NotRunning);
         }
         self.sample.begin();
-        for group in &mut self.groups {
-            group.sample(
-                self.sys.as_ref(),
-                &mut self.totals,
-                &mut self.sample,
-                force_read,
-            )?;
+        for index in 0..self.groups.len() {
+            let Some(group) = self.groups.get_mut(index) else {
+                break;
+            };
+            // A group without pages goes to `read()` without entering the user-space path.
+            let miss = if force_read {
+                UserMiss::group(SyscallReason::Forced)
+            } else if group.user.is_none() {
+                UserMiss::group(group.no_user_reason)
+            } else {
+                match group.sample_user(&mut self.totals, &mut self.sample) {
+                    Ok(()) => continue,
+                    Err(miss) => miss,
+                }
+            };
+            self.sample_group_with_read(index, miss)?;
         }
         Ok(&self.sample)
+    }
+
+    /// Group `index` read with `read()`, for `miss`: out of line, so that the loop over the groups
+    /// keeps its registers for the user-space path.
+    #[inline(never)]
+    fn sample_group_with_read(&mut self, index: usize, miss: UserMiss) -> Result<(), CpuError> {
+        match self.groups.get_mut(index) {
+            Some(group) => {
+                group.sample_with_read(self.sys.as_ref(), &mut self.totals, &mut self.sample, miss)
+            }
+            None => Ok(()),
+        }
     }
 
     /// The most recent sample.
