@@ -60,7 +60,7 @@ struct UserPages {
 }
 
 /// Why a group was not read from user space at a sample: the member that could not be (`None`: the
-/// group as a whole) and why. Small enough to be returned in registers.
+/// group as a whole) and why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct UserMiss {
     member: Option<u32>,
@@ -136,8 +136,8 @@ impl Group {
     }
 
     /// Reads every member from user space and records the interval of each into `sample`; on
-    /// failure nothing has changed, and the error names the member that could not be read (`None`:
-    /// the group as a whole) and why. This is the hot path of a sample: plain loops over slices
+    /// failure nothing but the members' scratch `value` has changed, and the error names the
+    /// member that could not be read (`None`: the group as a whole) and why. This is the hot path of a sample: plain loops over slices
     /// of one length, no call, in line in the profiler's loop over the groups.
     #[inline(always)]
     fn sample_user(
