@@ -437,9 +437,10 @@ fn instructions_of(p: &mut CpuProfiler, samples: u32, with_read: bool) -> u64 {
     u64::from_ne_bytes(value)
 }
 
-/// The deterministic cost measure: under `-icount shift=0 -smp 1` every count is exact and repeatable.
-/// The target was a tenth of the instructions of the `read()` path; the test asserts what is reached
-/// with margin (under 0.15) and prints the figure.
+/// The deterministic cost measure: under `-icount shift=0 -smp 1` every count is exact and repeatable
+/// (the user-space path to within a few instructions; the `read()` path by a timer interrupt more or
+/// less, about 12,000 instructions). The user-space path must take at most a tenth of the
+/// instructions of the `read()` path; the test prints the figures.
 #[test]
 fn user_space_sampling_retires_a_fraction_of_the_instructions_of_read() {
     let _serial = serial();
@@ -474,9 +475,9 @@ fn user_space_sampling_retires_a_fraction_of_the_instructions_of_read() {
     println!(
         "USER-READ-INSTRUCTIONS user={user} read={read} read_off={plain_read} ratio={ratio:.4}"
     );
-    assert!(user * 100 <= plain_read * 15, "ratio {ratio}");
+    assert!(user * 10 <= plain_read, "ratio {ratio}");
     assert!(
-        user * 100 <= read * 15,
+        user * 10 <= read,
         "ratio against sample_with_read: {}",
         user as f64 / read as f64
     );

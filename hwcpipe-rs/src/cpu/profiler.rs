@@ -59,21 +59,53 @@ struct UserPages {
     owner: i32,
 }
 
+/// Why a group was not read from user space at a sample: the member that could not be (`None`: the
+/// group as a whole) and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct UserMiss {
+    member: Option<u32>,
+    reason: SyscallReason,
+}
+
+impl UserMiss {
+    fn group(reason: SyscallReason) -> Self {
+        UserMiss {
+            member: None,
+            reason,
+        }
+    }
+
+    fn member(i: usize, reason: SyscallReason) -> Self {
+        UserMiss {
+            member: u32::try_from(i).ok(),
+            reason,
+        }
+    }
+}
+
+/// One counter of a group, with what a sample needs of it in one place.
+#[derive(Clone, Copy, Debug)]
+struct Member {
+    counter: CpuCounter,
+    /// The raw count at the previous sample (or at `run()`).
+    prev_raw: u64,
+    /// This sample's raw count, whichever way it was read (scratch).
+    value: u64,
+    /// How it was read at the last sample.
+    path: ReadPath,
+}
+
 /// Events scheduled onto the PMU together, read with one `read()` of the leader (`fds[0]`), or
 /// member by member from user space.
 #[derive(Debug)]
 struct Group {
     fds: Vec<OwnedFd>,
-    counters: Vec<CpuCounter>,
     ids: Vec<u64>,
-    prev_raw: Vec<u64>,
+    /// One per event, leader first, as `fds` and `ids`.
+    members: Vec<Member>,
     prev_enabled: u64,
     prev_running: u64,
     buf: Vec<u8>,
-    /// The values of this sample, whichever way they were read (scratch).
-    values: Vec<u64>,
-    /// How each member was read at the last sample.
-    paths: Vec<ReadPath>,
     /// Why the group is never read from user space, when it has no pages.
     no_user_reason: SyscallReason,
     user: Option<UserPages>,
@@ -93,96 +125,91 @@ impl Group {
         };
         Group {
             fds: Vec::new(),
-            counters: Vec::new(),
             ids: Vec::new(),
-            prev_raw: Vec::new(),
+            members: Vec::new(),
             prev_enabled: 0,
             prev_running: 0,
             buf: Vec::new(),
-            values: Vec::new(),
-            paths: Vec::new(),
             no_user_reason,
             user,
         }
     }
 
     /// Reads every member from user space and records the interval of each into `sample`; on
-    /// failure nothing has changed, and the error names the member that could not be read (`None`:
-    /// the group as a whole) and why. This is the hot path of a sample: plain loops over slices
-    /// of one length, no system call, kept out of line so that its registers are its own.
-    #[inline(never)]
+    /// failure nothing but the members' scratch `value` has changed, and the error names the
+    /// member that could not be read (`None`: the group as a whole) and why. This is the hot path of a sample: plain loops over slices
+    /// of one length, no call, in line in the profiler's loop over the groups.
+    #[inline(always)]
     fn sample_user(
         &mut self,
         totals: &mut [u64; CpuCounter::COUNT],
         sample: &mut CpuSample,
-    ) -> Result<(), (Option<usize>, SyscallReason)> {
+    ) -> Result<(), UserMiss> {
         let Some(user) = &self.user else {
-            return Err((None, self.no_user_reason));
+            return Err(UserMiss::group(self.no_user_reason));
         };
         if current_thread_id() != user.owner {
-            return Err((None, SyscallReason::OtherThread));
+            return Err(UserMiss::group(SyscallReason::OtherThread));
         }
+        // One page per member, in the same order: slices of one length, so that indexing them
+        // below needs no bounds check.
         let pages = user.pages.as_slice();
         let n = pages.len();
-        let (Some(prev), Some(values), Some(counters)) = (
-            self.prev_raw.get_mut(..n),
-            self.values.get_mut(..n),
-            self.counters.get(..n),
-        ) else {
-            return Err((None, SyscallReason::NotSampledYet));
+        let Some(members) = self.members.get_mut(..n) else {
+            return Err(UserMiss::group(SyscallReason::NotSampledYet));
         };
-        let Some(leader) = pages.first() else {
-            return Err((None, SyscallReason::NotSampledYet));
-        };
-        // The leader, with the clock: its times are the group's, as in a group `read()`.
-        let (read, time) = leader
-            .read_user::<true>(PAGE_READ_ROUNDS)
-            .map_err(|_| (Some(0), SyscallReason::PageBusy))?;
-        values[0] = count(&read).map_err(|r| (Some(0), r))?;
-        let now = times(&read, time.as_ref()).map_err(|r| (Some(0), r))?;
-        if now.0 < self.prev_enabled || now.1 < self.prev_running {
-            return Err((Some(0), SyscallReason::Implausible));
+        if n == 0 {
+            return Err(UserMiss::group(SyscallReason::NotSampledYet));
         }
+        // The leader, with the clock: its times are the group's, as in a group `read()`.
+        let (read, time) = pages[0]
+            .read_user::<true>(PAGE_READ_ROUNDS)
+            .map_err(|_| UserMiss::member(0, SyscallReason::PageBusy))?;
+        let value = count(&read).map_err(|r| UserMiss::member(0, r))?;
+        let (now_enabled, now_running) =
+            times(&read, time.as_ref()).map_err(|r| UserMiss::member(0, r))?;
+        if value < members[0].prev_raw
+            || now_enabled < self.prev_enabled
+            || now_running < self.prev_running
+        {
+            return Err(UserMiss::member(0, SyscallReason::Implausible));
+        }
+        members[0].value = value;
+        // The other members: each value read and checked before anything is changed.
         for i in 1..n {
             let (read, _) = pages[i]
                 .read_user::<false>(PAGE_READ_ROUNDS)
-                .map_err(|_| (Some(i), SyscallReason::PageBusy))?;
-            values[i] = count(&read).map_err(|r| (Some(i), r))?;
-        }
-        for i in 0..n {
-            if values[i] < prev[i] {
-                return Err((Some(i), SyscallReason::Implausible));
+                .map_err(|_| UserMiss::member(i, SyscallReason::PageBusy))?;
+            let value = count(&read).map_err(|r| UserMiss::member(i, r))?;
+            if value < members[i].prev_raw {
+                return Err(UserMiss::member(i, SyscallReason::Implausible));
             }
+            members[i].value = value;
         }
         // Every value read and checked: commit.
-        let enabled = now.0 - self.prev_enabled;
-        let running = now.1 - self.prev_running;
-        for i in 0..n {
-            let interval = Interval {
-                raw: values[i] - prev[i],
+        let enabled = now_enabled - self.prev_enabled;
+        let running = now_running - self.prev_running;
+        if running < enabled {
+            commit_scaled(
+                members,
+                totals,
+                sample,
                 enabled,
                 running,
-            };
-            prev[i] = values[i];
-            let delta = interval.scaled();
-            let counter = counters[i];
-            let total = &mut totals[counter.index()];
-            *total = total.saturating_add(delta);
-            sample.record(CpuReading {
-                counter,
-                delta,
-                total: *total,
-                raw_delta: interval.raw,
-                time_enabled: enabled,
-                time_running: running,
-                path: ReadPath::UserSpace,
-            });
+                Some(ReadPath::UserSpace),
+            );
+        } else {
+            commit::<false>(
+                members,
+                totals,
+                sample,
+                enabled,
+                running,
+                Some(ReadPath::UserSpace),
+            );
         }
-        if self.paths.first() != Some(&ReadPath::UserSpace) {
-            self.paths.fill(ReadPath::UserSpace);
-        }
-        self.prev_enabled = now.0;
-        self.prev_running = now.1;
+        self.prev_enabled = now_enabled;
+        self.prev_running = now_running;
         Ok(())
     }
 
@@ -214,103 +241,113 @@ impl Group {
     /// Takes the current values as the starting point of the next interval.
     fn baseline(&mut self, sys: &dyn PerfSys) -> Result<(), CpuError> {
         let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids)?;
-        for (prev, (value, _)) in self.prev_raw.iter_mut().zip(record.entries()) {
-            *prev = value;
+        for (member, (value, _)) in self.members.iter_mut().zip(record.entries()) {
+            member.prev_raw = value;
         }
         self.prev_enabled = record.time_enabled;
         self.prev_running = record.time_running;
         Ok(())
     }
 
-    /// Reads the group (from user space when every member's page allows it, else with `read()`)
-    /// and records the interval of each member into `sample`.
-    #[inline]
-    fn sample(
-        &mut self,
-        sys: &dyn PerfSys,
-        totals: &mut [u64; CpuCounter::COUNT],
-        sample: &mut CpuSample,
-        force_read: bool,
-    ) -> Result<(), CpuError> {
-        let user = if force_read {
-            Err((None, SyscallReason::Forced))
-        } else {
-            self.sample_user(totals, sample)
-        };
-        match user {
-            Ok(()) => Ok(()),
-            Err((failed, reason)) => self.sample_with_read(sys, totals, sample, failed, reason),
-        }
-    }
-
-    /// The `read()` path of [`sample`](Self::sample), kept out of line so that the user-space
-    /// path stays small. `failed` is the member that could not be read from user space (`None`:
-    /// the group as a whole), for `reason`.
-    #[inline(never)]
+    /// Reads the group with `read()` and records the interval of each member into `sample`;
+    /// `miss` says why it was not read from user space.
     fn sample_with_read(
         &mut self,
         sys: &dyn PerfSys,
         totals: &mut [u64; CpuCounter::COUNT],
         sample: &mut CpuSample,
-        failed: Option<usize>,
-        reason: SyscallReason,
+        miss: UserMiss,
     ) -> Result<(), CpuError> {
-        for (i, path) in self.paths.iter_mut().enumerate() {
-            *path = ReadPath::Syscall(match failed {
-                Some(f) if f != i => SyscallReason::GroupMember,
-                _ => reason,
+        for (i, member) in self.members.iter_mut().enumerate() {
+            member.path = ReadPath::Syscall(match miss.member {
+                Some(f) if f as usize != i => SyscallReason::GroupMember,
+                _ => miss.reason,
             });
         }
         let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids)?;
-        for ((value, _), slot) in record.entries().zip(self.values.iter_mut()) {
-            *slot = value;
+        for ((value, _), member) in record.entries().zip(self.members.iter_mut()) {
+            member.value = value;
         }
         let (time_enabled, time_running) = (record.time_enabled, record.time_running);
         let enabled = since("time_enabled", self.prev_enabled, time_enabled)?;
         let running = since("time_running", self.prev_running, time_running)?;
-        for (&value, (&prev, &counter)) in self
-            .values
-            .iter()
-            .zip(self.prev_raw.iter().zip(&self.counters))
-        {
-            if value < prev {
+        for member in &self.members {
+            if member.value < member.prev_raw {
                 return Err(CpuError::WentBackwards {
-                    what: counter.name(),
-                    previous: prev,
-                    current: value,
+                    what: member.counter.name(),
+                    previous: member.prev_raw,
+                    current: member.value,
                 });
             }
         }
         // Every value checked: commit the interval.
-        for ((&value, &path), (prev, &counter)) in self
-            .values
-            .iter()
-            .zip(&self.paths)
-            .zip(self.prev_raw.iter_mut().zip(&self.counters))
-        {
-            let interval = Interval {
-                raw: value - *prev,
-                enabled,
-                running,
-            };
-            *prev = value;
-            let delta = interval.scaled();
-            let total = &mut totals[counter.index()];
-            *total = total.saturating_add(delta);
-            sample.record(CpuReading {
-                counter,
-                delta,
-                total: *total,
-                raw_delta: interval.raw,
-                time_enabled: enabled,
-                time_running: running,
-                path,
-            });
+        if running < enabled {
+            commit_scaled(&mut self.members, totals, sample, enabled, running, None);
+        } else {
+            commit::<false>(&mut self.members, totals, sample, enabled, running, None);
         }
         self.prev_enabled = time_enabled;
         self.prev_running = time_running;
         Ok(())
     }
+}
+
+/// Commits one interval of a group whose values are all read and checked: each member's change
+/// since the previous sample (`value − prev_raw`, scaled by `enabled / running` when `SCALED`:
+/// the group was multiplexed) is added to its total and recorded into `sample`, and `value`
+/// becomes the previous value. `path`, when given, is how every member was read; otherwise each
+/// member's own `path` is reported. Generic so that the common case carries no scaling at all.
+#[inline(always)]
+fn commit<const SCALED: bool>(
+    members: &mut [Member],
+    totals: &mut [u64; CpuCounter::COUNT],
+    sample: &mut CpuSample,
+    enabled: u64,
+    running: u64,
+    path: Option<ReadPath>,
+) {
+    for member in members {
+        let raw = member.value - member.prev_raw;
+        member.prev_raw = member.value;
+        if let Some(path) = path {
+            member.path = path;
+        }
+        let delta = if SCALED {
+            Interval {
+                raw,
+                enabled,
+                running,
+            }
+            .scaled()
+        } else {
+            raw
+        };
+        let total = &mut totals[member.counter.index()];
+        *total = total.saturating_add(delta);
+        sample.record(CpuReading {
+            counter: member.counter,
+            delta,
+            total: *total,
+            raw_delta: raw,
+            time_enabled: enabled,
+            time_running: running,
+            path: member.path,
+        });
+    }
+}
+
+/// [`commit`] of a multiplexed group, out of line: it divides, and it is the rare case.
+#[cold]
+#[inline(never)]
+fn commit_scaled(
+    members: &mut [Member],
+    totals: &mut [u64; CpuCounter::COUNT],
+    sample: &mut CpuSample,
+    enabled: u64,
+    running: u64,
+    path: Option<ReadPath>,
+) {
+    commit::<true>(members, totals, sample, enabled, running, path);
 }
 
 /// `current - previous`, or a typed error when the kernel's value went backwards.
@@ -602,7 +639,12 @@ impl CpuProfiler {
             match opener.open(type_, config, event.is_hardware(), group.fds.first()) {
                 Ok((fd, id, page)) => {
                     group.fds.push(fd);
-                    group.counters.push(counter);
+                    group.members.push(Member {
+                        counter,
+                        prev_raw: 0,
+                        value: 0,
+                        path: ReadPath::Syscall(group.no_user_reason),
+                    });
                     group.ids.push(id);
                     match page {
                         Some(Ok(page)) => {
@@ -650,11 +692,10 @@ impl CpuProfiler {
             });
         }
         for group in &mut groups {
-            let n = group.counters.len();
-            group.buf = vec![0; record_len(n)];
-            group.prev_raw = vec![0; n];
-            group.values = vec![0; n];
-            group.paths = vec![ReadPath::Syscall(group.no_user_reason); n];
+            group.buf = vec![0; record_len(group.members.len())];
+            for member in &mut group.members {
+                member.path = ReadPath::Syscall(group.no_user_reason);
+            }
         }
         let mut profiler = CpuProfiler {
             sample: CpuSample::new(available.clone()),
@@ -725,8 +766,10 @@ impl CpuProfiler {
     /// space, or [`SyscallReason::NotSampledYet`]); `None` when it is not available.
     pub fn read_path(&self, counter: CpuCounter) -> Option<ReadPath> {
         self.groups.iter().find_map(|g| {
-            let i = g.counters.iter().position(|&c| c == counter)?;
-            Some(g.paths[i])
+            g.members
+                .iter()
+                .find(|m| m.counter == counter)
+                .map(|m| m.path)
         })
     }
 
@@ -820,15 +863,36 @@ impl CpuProfiler {
             return Err(CpuError::NotRunning);
         }
         self.sample.begin();
-        for group in &mut self.groups {
-            group.sample(
-                self.sys.as_ref(),
-                &mut self.totals,
-                &mut self.sample,
-                force_read,
-            )?;
+        for index in 0..self.groups.len() {
+            let Some(group) = self.groups.get_mut(index) else {
+                break;
+            };
+            // A group without pages goes to `read()` without entering the user-space path.
+            let miss = if force_read {
+                UserMiss::group(SyscallReason::Forced)
+            } else if group.user.is_none() {
+                UserMiss::group(group.no_user_reason)
+            } else {
+                match group.sample_user(&mut self.totals, &mut self.sample) {
+                    Ok(()) => continue,
+                    Err(miss) => miss,
+                }
+            };
+            self.sample_group_with_read(index, miss)?;
         }
         Ok(&self.sample)
+    }
+
+    /// Group `index` read with `read()`, for `miss`: out of line, so that the loop over the groups
+    /// keeps its registers for the user-space path.
+    #[inline(never)]
+    fn sample_group_with_read(&mut self, index: usize, miss: UserMiss) -> Result<(), CpuError> {
+        match self.groups.get_mut(index) {
+            Some(group) => {
+                group.sample_with_read(self.sys.as_ref(), &mut self.totals, &mut self.sample, miss)
+            }
+            None => Ok(()),
+        }
     }
 
     /// The most recent sample.

@@ -44,15 +44,22 @@ impl CpuReading {
 pub struct CpuSample {
     readings: [Option<CpuReading>; CpuCounter::COUNT],
     order: Vec<CpuCounter>,
+    /// Whether each counter is in `order`, by [`CpuCounter::index`]: one look-up in `reading`.
+    reported: [bool; CpuCounter::COUNT],
     multiplexed: bool,
     sequence: u64,
 }
 
 impl CpuSample {
     pub(crate) fn new(order: Vec<CpuCounter>) -> Self {
+        let mut reported = [false; CpuCounter::COUNT];
+        for c in &order {
+            reported[c.index()] = true;
+        }
         CpuSample {
             readings: [None; CpuCounter::COUNT],
             order,
+            reported,
             multiplexed: false,
             sequence: 0,
         }
@@ -61,6 +68,10 @@ impl CpuSample {
     pub(crate) fn set_order(&mut self, order: &[CpuCounter]) {
         self.order.clear();
         self.order.extend_from_slice(order);
+        self.reported = [false; CpuCounter::COUNT];
+        for c in order {
+            self.reported[c.index()] = true;
+        }
         self.readings = [None; CpuCounter::COUNT];
     }
 
@@ -69,6 +80,7 @@ impl CpuSample {
         self.sequence += 1;
     }
 
+    #[inline]
     pub(crate) fn record(&mut self, reading: CpuReading) {
         self.multiplexed |= reading.is_multiplexed();
         self.readings[reading.counter.index()] = Some(reading);
@@ -92,7 +104,7 @@ impl CpuSample {
 
     /// Everything known about `counter` in this sample.
     pub fn reading(&self, counter: CpuCounter) -> Option<&CpuReading> {
-        if self.order.contains(&counter) {
+        if self.reported[counter.index()] {
             self.readings[counter.index()].as_ref()
         } else {
             None

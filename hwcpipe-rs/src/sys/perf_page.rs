@@ -228,6 +228,14 @@ impl PerfPage {
         self.atomic32(offset::LOCK)
     }
 
+    /// Whether the page is the kernel's (mapped by [`map`](Self::map)), so that its `index` may
+    /// steer a counter instruction. Outside unit tests every page is: pages in ordinary memory
+    /// ([`in_memory`](Self::in_memory)) exist only there, so the check costs nothing elsewhere.
+    #[inline(always)]
+    fn is_kernel_page(&self) -> bool {
+        cfg!(not(test)) || self.mapped
+    }
+
     #[inline]
     fn atomic32(&self, at: usize) -> &AtomicU32 {
         debug_assert!(at % 4 == 0 && at + 4 <= self.len);
@@ -414,59 +422,69 @@ impl PerfPage {
     /// One user-space read of the event under the page's lock, retried at most `rounds` times:
     /// the counter the page names and, when `WITH_TIME` and the page converts its clock
     /// (`cap_user_time`), the event's times at that moment (`None` otherwise, or when the counter
-    /// could not be read). Reads only what it needs: this is the hot path of a sample.
-    #[inline]
+    /// could not be read). Reads only what it needs, with no call: this is the hot path of a
+    /// sample, and a call would make the caller save and restore what it holds across it.
+    #[inline(always)]
     pub fn read_user<const WITH_TIME: bool>(
         &self,
         rounds: u32,
     ) -> Result<(CounterRead, Option<TimeNow>), PageBusy> {
         let lock = self.atomic32(offset::LOCK);
-        for _ in 0..rounds {
+        let mut round = 0;
+        while round < rounds {
             let seq = lock.load(Ordering::Acquire);
-            if seq & 1 != 0 {
-                std::hint::spin_loop();
-                continue;
-            }
-            let mut counter = CounterRead {
-                index: self.load32(offset::INDEX),
-                offset: self.load64(offset::OFFSET) as i64,
-                capabilities: self.load64(offset::CAPABILITIES),
-                pmc_width: self.load16(offset::PMC_WIDTH),
-                pmc: None,
-            };
-            let mut time = None;
-            if self.mapped && counter.has(cap::USER_RDPMC) && counter.index != 0 {
-                // The clock and the times first, so that only two values live across the counter
-                // read; all of it lies between the two reads of the lock.
-                if WITH_TIME && counter.has(cap::USER_TIME) {
-                    time = read_clock().map(|clock| {
-                        TimeRead {
-                            clock,
-                            time_enabled: self.load64(offset::TIME_ENABLED),
-                            time_running: self.load64(offset::TIME_RUNNING),
-                            time_shift: self.load16(offset::TIME_SHIFT),
-                            time_mult: self.load32(offset::TIME_MULT),
-                            time_offset: self.load64(offset::TIME_OFFSET),
-                            time_cycles: self.load64(offset::TIME_CYCLES),
-                            time_mask: self.load64(offset::TIME_MASK),
-                        }
-                        .now(counter.has(cap::USER_TIME_SHORT))
-                    });
-                }
-                // SAFETY: the page was mapped by `map` from a perf event descriptor, grants the
-                // read (cap_user_rdpmc, index ≠ 0, both checked just above) and this runs between
-                // the two reads of the lock.
-                counter.pmc = unsafe { read_counter(counter.index) };
-                if counter.pmc.is_none() {
-                    time = None;
+            if seq & 1 == 0 {
+                let got = self.read_user_unlocked::<WITH_TIME>();
+                fence(Ordering::Acquire);
+                if lock.load(Ordering::Relaxed) == seq {
+                    return Ok(got);
                 }
             }
-            fence(Ordering::Acquire);
-            if lock.load(Ordering::Relaxed) == seq {
-                return Ok((counter, time));
-            }
+            round += 1;
+            std::hint::spin_loop();
         }
         Err(PageBusy { rounds })
+    }
+
+    /// The fields, clock and counter of one attempt, to be made after an even read of the lock
+    /// and kept only if the lock reads the same afterwards.
+    #[inline(always)]
+    fn read_user_unlocked<const WITH_TIME: bool>(&self) -> (CounterRead, Option<TimeNow>) {
+        let mut counter = CounterRead {
+            index: self.load32(offset::INDEX),
+            offset: self.load64(offset::OFFSET) as i64,
+            capabilities: self.load64(offset::CAPABILITIES),
+            pmc_width: self.load16(offset::PMC_WIDTH),
+            pmc: None,
+        };
+        let mut time = None;
+        if self.is_kernel_page() && counter.has(cap::USER_RDPMC) && counter.index != 0 {
+            // The clock and the times first, so that only two values live across the counter
+            // read; all of it lies between the two reads of the lock.
+            if WITH_TIME && counter.has(cap::USER_TIME) {
+                if let Some(clock) = read_clock() {
+                    let read = TimeRead {
+                        clock,
+                        time_enabled: self.load64(offset::TIME_ENABLED),
+                        time_running: self.load64(offset::TIME_RUNNING),
+                        time_shift: self.load16(offset::TIME_SHIFT),
+                        time_mult: self.load32(offset::TIME_MULT),
+                        time_offset: self.load64(offset::TIME_OFFSET),
+                        time_cycles: self.load64(offset::TIME_CYCLES),
+                        time_mask: self.load64(offset::TIME_MASK),
+                    };
+                    time = Some(read.now(counter.has(cap::USER_TIME_SHORT)));
+                }
+            }
+            // SAFETY: the page was mapped by `map` from a perf event descriptor, grants the read
+            // (cap_user_rdpmc, index ≠ 0, both checked just above), and the caller reads the lock
+            // before (even) and after (unchanged) this call.
+            counter.pmc = unsafe { read_counter(counter.index) };
+            if counter.pmc.is_none() {
+                time = None;
+            }
+        }
+        (counter, time)
     }
 }
 
@@ -479,7 +497,10 @@ impl PerfPage {
 /// lock is read again (so that a changed page discards the value). On x86-64 the kernel then lets the
 /// process execute `rdpmc` for that counter; on aarch64 the read checks PMUSERENR_EL0 first and gives
 /// `None` when it is closed.
-#[inline]
+///
+/// Always in line: the read is a handful of instructions around one jump, on the hot path of a
+/// sample, and a call would make the caller save and restore what it holds across it.
+#[inline(always)]
 pub unsafe fn read_counter(index: u32) -> Option<u64> {
     #[cfg(target_arch = "aarch64")]
     {
@@ -489,7 +510,7 @@ pub unsafe fn read_counter(index: u32) -> Option<u64> {
         // so the PE implements PMUv3, EL0 reads of PMUSERENR_EL0 are not trapped, and the counter the
         // page names exists.
         let pmu = unsafe { El0Pmu::new() };
-        pmu.read(counter).ok()
+        pmu.try_read(counter)
     }
     #[cfg(target_arch = "x86_64")]
     {

@@ -105,12 +105,11 @@ impl El0Pmu {
     }
 
     /// PMUSERENR_EL0 now.
-    #[inline]
+    #[inline(always)]
     pub fn pmuserenr(&self) -> Pmuserenr {
         // SAFETY: `new`'s contract: PMUv3 is implemented and EL0 reads of PMUSERENR_EL0, which the
         // architecture always permits at EL0, are not trapped.
-        let bits = unsafe { sysreg::read(PmuRegister::Pmuserenr) };
-        Pmuserenr::from_bits(bits.unwrap_or(0))
+        Pmuserenr::from_bits(unsafe { sysreg::read_pmuserenr() })
     }
 
     /// Reads `counter` if PMUSERENR_EL0 lets EL0 read it; otherwise says so without touching it.
@@ -131,6 +130,41 @@ impl El0Pmu {
         // SAFETY: PMUSERENR_EL0 grants EL0 this read (checked just above), and `new`'s contract says
         // the counter exists on this PE.
         Ok(unsafe { sysreg::read(register) }?)
+    }
+
+    /// [`read`](Self::read) without the reason of a refusal: the counter, or `None` when
+    /// PMUSERENR_EL0 does not let EL0 read it (or an event counter number is above 30), checked
+    /// the same way just before the read. A few instructions and one jump on the counter number,
+    /// always inlined: the form for a sampling loop.
+    ///
+    /// ```no_run
+    /// use pmu_regs::hw::el0::{El0Counter, El0Pmu};
+    /// // SAFETY: the kernel drives this PE's PMUv3 and granted this task user access.
+    /// let pmu = unsafe { El0Pmu::new() };
+    /// let cycles: Option<u64> = pmu.try_read(El0Counter::Cycles);
+    /// # let _ = cycles;
+    /// ```
+    #[inline(always)]
+    pub fn try_read(&self, counter: El0Counter) -> Option<u64> {
+        let enables = self.pmuserenr();
+        match counter {
+            El0Counter::Cycles => {
+                if !(enables.en() || enables.cr()) {
+                    return None;
+                }
+                // SAFETY: EN or CR lets EL0 read PMCCNTR_EL0 (checked just above); `new`'s
+                // contract says PMUv3 is implemented, which includes the cycle counter.
+                Some(unsafe { sysreg::read_pmccntr() })
+            }
+            El0Counter::Event(n) => {
+                if !(enables.en() || enables.er()) {
+                    return None;
+                }
+                // SAFETY: EN or ER lets EL0 read the event counters (checked just above), and
+                // `new`'s contract says counter `n` exists on this PE; above 30 nothing is read.
+                unsafe { sysreg::read_pmevcntr(n) }
+            }
+        }
     }
 
     /// Reads `counter` and sign-extends its low `width` bits ([`sign_extend`]): the value a perf

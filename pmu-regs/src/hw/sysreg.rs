@@ -26,8 +26,8 @@ pub enum HwError {
 macro_rules! mrs {
     ($name:literal) => {{
         let value: u64;
-        // SAFETY: the caller of `read` guarantees that reading this PMU register is permitted at the
-        // current exception level; MRS only copies the register into a general-purpose register.
+        // SAFETY: the caller of the reading function (`read`, `read_pmccntr`, ...) guarantees that
+        // reading this PMU register is permitted at the current exception level; MRS only copies the register into a general-purpose register.
         unsafe {
             asm!(concat!("mrs {0}, ", $name), out(reg) value, options(nomem, nostack, preserves_flags))
         };
@@ -64,11 +64,13 @@ pub unsafe fn read(register: PmuRegister) -> Result<u64, HwError> {
         R::Pmselr => mrs!("S3_3_C9_C12_5"),
         R::Pmceid0 => mrs!("S3_3_C9_C12_6"),
         R::Pmceid1 => mrs!("S3_3_C9_C12_7"),
-        R::Pmccntr => mrs!("S3_3_C9_C13_0"),
+        // SAFETY: the same contract as this function's, for one register.
+        R::Pmccntr => unsafe { read_pmccntr() },
         R::Pmxevtyper => mrs!("S3_3_C9_C13_1"),
         R::Pmxevcntr => mrs!("S3_3_C9_C13_2"),
         R::Pmzr => return Err(HwError::WriteOnly(register)),
-        R::Pmuserenr => mrs!("S3_3_C9_C14_0"),
+        // SAFETY: as above.
+        R::Pmuserenr => unsafe { read_pmuserenr() },
         R::Pmintenset => mrs!("S3_0_C9_C14_1"),
         R::Pmintenclr => mrs!("S3_0_C9_C14_2"),
         R::Pmovsset => mrs!("S3_3_C9_C14_3"),
@@ -77,39 +79,10 @@ pub unsafe fn read(register: PmuRegister) -> Result<u64, HwError> {
         R::Pmccfiltr => mrs!("S3_3_C14_C15_7"),
         R::Pmicntr => mrs!("S3_3_C9_C4_0"),
         R::Pmicfiltr => mrs!("S3_3_C9_C6_0"),
-        R::Pmevcntr(n) => match n {
-            0 => mrs!("S3_3_C14_C8_0"),
-            1 => mrs!("S3_3_C14_C8_1"),
-            2 => mrs!("S3_3_C14_C8_2"),
-            3 => mrs!("S3_3_C14_C8_3"),
-            4 => mrs!("S3_3_C14_C8_4"),
-            5 => mrs!("S3_3_C14_C8_5"),
-            6 => mrs!("S3_3_C14_C8_6"),
-            7 => mrs!("S3_3_C14_C8_7"),
-            8 => mrs!("S3_3_C14_C9_0"),
-            9 => mrs!("S3_3_C14_C9_1"),
-            10 => mrs!("S3_3_C14_C9_2"),
-            11 => mrs!("S3_3_C14_C9_3"),
-            12 => mrs!("S3_3_C14_C9_4"),
-            13 => mrs!("S3_3_C14_C9_5"),
-            14 => mrs!("S3_3_C14_C9_6"),
-            15 => mrs!("S3_3_C14_C9_7"),
-            16 => mrs!("S3_3_C14_C10_0"),
-            17 => mrs!("S3_3_C14_C10_1"),
-            18 => mrs!("S3_3_C14_C10_2"),
-            19 => mrs!("S3_3_C14_C10_3"),
-            20 => mrs!("S3_3_C14_C10_4"),
-            21 => mrs!("S3_3_C14_C10_5"),
-            22 => mrs!("S3_3_C14_C10_6"),
-            23 => mrs!("S3_3_C14_C10_7"),
-            24 => mrs!("S3_3_C14_C11_0"),
-            25 => mrs!("S3_3_C14_C11_1"),
-            26 => mrs!("S3_3_C14_C11_2"),
-            27 => mrs!("S3_3_C14_C11_3"),
-            28 => mrs!("S3_3_C14_C11_4"),
-            29 => mrs!("S3_3_C14_C11_5"),
-            30 => mrs!("S3_3_C14_C11_6"),
-            _ => return Err(HwError::Index(IndexOutOfRange(n))),
+        // SAFETY: as above; an `n` above 30 reads nothing.
+        R::Pmevcntr(n) => match unsafe { read_pmevcntr(n) } {
+            Some(value) => value,
+            None => return Err(HwError::Index(IndexOutOfRange(n))),
         },
         R::Pmevtyper(n) => match n {
             0 => mrs!("S3_3_C14_C12_0"),
@@ -146,6 +119,71 @@ pub unsafe fn read(register: PmuRegister) -> Result<u64, HwError> {
             _ => return Err(HwError::Index(IndexOutOfRange(n))),
         },
     })
+}
+
+/// Reads PMUSERENR_EL0: [`read`] of that one register, small enough to be inlined into a caller's
+/// sampling loop.
+///
+/// # Safety
+/// As for [`read`]: the PE implements PMUv3 (EL0 may always read PMUSERENR_EL0 then).
+#[inline(always)]
+pub unsafe fn read_pmuserenr() -> u64 {
+    mrs!("S3_3_C9_C14_0")
+}
+
+/// Reads PMCCNTR_EL0: [`read`] of that one register, small enough to be inlined into a caller's
+/// sampling loop.
+///
+/// # Safety
+/// As for [`read`]: at EL0, PMUSERENR_EL0 must let EL0 read the cycle counter (EN or CR).
+#[inline(always)]
+pub unsafe fn read_pmccntr() -> u64 {
+    mrs!("S3_3_C9_C13_0")
+}
+
+/// Reads `PMEVCNTR<n>_EL0`, or gives `None` without executing anything when `n` is above 30:
+/// [`read`] of the event counters alone, small enough to be inlined into a caller's sampling loop
+/// (one jump on `n`).
+///
+/// # Safety
+/// As for [`read`]: at EL0, PMUSERENR_EL0 must let EL0 read the event counters (EN or ER), and
+/// counter `n` must exist on this PE (below PMCR_EL0.N).
+#[inline(always)]
+pub unsafe fn read_pmevcntr(n: u8) -> Option<u64> {
+    match n {
+        0 => Some(mrs!("S3_3_C14_C8_0")),
+        1 => Some(mrs!("S3_3_C14_C8_1")),
+        2 => Some(mrs!("S3_3_C14_C8_2")),
+        3 => Some(mrs!("S3_3_C14_C8_3")),
+        4 => Some(mrs!("S3_3_C14_C8_4")),
+        5 => Some(mrs!("S3_3_C14_C8_5")),
+        6 => Some(mrs!("S3_3_C14_C8_6")),
+        7 => Some(mrs!("S3_3_C14_C8_7")),
+        8 => Some(mrs!("S3_3_C14_C9_0")),
+        9 => Some(mrs!("S3_3_C14_C9_1")),
+        10 => Some(mrs!("S3_3_C14_C9_2")),
+        11 => Some(mrs!("S3_3_C14_C9_3")),
+        12 => Some(mrs!("S3_3_C14_C9_4")),
+        13 => Some(mrs!("S3_3_C14_C9_5")),
+        14 => Some(mrs!("S3_3_C14_C9_6")),
+        15 => Some(mrs!("S3_3_C14_C9_7")),
+        16 => Some(mrs!("S3_3_C14_C10_0")),
+        17 => Some(mrs!("S3_3_C14_C10_1")),
+        18 => Some(mrs!("S3_3_C14_C10_2")),
+        19 => Some(mrs!("S3_3_C14_C10_3")),
+        20 => Some(mrs!("S3_3_C14_C10_4")),
+        21 => Some(mrs!("S3_3_C14_C10_5")),
+        22 => Some(mrs!("S3_3_C14_C10_6")),
+        23 => Some(mrs!("S3_3_C14_C10_7")),
+        24 => Some(mrs!("S3_3_C14_C11_0")),
+        25 => Some(mrs!("S3_3_C14_C11_1")),
+        26 => Some(mrs!("S3_3_C14_C11_2")),
+        27 => Some(mrs!("S3_3_C14_C11_3")),
+        28 => Some(mrs!("S3_3_C14_C11_4")),
+        29 => Some(mrs!("S3_3_C14_C11_5")),
+        30 => Some(mrs!("S3_3_C14_C11_6")),
+        _ => None,
+    }
 }
 
 /// Writes `value` to `register` with MSR, followed by nothing: issue [`isb`] before relying on the

@@ -181,11 +181,13 @@ macro_rules! register {
 
         impl $name {
             /// A value from raw bits, keeping every bit (use this for values read from hardware).
+            #[inline]
             pub const fn from_bits(bits: u64) -> Self {
                 Self(bits)
             }
 
             /// The raw value.
+            #[inline]
             pub const fn bits(self) -> u64 {
                 self.0
             }
@@ -249,6 +251,7 @@ macro_rules! register {
 
     (@accessor flag [$(#[$fmeta:meta])*] $reg_name:literal $field:ident $with:ident [$bit:literal]) => {
         $(#[$fmeta])*
+        #[inline]
         pub const fn $field(self) -> bool {
             self.0 & (1u64 << $bit) != 0
         }
