@@ -16,7 +16,7 @@ use super::scaling::Interval;
 use super::user_read::{count, times, ReadPath, SyscallReason, UserReads, PAGE_READ_ROUNDS};
 use crate::sys::perf_event_attr::{
     flag, PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED,
-    PERF_FORMAT_TOTAL_TIME_RUNNING,
+    PERF_FORMAT_TOTAL_TIME_RUNNING, PERF_TYPE_SOFTWARE,
 };
 use crate::sys::perf_page::{current_thread_id, PerfPage};
 use crate::sys::{self, GatedChild, LinuxPerf, PerfEventAttr, PerfIoctl, PerfSys};
@@ -431,7 +431,10 @@ impl Opener<'_> {
         let mut attr = PerfEventAttr::counting(type_, config);
         attr.read_format = READ_FORMAT;
         // A CPU-wide event already sees every task; `inherit` only has a meaning for a task's events.
-        if self.cpu < 0 && self.inherit {
+        // Software events keep it even with user-space reads: their pages never allow one (index 0),
+        // and a task's software clock that is a group member without `inherit` reads a stale count
+        // (0 most of the time on Linux 6.1) from a group `read()`.
+        if self.cpu < 0 && (self.inherit || type_ == PERF_TYPE_SOFTWARE) {
             attr.flags = flag::INHERIT;
         }
         if leader {
@@ -524,7 +527,13 @@ impl Opener<'_> {
                 return Err(UnavailableReason::from_open_errno(errno, paranoid));
             }
         };
+        // A software event's page never grants a user-space read (its index is 0), and the kernel
+        // refuses to map the page of an inherited task event, which software events stay (see
+        // `attr`): the group is read with `read()` from the start.
         let page = self.user_reads.then(|| {
+            if !hardware {
+                return Err(SyscallReason::NoUserAccess);
+            }
             self.sys
                 .map_page(fd.as_fd())
                 .map_err(|e| SyscallReason::NoPage {

@@ -31,8 +31,11 @@ pub enum UserReads {
     Off,
     /// For [`CpuTarget::CallingThread`](super::CpuTarget::CallingThread): map each event's page, ask
     /// the kernel for user access (arm64), and read a group from user space whenever the kernel
-    /// allows it, else with `read()`. The events count the calling thread only (no `inherit`: the
-    /// count of threads created later would be in `read()` but never in the page). Other targets
+    /// allows it, else with `read()`. Hardware events count the calling thread only (no `inherit`:
+    /// the count of threads created later would be in `read()` but never in the page); software
+    /// events, which a page never lets user space read, keep `inherit` and go by `read()`
+    /// ([`SyscallReason::NoUserAccess`]), since a software clock that is a group member without
+    /// `inherit` reads a stale count. Other targets
     /// ignore it and say so ([`SyscallReason::NotCallingThread`]). Sample from the thread that built
     /// the profiler (other threads get `read()`, [`SyscallReason::OtherThread`]), and not from a
     /// process forked after it was built: the counters and pages are the parent thread's.
