@@ -6,33 +6,13 @@ mod common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::spawn_sim;
+use common::{json, lizard, spawn_sim, stderr, stdout};
 use gator_proto::recorded::RecordedResponses;
 use gatord_sim::{self as sim, SimConfig, SimSample, Stream};
 use serde_json::Value;
-
-fn lizard(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lizard"))
-        .args(args)
-        .output()
-        .expect("run lizard")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn json(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{}", stdout(output)))
-}
 
 fn data(path: &str) -> PathBuf {
     test_data::root().join(path)

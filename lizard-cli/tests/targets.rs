@@ -11,28 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
+mod common;
 
-fn lizard(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lizard"))
-        .args(args)
-        .output()
-        .expect("run lizard")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
-
-fn json(output: &Output) -> Value {
-    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}):\n{}\n{}",
-            String::from_utf8_lossy(&output.stdout),
-            stderr(output)
-        )
-    })
-}
+use common::{counter, json, lizard, stderr};
 
 /// `false`, after saying why, where the kernel or emulator has no `perf_event_open`.
 fn perf_events_present() -> bool {
@@ -69,16 +50,6 @@ fn system_wide_allowed() -> bool {
         );
     }
     allowed
-}
-
-/// The counter entry named `name` of a capture's JSON.
-fn counter<'a>(doc: &'a Value, name: &str) -> &'a Value {
-    doc["counters"]
-        .as_array()
-        .expect("counters")
-        .iter()
-        .find(|c| c["counter"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {doc}"))
 }
 
 #[test]

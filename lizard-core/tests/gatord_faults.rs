@@ -32,6 +32,18 @@ fn start_ccnt(daemon: &sim::SimHandle) -> (Lizard, u32) {
 }
 
 /// Waits until the daemon has sent `frames` frames (or 2 s).
+/// A simulated daemon that dies (closes every connection) after sending 5 capture frames.
+fn dying_after_five_frames() -> sim::SimHandle {
+    sim::start(SimConfig {
+        faults: Faults {
+            die_after_frames: Some(5),
+            ..Faults::default()
+        },
+        ..SimConfig::quick()
+    })
+    .unwrap()
+}
+
 fn wait_frames(daemon: &sim::SimHandle, frames: u64) {
     let deadline = Instant::now() + Duration::from_secs(2);
     while daemon.stats().frames < frames && Instant::now() < deadline {
@@ -41,14 +53,7 @@ fn wait_frames(daemon: &sim::SimHandle, frames: u64) {
 
 #[test]
 fn daemon_dying_mid_capture_returns_disconnected_promptly_and_keeps_samples() {
-    let daemon = sim::start(SimConfig {
-        faults: Faults {
-            die_after_frames: Some(5),
-            ..Faults::default()
-        },
-        ..SimConfig::quick()
-    })
-    .unwrap();
+    let daemon = dying_after_five_frames();
     let (mut lizard, id) = start_ccnt(&daemon);
     wait_frames(&daemon, 6);
     std::thread::sleep(Duration::from_millis(20));
@@ -346,14 +351,7 @@ fn wait_ended(lizard: &Lizard) -> Duration {
 
 #[test]
 fn daemon_dying_mid_capture_is_seen_at_once_while_capturing() {
-    let daemon = sim::start(SimConfig {
-        faults: Faults {
-            die_after_frames: Some(5),
-            ..Faults::default()
-        },
-        ..SimConfig::quick()
-    })
-    .unwrap();
+    let daemon = dying_after_five_frames();
     let (mut lizard, id) = start_ccnt(&daemon);
     let waited = wait_ended(&lizard);
     assert!(lizard.capture_ended(), "not seen after {waited:?}");

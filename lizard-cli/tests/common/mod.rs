@@ -18,6 +18,16 @@ pub fn lizard(args: &[&str]) -> Output {
         .expect("run lizard")
 }
 
+/// Standard output as text.
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// Standard error as text.
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
 /// `../shared/data/gatord-9.7.2/<path>` (files of the real gatord 9.7.2, see that folder's README), or
 /// `None` (a printed skip) without the data folder.
 pub fn gatord_data(path: &str) -> Option<PathBuf> {
