@@ -74,41 +74,57 @@ pub fn encoded_len(value: i64) -> usize {
 /// Decodes one 64-bit SLEB128 integer from the start of `input`; returns the value and the bytes consumed.
 #[inline]
 pub fn decode_i64(input: &[u8]) -> Result<(i64, usize), Sleb128Error> {
-    // Fast path: one byte holds -64..=63.
-    if let Some(&first) = input.first() {
-        if first < 0x80 {
-            return Ok((i64::from(((first << 1) as i8) >> 1), 1));
-        }
-    }
-    // Two bytes: -8192..=8191.
-    if let [first, second, ..] = *input {
-        if second < 0x80 {
-            let value = i64::from(first & 0x7f) | (i64::from(((second << 1) as i8) >> 1) << 7);
-            return Ok((value, 2));
-        }
-    }
+    decode_i64_inline(input)
+}
+
+/// [`decode_i64`], always inlined: for the loops that decode one integer after another.
+#[inline(always)]
+pub(crate) fn decode_i64_inline(input: &[u8]) -> Result<(i64, usize), Sleb128Error> {
     if let Some(word) = input.first_chunk::<8>() {
         if let Some(decoded) = decode_word(u64::from_le_bytes(*word)) {
             return Ok(decoded);
+        }
+    } else if let Some(&first) = input.first() {
+        // Near the end of the input: one byte holds -64..=63.
+        if first < 0x80 {
+            return Ok((i64::from(((first << 1) as i8) >> 1), 1));
         }
     }
     decode_slow(input, 64, MAX_LEN_I64)
 }
 
-/// Decodes an integer of at most 8 bytes from the first 8 input bytes, read as one little-endian word,
-/// without a branch per byte; `None` when all 8 have their continuation bit set (a 9- or 10-byte form,
-/// left to [`decode_slow`] and its overflow checks).
+/// Decodes an integer of at most 8 bytes from the first 8 input bytes, read as one little-endian word; `None`
+/// when all 8 have their continuation bit set (a 9- or 10-byte form, left to [`decode_slow`] and its overflow
+/// checks).
+///
+/// The length is found by one branch per byte rather than computed from the bits: a stream repeats its
+/// lengths, so the branches are predicted and the next integer's position is known before this one is
+/// decoded. Each branch then decodes a constant length.
 #[inline(always)]
 fn decode_word(word: u64) -> Option<(i64, usize)> {
-    const CONTINUATION: u64 = 0x8080_8080_8080_8080;
-    // The lowest byte whose continuation bit is clear ends the integer.
-    let ends = !word & CONTINUATION;
-    if ends == 0 {
-        return None;
+    macro_rules! ends_at {
+        ($($len:literal),+) => {
+            $(
+                if word & (0x80 << (8 * ($len - 1))) == 0 {
+                    return Some((decode_known_len(word, $len), $len));
+                }
+            )+
+        };
     }
-    let len = (ends.trailing_zeros() / 8 + 1) as usize;
-    // Keep the integer's bytes (below the end bit's byte boundary) and their 7-bit groups only.
-    let mut x = word & (ends ^ (ends - 1)) & !CONTINUATION;
+    ends_at!(1, 2, 3, 4, 5, 6, 7, 8);
+    None
+}
+
+/// The continuation bit of each byte of a little-endian word.
+const CONTINUATION: u64 = 0x8080_8080_8080_8080;
+
+/// Decodes the integer held by the first `len` bytes (1 to 8) of a little-endian word, whose last byte is known
+/// to end it: the bytes above are ignored, and no byte is tested.
+#[inline(always)]
+pub(crate) fn decode_known_len(word: u64, len: usize) -> i64 {
+    debug_assert!((1..=8).contains(&len));
+    // Keep the integer's bytes and their 7-bit groups only.
+    let mut x = word & (u64::MAX >> (64 - 8 * len)) & !CONTINUATION;
     // Close the gaps between the groups: 8 groups of 7 bits → 56 contiguous bits. For byte pairs, moving the
     // upper byte's group down one bit is subtracting half of it (hi·2^8 − hi·2^7 = hi·2^7).
     x -= (x & 0x7f00_7f00_7f00_7f00) >> 1;
@@ -116,7 +132,7 @@ fn decode_word(word: u64) -> Option<(i64, usize)> {
     x = (x & 0x0000_0000_0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4);
     // Sign-extend from bit 7 × len − 1, the sign bit of the last group.
     let unused = 64 - 7 * len as u32;
-    Some((((x << unused) as i64) >> unused, len))
+    ((x << unused) as i64) >> unused
 }
 
 /// Decodes one 32-bit SLEB128 integer from the start of `input`; returns the value and the bytes consumed.
@@ -349,5 +365,32 @@ mod tests {
         assert_eq!(bytes.len(), 5);
         let (value, _) = decode_i32(&bytes).unwrap();
         assert_eq!(value as u32, 0xdead_beef);
+    }
+
+    proptest::proptest! {
+        /// The word decoder (one load, a predicted branch per byte) agrees with the byte-by-byte one on any bytes,
+        /// malformed ones included, with or without bytes after the integer.
+        #[test]
+        fn fast_paths_agree_with_the_byte_loop(input in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..14)) {
+            proptest::prop_assert_eq!(decode_i64(&input), decode_slow(&input, 64, MAX_LEN_I64));
+            let narrow = decode_slow(&input, 32, MAX_LEN_I32).map(|(value, len)| (value as i32, len));
+            proptest::prop_assert_eq!(decode_i32(&input), narrow);
+        }
+
+        /// Every encoded value decodes through the word path, whatever follows it.
+        #[test]
+        fn encoded_values_decode_before_any_tail(
+            value in proptest::prelude::any::<i64>(),
+            shift in 0u32..64,
+            tail in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..10),
+        ) {
+            let value = value >> shift;
+            let mut bytes = Vec::new();
+            encode_i64(value, &mut bytes);
+            let len = bytes.len();
+            bytes.extend_from_slice(&tail);
+            proptest::prop_assert_eq!(decode_i64(&bytes), Ok((value, len)));
+            proptest::prop_assert_eq!(decode_i64(&bytes), decode_slow(&bytes, 64, MAX_LEN_I64));
+        }
     }
 }

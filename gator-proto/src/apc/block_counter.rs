@@ -8,7 +8,7 @@
 use super::cursor::Cursor;
 use super::error::FrameError;
 use super::frame_type::FrameType;
-use crate::sleb128::{decode_i32, decode_i64, encode_i32, encode_i64};
+use crate::sleb128::{decode_i32, decode_i64_inline, encode_i32, encode_i64};
 
 /// Key of the timestamp marker.
 pub const KEY_TIMESTAMP: i32 = 0;
@@ -137,10 +137,11 @@ impl Records<'_> {
             })?,
         };
         let after_key = &rest[key_len..];
-        let (value, value_len) = decode_i64(after_key).map_err(|source| FrameError::Int {
-            field: "value",
-            source,
-        })?;
+        let (value, value_len) =
+            decode_i64_inline(after_key).map_err(|source| FrameError::Int {
+                field: "value",
+                source,
+            })?;
         self.rest = &after_key[value_len..];
         Ok((key, value))
     }
