@@ -74,23 +74,23 @@ pub fn encoded_len(value: i64) -> usize {
 /// Decodes one 64-bit SLEB128 integer from the start of `input`; returns the value and the bytes consumed.
 #[inline]
 pub fn decode_i64(input: &[u8]) -> Result<(i64, usize), Sleb128Error> {
-    decode_i64_inline(input)
-}
-
-/// [`decode_i64`], always inlined: for the loops that decode one integer after another.
-#[inline(always)]
-pub(crate) fn decode_i64_inline(input: &[u8]) -> Result<(i64, usize), Sleb128Error> {
-    if let Some(word) = input.first_chunk::<8>() {
-        if let Some(decoded) = decode_word(u64::from_le_bytes(*word)) {
-            return Ok(decoded);
-        }
-    } else if let Some(&first) = input.first() {
+    if let Some(decoded) = decode_i64_word(input) {
+        return Ok(decoded);
+    }
+    if let [first, ..] = *input {
         // Near the end of the input: one byte holds -64..=63.
         if first < 0x80 {
             return Ok((i64::from(((first << 1) as i8) >> 1), 1));
         }
     }
     decode_slow(input, 64, MAX_LEN_I64)
+}
+
+/// The fast path of [`decode_i64`], always inlined, for the loops that decode one integer after another: an
+/// integer of at most 8 bytes with at least 8 bytes of input; `None` otherwise.
+#[inline(always)]
+pub(crate) fn decode_i64_word(input: &[u8]) -> Option<(i64, usize)> {
+    decode_word(u64::from_le_bytes(*input.first_chunk::<8>()?))
 }
 
 /// Decodes an integer of at most 8 bytes from the first 8 input bytes, read as one little-endian word; `None`

@@ -8,7 +8,7 @@
 use super::cursor::Cursor;
 use super::error::FrameError;
 use super::frame_type::FrameType;
-use crate::sleb128::{decode_i32, decode_i64_inline, encode_i32, encode_i64};
+use crate::sleb128::{decode_i32, decode_i64, decode_i64_word, encode_i32, encode_i64};
 
 /// Key of the timestamp marker.
 pub const KEY_TIMESTAMP: i32 = 0;
@@ -111,7 +111,7 @@ pub struct Records<'a> {
     rest: &'a [u8],
 }
 
-impl Records<'_> {
+impl<'a> Records<'a> {
     /// The next wire pair, `None` at the end; after an error the iterator is empty.
     #[inline(always)]
     pub(super) fn next_raw(&mut self) -> Option<Result<(i32, i64), FrameError>> {
@@ -137,12 +137,27 @@ impl Records<'_> {
             })?,
         };
         let after_key = &rest[key_len..];
-        let (value, value_len) =
-            decode_i64_inline(after_key).map_err(|source| FrameError::Int {
-                field: "value",
-                source,
-            })?;
-        self.rest = &after_key[value_len..];
+        if let Some((value, value_len)) = decode_i64_word(after_key) {
+            self.rest = &after_key[value_len..];
+            return Ok((key, value));
+        }
+        self.value_near_the_end(key, after_key)
+    }
+
+    /// The value of a pair whose value is not a short form with 8 bytes after it: near the end of the frame, a
+    /// 9- or 10-byte form, or an error.
+    #[cold]
+    #[inline(never)]
+    fn value_near_the_end(
+        &mut self,
+        key: i32,
+        after_key: &'a [u8],
+    ) -> Result<(i32, i64), FrameError> {
+        let (value, value_len) = decode_i64(after_key).map_err(|source| FrameError::Int {
+            field: "value",
+            source,
+        })?;
+        self.rest = after_key.get(value_len..).unwrap_or_default();
         Ok((key, value))
     }
 }
