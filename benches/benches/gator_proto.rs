@@ -1,8 +1,9 @@
 //! Benches gator-proto on the real gatord 9.7.2 live session (`shared/data/gatord-9.7.2/live-session/d2c.bin`):
-//! BLOCK_COUNTER decoding on one large frame built from the records of the 31 recorded BLOCK_COUNTER
-//! frames (repeated to about 1 MiB), as records and as values with the markers applied, and whole-stream decoding of `d2c.bin` by the client session with every APC
-//! frame parsed. Each group also measures a plain byte-sum over the same buffer in the same run, so the result
-//! reads as a ratio of the byte-sum's throughput.
+//! BLOCK_COUNTER decoding on one large frame built from the records of the 31 recorded BLOCK_COUNTER frames
+//! (repeated to about 1 MiB), as records and as values with the markers applied, and whole-stream decoding of
+//! `d2c.bin` by the client session with every APC frame parsed. Each group also measures a plain byte-sum over the
+//! same buffer in the same run, so the result reads as a ratio of the byte-sum's throughput; the BLOCK_COUNTER
+//! group also measures a byte-at-a-time SLEB128 loop, the algorithm Lizard decodes with.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use gator_proto::apc::{BlockCounter, Frame, Record};
@@ -82,6 +83,39 @@ fn byte_sum(bytes: &[u8]) -> u64 {
     bytes.iter().map(|&b| u64::from(b)).sum()
 }
 
+/// The textbook decode of a BLOCK_COUNTER body: LLVM's byte-at-a-time `decodeSLEB128` for every integer, the
+/// algorithm Lizard uses (`docs/lizard.md`), written in Rust with its position in a register; pairs are read while
+/// more than one byte remains and summed as `decode_records` sums. A same-shape baseline for the word path.
+fn byte_loop(frame: &[u8]) -> i64 {
+    fn packed_int(bytes: &[u8], pos: &mut usize) -> i64 {
+        let (mut value, mut shift) = (0u64, 0u32);
+        loop {
+            let byte = bytes[*pos];
+            *pos += 1;
+            value |= u64::from(byte & 0x7f).wrapping_shl(shift);
+            shift += 7;
+            if byte < 0x80 {
+                if shift < 64 && byte & 0x40 != 0 {
+                    value |= !0u64 << shift;
+                }
+                return value as i64;
+            }
+        }
+    }
+    let mut pos = 0;
+    let _frame_type = packed_int(frame, &mut pos);
+    let _core = packed_int(frame, &mut pos);
+    let mut sum = 0i64;
+    while pos < frame.len() - 1 {
+        let key = packed_int(frame, &mut pos);
+        let value = packed_int(frame, &mut pos);
+        if key != 1 && key != 2 {
+            sum = sum.wrapping_add(value);
+        }
+    }
+    sum
+}
+
 fn block_counter(c: &mut Criterion) {
     let frames = recorded_frames(&d2c());
     let frame = large_block_counter(&frames);
@@ -90,6 +124,9 @@ fn block_counter(c: &mut Criterion) {
     group.throughput(Throughput::Bytes(frame.len() as u64));
     group.bench_function("baseline_byte_sum", |b| {
         ratios.iter(b, "baseline_byte_sum", || byte_sum(black_box(&frame)))
+    });
+    group.bench_function("baseline_byte_loop", |b| {
+        ratios.iter(b, "baseline_byte_loop", || byte_loop(black_box(&frame)))
     });
     group.bench_function("decode_records", |b| {
         ratios.iter(b, "decode_records", || {
@@ -121,6 +158,7 @@ fn block_counter(c: &mut Criterion) {
     });
     group.finish();
     ratios.print("gator_proto_block_counter_1mib", "baseline_byte_sum", 100);
+    ratios.print("gator_proto_block_counter_1mib", "baseline_byte_loop", 100);
 }
 
 fn whole_stream(c: &mut Criterion) {
