@@ -34,6 +34,7 @@ impl Default for Config {
 
 /// A command from the client, in arrival order.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Event {
     /// The client sent `STREAMLINE`; `GATOR <n>\n` has been queued.
     Connected {
@@ -152,6 +153,7 @@ impl Session {
     }
 
     /// Moves the bytes waiting to be sent to the end of `out`; returns how many were moved.
+    #[must_use = "the bytes appended to `out` must be written to the peer"]
     pub fn poll_transmit(&mut self, out: &mut Vec<u8>) -> usize {
         let n = self.transmit.len();
         out.append(&mut self.transmit);

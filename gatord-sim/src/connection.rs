@@ -222,7 +222,8 @@ impl Conn<'_> {
     /// Moves the state machine's output to the pending buffer and writes as much as the socket takes now.
     /// Returns whether anything was written.
     fn flush(&mut self) -> io::Result<bool> {
-        self.session.poll_transmit(&mut self.out);
+        // The bytes are written from `self.out` below; how many were moved does not matter.
+        let _moved = self.session.poll_transmit(&mut self.out);
         if self.out_pos == 0 && self.holding() {
             return Ok(false);
         }
@@ -290,6 +291,8 @@ impl Conn<'_> {
                 );
                 let _ = self.session.send_current_config(doc.as_bytes());
             }
+            // A command a later protocol adds: this daemon has nothing to answer.
+            _ => {}
         }
         Next::Continue
     }
@@ -617,7 +620,7 @@ impl Conn<'_> {
             return Next::Close;
         }
         if faults.oversize_length_at == Some(index) {
-            self.session.poll_transmit(&mut self.out);
+            let _moved = self.session.poll_transmit(&mut self.out);
             self.out.extend_from_slice(&[0x03, 0xf0, 0xff, 0xff, 0xff]);
             self.silent = true;
             return Next::Continue;
