@@ -141,25 +141,23 @@ impl<'a> Records<'a> {
             self.rest = &after_key[value_len..];
             return Ok((key, value));
         }
-        self.value_near_the_end(key, after_key)
-    }
-
-    /// The value of a pair whose value is not a short form with 8 bytes after it: near the end of the frame, a
-    /// 9- or 10-byte form, or an error.
-    #[cold]
-    #[inline(never)]
-    fn value_near_the_end(
-        &mut self,
-        key: i32,
-        after_key: &'a [u8],
-    ) -> Result<(i32, i64), FrameError> {
-        let (value, value_len) = decode_i64(after_key).map_err(|source| FrameError::Int {
-            field: "value",
-            source,
-        })?;
-        self.rest = after_key.get(value_len..).unwrap_or_default();
+        let (value, rest) = value_near_the_end(after_key)?;
+        self.rest = rest;
         Ok((key, value))
     }
+}
+
+/// The value of a pair that is not a short form with 8 bytes after it (near the end of the frame, a 9- or 10-byte
+/// form, or an error), and the bytes after it. Out of line, and without the iterator, which would otherwise have
+/// to live in memory across the loop.
+#[cold]
+#[inline(never)]
+fn value_near_the_end(after_key: &[u8]) -> Result<(i64, &[u8]), FrameError> {
+    let (value, value_len) = decode_i64(after_key).map_err(|source| FrameError::Int {
+        field: "value",
+        source,
+    })?;
+    Ok((value, after_key.get(value_len..).unwrap_or_default()))
 }
 
 impl Iterator for Records<'_> {
