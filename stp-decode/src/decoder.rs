@@ -678,7 +678,7 @@ impl Events<'_, '_> {
 impl Iterator for Events<'_, '_> {
     type Item = Event;
 
-    #[inline]
+    #[inline(always)]
     fn next(&mut self) -> Option<Event> {
         loop {
             if self.decoder.queue.len != 0 {
