@@ -504,6 +504,7 @@ impl StpDecoder {
     /// Decodes a whole packet at the start of `input` (after the carried nibble) through the fast path;
     /// returns the input bytes it consumed and the event made (`None` if it went to the queue), or `None`
     /// when the state machine has to take the packet.
+    #[inline]
     fn fast_packet(&mut self, input: &[u8]) -> Option<(usize, Option<Event>)> {
         let window = fast::Window::new(self.carry, input);
         let (ty, packet) = fast::packet(window, self.next_offset, self.ts_format)?;
@@ -677,6 +678,7 @@ impl Events<'_, '_> {
 impl Iterator for Events<'_, '_> {
     type Item = Event;
 
+    #[inline(always)]
     fn next(&mut self) -> Option<Event> {
         loop {
             if self.decoder.queue.len != 0 {

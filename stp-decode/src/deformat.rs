@@ -22,6 +22,26 @@ pub const NULL_ID: u8 = 0x00;
 /// Reserved trace ID (appears only in sync patterns).
 pub const RESERVED_ID: u8 = 0x7F;
 
+/// Bit 0 of each even byte of a frame read as a little-endian `u128`.
+const EVEN_BIT0: u128 = 0x0001_0001_0001_0001_0001_0001_0001_0001;
+
+/// Four auxiliary bits moved to bit 0 of the even bytes of a little-endian `u64` (bit `k` to bit `16k`).
+const AUX_SPREAD: [u64; 16] = {
+    let mut table = [0u64; 16];
+    let mut nibble = 0;
+    while nibble < 16 {
+        let mut k = 0;
+        while k < 4 {
+            if nibble & (1 << k) != 0 {
+                table[nibble] |= 1 << (16 * k);
+            }
+            k += 1;
+        }
+        nibble += 1;
+    }
+    table
+};
+
 /// One data byte out of a frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TraceByte {
@@ -265,20 +285,18 @@ impl Deformatter {
             return None;
         }
         let id = self.current.filter(|&id| id != NULL_ID)?;
-        let frame = input.first_chunk::<FRAME_LEN>()?;
-        let even_or = frame.iter().step_by(2).take(8).fold(0, |acc, b| acc | b);
-        if even_or & 1 != 0 {
+        let frame = u128::from_le_bytes(*input.first_chunk::<FRAME_LEN>()?);
+        // Bit 0 of each even byte: an ID change when set.
+        if frame & EVEN_BIT0 != 0 {
             return None;
         }
-        let aux = frame[FRAME_LEN - 1];
+        // Auxiliary bit k is bit 0 of data byte 2k; the auxiliary byte itself is dropped.
+        let aux = (frame >> 120) as u8;
+        let lo = frame as u64 | AUX_SPREAD[usize::from(aux & 0xF)];
+        let hi = (frame >> 64) as u64 | AUX_SPREAD[usize::from(aux >> 4)];
+        let word = (u128::from(hi) << 64) | u128::from(lo);
         let mut bytes = [0u8; FRAME_LEN - 1];
-        for (k, (out, &byte)) in bytes.iter_mut().zip(frame).enumerate() {
-            *out = if k % 2 == 0 {
-                byte | ((aux >> (k / 2)) & 1)
-            } else {
-                byte
-            };
-        }
+        bytes.copy_from_slice(&word.to_le_bytes()[..FRAME_LEN - 1]);
         let offset = self.offset;
         self.offset += FRAME_LEN as u64;
         Some(Run { offset, id, bytes })

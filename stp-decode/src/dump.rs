@@ -582,8 +582,17 @@ impl Dumper {
                 self.frame[self.frame_len..self.frame_len + n].copy_from_slice(&run.bytes);
                 self.frame_len += n;
                 let first = (self.stream_bytes % RING as u64) as usize;
-                for (k, slot) in (first..first + n).enumerate() {
-                    self.ring[slot % RING] = run.offset + k as u64;
+                match self.ring.get_mut(first..first + n) {
+                    Some(slots) => {
+                        for (k, slot) in slots.iter_mut().enumerate() {
+                            *slot = run.offset + k as u64;
+                        }
+                    }
+                    None => {
+                        for (k, slot) in (first..first + n).enumerate() {
+                            self.ring[slot % RING] = run.offset + k as u64;
+                        }
+                    }
                 }
                 self.stream_bytes += n as u64;
             }

@@ -222,6 +222,7 @@ impl ElementDecoder {
 
     /// Takes one decoder event; returns the element it makes, if any. Decode errors make master and
     /// channel unknown.
+    #[inline]
     pub fn on_event(&mut self, event: &Event) -> Option<Element> {
         match event {
             Event::Packet(p) => self.on_packet(p.offset, &p.kind),
@@ -235,6 +236,7 @@ impl ElementDecoder {
     }
 
     /// Takes one packet (at nibble `offset`); returns the element it makes, if any.
+    #[inline]
     pub fn on_packet(&mut self, offset: u64, kind: &PacketKind) -> Option<Element> {
         let element = |master, channel, kind| {
             Some(Element {

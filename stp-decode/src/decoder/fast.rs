@@ -146,6 +146,64 @@ pub(super) const fn fixed_payload(ty: PacketType) -> Option<u8> {
     })
 }
 
+/// What the fast path needs of an opcode with a fixed payload.
+#[derive(Clone, Copy)]
+struct ShortOp {
+    ty: PacketType,
+    /// Opcode nibbles (1 or 2).
+    nibbles: u8,
+    /// Payload nibbles.
+    payload: u8,
+    /// Whether a timestamp follows the payload.
+    timestamp: bool,
+}
+
+/// The 1- and 2-nibble opcodes with a fixed payload, by the window's first byte (first nibble in bits
+/// 3:0, second in 7:4); `None` for reserved ones, the prefixes `F0` and `FF`, and USER and TIME.
+const SHORT_OPS: [Option<ShortOp>; 256] = {
+    let mut table = [None; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let (n0, n1) = (byte & 0xF, byte >> 4);
+        let entry = if n0 != 0xF {
+            Some((OP1[n0], 1))
+        } else if n1 != 0 && n1 != 0xF {
+            Some((OP2[n1], 2))
+        } else {
+            None
+        };
+        if let Some((Some(ty), nibbles)) = entry {
+            if let Some(payload) = fixed_payload(ty) {
+                table[byte] = Some(ShortOp {
+                    ty,
+                    nibbles,
+                    payload,
+                    timestamp: ty.has_timestamp(),
+                });
+            }
+        }
+        byte += 1;
+    }
+    table
+};
+
+/// The opcode at the start of `w` and its length in nibbles, for what [`SHORT_OPS`] leaves out.
+#[inline]
+fn long_opcode(w: Window) -> Option<(PacketType, u8)> {
+    let n0 = w.nibble(0);
+    if n0 != 0xF {
+        return Some((OP1[usize::from(n0)]?, 1));
+    }
+    Some(match w.nibble(1) {
+        0xF => return None,
+        0 => match w.nibble(2) {
+            0xF => (OP4[usize::from(w.nibble(3))]?, 4),
+            n2 => (OP3[usize::from(n2)]?, 3),
+        },
+        n1 => (OP2[usize::from(n1)]?, 2),
+    })
+}
+
 /// The packet at the start of `w`, complete, as the state machine would have assembled it (with `start`
 /// as its offset); `None` when the state machine has to decode it.
 #[inline]
@@ -154,22 +212,16 @@ pub(super) fn packet(
     start: u64,
     ts_format: Option<TsFormat>,
 ) -> Option<(PacketType, Fields)> {
-    let n0 = w.nibble(0);
-    let (ty, opcode_nibbles) = if n0 != 0xF {
-        (OP1[usize::from(n0)]?, 1)
-    } else {
-        match w.nibble(1) {
-            0xF => return None,
-            0 => match w.nibble(2) {
-                0xF => (OP4[usize::from(w.nibble(3))]?, 4),
-                n2 => (OP3[usize::from(n2)]?, 3),
-            },
-            n1 => (OP2[usize::from(n1)]?, 2),
+    let (ty, opcode_nibbles, payload, has_ts) = match SHORT_OPS[(w.lo & 0xFF) as usize] {
+        Some(op) => (op.ty, op.nibbles, op.payload, op.timestamp),
+        None => {
+            let (ty, nibbles) = long_opcode(w)?;
+            (ty, nibbles, fixed_payload(ty)?, ty.has_timestamp())
         }
     };
-    let payload = u32::from(fixed_payload(ty)?);
+    let (opcode_nibbles, payload) = (u32::from(opcode_nibbles), u32::from(payload));
     let mut len = opcode_nibbles + payload;
-    let (ts_nibbles, ts) = if ty.has_timestamp() {
+    let (ts_nibbles, ts) = if has_ts {
         let n = match ts_format? {
             TsFormat::Legacy => 2,
             _ => {
@@ -214,6 +266,20 @@ mod tests {
         assert!(has_run_of_21_f(ones(21, 0)));
         assert!(has_run_of_21_f(ones(21, 11)));
         assert!(!has_run_of_21_f(ones(10, 0) | ones(10, 11)));
+    }
+
+    #[test]
+    fn short_opcode_table_is_the_opcode_tables() {
+        for byte in 0..=0xFFu8 {
+            let long = long_opcode(Window::new(None, &[byte, 0]))
+                .filter(|&(ty, nibbles)| nibbles <= 2 && fixed_payload(ty).is_some());
+            let short = SHORT_OPS[usize::from(byte)].map(|op| {
+                assert_eq!(op.payload, fixed_payload(op.ty).unwrap_or(0xFF));
+                assert_eq!(op.timestamp, op.ty.has_timestamp());
+                (op.ty, op.nibbles)
+            });
+            assert_eq!(short, long, "first byte {byte:#04x}");
+        }
     }
 
     #[test]
