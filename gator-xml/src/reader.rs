@@ -230,6 +230,40 @@ impl<'a, 'input> Element<'a, 'input> {
         parse_bool(v).ok_or_else(|| self.value_error(attribute, v, "yes or no"))
     }
 
+    /// The error for a required attribute that is absent.
+    pub(crate) fn missing(&self, attribute: &'static str) -> XmlError {
+        XmlError::MissingAttribute {
+            element: self.name,
+            attribute,
+            position: self.position(),
+        }
+    }
+
+    /// Reads the attributes in one pass: the values of the `known` names (in the order given) and every other
+    /// attribute as [`crate::Attributes`].
+    ///
+    /// Gives the same values as [`Element::str`] and [`Element::extra`]: names compare by local part, and the
+    /// first attribute with a known name wins.
+    pub(crate) fn known<const N: usize>(
+        &self,
+        known: [&'static str; N],
+    ) -> ([Option<&'a str>; N], crate::Attributes) {
+        let mut values = [None; N];
+        let mut extra = crate::Attributes::new();
+        for a in self.node.attributes() {
+            let name = a.name();
+            match known.iter().position(|k| *k == name) {
+                Some(i) => {
+                    values[i].get_or_insert(a.value());
+                }
+                None => {
+                    extra.insert(name.to_owned(), a.value().to_owned());
+                }
+            }
+        }
+        (values, extra)
+    }
+
     /// The attributes whose names are not in `known`, kept so that nothing is lost.
     pub(crate) fn extra(&self, known: &[&str]) -> crate::Attributes {
         self.node

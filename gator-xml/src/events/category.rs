@@ -42,17 +42,20 @@ impl Category {
     }
 
     pub(crate) fn read(el: Element<'_, '_>) -> Result<Self, XmlError> {
+        let ([name, counter_set, per_cpu, sampling], extra) = el.known([
+            "name",
+            "counter_set",
+            "per_cpu",
+            "supports_event_based_sampling",
+        ]);
         let mut cat = Category {
-            name: el.required("name")?.to_owned(),
-            counter_set: el.string("counter_set"),
-            per_cpu: el.boolean("per_cpu")?,
-            supports_event_based_sampling: el.boolean("supports_event_based_sampling")?,
-            extra: el.extra(&[
-                "name",
-                "counter_set",
-                "per_cpu",
-                "supports_event_based_sampling",
-            ]),
+            name: name.ok_or_else(|| el.missing("name"))?.to_owned(),
+            counter_set: counter_set.map(str::to_owned),
+            per_cpu: per_cpu.map(|v| el.bool_value("per_cpu", v)).transpose()?,
+            supports_event_based_sampling: sampling
+                .map(|v| el.bool_value("supports_event_based_sampling", v))
+                .transpose()?,
+            extra,
             ..Category::default()
         };
         cat.events.reserve_exact(el.children().count());

@@ -270,10 +270,11 @@ impl Event {
         for child in el.children() {
             if child.tag_name().name() == "valid-op-type" {
                 let c = el.child(child, "valid-op-type");
+                let ([class, sub_class], extra) = c.known(["class", "sub-class"]);
                 spe(&mut ev).valid_op_types.push(ValidOpType {
-                    class: c.required("class")?.to_owned(),
-                    sub_class: c.string("sub-class"),
-                    extra: c.extra(&["class", "sub-class"]),
+                    class: class.ok_or_else(|| c.missing("class"))?.to_owned(),
+                    sub_class: sub_class.map(str::to_owned),
+                    extra,
                 });
             }
         }
