@@ -5,6 +5,7 @@ use super::option_set::OptionSet;
 use crate::error::XmlError;
 use crate::raw::RawElement;
 use crate::reader::Element;
+use crate::shared_str::Interner;
 use crate::Attributes;
 
 /// `<category name counter_set per_cpu supports_event_based_sampling>`: a group of events shown together.
@@ -41,7 +42,7 @@ impl Category {
             .find(|e| e.counter.is_none() && e.event == Some(code))
     }
 
-    pub(crate) fn read(el: Element<'_, '_>) -> Result<Self, XmlError> {
+    pub(crate) fn read(el: Element<'_, '_>, texts: &mut Interner) -> Result<Self, XmlError> {
         let ([name, counter_set, per_cpu, sampling], extra) = el.known([
             "name",
             "counter_set",
@@ -61,7 +62,9 @@ impl Category {
         cat.events.reserve_exact(el.children().count());
         for child in el.children() {
             match child.tag_name().name() {
-                "event" => cat.events.push(Event::read(el.child(child, "event"))?),
+                "event" => cat
+                    .events
+                    .push(Event::read(el.child(child, "event"), texts)?),
                 "option_set" => cat
                     .option_sets
                     .push(OptionSet::read(el.child(child, "option_set"))?),

@@ -3,6 +3,7 @@
 use crate::error::XmlError;
 use crate::event_class::{DisplayMode, EventClass};
 use crate::reader::Element;
+use crate::shared_str::{Interner, SharedStr};
 use crate::units::Units;
 use crate::Attributes;
 
@@ -74,11 +75,11 @@ pub struct Event {
     /// `event`: the event code (hexadecimal with `0x`, or decimal).
     pub event: Option<u64>,
     /// `title`: the group shown first in "title: name". SPE events have none.
-    pub title: Option<String>,
+    pub title: Option<SharedStr>,
     /// `name`: the event name. Required.
-    pub name: String,
+    pub name: SharedStr,
     /// `description`.
-    pub description: Option<String>,
+    pub description: Option<SharedStr>,
     /// `class`; absent means delta.
     pub class: Option<EventClass>,
     /// `display`.
@@ -138,7 +139,7 @@ impl Event {
     pub fn label(&self) -> String {
         match &self.title {
             Some(title) => format!("{title}: {}", self.name),
-            None => self.name.clone(),
+            None => self.name.to_string(),
         }
     }
 
@@ -157,9 +158,9 @@ impl Event {
         let hex = |v: Option<u64>| v.map(|v| format!("0x{v:x}"));
         put("counter", self.counter.clone());
         put("event", hex(self.event));
-        put("title", self.title.clone());
-        put("name", Some(self.name.clone()));
-        put("description", self.description.clone());
+        put("title", self.title.as_ref().map(String::from));
+        put("name", Some(self.name.to_string()));
+        put("description", self.description.as_ref().map(String::from));
         put("class", self.class.as_ref().map(|c| c.as_str().to_owned()));
         put(
             "display",
@@ -208,8 +209,9 @@ impl Event {
         out
     }
 
-    /// Reads an `<event>` element; one pass over its attributes.
-    pub(crate) fn read(el: Element<'_, '_>) -> Result<Self, XmlError> {
+    /// Reads an `<event>` element; one pass over its attributes. Names, titles and descriptions come from
+    /// `texts`, so equal values share one copy.
+    pub(crate) fn read(el: Element<'_, '_>, texts: &mut Interner) -> Result<Self, XmlError> {
         let mut ev = Event::default();
         let mut has_name = false;
         for attr in el.node.attributes() {
@@ -218,12 +220,12 @@ impl Event {
             match name {
                 "counter" => ev.counter = Some(v.to_owned()),
                 "event" => ev.event = Some(el.int_value(name, v)?),
-                "title" => ev.title = Some(v.to_owned()),
+                "title" => ev.title = Some(texts.get(v)),
                 "name" => {
-                    ev.name = v.to_owned();
+                    ev.name = texts.get(v);
                     has_name = true;
                 }
-                "description" => ev.description = Some(v.to_owned()),
+                "description" => ev.description = Some(texts.get(v)),
                 "class" => ev.class = Some(EventClass::parse(v)),
                 "display" => ev.display = Some(DisplayMode::parse(v)),
                 "units" => ev.units = Some(Units::parse(v)),

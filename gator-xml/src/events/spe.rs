@@ -4,6 +4,7 @@ use super::event::Event;
 use crate::error::XmlError;
 use crate::raw::RawElement;
 use crate::reader::Element;
+use crate::shared_str::Interner;
 use crate::Attributes;
 
 /// `<data-source index name/>`: a value of the SPE data-source packet.
@@ -80,7 +81,7 @@ fn index(el: &Element<'_, '_>, index: Option<&str>) -> Result<u64, XmlError> {
 }
 
 impl Spe {
-    pub(crate) fn read(el: Element<'_, '_>) -> Result<Self, XmlError> {
+    pub(crate) fn read(el: Element<'_, '_>, texts: &mut Interner) -> Result<Self, XmlError> {
         let ([id, name, extends, version], extra) = el.known(["id", "name", "extends", "version"]);
         let mut spe = Spe {
             id: id.ok_or_else(|| el.missing("id"))?.to_owned(),
@@ -101,7 +102,9 @@ impl Spe {
                         extra,
                     });
                 }
-                "event" => spe.events.push(Event::read(el.child(child, "event"))?),
+                "event" => spe
+                    .events
+                    .push(Event::read(el.child(child, "event"), texts)?),
                 "address" => {
                     let c = el.child(child, "address");
                     let ([i, name, description, kind], extra) =
