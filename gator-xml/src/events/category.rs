@@ -62,9 +62,7 @@ impl Category {
         cat.events.reserve_exact(el.children().count());
         for child in el.children() {
             match child.tag_name().name() {
-                "event" => cat
-                    .events
-                    .push(Event::read(el.child(child, "event"), texts)?),
+                "event" => Event::read_into(el.child(child, "event"), texts, &mut cat.events)?,
                 "option_set" => cat
                     .option_sets
                     .push(OptionSet::read(el.child(child, "option_set"))?),

@@ -209,10 +209,19 @@ impl Event {
         out
     }
 
-    /// Reads an `<event>` element; one pass over its attributes. Names, titles and descriptions come from
-    /// `texts`, so equal values share one copy.
-    pub(crate) fn read(el: Element<'_, '_>, texts: &mut Interner) -> Result<Self, XmlError> {
-        let mut ev = Event::default();
+    /// Reads an `<event>` element onto the end of `events`; one pass over its attributes. Names, titles and
+    /// descriptions come from `texts`, so equal values share one copy.
+    ///
+    /// The event is built in its place in `events` rather than moved there; on error `events` is left with a
+    /// partly read last entry, which the callers drop along with the rest of the document.
+    pub(crate) fn read_into(
+        el: Element<'_, '_>,
+        texts: &mut Interner,
+        events: &mut Vec<Event>,
+    ) -> Result<(), XmlError> {
+        let at = events.len();
+        events.push(Event::default());
+        let ev = &mut events[at];
         let mut has_name = false;
         for attr in el.node.attributes() {
             let name = attr.name();
@@ -242,18 +251,18 @@ impl Event {
                 "color" => ev.color = Some(el.hex_value(name, v)?),
                 "cores" => ev.cores = Some(el.int_value(name, v)?),
                 "option_set" => ev.option_set = Some(v.to_owned()),
-                "regex" => ftrace(&mut ev).regex = Some(v.to_owned()),
-                "tracepoint" => ftrace(&mut ev).tracepoint = Some(v.to_owned()),
-                "arg" => ftrace(&mut ev).arg = Some(v.to_owned()),
+                "regex" => ftrace(ev).regex = Some(v.to_owned()),
+                "tracepoint" => ftrace(ev).tracepoint = Some(v.to_owned()),
+                "arg" => ftrace(ev).arg = Some(v.to_owned()),
                 "flag" => ev.flag = Some(el.int_value(name, v)?),
-                "bit" => spe(&mut ev).bit = Some(el.int_value(name, v)?),
-                "filter-bit" => spe(&mut ev).filter_bit = Some(el.int_value(name, v)?),
-                "condition-bit" => spe(&mut ev).condition_bit = Some(el.int_value(name, v)?),
-                "ratio-label" => spe(&mut ev).ratio_label = Some(v.to_owned()),
-                "set-label" => spe(&mut ev).set_label = Some(v.to_owned()),
-                "clear-label" => spe(&mut ev).clear_label = Some(v.to_owned()),
-                "set-mode" => spe(&mut ev).set_mode = Some(v.to_owned()),
-                "show-by-default" => spe(&mut ev).show_by_default = Some(v.to_owned()),
+                "bit" => spe(ev).bit = Some(el.int_value(name, v)?),
+                "filter-bit" => spe(ev).filter_bit = Some(el.int_value(name, v)?),
+                "condition-bit" => spe(ev).condition_bit = Some(el.int_value(name, v)?),
+                "ratio-label" => spe(ev).ratio_label = Some(v.to_owned()),
+                "set-label" => spe(ev).set_label = Some(v.to_owned()),
+                "clear-label" => spe(ev).clear_label = Some(v.to_owned()),
+                "set-mode" => spe(ev).set_mode = Some(v.to_owned()),
+                "show-by-default" => spe(ev).show_by_default = Some(v.to_owned()),
                 _ => {
                     if !read_activity(&el, &mut ev.activities, name, v)? {
                         ev.extra.insert(name.to_owned(), v.to_owned());
@@ -273,14 +282,14 @@ impl Event {
             if child.tag_name().name() == "valid-op-type" {
                 let c = el.child(child, "valid-op-type");
                 let ([class, sub_class], extra) = c.known(["class", "sub-class"]);
-                spe(&mut ev).valid_op_types.push(ValidOpType {
+                spe(ev).valid_op_types.push(ValidOpType {
                     class: class.ok_or_else(|| c.missing("class"))?.to_owned(),
                     sub_class: sub_class.map(str::to_owned),
                     extra,
                 });
             }
         }
-        Ok(ev)
+        Ok(())
     }
 }
 

@@ -102,9 +102,7 @@ impl Spe {
                         extra,
                     });
                 }
-                "event" => spe
-                    .events
-                    .push(Event::read(el.child(child, "event"), texts)?),
+                "event" => Event::read_into(el.child(child, "event"), texts, &mut spe.events)?,
                 "address" => {
                     let c = el.child(child, "address");
                     let ([i, name, description, kind], extra) =
