@@ -184,6 +184,11 @@ fn fold(a: u64, b: u64) -> u64 {
     (product as u64) ^ ((product >> 64) as u64)
 }
 
+/// Eight bytes as a little-endian word.
+fn word(bytes: &[u8]) -> u64 {
+    u64::from_le_bytes(bytes.try_into().unwrap_or_default())
+}
+
 fn u64_at(bytes: &[u8], at: usize) -> u64 {
     let mut word = [0; 8];
     word.copy_from_slice(&bytes[at..at + 8]);
@@ -219,10 +224,9 @@ impl TextKeys {
         // The last 16 bytes (overlapping the blocks before them) or, when shorter, the whole text read as
         // two possibly overlapping words; the length tells apart texts that read the same.
         let (a, b) = if len >= 16 {
-            let mut at = 0;
-            while at + 16 < len {
-                state = self.mix(state, u64_at(bytes, at), u64_at(bytes, at + 8));
-                at += 16;
+            for block in bytes[..len - 1].chunks_exact(16) {
+                let (a, b) = block.split_at(8);
+                state = self.mix(state, word(a), word(b));
             }
             (u64_at(bytes, len - 16), u64_at(bytes, len - 8))
         } else if len >= 8 {
