@@ -14,6 +14,7 @@ mod raw;
 mod reader;
 mod request;
 pub mod session;
+mod shared_str;
 mod units;
 mod write;
 
@@ -33,6 +34,7 @@ pub use session::{
     BufferMode, EnergyCapture, EnergyChannel, GpuTimeline, MetricSamplingMode, SampleRate, Session,
     SessionBuilder,
 };
+pub use shared_str::SharedStr;
 pub use units::Units;
 
 /// The XML parser this crate reads with, re-exported so callers (and benches) use the very same version.

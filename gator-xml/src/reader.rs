@@ -58,6 +58,8 @@ pub(crate) fn root<'a, 'input>(
 /// Integers that attributes may hold.
 pub(crate) trait Integer: Sized {
     fn from_radix(text: &str, radix: u32) -> Result<Self, std::num::ParseIntError>;
+    /// `value` when it fits.
+    fn from_u64(value: u64) -> Option<Self>;
 }
 
 macro_rules! integer {
@@ -66,13 +68,40 @@ macro_rules! integer {
             fn from_radix(text: &str, radix: u32) -> Result<Self, std::num::ParseIntError> {
                 <$t>::from_str_radix(text, radix)
             }
+
+            fn from_u64(value: u64) -> Option<Self> {
+                <$t>::try_from(value).ok()
+            }
         }
     )*};
 }
 integer!(u32, u64, i64);
 
+/// The value of `0x` and 1 to 15 hexadecimal digits, the form gatord writes event codes in; `None` for
+/// anything else (which [`parse_int`] then reads the general way).
+fn short_hex(text: &str) -> Option<u64> {
+    let digits = text.strip_prefix("0x")?.as_bytes();
+    if digits.is_empty() || digits.len() > 15 {
+        return None;
+    }
+    let mut value = 0;
+    for &b in digits {
+        let digit = match b {
+            b'0'..=b'9' => b - b'0',
+            b'a'..=b'f' => b - b'a' + 10,
+            b'A'..=b'F' => b - b'A' + 10,
+            _ => return None,
+        };
+        value = value << 4 | u64::from(digit);
+    }
+    Some(value)
+}
+
 /// Reads an integer the way gatord writes them: `0x`-prefixed hexadecimal or plain decimal.
 pub(crate) fn parse_int<T: Integer>(text: &str) -> Result<T, std::num::ParseIntError> {
+    if let Some(value) = short_hex(text).and_then(T::from_u64) {
+        return Ok(value);
+    }
     let t = text.trim();
     match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
         Some(hex) => T::from_radix(hex, 16),
@@ -230,6 +259,40 @@ impl<'a, 'input> Element<'a, 'input> {
         parse_bool(v).ok_or_else(|| self.value_error(attribute, v, "yes or no"))
     }
 
+    /// The error for a required attribute that is absent.
+    pub(crate) fn missing(&self, attribute: &'static str) -> XmlError {
+        XmlError::MissingAttribute {
+            element: self.name,
+            attribute,
+            position: self.position(),
+        }
+    }
+
+    /// Reads the attributes in one pass: the values of the `known` names (in the order given) and every other
+    /// attribute as [`crate::Attributes`].
+    ///
+    /// Gives the same values as [`Element::str`] and [`Element::extra`]: names compare by local part, and the
+    /// first attribute with a known name wins.
+    pub(crate) fn known<const N: usize>(
+        &self,
+        known: [&'static str; N],
+    ) -> ([Option<&'a str>; N], crate::Attributes) {
+        let mut values = [None; N];
+        let mut extra = crate::Attributes::new();
+        for a in self.node.attributes() {
+            let name = a.name();
+            match known.iter().position(|k| *k == name) {
+                Some(i) => {
+                    values[i].get_or_insert(a.value());
+                }
+                None => {
+                    extra.insert(name.to_owned(), a.value().to_owned());
+                }
+            }
+        }
+        (values, extra)
+    }
+
     /// The attributes whose names are not in `known`, kept so that nothing is lost.
     pub(crate) fn extra(&self, known: &[&str]) -> crate::Attributes {
         self.node
@@ -242,5 +305,33 @@ impl<'a, 'input> Element<'a, 'input> {
     /// The whole element, kept verbatim as a [`RawElement`].
     pub(crate) fn raw(&self) -> Result<RawElement, XmlError> {
         RawElement::from_node(*self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_read_the_same_on_the_short_path() {
+        for text in [
+            "0x11",
+            "0xFF",
+            "0xdeadBEEF",
+            "0x0",
+            "0xfffffffffffffff",
+            "0xffffffff",
+        ] {
+            let expected = u64::from_str_radix(&text[2..], 16).ok();
+            assert_eq!(parse_int::<u64>(text).ok(), expected, "{text}");
+        }
+        assert!(parse_int::<u32>("0x100000000").is_err());
+        assert_eq!(parse_int::<u32>("0xffffffff"), Ok(u32::MAX));
+        assert_eq!(parse_int::<i64>(" 0x10 "), Ok(16));
+        assert_eq!(parse_int::<u64>("0xffffffffffffffff"), Ok(u64::MAX));
+        assert!(parse_int::<u64>("0x").is_err());
+        assert!(parse_int::<u64>("0xg").is_err());
+        assert!(parse_int::<u64>("0x+1").is_ok());
+        assert_eq!(parse_int::<u64>("17"), Ok(17));
     }
 }

@@ -5,6 +5,7 @@ use super::option_set::OptionSet;
 use crate::error::XmlError;
 use crate::raw::RawElement;
 use crate::reader::Element;
+use crate::shared_str::Interner;
 use crate::Attributes;
 
 /// `<category name counter_set per_cpu supports_event_based_sampling>`: a group of events shown together.
@@ -41,24 +42,27 @@ impl Category {
             .find(|e| e.counter.is_none() && e.event == Some(code))
     }
 
-    pub(crate) fn read(el: Element<'_, '_>) -> Result<Self, XmlError> {
+    pub(crate) fn read(el: Element<'_, '_>, texts: &mut Interner) -> Result<Self, XmlError> {
+        let ([name, counter_set, per_cpu, sampling], extra) = el.known([
+            "name",
+            "counter_set",
+            "per_cpu",
+            "supports_event_based_sampling",
+        ]);
         let mut cat = Category {
-            name: el.required("name")?.to_owned(),
-            counter_set: el.string("counter_set"),
-            per_cpu: el.boolean("per_cpu")?,
-            supports_event_based_sampling: el.boolean("supports_event_based_sampling")?,
-            extra: el.extra(&[
-                "name",
-                "counter_set",
-                "per_cpu",
-                "supports_event_based_sampling",
-            ]),
+            name: name.ok_or_else(|| el.missing("name"))?.to_owned(),
+            counter_set: counter_set.map(str::to_owned),
+            per_cpu: per_cpu.map(|v| el.bool_value("per_cpu", v)).transpose()?,
+            supports_event_based_sampling: sampling
+                .map(|v| el.bool_value("supports_event_based_sampling", v))
+                .transpose()?,
+            extra,
             ..Category::default()
         };
         cat.events.reserve_exact(el.children().count());
         for child in el.children() {
             match child.tag_name().name() {
-                "event" => cat.events.push(Event::read(el.child(child, "event"))?),
+                "event" => Event::read_into(el.child(child, "event"), texts, &mut cat.events)?,
                 "option_set" => cat
                     .option_sets
                     .push(OptionSet::read(el.child(child, "option_set"))?),

@@ -31,20 +31,12 @@ impl CounterSet {
     }
 
     pub(crate) fn read(el: Element<'_, '_>) -> Result<Self, XmlError> {
-        let count = match el.int::<u32>("count")? {
-            Some(count) => count,
-            None => {
-                return Err(XmlError::MissingAttribute {
-                    element: el.name,
-                    attribute: "count",
-                    position: el.position(),
-                })
-            }
-        };
+        let ([name, count], extra) = el.known(["name", "count"]);
+        let count = el.int_value("count", count.ok_or_else(|| el.missing("count"))?)?;
         Ok(Self {
-            name: el.required("name")?.to_owned(),
+            name: name.ok_or_else(|| el.missing("name"))?.to_owned(),
             count,
-            extra: el.extra(&["name", "count"]),
+            extra,
         })
     }
 }

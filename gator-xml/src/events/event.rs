@@ -3,6 +3,7 @@
 use crate::error::XmlError;
 use crate::event_class::{DisplayMode, EventClass};
 use crate::reader::Element;
+use crate::shared_str::{Interner, SharedStr};
 use crate::units::Units;
 use crate::Attributes;
 
@@ -74,11 +75,11 @@ pub struct Event {
     /// `event`: the event code (hexadecimal with `0x`, or decimal).
     pub event: Option<u64>,
     /// `title`: the group shown first in "title: name". SPE events have none.
-    pub title: Option<String>,
+    pub title: Option<SharedStr>,
     /// `name`: the event name. Required.
-    pub name: String,
+    pub name: SharedStr,
     /// `description`.
-    pub description: Option<String>,
+    pub description: Option<SharedStr>,
     /// `class`; absent means delta.
     pub class: Option<EventClass>,
     /// `display`.
@@ -138,7 +139,7 @@ impl Event {
     pub fn label(&self) -> String {
         match &self.title {
             Some(title) => format!("{title}: {}", self.name),
-            None => self.name.clone(),
+            None => self.name.to_string(),
         }
     }
 
@@ -157,9 +158,9 @@ impl Event {
         let hex = |v: Option<u64>| v.map(|v| format!("0x{v:x}"));
         put("counter", self.counter.clone());
         put("event", hex(self.event));
-        put("title", self.title.clone());
-        put("name", Some(self.name.clone()));
-        put("description", self.description.clone());
+        put("title", self.title.as_ref().map(String::from));
+        put("name", Some(self.name.to_string()));
+        put("description", self.description.as_ref().map(String::from));
         put("class", self.class.as_ref().map(|c| c.as_str().to_owned()));
         put(
             "display",
@@ -208,9 +209,19 @@ impl Event {
         out
     }
 
-    /// Reads an `<event>` element; one pass over its attributes.
-    pub(crate) fn read(el: Element<'_, '_>) -> Result<Self, XmlError> {
-        let mut ev = Event::default();
+    /// Reads an `<event>` element onto the end of `events`; one pass over its attributes. Names, titles and
+    /// descriptions come from `texts`, so equal values share one copy.
+    ///
+    /// The event is built in its place in `events` rather than moved there; on error `events` is left with a
+    /// partly read last entry, which the callers drop along with the rest of the document.
+    pub(crate) fn read_into(
+        el: Element<'_, '_>,
+        texts: &mut Interner,
+        events: &mut Vec<Event>,
+    ) -> Result<(), XmlError> {
+        let at = events.len();
+        events.push(Event::default());
+        let ev = &mut events[at];
         let mut has_name = false;
         for attr in el.node.attributes() {
             let name = attr.name();
@@ -218,12 +229,12 @@ impl Event {
             match name {
                 "counter" => ev.counter = Some(v.to_owned()),
                 "event" => ev.event = Some(el.int_value(name, v)?),
-                "title" => ev.title = Some(v.to_owned()),
+                "title" => ev.title = Some(texts.get(v)),
                 "name" => {
-                    ev.name = v.to_owned();
+                    ev.name = texts.get(v);
                     has_name = true;
                 }
-                "description" => ev.description = Some(v.to_owned()),
+                "description" => ev.description = Some(texts.get(v)),
                 "class" => ev.class = Some(EventClass::parse(v)),
                 "display" => ev.display = Some(DisplayMode::parse(v)),
                 "units" => ev.units = Some(Units::parse(v)),
@@ -240,18 +251,18 @@ impl Event {
                 "color" => ev.color = Some(el.hex_value(name, v)?),
                 "cores" => ev.cores = Some(el.int_value(name, v)?),
                 "option_set" => ev.option_set = Some(v.to_owned()),
-                "regex" => ftrace(&mut ev).regex = Some(v.to_owned()),
-                "tracepoint" => ftrace(&mut ev).tracepoint = Some(v.to_owned()),
-                "arg" => ftrace(&mut ev).arg = Some(v.to_owned()),
+                "regex" => ftrace(ev).regex = Some(v.to_owned()),
+                "tracepoint" => ftrace(ev).tracepoint = Some(v.to_owned()),
+                "arg" => ftrace(ev).arg = Some(v.to_owned()),
                 "flag" => ev.flag = Some(el.int_value(name, v)?),
-                "bit" => spe(&mut ev).bit = Some(el.int_value(name, v)?),
-                "filter-bit" => spe(&mut ev).filter_bit = Some(el.int_value(name, v)?),
-                "condition-bit" => spe(&mut ev).condition_bit = Some(el.int_value(name, v)?),
-                "ratio-label" => spe(&mut ev).ratio_label = Some(v.to_owned()),
-                "set-label" => spe(&mut ev).set_label = Some(v.to_owned()),
-                "clear-label" => spe(&mut ev).clear_label = Some(v.to_owned()),
-                "set-mode" => spe(&mut ev).set_mode = Some(v.to_owned()),
-                "show-by-default" => spe(&mut ev).show_by_default = Some(v.to_owned()),
+                "bit" => spe(ev).bit = Some(el.int_value(name, v)?),
+                "filter-bit" => spe(ev).filter_bit = Some(el.int_value(name, v)?),
+                "condition-bit" => spe(ev).condition_bit = Some(el.int_value(name, v)?),
+                "ratio-label" => spe(ev).ratio_label = Some(v.to_owned()),
+                "set-label" => spe(ev).set_label = Some(v.to_owned()),
+                "clear-label" => spe(ev).clear_label = Some(v.to_owned()),
+                "set-mode" => spe(ev).set_mode = Some(v.to_owned()),
+                "show-by-default" => spe(ev).show_by_default = Some(v.to_owned()),
                 _ => {
                     if !read_activity(&el, &mut ev.activities, name, v)? {
                         ev.extra.insert(name.to_owned(), v.to_owned());
@@ -270,14 +281,15 @@ impl Event {
         for child in el.children() {
             if child.tag_name().name() == "valid-op-type" {
                 let c = el.child(child, "valid-op-type");
-                spe(&mut ev).valid_op_types.push(ValidOpType {
-                    class: c.required("class")?.to_owned(),
-                    sub_class: c.string("sub-class"),
-                    extra: c.extra(&["class", "sub-class"]),
+                let ([class, sub_class], extra) = c.known(["class", "sub-class"]);
+                spe(ev).valid_op_types.push(ValidOpType {
+                    class: class.ok_or_else(|| c.missing("class"))?.to_owned(),
+                    sub_class: sub_class.map(str::to_owned),
+                    extra,
                 });
             }
         }
-        Ok(ev)
+        Ok(())
     }
 }
 

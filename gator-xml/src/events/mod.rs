@@ -21,6 +21,7 @@ pub use spe::{Spe, SpeAddress, SpeCounter, SpeDataSource};
 use crate::error::XmlError;
 use crate::raw::RawElement;
 use crate::reader::{self, Element};
+use crate::shared_str::Interner;
 use crate::Attributes;
 
 /// A whole events document: counter sets, categories with their events, and SPE descriptions.
@@ -112,6 +113,7 @@ impl Events {
     }
 
     fn read(root: Element<'_, '_>) -> Result<Self, XmlError> {
+        let mut texts = Interner::for_document(root.node.range().len());
         let mut events = Events {
             extra: root.extra(&[]),
             ..Events::default()
@@ -123,8 +125,10 @@ impl Events {
                     .push(CounterSet::read(root.child(child, "counter_set"))?),
                 "category" => events
                     .categories
-                    .push(Category::read(root.child(child, "category"))?),
-                "spe" => events.spes.push(Spe::read(root.child(child, "spe"))?),
+                    .push(Category::read(root.child(child, "category"), &mut texts)?),
+                "spe" => events
+                    .spes
+                    .push(Spe::read(root.child(child, "spe"), &mut texts)?),
                 _ => events.other.push(root.child(child, "element").raw()?),
             }
         }

@@ -30,31 +30,28 @@ pub struct OptionSet {
 
 impl OptionSet {
     pub(crate) fn read(el: Element<'_, '_>) -> Result<Self, XmlError> {
+        let ([name], extra) = el.known(["name"]);
         let mut set = Self {
-            name: el.required("name")?.to_owned(),
+            name: name.ok_or_else(|| el.missing("name"))?.to_owned(),
             options: Vec::new(),
-            extra: el.extra(&["name"]),
+            extra,
         };
         for child in el.children() {
             if child.tag_name().name() != "option" {
                 continue;
             }
             let o = el.child(child, "option");
-            let event_delta = match o.int::<u64>("event_delta")? {
-                Some(d) => d,
-                None => {
-                    return Err(XmlError::MissingAttribute {
-                        element: "option",
-                        attribute: "event_delta",
-                        position: o.position(),
-                    })
-                }
-            };
+            let ([event_delta, name, description], extra) =
+                o.known(["event_delta", "name", "description"]);
+            let event_delta = o.int_value(
+                "event_delta",
+                event_delta.ok_or_else(|| o.missing("event_delta"))?,
+            )?;
             set.options.push(EventOption {
                 event_delta,
-                name: o.required("name")?.to_owned(),
-                description: o.string("description"),
-                extra: o.extra(&["event_delta", "name", "description"]),
+                name: name.ok_or_else(|| o.missing("name"))?.to_owned(),
+                description: description.map(str::to_owned),
+                extra,
             });
         }
         Ok(set)

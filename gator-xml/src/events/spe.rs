@@ -4,6 +4,7 @@ use super::event::Event;
 use crate::error::XmlError;
 use crate::raw::RawElement;
 use crate::reader::Element;
+use crate::shared_str::Interner;
 use crate::Attributes;
 
 /// `<data-source index name/>`: a value of the SPE data-source packet.
@@ -74,57 +75,57 @@ pub struct Spe {
     pub extra: Attributes,
 }
 
-fn index(el: &Element<'_, '_>) -> Result<u64, XmlError> {
-    match el.int::<u64>("index")? {
-        Some(i) => Ok(i),
-        None => Err(XmlError::MissingAttribute {
-            element: el.name,
-            attribute: "index",
-            position: el.position(),
-        }),
-    }
+/// The required `index` attribute of a packet value.
+fn index(el: &Element<'_, '_>, index: Option<&str>) -> Result<u64, XmlError> {
+    el.int_value("index", index.ok_or_else(|| el.missing("index"))?)
 }
 
 impl Spe {
-    pub(crate) fn read(el: Element<'_, '_>) -> Result<Self, XmlError> {
+    pub(crate) fn read(el: Element<'_, '_>, texts: &mut Interner) -> Result<Self, XmlError> {
+        let ([id, name, extends, version], extra) = el.known(["id", "name", "extends", "version"]);
         let mut spe = Spe {
-            id: el.required("id")?.to_owned(),
-            name: el.string("name"),
-            extends: el.string("extends"),
-            version: el.string("version"),
-            extra: el.extra(&["id", "name", "extends", "version"]),
+            id: id.ok_or_else(|| el.missing("id"))?.to_owned(),
+            name: name.map(str::to_owned),
+            extends: extends.map(str::to_owned),
+            version: version.map(str::to_owned),
+            extra,
             ..Spe::default()
         };
         for child in el.children() {
             match child.tag_name().name() {
                 "data-source" => {
                     let c = el.child(child, "data-source");
+                    let ([i, name], extra) = c.known(["index", "name"]);
                     spe.data_sources.push(SpeDataSource {
-                        index: index(&c)?,
-                        name: c.required("name")?.to_owned(),
-                        extra: c.extra(&["index", "name"]),
+                        index: index(&c, i)?,
+                        name: name.ok_or_else(|| c.missing("name"))?.to_owned(),
+                        extra,
                     });
                 }
-                "event" => spe.events.push(Event::read(el.child(child, "event"))?),
+                "event" => Event::read_into(el.child(child, "event"), texts, &mut spe.events)?,
                 "address" => {
                     let c = el.child(child, "address");
+                    let ([i, name, description, kind], extra) =
+                        c.known(["index", "name", "description", "type"]);
                     spe.addresses.push(SpeAddress {
-                        index: index(&c)?,
-                        name: c.required("name")?.to_owned(),
-                        description: c.string("description"),
-                        kind: c.string("type"),
-                        extra: c.extra(&["index", "name", "description", "type"]),
+                        index: index(&c, i)?,
+                        name: name.ok_or_else(|| c.missing("name"))?.to_owned(),
+                        description: description.map(str::to_owned),
+                        kind: kind.map(str::to_owned),
+                        extra,
                     });
                 }
                 "counter" => {
                     let c = el.child(child, "counter");
+                    let ([i, kind, unit, name, description], extra) =
+                        c.known(["index", "type", "unit", "name", "description"]);
                     spe.counters.push(SpeCounter {
-                        index: index(&c)?,
-                        kind: c.string("type"),
-                        unit: c.string("unit"),
-                        name: c.required("name")?.to_owned(),
-                        description: c.string("description"),
-                        extra: c.extra(&["index", "type", "unit", "name", "description"]),
+                        index: index(&c, i)?,
+                        kind: kind.map(str::to_owned),
+                        unit: unit.map(str::to_owned),
+                        name: name.ok_or_else(|| c.missing("name"))?.to_owned(),
+                        description: description.map(str::to_owned),
+                        extra,
                     });
                 }
                 _ => spe.other.push(el.child(child, "element").raw()?),

@@ -29,8 +29,8 @@ pub fn run(args: &EventsArgs) -> Result<i32, CliError> {
                 category.name.clone(),
                 event.counter.clone().unwrap_or_default(),
                 code.clone().unwrap_or_default(),
-                event.title.clone().unwrap_or_default(),
-                event.name.clone(),
+                event.title.as_deref().unwrap_or_default().to_owned(),
+                event.name.to_string(),
                 event
                     .units
                     .as_ref()
@@ -43,9 +43,9 @@ pub fn run(args: &EventsArgs) -> Result<i32, CliError> {
                 "counter_set": category.counter_set,
                 "counter": event.counter,
                 "event": event.event,
-                "title": event.title,
-                "name": event.name,
-                "description": event.description,
+                "title": event.title.as_deref(),
+                "name": event.name.as_str(),
+                "description": event.description.as_deref(),
                 "units": event.units.as_ref().map(ToString::to_string),
                 "class": event.effective_class().to_string(),
                 "multiplier": event.effective_multiplier(),

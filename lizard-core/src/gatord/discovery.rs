@@ -125,9 +125,9 @@ fn counter_of(
     Counter {
         id: 0,
         key,
-        name: event.name.clone(),
-        title: event.title.clone().unwrap_or_default(),
-        description: event.description.clone().unwrap_or_default(),
+        name: event.name.to_string(),
+        title: event.title.as_deref().unwrap_or_default().to_owned(),
+        description: event.description.as_deref().unwrap_or_default().to_owned(),
         category: category.name.clone(),
         multiplier,
         units: match (&event.units, event.percentage) {
