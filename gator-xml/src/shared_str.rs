@@ -1,29 +1,72 @@
-//! [`SharedStr`]: an immutable string that equal values of one document share, and the interner that reads
-//! them.
+//! [`SharedStr`]: an immutable string that is a view into the text of the document it was read from, and
+//! [`DocumentText`], which hands the views out while a document is read.
 //!
-//! The merged events document repeats most of its text (the same event names, titles and descriptions once
-//! per CPU cluster or GPU): 12,800 events carry about 2,200 distinct names and 2,700 distinct descriptions.
-//! Reading each value into its own `String` costs an allocation and a free per attribute; a reader keeps one
-//! copy of each distinct value instead and hands out reference-counted handles to it.
+//! The merged events document holds about 12,800 events, each with a name, a title and a description. Reading
+//! each value into its own `String` costs an allocation and a free per attribute, and looking values up in a
+//! table of the distinct ones costs a hash of the whole text. A view costs neither: the reader keeps one shared
+//! copy of the document text and each value is a range of it.
 
 use std::borrow::Borrow;
-use std::collections::hash_map::RandomState;
 use std::fmt;
-use std::hash::BuildHasher;
+use std::hash::{Hash, Hasher};
 use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
-/// An immutable, cheaply cloned string; equal values read from one document share their storage.
+/// An immutable, cheaply cloned string: a range of a reference-counted text.
 ///
-/// It reads like a `&str` (it dereferences to `str`), compares equal to `str`, `&str` and `String`, and turns
-/// into a `String` with `String::from` or `to_string`. Equality, ordering and hashing are those of the text.
-#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct SharedStr(Arc<str>);
+/// Values read from a document are views into one shared copy of the document's text, so a model read from a
+/// document keeps that text alive (about the size of the document) for as long as any of its strings lives;
+/// `String::from` makes an independent copy. It reads like a `&str` (it dereferences to `str`), compares equal
+/// to `str`, `&str` and `String`, and turns into a `String` with `String::from` or `to_string`. Equality,
+/// ordering and hashing are those of the text.
+#[derive(Clone)]
+pub struct SharedStr {
+    text: Arc<str>,
+    start: usize,
+    end: usize,
+}
 
 impl SharedStr {
     /// The text.
     pub fn as_str(&self) -> &str {
-        &self.0
+        // The range lies on character boundaries of `text` by construction.
+        self.text.get(self.start..self.end).unwrap_or_default()
+    }
+
+    /// The whole of `text`.
+    fn whole(text: Arc<str>) -> Self {
+        let end = text.len();
+        Self {
+            text,
+            start: 0,
+            end,
+        }
+    }
+}
+
+impl PartialEq for SharedStr {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for SharedStr {}
+
+impl PartialOrd for SharedStr {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for SharedStr {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.as_str().cmp(other.as_str())
+    }
+}
+
+impl Hash for SharedStr {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.as_str().hash(state);
     }
 }
 
@@ -32,7 +75,7 @@ static EMPTY: OnceLock<SharedStr> = OnceLock::new();
 
 impl Default for SharedStr {
     fn default() -> Self {
-        EMPTY.get_or_init(|| Self(Arc::from(""))).clone()
+        EMPTY.get_or_init(|| Self::whole(Arc::from(""))).clone()
     }
 }
 
@@ -40,19 +83,19 @@ impl Deref for SharedStr {
     type Target = str;
 
     fn deref(&self) -> &str {
-        &self.0
+        self.as_str()
     }
 }
 
 impl AsRef<str> for SharedStr {
     fn as_ref(&self) -> &str {
-        &self.0
+        self.as_str()
     }
 }
 
 impl Borrow<str> for SharedStr {
     fn borrow(&self) -> &str {
-        &self.0
+        self.as_str()
     }
 }
 
@@ -70,19 +113,19 @@ impl fmt::Display for SharedStr {
 
 impl From<&str> for SharedStr {
     fn from(text: &str) -> Self {
-        Self(Arc::from(text))
+        Self::whole(Arc::from(text))
     }
 }
 
 impl From<String> for SharedStr {
     fn from(text: String) -> Self {
-        Self(Arc::from(text))
+        Self::whole(Arc::from(text))
     }
 }
 
 impl From<&String> for SharedStr {
     fn from(text: &String) -> Self {
-        Self(Arc::from(text.as_str()))
+        Self::whole(Arc::from(text.as_str()))
     }
 }
 
@@ -115,133 +158,34 @@ macro_rules! eq_text {
 }
 eq_text!(str, &str, String);
 
-/// Hands out one [`SharedStr`] per distinct text while a document is read.
-///
-/// An open-addressing table (linear probing, at most half full) of the texts seen so far with their keyed
-/// hashes: a lookup is one hash of the text, usually one slot and one comparison.
-pub(crate) struct Interner {
-    slots: Vec<Option<(u64, SharedStr)>>,
-    len: usize,
-    keys: TextKeys,
+/// The shared copy of a document's text, which hands out [`SharedStr`] views of the values read from it.
+pub(crate) struct DocumentText {
+    text: Arc<str>,
 }
 
-impl Interner {
-    /// An interner sized for a document of `len` bytes (about one distinct text per 512 bytes).
-    pub(crate) fn for_document(len: usize) -> Self {
-        let slots = (len / 256).clamp(16, 1 << 17).next_power_of_two();
-        Self {
-            slots: vec![None; slots],
-            len: 0,
-            keys: TextKeys::new(),
-        }
+impl DocumentText {
+    /// Shares `text`, the text the document is parsed from.
+    pub(crate) fn new(text: Arc<str>) -> Self {
+        Self { text }
     }
 
-    /// The shared copy of `text`, made on first sight.
-    pub(crate) fn get(&mut self, text: &str) -> SharedStr {
-        let hash = self.keys.hash(text.as_bytes());
-        let mask = self.slots.len() - 1;
-        let mut at = hash as usize & mask;
-        while let Some((h, shared)) = &self.slots[at] {
-            if *h == hash && shared.as_str() == text {
-                return shared.clone();
-            }
-            at = (at + 1) & mask;
-        }
-        let shared = SharedStr::from(text);
-        self.slots[at] = Some((hash, shared.clone()));
-        self.len += 1;
-        if self.len * 2 > self.slots.len() {
-            self.grow();
-        }
-        shared
+    /// The text to parse.
+    pub(crate) fn text(&self) -> &str {
+        &self.text
     }
 
-    /// Doubles the table, placing each text again by its stored hash.
-    fn grow(&mut self) {
-        let doubled = vec![None; self.slots.len() * 2];
-        let old = std::mem::replace(&mut self.slots, doubled);
-        let mask = self.slots.len() - 1;
-        for (hash, shared) in old.into_iter().flatten() {
-            let mut at = hash as usize & mask;
-            while self.slots[at].is_some() {
-                at = (at + 1) & mask;
-            }
-            self.slots[at] = Some((hash, shared));
+    /// `value` as a view when it lies within the document text (an attribute value as written); otherwise (a
+    /// value with entities, which the parser rewrote) a copy of its own.
+    pub(crate) fn get(&self, value: &str) -> SharedStr {
+        let start = (value.as_ptr() as usize).wrapping_sub(self.text.as_ptr() as usize);
+        match start.checked_add(value.len()) {
+            Some(end) if end <= self.text.len() => SharedStr {
+                text: Arc::clone(&self.text),
+                start,
+                end,
+            },
+            _ => SharedStr::from(value),
         }
-    }
-}
-
-/// The keys of one interner's hash: drawn from the standard library's per-process random source, so a
-/// document cannot be written to make its texts collide.
-struct TextKeys {
-    k0: u64,
-    k1: u64,
-}
-
-/// The high and low halves of the full product, folded together.
-fn fold(a: u64, b: u64) -> u64 {
-    let product = u128::from(a) * u128::from(b);
-    (product as u64) ^ ((product >> 64) as u64)
-}
-
-/// Eight bytes as a little-endian word.
-fn word(bytes: &[u8]) -> u64 {
-    u64::from_le_bytes(bytes.try_into().unwrap_or_default())
-}
-
-fn u64_at(bytes: &[u8], at: usize) -> u64 {
-    let mut word = [0; 8];
-    word.copy_from_slice(&bytes[at..at + 8]);
-    u64::from_le_bytes(word)
-}
-
-fn u32_at(bytes: &[u8], at: usize) -> u64 {
-    let mut word = [0; 4];
-    word.copy_from_slice(&bytes[at..at + 4]);
-    u64::from(u32::from_le_bytes(word))
-}
-
-impl TextKeys {
-    fn new() -> Self {
-        let random = RandomState::new();
-        Self {
-            k0: random.hash_one(0x243f_6a88_85a3_08d3_u64),
-            k1: random.hash_one(0x1319_8a2e_0370_7344_u64) | 1,
-        }
-    }
-
-    fn mix(&self, state: u64, a: u64, b: u64) -> u64 {
-        fold(state ^ a ^ self.k0, b ^ self.k1)
-    }
-
-    /// A keyed hash for short texts: one folded 64×64→128-bit multiply per 16 bytes.
-    ///
-    /// The standard SipHash costs several times more per byte, and the interner hashes every name, title and
-    /// description of an events document; the keys keep the hash unpredictable to the document's author.
-    fn hash(&self, bytes: &[u8]) -> u64 {
-        let len = bytes.len();
-        let mut state = self.k1;
-        // The last 16 bytes (overlapping the blocks before them) or, when shorter, the whole text read as
-        // two possibly overlapping words; the length tells apart texts that read the same.
-        let (a, b) = if len >= 16 {
-            for block in bytes[..len - 1].chunks_exact(16) {
-                let (a, b) = block.split_at(8);
-                state = self.mix(state, word(a), word(b));
-            }
-            (u64_at(bytes, len - 16), u64_at(bytes, len - 8))
-        } else if len >= 8 {
-            (u64_at(bytes, 0), u64_at(bytes, len - 8))
-        } else if len >= 4 {
-            (u32_at(bytes, 0), u32_at(bytes, len - 4))
-        } else if len > 0 {
-            let first = u64::from(bytes[0]);
-            let middle = u64::from(bytes[len / 2]);
-            let last = u64::from(bytes[len - 1]);
-            (first | middle << 8 | last << 16, 0)
-        } else {
-            (0, 0)
-        };
-        self.mix(state, a, b ^ (len as u64).rotate_left(32))
     }
 }
 
@@ -265,30 +209,51 @@ mod tests {
     }
 
     #[test]
-    fn the_table_grows_and_keeps_every_text() {
-        let texts: Vec<String> = (0..1000).map(|i| format!("event {i}")).collect();
-        let mut interner = Interner::for_document(0);
-        let first: Vec<SharedStr> = texts.iter().map(|t| interner.get(t)).collect();
-        for (text, shared) in texts.iter().zip(&first) {
-            let again = interner.get(text);
-            assert_eq!(again, text.as_str());
-            assert!(Arc::ptr_eq(&again.0, &shared.0));
-        }
-        assert_eq!(interner.len, 1000);
-        assert_eq!(interner.get(""), "");
-        assert_eq!(interner.get("ab"), "ab");
-        assert_ne!(interner.get("ba"), "ab");
+    fn values_within_the_document_are_views_of_it() {
+        let doc = DocumentText::new(Arc::from("Cache Cache Pipeline é"));
+        let text = doc.text();
+        let (a, b, c) = (
+            doc.get(&text[0..5]),
+            doc.get(&text[6..11]),
+            doc.get(&text[12..20]),
+        );
+        assert_eq!(
+            (a.as_str(), b.as_str(), c.as_str()),
+            ("Cache", "Cache", "Pipeline")
+        );
+        assert_eq!(a, b);
+        assert!(Arc::ptr_eq(&a.text, &doc.text) && Arc::ptr_eq(&c.text, &doc.text));
+        assert_eq!(doc.get(&text[21..]), "é");
+        assert_eq!(doc.get(&text[text.len()..]), "");
     }
 
     #[test]
-    fn equal_texts_share_one_copy() {
-        let doc = String::from("Cache Cache Pipeline");
-        let mut interner = Interner::for_document(doc.len());
-        let a = interner.get(&doc[0..5]);
-        let b = interner.get(&doc[6..11]);
-        let c = interner.get(&doc[12..]);
-        assert!(Arc::ptr_eq(&a.0, &b.0));
-        assert!(!Arc::ptr_eq(&a.0, &c.0));
-        assert_eq!(c, "Pipeline");
+    fn values_elsewhere_are_copies() {
+        let doc = DocumentText::new(Arc::from("<a b='x &amp; y'/>"));
+        // A value the parser rewrote lives outside the document text.
+        let rewritten = String::from("x & y");
+        let value = doc.get(&rewritten);
+        assert_eq!(value, "x & y");
+        assert!(!Arc::ptr_eq(&value.text, &doc.text));
+        drop(rewritten);
+        assert_eq!(value, "x & y");
+    }
+
+    #[test]
+    fn equality_ordering_and_hashing_are_the_text_s() {
+        use std::collections::hash_map::DefaultHasher;
+        let doc = DocumentText::new(Arc::from("abc"));
+        let view = doc.get(&doc.text()[1..]);
+        let own = SharedStr::from("bc");
+        assert_eq!(view, own);
+        assert_eq!(view.cmp(&own), std::cmp::Ordering::Equal);
+        let hash = |s: &SharedStr| {
+            let mut h = DefaultHasher::new();
+            s.hash(&mut h);
+            h.finish()
+        };
+        assert_eq!(hash(&view), hash(&own));
+        let set: std::collections::HashSet<SharedStr> = [view].into_iter().collect();
+        assert!(set.contains("bc"));
     }
 }

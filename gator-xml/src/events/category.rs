@@ -5,7 +5,7 @@ use super::option_set::OptionSet;
 use crate::error::XmlError;
 use crate::raw::RawElement;
 use crate::reader::Element;
-use crate::shared_str::Interner;
+use crate::shared_str::DocumentText;
 use crate::Attributes;
 
 /// `<category name counter_set per_cpu supports_event_based_sampling>`: a group of events shown together.
@@ -42,7 +42,7 @@ impl Category {
             .find(|e| e.counter.is_none() && e.event == Some(code))
     }
 
-    pub(crate) fn read(el: Element<'_, '_>, texts: &mut Interner) -> Result<Self, XmlError> {
+    pub(crate) fn read(el: Element<'_, '_>, texts: &DocumentText) -> Result<Self, XmlError> {
         let ([name, counter_set, per_cpu, sampling], extra) = el.known([
             "name",
             "counter_set",

@@ -3,7 +3,7 @@
 use crate::error::XmlError;
 use crate::event_class::{DisplayMode, EventClass};
 use crate::reader::Element;
-use crate::shared_str::{Interner, SharedStr};
+use crate::shared_str::{DocumentText, SharedStr};
 use crate::units::Units;
 use crate::Attributes;
 
@@ -210,13 +210,13 @@ impl Event {
     }
 
     /// Reads an `<event>` element onto the end of `events`; one pass over its attributes. Names, titles and
-    /// descriptions come from `texts`, so equal values share one copy.
+    /// descriptions are views of `texts`, the document's text.
     ///
     /// The event is built in its place in `events` rather than moved there; on error `events` is left with a
     /// partly read last entry, which the callers drop along with the rest of the document.
     pub(crate) fn read_into(
         el: Element<'_, '_>,
-        texts: &mut Interner,
+        texts: &DocumentText,
         events: &mut Vec<Event>,
     ) -> Result<(), XmlError> {
         let at = events.len();

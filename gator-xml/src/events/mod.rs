@@ -21,8 +21,9 @@ pub use spe::{Spe, SpeAddress, SpeCounter, SpeDataSource};
 use crate::error::XmlError;
 use crate::raw::RawElement;
 use crate::reader::{self, Element};
-use crate::shared_str::Interner;
+use crate::shared_str::DocumentText;
 use crate::Attributes;
+use std::sync::Arc;
 
 /// A whole events document: counter sets, categories with their events, and SPE descriptions.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -96,8 +97,9 @@ impl Events {
 
     /// Reads a whole document whose root must be `<events>`.
     pub fn parse_document(text: &str) -> Result<Self, XmlError> {
-        let doc = reader::parse_document(text, 0)?;
-        Self::read(reader::root(&doc, "events", 0)?)
+        let texts = DocumentText::new(Arc::from(text));
+        let doc = reader::parse_document(texts.text(), 0)?;
+        Self::read(reader::root(&doc, "events", 0)?, &texts)
     }
 
     /// Reads a fragment file (no declaration, no root), as gatord does when it concatenates them.
@@ -108,12 +110,12 @@ impl Events {
         wrapped.push_str("<events>\n");
         wrapped.push_str(text);
         wrapped.push_str("\n</events>");
-        let doc = reader::parse_document(&wrapped, 1)?;
-        Self::read(reader::root(&doc, "events", 1)?)
+        let texts = DocumentText::new(Arc::from(wrapped));
+        let doc = reader::parse_document(texts.text(), 1)?;
+        Self::read(reader::root(&doc, "events", 1)?, &texts)
     }
 
-    fn read(root: Element<'_, '_>) -> Result<Self, XmlError> {
-        let mut texts = Interner::for_document(root.node.range().len());
+    fn read(root: Element<'_, '_>, texts: &DocumentText) -> Result<Self, XmlError> {
         let mut events = Events {
             extra: root.extra(&[]),
             ..Events::default()
@@ -125,10 +127,10 @@ impl Events {
                     .push(CounterSet::read(root.child(child, "counter_set"))?),
                 "category" => events
                     .categories
-                    .push(Category::read(root.child(child, "category"), &mut texts)?),
+                    .push(Category::read(root.child(child, "category"), texts)?),
                 "spe" => events
                     .spes
-                    .push(Spe::read(root.child(child, "spe"), &mut texts)?),
+                    .push(Spe::read(root.child(child, "spe"), texts)?),
                 _ => events.other.push(root.child(child, "element").raw()?),
             }
         }

@@ -4,7 +4,7 @@ use super::event::Event;
 use crate::error::XmlError;
 use crate::raw::RawElement;
 use crate::reader::Element;
-use crate::shared_str::Interner;
+use crate::shared_str::DocumentText;
 use crate::Attributes;
 
 /// `<data-source index name/>`: a value of the SPE data-source packet.
@@ -81,7 +81,7 @@ fn index(el: &Element<'_, '_>, index: Option<&str>) -> Result<u64, XmlError> {
 }
 
 impl Spe {
-    pub(crate) fn read(el: Element<'_, '_>, texts: &mut Interner) -> Result<Self, XmlError> {
+    pub(crate) fn read(el: Element<'_, '_>, texts: &DocumentText) -> Result<Self, XmlError> {
         let ([id, name, extends, version], extra) = el.known(["id", "name", "extends", "version"]);
         let mut spe = Spe {
             id: id.ok_or_else(|| el.missing("id"))?.to_owned(),
