@@ -128,9 +128,13 @@ impl<'a> Records<'a> {
     #[inline(always)]
     fn next_pair(&mut self) -> Result<(i32, i64), FrameError> {
         let rest = self.rest;
-        // Fast path: keys are small, so one byte below 0x40 is a non-negative key.
-        let (key, key_len) = match rest.first() {
-            Some(&b) if b < 0x40 => (i32::from(b), 1),
+        // Fast paths: keys are small and non-negative, so one byte below 0x40 (a marker) or a continued byte and
+        // one below 0x40 (a counter key).
+        let (key, key_len) = match *rest {
+            [b, ..] if b < 0x40 => (i32::from(b), 1),
+            [low, high, ..] if low >= 0x80 && high < 0x40 => {
+                (i32::from(low & 0x7f) | i32::from(high) << 7, 2)
+            }
             _ => decode_i32(rest).map_err(|source| FrameError::Int {
                 field: "key",
                 source,
