@@ -93,6 +93,34 @@ pub(crate) fn decode_i64_word(input: &[u8]) -> Option<(i64, usize)> {
     decode_word(u64::from_le_bytes(*input.first_chunk::<8>()?))
 }
 
+/// A key of 1 or 2 bytes then a value of at most 8 — the pairs of a BLOCK_COUNTER frame — from the first 16
+/// bytes of `input`, always inlined: one length check for both, each integer read from one word at a constant
+/// offset. Returns the key, the value and the bytes consumed; `None` with fewer than 16 bytes or any longer
+/// form, which [`decode_i32`] and [`decode_i64`] then decode or reject.
+#[inline(always)]
+pub(crate) fn decode_short_pair(input: &[u8]) -> Option<(i32, i64, usize)> {
+    let head = input.first_chunk::<16>()?;
+    let word_at = |at: usize| -> Option<u64> {
+        Some(u64::from_le_bytes(head.get(at..at + 8)?.try_into().ok()?))
+    };
+    let key_word = word_at(0)?;
+    macro_rules! pair_with_key_of {
+        ($len:literal) => {{
+            // 7 or 14 bits, sign-extended: always within 32 bits.
+            let key = decode_known_len(key_word, $len) as i32;
+            let (value, value_len) = decode_word(word_at($len)?)?;
+            Some((key, value, $len + value_len))
+        }};
+    }
+    if key_word & 0x80 == 0 {
+        pair_with_key_of!(1)
+    } else if key_word & 0x8000 == 0 {
+        pair_with_key_of!(2)
+    } else {
+        None
+    }
+}
+
 /// Decodes an integer of at most 8 bytes from the first 8 input bytes, read as one little-endian word; `None`
 /// when all 8 have their continuation bit set (a 9- or 10-byte form, left to [`decode_slow`] and its overflow
 /// checks).
@@ -375,6 +403,25 @@ mod tests {
             proptest::prop_assert_eq!(decode_i64(&input), decode_slow(&input, 64, MAX_LEN_I64));
             let narrow = decode_slow(&input, 32, MAX_LEN_I32).map(|(value, len)| (value as i32, len));
             proptest::prop_assert_eq!(decode_i32(&input), narrow);
+        }
+
+        /// The BLOCK_COUNTER pair path reads what the two decoders read, whenever it reads anything, and reads
+        /// every short key followed by a value of up to 8 bytes when 16 bytes are there.
+        #[test]
+        fn short_pairs_agree_with_the_two_decoders(input in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..24)) {
+            let both = decode_i32(&input).ok().and_then(|(key, key_len)| {
+                let (value, value_len) = decode_i64(&input[key_len..]).ok()?;
+                Some((key, value, key_len + value_len, key_len, value_len))
+            });
+            match decode_short_pair(&input) {
+                Some(pair) => {
+                    let (key, value, len, ..) = both.expect("the decoders read the pair too");
+                    proptest::prop_assert_eq!(pair, (key, value, len));
+                }
+                None => proptest::prop_assert!(
+                    input.len() < 16 || both.is_none_or(|(.., key_len, value_len)| key_len > 2 || value_len > 8)
+                ),
+            }
         }
 
         /// Every encoded value decodes through the word path, whatever follows it.

@@ -8,7 +8,9 @@
 use super::cursor::Cursor;
 use super::error::FrameError;
 use super::frame_type::FrameType;
-use crate::sleb128::{decode_i32, decode_i64, decode_i64_word, encode_i32, encode_i64};
+use crate::sleb128::{
+    decode_i32, decode_i64, decode_i64_word, decode_short_pair, encode_i32, encode_i64,
+};
 
 /// Key of the timestamp marker.
 pub const KEY_TIMESTAMP: i32 = 0;
@@ -128,7 +130,12 @@ impl<'a> Records<'a> {
     #[inline(always)]
     fn next_pair(&mut self) -> Result<(i32, i64), FrameError> {
         let rest = self.rest;
-        // Fast paths: keys are small and non-negative, so one byte below 0x40 (a marker) or a continued byte and
+        // Away from the end of the frame, the usual pair (a short key, a value of up to 8 bytes) in one step.
+        if let Some((key, value, len)) = decode_short_pair(rest) {
+            self.rest = &rest[len..];
+            return Ok((key, value));
+        }
+        // Otherwise: keys are small and non-negative, so one byte below 0x40 (a marker) or a continued byte and
         // one below 0x40 (a counter key).
         let (key, key_len) = match *rest {
             [b, ..] if b < 0x40 => (i32::from(b), 1),
