@@ -334,4 +334,18 @@ mod tests {
         assert!(parse_int::<u64>("0x+1").is_ok());
         assert_eq!(parse_int::<u64>("17"), Ok(17));
     }
+
+    proptest::proptest! {
+        /// The short hexadecimal path reads what the general one reads, for any `0x` text.
+        #[test]
+        fn short_hex_agrees_with_the_general_path(digits in "[0-9a-fA-F+ xg]{0,17}") {
+            let text = format!("0x{digits}");
+            // What the general path reads: the trimmed text after `0x`, by `from_str_radix`.
+            let general = text.trim().strip_prefix("0x").and_then(|hex| u64::from_str_radix(hex, 16).ok());
+            if let Some(value) = short_hex(&text) {
+                proptest::prop_assert_eq!(Some(value), general);
+            }
+            proptest::prop_assert_eq!(parse_int::<u64>(&text).ok(), general);
+        }
+    }
 }
