@@ -74,8 +74,10 @@ pub fn encoded_len(value: i64) -> usize {
 /// Decodes one 64-bit SLEB128 integer from the start of `input`; returns the value and the bytes consumed.
 #[inline]
 pub fn decode_i64(input: &[u8]) -> Result<(i64, usize), Sleb128Error> {
-    if let Some(decoded) = decode_i64_word(input) {
-        return Ok(decoded);
+    if let Some(word) = input.first_chunk::<8>() {
+        if let Some(decoded) = decode_word(u64::from_le_bytes(*word)) {
+            return Ok(decoded);
+        }
     }
     if let [first, ..] = *input {
         // Near the end of the input: one byte holds -64..=63.
@@ -84,13 +86,6 @@ pub fn decode_i64(input: &[u8]) -> Result<(i64, usize), Sleb128Error> {
         }
     }
     decode_slow(input, 64, MAX_LEN_I64)
-}
-
-/// The fast path of [`decode_i64`], always inlined, for the loops that decode one integer after another: an
-/// integer of at most 8 bytes with at least 8 bytes of input; `None` otherwise.
-#[inline(always)]
-pub(crate) fn decode_i64_word(input: &[u8]) -> Option<(i64, usize)> {
-    decode_word(u64::from_le_bytes(*input.first_chunk::<8>()?))
 }
 
 /// A key of 1 or 2 bytes then a value of at most 8 — the pairs of a BLOCK_COUNTER frame — from the first 16

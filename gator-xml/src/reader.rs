@@ -182,12 +182,7 @@ impl<'a, 'input> Element<'a, 'input> {
     }
 
     pub(crate) fn required(&self, attribute: &'static str) -> Result<&'a str, XmlError> {
-        self.str(attribute)
-            .ok_or_else(|| XmlError::MissingAttribute {
-                element: self.name,
-                attribute,
-                position: self.position(),
-            })
+        self.str(attribute).ok_or_else(|| self.missing(attribute))
     }
 
     pub(crate) fn number_error(

@@ -582,6 +582,8 @@ impl Dumper {
                 self.frame[self.frame_len..self.frame_len + n].copy_from_slice(&run.bytes);
                 self.frame_len += n;
                 let first = (self.stream_bytes % RING as u64) as usize;
+                // One contiguous slice unless the run wraps round the ring (measured cheaper than one loop of
+                // wrapped indices or of two ranges).
                 match self.ring.get_mut(first..first + n) {
                     Some(slots) => {
                         for (k, slot) in slots.iter_mut().enumerate() {

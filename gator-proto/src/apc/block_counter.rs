@@ -8,9 +8,7 @@
 use super::cursor::Cursor;
 use super::error::FrameError;
 use super::frame_type::FrameType;
-use crate::sleb128::{
-    decode_i32, decode_i64, decode_i64_word, decode_short_pair, encode_i32, encode_i64,
-};
+use crate::sleb128::{decode_i32, decode_i64, decode_short_pair, encode_i32, encode_i64};
 
 /// Key of the timestamp marker.
 pub const KEY_TIMESTAMP: i32 = 0;
@@ -113,7 +111,7 @@ pub struct Records<'a> {
     rest: &'a [u8],
 }
 
-impl<'a> Records<'a> {
+impl Records<'_> {
     /// The next wire pair, `None` at the end; after an error the iterator is empty.
     #[inline(always)]
     pub(super) fn next_raw(&mut self) -> Option<Result<(i32, i64), FrameError>> {
@@ -135,40 +133,19 @@ impl<'a> Records<'a> {
             self.rest = &rest[len..];
             return Ok((key, value));
         }
-        // Otherwise: keys are small and non-negative, so one byte below 0x40 (a marker) or a continued byte and
-        // one below 0x40 (a counter key).
-        let (key, key_len) = match *rest {
-            [b, ..] if b < 0x40 => (i32::from(b), 1),
-            [low, high, ..] if low >= 0x80 && high < 0x40 => {
-                (i32::from(low & 0x7f) | i32::from(high) << 7, 2)
-            }
-            _ => decode_i32(rest).map_err(|source| FrameError::Int {
-                field: "key",
-                source,
-            })?,
-        };
+        // Near the end of the frame, or a longer form: each integer on its own.
+        let (key, key_len) = decode_i32(rest).map_err(|source| FrameError::Int {
+            field: "key",
+            source,
+        })?;
         let after_key = &rest[key_len..];
-        if let Some((value, value_len)) = decode_i64_word(after_key) {
-            self.rest = &after_key[value_len..];
-            return Ok((key, value));
-        }
-        let (value, rest) = value_near_the_end(after_key)?;
-        self.rest = rest;
+        let (value, value_len) = decode_i64(after_key).map_err(|source| FrameError::Int {
+            field: "value",
+            source,
+        })?;
+        self.rest = &after_key[value_len..];
         Ok((key, value))
     }
-}
-
-/// The value of a pair that is not a short form with 8 bytes after it (near the end of the frame, a 9- or 10-byte
-/// form, or an error), and the bytes after it. Out of line, and without the iterator, which would otherwise have
-/// to live in memory across the loop.
-#[cold]
-#[inline(never)]
-fn value_near_the_end(after_key: &[u8]) -> Result<(i64, &[u8]), FrameError> {
-    let (value, value_len) = decode_i64(after_key).map_err(|source| FrameError::Int {
-        field: "value",
-        source,
-    })?;
-    Ok((value, after_key.get(value_len..).unwrap_or_default()))
 }
 
 impl Iterator for Records<'_> {

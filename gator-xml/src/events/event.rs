@@ -271,11 +271,7 @@ impl Event {
             }
         }
         if !has_name {
-            return Err(XmlError::MissingAttribute {
-                element: el.name,
-                attribute: "name",
-                position: el.position(),
-            });
+            return Err(el.missing("name"));
         }
         ev.activities.sort_by_key(|a| a.index);
         for child in el.children() {
