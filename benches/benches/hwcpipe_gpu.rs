@@ -5,14 +5,14 @@
 //! ratio.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use hwcpipe::gpu::dump::{BlockSums, VinstrLayout, VINSTR_BLOCK_BYTES};
+use hwcpipe::gpu::dump::{BlockLayout, BlockSums, VINSTR_BLOCK_BYTES};
 use hwcpipe::gpu::formula::resolve;
 use hwcpipe::gpu::product::identify;
 use hwcpipe::gpu::GpuCounter;
 use lizard_benches::Ratios;
 use std::hint::black_box;
 
-fn dump(layout: &VinstrLayout) -> Vec<u8> {
+fn dump(layout: &BlockLayout) -> Vec<u8> {
     let mut bytes = vec![0u8; layout.dump_bytes()];
     for (block, chunk) in bytes.chunks_exact_mut(VINSTR_BLOCK_BYTES).enumerate() {
         for (index, word) in chunk.chunks_exact_mut(4).enumerate() {
@@ -25,7 +25,7 @@ fn dump(layout: &VinstrLayout) -> Vec<u8> {
 fn bench(c: &mut Criterion) {
     let product = identify(0x9002_0010).expect("Mali-G78");
     let table = product.layout.expect("layout");
-    let layout = VinstrLayout::new(0b0111_0111, 2).expect("layout");
+    let layout = BlockLayout::from_props(0b0111_0111, 2).expect("layout");
     let formulas: Vec<_> = GpuCounter::ALL
         .iter()
         .filter_map(|&counter| resolve(product.family, table, 16, counter).ok())

@@ -8,8 +8,8 @@ use hwcpipe::gpu::tables::BlockKind::{
     self, FrontEnd as FE, Memory as L2, ShaderCore as SC, Tiler as TI,
 };
 use hwcpipe::gpu::{
-    Backend, Family, GpuCounter, GpuCounter::*, GpuError, GpuProfiler, Interface, SimGpu,
-    SimulatedKbase, Unavailable, Workload,
+    Backend, DriverVersion, Family, GpuCounter, GpuCounter::*, GpuError, GpuProfiler, Interface,
+    SimGpu, SimulatedKbase, Unavailable, Workload,
 };
 
 /// `(block, index, weight)` terms of one counter; `max` combines with max instead of sum.
@@ -191,6 +191,17 @@ fn expected_device_calls(gpu: SimGpu) -> Vec<u32> {
                 calls.push(VERSION_CHECK_JM);
             }
             calls.extend([SET_FLAGS, GET_GPUPROPS, GET_GPUPROPS]);
+            let c = gpu.config();
+            let version = DriverVersion {
+                interface: c.interface,
+                major: c.version.0,
+                minor: c.version.1,
+            };
+            if version.offers_kinstr() && !c.kinstr {
+                // The driver's version says it has kinstr_prfcnt: its enumeration is asked for the
+                // dump layout, and refused here.
+                calls.push(KINSTR_PRFCNT_ENUM_INFO);
+            }
             if gpu.config().kinstr {
                 calls.extend([
                     KINSTR_PRFCNT_ENUM_INFO,

@@ -151,7 +151,13 @@ fn gatord_names(events: &Path, product: &str) -> Option<BTreeSet<String>> {
 fn formula_names(product: &Product, layout: &HardwareLayout) -> BTreeSet<&'static str> {
     let mut names = BTreeSet::new();
     for c in GpuCounter::ALL {
-        if let Ok(r) = resolve(product.family, layout, 16, c) {
+        if let Ok(r) = resolve(
+            product.family,
+            layout,
+            16,
+            layout.values_per_block as usize,
+            c,
+        ) {
             for &(kind, index, _) in r.terms() {
                 let name = layout.blocks[kind.index()]
                     .iter()

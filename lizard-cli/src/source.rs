@@ -43,6 +43,8 @@ struct Local {
     target: Target,
     /// Why the default target was not used, when a probe stands in for it.
     note: Option<String>,
+    /// Why the Mali GPU gives no counters, when it gives none.
+    gpu_error: Option<String>,
 }
 
 /// Opens the local counters for `target`, or for the default: the whole system where allowed.
@@ -51,13 +53,14 @@ fn open_local(
     purpose: Purpose,
 ) -> Result<(Box<dyn HwcBackend>, Local), TargetError> {
     let local = |target: Target, note: Option<String>| {
-        let (backend, watch) = target::open_backend(&target)?;
+        let opened = target::open_backend(&target)?;
         Ok((
-            backend,
+            opened.backend,
             Local {
-                watch,
+                watch: opened.watch,
                 target,
                 note,
+                gpu_error: opened.gpu_error,
             },
         ))
     };
@@ -201,11 +204,15 @@ pub fn open(
         }
     }
     if let Some(local) = &local {
+        let gpu = count(Source::HwcPipeGpu);
+        let why = match (&local.gpu_error, gpu) {
+            (Some(reason), 0) => format!(" ({reason})"),
+            _ => String::new(),
+        };
         parts.push(format!(
-            "local: {} CPU counters counting {}, {} GPU counters",
+            "local: {} CPU counters counting {}, {gpu} GPU counters{why}",
             count(Source::HwcPipeCpu),
             local.target.scope(),
-            count(Source::HwcPipeGpu)
         ));
         if let Some(note) = &local.note {
             parts.push(format!(

@@ -7,6 +7,8 @@ use std::time::Duration;
 use super::counter::GpuCounter;
 use super::dump::DumpError;
 use super::kinstr::MetadataError;
+use super::product::gpu_id_fields;
+use super::profiler::Backend;
 use super::props::PropsError;
 use super::version::DriverVersion;
 
@@ -18,6 +20,16 @@ pub enum Unavailable {
     NotOnArchitecture,
     /// The formula needs a hardware counter that this product's layout lacks.
     MissingHardwareCounter(&'static str),
+    /// The formula needs a hardware counter at an index the driver's blocks do not have (the
+    /// database places it at `index`, the driver dumps `values` values per block).
+    OutsideDriverBlock {
+        /// The hardware counter.
+        name: &'static str,
+        /// Its index in Arm's database.
+        index: u32,
+        /// Values per block the driver dumps.
+        values: usize,
+    },
 }
 
 impl core::fmt::Display for Unavailable {
@@ -29,6 +41,14 @@ impl core::fmt::Display for Unavailable {
             Unavailable::MissingHardwareCounter(name) => {
                 write!(f, "hardware counter {name} is not in this GPU's layout")
             }
+            Unavailable::OutsideDriverBlock {
+                name,
+                index,
+                values,
+            } => write!(
+                f,
+                "hardware counter {name} is value {index} of its block, the driver dumps {values}"
+            ),
         }
     }
 }
@@ -71,8 +91,45 @@ pub enum GpuError {
         version: DriverVersion,
     },
     /// The GPU product is not in the product table, or has no counter tables.
-    #[error("unsupported Mali GPU (GPU_ID {0:#010x})")]
-    UnsupportedProduct(u64),
+    #[error(
+        "unsupported Mali GPU {}(GPU_ID {gpu_id:#010x}: arch {}.{}.{}, product {}): not in Arm's \
+         counter database",
+        codename.map(|n| format!("{n} ")).unwrap_or_default(),
+        gpu_id_fields(*gpu_id).0,
+        gpu_id_fields(*gpu_id).1,
+        gpu_id_fields(*gpu_id).2,
+        gpu_id_fields(*gpu_id).3
+    )]
+    UnsupportedProduct {
+        /// The raw GPU_ID.
+        gpu_id: u64,
+        /// Arm's code name of the GPU, where known (`tDUx`).
+        codename: Option<&'static str>,
+    },
+    /// The requested counter reader is not one this driver offers (vinstr needs 64-value blocks and
+    /// a driver that still has it; kinstr_prfcnt needs JM 11.32 or CSF 1.6 and its enumeration).
+    #[error("kbase driver {version} does not offer the {backend:?} counter reader")]
+    ReaderNotOffered {
+        /// The reader asked for.
+        backend: Backend,
+        /// The driver's interface version.
+        version: DriverVersion,
+    },
+    /// Opening, identifying or reading one device failed: which device, and the driver interface
+    /// version when the handshake got that far.
+    #[error(
+        "{device}{}",
+        version.map(|v| format!(" (kbase {v})")).unwrap_or_default()
+    )]
+    OnDevice {
+        /// The device (`/dev/mali0`).
+        device: String,
+        /// The driver's interface version, once the version check answered.
+        version: Option<DriverVersion>,
+        /// What failed.
+        #[source]
+        source: Box<GpuError>,
+    },
     /// The hwcnt reader reports a dump layout version this crate does not decode (HWCPipe needs 5).
     #[error("unsupported hardware counter layout version {0}")]
     UnsupportedHwVersion(u32),

@@ -211,22 +211,34 @@ impl Resolved {
     }
 }
 
-/// Binds `counter`'s formula for `family` to `layout`'s indices.
+/// Binds `counter`'s formula for `family` to `layout`'s indices, for a driver that dumps
+/// `values_per_block` values per block (a counter the database places beyond that cannot be read).
 pub fn resolve(
     family: Family,
     layout: &HardwareLayout,
     bus_width_bytes: u32,
+    values_per_block: usize,
     counter: GpuCounter,
 ) -> Result<Resolved, Unavailable> {
     let formula = formula(family, counter).ok_or(Unavailable::NotOnArchitecture)?;
-    let mut first_missing = None;
+    let mut first_failure = None;
     for alternative in formula.alternatives {
         let mut terms = Vec::with_capacity(alternative.len());
         for &(kind, name, weight) in *alternative {
             match layout.index_of(kind, name) {
-                Some(i) => terms.push((kind, i, weight)),
+                Some(index) if (index as usize) < values_per_block => {
+                    terms.push((kind, index, weight))
+                }
+                Some(index) => {
+                    first_failure.get_or_insert(Unavailable::OutsideDriverBlock {
+                        name,
+                        index,
+                        values: values_per_block,
+                    });
+                    break;
+                }
                 None => {
-                    first_missing.get_or_insert(name);
+                    first_failure.get_or_insert(Unavailable::MissingHardwareCounter(name));
                     break;
                 }
             }
@@ -243,9 +255,7 @@ pub fn resolve(
             });
         }
     }
-    Err(Unavailable::MissingHardwareCounter(
-        first_missing.unwrap_or(""),
-    ))
+    Err(first_failure.unwrap_or(Unavailable::MissingHardwareCounter("")))
 }
 
 #[cfg(test)]
@@ -264,17 +274,31 @@ mod tests {
     #[test]
     fn csf_fragment_cycles_uses_the_real_name() {
         let g710 = spec_layout("Mali-G710").unwrap();
-        let r = resolve(Family::ValhallCsf, g710, 16, GpuCounter::FragmentCycles).unwrap();
+        let r = resolve(Family::ValhallCsf, g710, 16, 64, GpuCounter::FragmentCycles).unwrap();
         assert_eq!(r.terms(), &[(BlockKind::FrontEnd, 32, 1)]);
     }
 
     #[test]
     fn alternatives_and_weights() {
         let g71 = spec_layout("Mali-G71").unwrap();
-        let r = resolve(Family::Bifrost, g71, 16, GpuCounter::ShaderTextureCycles).unwrap();
+        let r = resolve(
+            Family::Bifrost,
+            g71,
+            16,
+            64,
+            GpuCounter::ShaderTextureCycles,
+        )
+        .unwrap();
         assert_eq!(r.terms(), &[(BlockKind::ShaderCore, 40, 1)]);
         let g720 = spec_layout("Mali-G720").unwrap();
-        let r = resolve(Family::FifthGen, g720, 16, GpuCounter::CulledPrimitives).unwrap();
+        let r = resolve(
+            Family::FifthGen,
+            g720,
+            16,
+            128,
+            GpuCounter::CulledPrimitives,
+        )
+        .unwrap();
         assert_eq!(r.terms().len(), 4);
         let mut sums = BlockSums::default();
         let mut block = [0u64; 64];
@@ -287,6 +311,7 @@ mod tests {
             Family::ValhallJm,
             g78,
             16,
+            64,
             GpuCounter::ShaderArithmeticCycles,
         )
         .unwrap();
@@ -295,6 +320,7 @@ mod tests {
             Family::ValhallJm,
             g78,
             32,
+            64,
             GpuCounter::ExternalMemoryReadBytes,
         )
         .unwrap();
@@ -305,8 +331,24 @@ mod tests {
     fn missing_names_are_reported() {
         let g78 = spec_layout("Mali-G78").unwrap();
         assert_eq!(
-            resolve(Family::Midgard, g78, 16, GpuCounter::LateZTests),
+            resolve(Family::Midgard, g78, 16, 64, GpuCounter::LateZTests),
             Err(Unavailable::MissingHardwareCounter("FRAG_THREADS_LZS_TEST"))
         );
+    }
+
+    #[test]
+    fn counters_beyond_the_drivers_blocks_are_unavailable() {
+        // GPU_ACTIVE is value 6 of the G78's front-end block: a driver dumping 6 values per block
+        // (as a 128-value GPU read through 64-value blocks would be) cannot give GpuCycles.
+        let g78 = spec_layout("Mali-G78").unwrap();
+        assert_eq!(
+            resolve(Family::ValhallJm, g78, 16, 6, GpuCounter::GpuCycles),
+            Err(Unavailable::OutsideDriverBlock {
+                name: "GPU_ACTIVE",
+                index: 6,
+                values: 6
+            })
+        );
+        assert!(resolve(Family::ValhallJm, g78, 16, 7, GpuCounter::GpuCycles).is_ok());
     }
 }

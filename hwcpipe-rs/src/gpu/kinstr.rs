@@ -134,6 +134,18 @@ impl EnumInfo {
     pub fn values_per_block(&self) -> u16 {
         self.blocks.first().map_or(0, |b| b.num_values)
     }
+
+    /// Block instances per counter kind (front end, tiler, memory, shader core), as the driver
+    /// dumps them; block types without counters here (firmware, CSG) are not counted.
+    pub fn slots(&self) -> [u32; 4] {
+        let mut slots = [0u32; 4];
+        for b in &self.blocks {
+            if let Some(kind) = BlockKind::from_prfcnt(b.block_type) {
+                slots[kind.index()] += u32::from(b.num_instances);
+            }
+        }
+        slots
+    }
 }
 
 /// Decodes `count` enumeration items of `size` bytes.
@@ -234,43 +246,50 @@ pub struct KinstrReader {
     values_per_block: usize,
 }
 
-impl KinstrReader {
-    /// ENUM_INFO (two calls), SETUP, mmap.
-    pub fn setup(dev: &mut dyn KbaseDevice) -> Result<(KinstrReader, EnumInfo), GpuError> {
-        const OP: &str = "KBASE_IOCTL_KINSTR_PRFCNT_ENUM_INFO";
-        let mut arg = KinstrEnumInfo::default().to_bytes();
-        dev.ioctl(
-            Fd::Device,
-            KINSTR_PRFCNT_ENUM_INFO,
-            IoctlArg::Struct(&mut arg),
-        )
-        .map_err(|source| GpuError::Ioctl { op: OP, source })?;
-        let first = KinstrEnumInfo::decode(&arg);
-        if (first.info_item_size as usize) < ENUM_ITEM_SIZE {
-            return Err(MetadataError::ItemTooSmall {
-                size: first.info_item_size,
-                needed: ENUM_ITEM_SIZE,
-            }
-            .into());
+/// ENUM_INFO (two calls): the counter blocks the driver dumps, with their instance counts.
+pub fn enumerate(dev: &mut dyn KbaseDevice) -> Result<EnumInfo, GpuError> {
+    const OP: &str = "KBASE_IOCTL_KINSTR_PRFCNT_ENUM_INFO";
+    let mut arg = KinstrEnumInfo::default().to_bytes();
+    dev.ioctl(
+        Fd::Device,
+        KINSTR_PRFCNT_ENUM_INFO,
+        IoctlArg::Struct(&mut arg),
+    )
+    .map_err(|source| GpuError::Ioctl { op: OP, source })?;
+    let first = KinstrEnumInfo::decode(&arg);
+    if (first.info_item_size as usize) < ENUM_ITEM_SIZE {
+        return Err(MetadataError::ItemTooSmall {
+            size: first.info_item_size,
+            needed: ENUM_ITEM_SIZE,
         }
-        if first.info_item_count > MAX_ENUM_ITEMS || first.info_item_size > 4096 {
-            return Err(MetadataError::TooManyItems(first.info_item_count).into());
-        }
-        let mut list = vec![0u8; first.info_item_size as usize * first.info_item_count as usize];
-        let mut arg = first.to_bytes();
-        dev.ioctl(
-            Fd::Device,
-            KINSTR_PRFCNT_ENUM_INFO,
-            IoctlArg::StructWithBuffer {
-                arg: &mut arg,
-                ptr_offset: 8,
-                buffer: &mut list,
-            },
-        )
-        .map_err(|source| GpuError::Ioctl { op: OP, source })?;
-        let info = parse_enum(&list, first.info_item_size, first.info_item_count)?;
+        .into());
+    }
+    if first.info_item_count > MAX_ENUM_ITEMS || first.info_item_size > 4096 {
+        return Err(MetadataError::TooManyItems(first.info_item_count).into());
+    }
+    let mut list = vec![0u8; first.info_item_size as usize * first.info_item_count as usize];
+    let mut arg = first.to_bytes();
+    dev.ioctl(
+        Fd::Device,
+        KINSTR_PRFCNT_ENUM_INFO,
+        IoctlArg::StructWithBuffer {
+            arg: &mut arg,
+            ptr_offset: 8,
+            buffer: &mut list,
+        },
+    )
+    .map_err(|source| GpuError::Ioctl { op: OP, source })?;
+    Ok(parse_enum(
+        &list,
+        first.info_item_size,
+        first.info_item_count,
+    )?)
+}
 
-        let mut requests = encode_requests(&info);
+impl KinstrReader {
+    /// SETUP with every counter of every block `info` enumerates, then mmap.
+    pub fn setup(dev: &mut dyn KbaseDevice, info: &EnumInfo) -> Result<KinstrReader, GpuError> {
+        let mut requests = encode_requests(info);
         let mut arg = KinstrSetup {
             request_item_count: (requests.len() / REQUEST_ITEM_SIZE) as u32,
             request_item_size: REQUEST_ITEM_SIZE as u32,
@@ -313,7 +332,7 @@ impl KinstrReader {
                 source,
             });
         }
-        Ok((reader, info))
+        Ok(reader)
     }
 
     /// The reader fd.
@@ -455,6 +474,8 @@ impl KinstrReader {
                         }
                         .into());
                     }
+                    // Every block the driver lists is summed: a real GPU's driver lists the
+                    // available ones, the dummy model's absent ones read zero.
                     if let Some(kind) = BlockKind::from_prfcnt(it[8]) {
                         read(dev, values_offset as usize, &mut values)?;
                         sums.add_block(
@@ -631,7 +652,7 @@ mod tests {
         });
         // The fake leaves the enumeration buffer zeroed: a lone sentinel, no blocks.
         assert!(matches!(
-            KinstrReader::setup(&mut dev),
+            enumerate(&mut dev),
             Err(GpuError::Metadata(MetadataError::NoBlocks))
         ));
         let mut too_many = FakeDevice::new(|_, arg| {
@@ -644,7 +665,7 @@ mod tests {
             Ok(0)
         });
         assert!(matches!(
-            KinstrReader::setup(&mut too_many),
+            enumerate(&mut too_many),
             Err(GpuError::Metadata(MetadataError::TooManyItems(5000)))
         ));
     }

@@ -70,5 +70,5 @@ pub use mali_device::MaliDevice;
 pub use product::{Family, Product};
 pub use profiler::{Backend, GpuInfo, GpuProfiler, GpuSample};
 #[cfg(feature = "sim")]
-pub use sim::{Fault, SimConfig, SimGpu, SimulatedKbase, Workload};
+pub use sim::{Fault, SimConfig, SimGpu, SimulatedKbase, Workload, KBASE_R35P0_DUMMY_GPUS};
 pub use version::{DriverVersion, Interface};

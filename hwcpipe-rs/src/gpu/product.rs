@@ -113,6 +113,41 @@ pub fn spec_product(id: u16) -> Option<Product> {
     })
 }
 
+/// Arm's internal code names of the GPUs, by new-style product id: the names kbase's dummy GPU model
+/// (`no_mali_gpu=`) and Arm's driver sources use. Only for messages: a GPU without a counter layout
+/// is reported as, say, "tDUx (GPU_ID 0xa2010000)".
+pub static CODENAMES: &[(u16, &str)] = &[
+    (0x6000, "tMIx"),
+    (0x6001, "tHEx"),
+    (0x7000, "tSIx"),
+    (0x7001, "tNOx"),
+    (0x7002, "tGOx"),
+    (0x7003, "tDVx"),
+    (0x9000, "tTRx"),
+    (0x9001, "tNAx"),
+    (0x9002, "tBEx"),
+    (0x9005, "tBAx"),
+    (0xA001, "tDUx"),
+    (0xA002, "tODx"),
+    (0xA003, "tGRx"),
+    (0xA004, "tVAx"),
+    (0xA007, "lODx"),
+    (0xB002, "tTUx"),
+];
+
+/// Arm's code name of the GPU with this raw GPU_ID, if known.
+pub fn codename(gpu_id: u64) -> Option<&'static str> {
+    let id = decode_gpu_id(gpu_id).ok()?;
+    CODENAMES.iter().find(|(p, _)| *p == id).map(|(_, n)| *n)
+}
+
+/// The fields of a 32-bit new-style GPU_ID: `(arch_major, arch_minor, arch_rev, product_major)`.
+pub fn gpu_id_fields(gpu_id: u64) -> (u8, u8, u8, u8) {
+    let low = gpu_id as u32;
+    let nibble = |shift: u32| ((low >> shift) & 0xF) as u8;
+    (nibble(28), nibble(24), nibble(20), nibble(16))
+}
+
 /// `(arch_major, product_major)` of a GPU_ID, or the legacy product id for Midgard.
 fn decode_gpu_id(gpu_id: u64) -> Result<u16, u16> {
     let low = gpu_id as u32;
@@ -134,7 +169,10 @@ pub fn identify(gpu_id: u64) -> Result<Product, GpuError> {
         Err(legacy) => MIDGARD_PRODUCTS.iter().find(|p| p.id == legacy).copied(),
         Ok(id) => spec_product(id),
     };
-    found.ok_or(GpuError::UnsupportedProduct(gpu_id))
+    found.ok_or(GpuError::UnsupportedProduct {
+        gpu_id,
+        codename: codename(gpu_id),
+    })
 }
 
 #[cfg(test)]
@@ -162,12 +200,22 @@ mod tests {
     fn unknown_ids_are_typed_errors() {
         assert!(matches!(
             identify(0x0999_0000),
-            Err(GpuError::UnsupportedProduct(0x0999_0000))
+            Err(GpuError::UnsupportedProduct {
+                gpu_id: 0x0999_0000,
+                codename: None
+            })
         ));
         assert!(matches!(
             identify(0x9009_0000),
-            Err(GpuError::UnsupportedProduct(_))
+            Err(GpuError::UnsupportedProduct { .. })
         ));
+        // kbase's dummy model offers tDUx (arch 10.2.0, product 1), which Arm's database lacks.
+        let tdux = identify(0xA201_0000).unwrap_err();
+        assert_eq!(
+            tdux.to_string(),
+            "unsupported Mali GPU tDUx (GPU_ID 0xa2010000: arch 10.2.0, product 1): \
+             not in Arm's counter database"
+        );
         assert!(identify(0).is_err());
     }
 }

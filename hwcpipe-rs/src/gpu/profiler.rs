@@ -1,19 +1,19 @@
 //! [`GpuProfiler`]: finds a Mali GPU, runs the handshake, picks a reader, and turns counter dumps
 //! into [`GpuCounter`] values.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::counter::GpuCounter;
 use super::device::KbaseDevice;
-use super::dump::{BlockSums, VinstrLayout};
+use super::dump::{BlockLayout, BlockSums};
 use super::error::{GpuError, Unavailable};
 use super::formula::{resolve, Resolved};
-use super::kinstr::KinstrReader;
+use super::kinstr::{self, EnumInfo, KinstrReader};
 use super::mali_device::MaliDevice;
-use super::product::{identify, Product};
+use super::product::{codename, identify, Product};
 use super::props::{read_props, GpuProps};
-use super::version::{set_flags, version_check, DriverVersion, Interface};
+use super::version::{set_flags, version_check, DriverVersion};
 use super::vinstr::VinstrReader;
 
 /// Default wait for one dump.
@@ -22,7 +22,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
 pub const MAX_DEVICES: u32 = 32;
 
 /// The kernel interface counters are read through.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Backend {
     /// The vinstr hwcnt reader (64 × u32 blocks).
     Vinstr,
@@ -41,6 +41,10 @@ pub struct GpuInfo {
     pub props: GpuProps,
     /// The chosen reader.
     pub backend: Backend,
+    /// Where the counter blocks of a dump are, as the driver lays them out.
+    pub layout: BlockLayout,
+    /// The readers this driver offers (vinstr, kinstr_prfcnt, or both).
+    pub offered: &'static [Backend],
 }
 
 /// One sample: the value of every enabled, available counter over the interval since the
@@ -96,7 +100,7 @@ enum Reader {
 pub struct GpuProfiler {
     device: Box<dyn KbaseDevice>,
     info: GpuInfo,
-    layout: VinstrLayout,
+    enumeration: Option<EnumInfo>,
     formulas: Vec<Option<Resolved>>,
     supported: Vec<GpuCounter>,
     unavailable: Vec<(GpuCounter, Unavailable)>,
@@ -118,18 +122,67 @@ impl std::fmt::Debug for GpuProfiler {
     }
 }
 
-fn choose_backend(product: &Product, version: DriverVersion) -> Result<Backend, GpuError> {
-    let vinstr = product.vinstr_capable();
-    let backend = match version.interface {
-        Interface::LegacyUk if vinstr => Some(Backend::Vinstr),
-        Interface::LegacyUk => None,
-        Interface::Jm if vinstr && !version.at_least(11, 40) => Some(Backend::Vinstr),
-        Interface::Jm if version.at_least(11, 37) => Some(Backend::KinstrPrfcnt),
-        Interface::Csf if vinstr && !version.at_least(1, 21) => Some(Backend::Vinstr),
-        Interface::Csf if version.at_least(1, 17) => Some(Backend::KinstrPrfcnt),
-        _ => None,
+/// The readers a driver offers for a dump of this layout, in the order they are preferred: vinstr
+/// first, as HWCPipe and libGPUCounters choose it wherever it exists (it reads 64-value blocks only),
+/// then kinstr_prfcnt where the driver enumerated it.
+fn offered_readers(
+    version: DriverVersion,
+    enumerated: bool,
+    layout: &BlockLayout,
+) -> &'static [Backend] {
+    let vinstr = version.offers_vinstr() && layout.values_per_block == 64;
+    match (vinstr, enumerated) {
+        (true, true) => &[Backend::Vinstr, Backend::KinstrPrfcnt],
+        (true, false) => &[Backend::Vinstr],
+        (false, true) => &[Backend::KinstrPrfcnt],
+        (false, false) => &[],
+    }
+}
+
+fn choose_backend(
+    version: DriverVersion,
+    offered: &[Backend],
+    wanted: Option<Backend>,
+) -> Result<Backend, GpuError> {
+    match wanted {
+        Some(backend) if offered.contains(&backend) => Ok(backend),
+        Some(backend) => Err(GpuError::ReaderNotOffered { backend, version }),
+        None => offered
+            .first()
+            .copied()
+            .ok_or(GpuError::DriverTooOld { version }),
+    }
+}
+
+/// The driver's own account of its dump: kinstr_prfcnt's enumeration where the driver has it (a
+/// driver that should have it but refuses the call is read through vinstr with the layout of the
+/// GPU properties), else the layout of the GPU properties with the product's block size.
+fn driver_layout(
+    dev: &mut dyn KbaseDevice,
+    version: DriverVersion,
+    props: &GpuProps,
+    product_values_per_block: usize,
+) -> Result<(BlockLayout, Option<EnumInfo>), GpuError> {
+    if version.offers_kinstr() {
+        match kinstr::enumerate(dev) {
+            Ok(info) => {
+                let layout = BlockLayout::from_enumeration(
+                    info.slots(),
+                    usize::from(info.values_per_block()),
+                    props.shader_core_mask,
+                    props.l2_slices,
+                )?;
+                return Ok((layout, Some(info)));
+            }
+            Err(GpuError::Ioctl { .. }) => {}
+            Err(other) => return Err(other),
+        }
+    }
+    let layout = BlockLayout {
+        values_per_block: product_values_per_block,
+        ..BlockLayout::from_props(props.shader_core_mask, props.l2_slices)?
     };
-    backend.ok_or(GpuError::DriverTooOld { version })
+    Ok((layout, None))
 }
 
 impl GpuProfiler {
@@ -137,14 +190,22 @@ impl GpuProfiler {
     ///
     /// [`GpuError::NoDevice`] when none exists; otherwise the error of the first device that
     /// exists but failed.
+    ///
+    /// An error of a device that exists is [`GpuError::OnDevice`]: it names the device and, once the
+    /// version check answered, the driver's interface version.
     pub fn open() -> Result<GpuProfiler, GpuError> {
+        GpuProfiler::open_using(None)
+    }
+
+    /// Like [`open`](Self::open), reading through `backend` (`None`: the driver's preferred reader).
+    pub fn open_using(backend: Option<Backend>) -> Result<GpuProfiler, GpuError> {
         let mut first_error = None;
         for n in 0..MAX_DEVICES {
             let path = PathBuf::from(format!("/dev/mali{n}"));
             if !path.exists() {
                 continue;
             }
-            match MaliDevice::open(&path).and_then(GpuProfiler::with_device) {
+            match GpuProfiler::open_path(&path, backend) {
                 Ok(p) => return Ok(p),
                 Err(e) => {
                     first_error.get_or_insert(e);
@@ -154,20 +215,61 @@ impl GpuProfiler {
         Err(first_error.unwrap_or(GpuError::NoDevice))
     }
 
+    /// Opens the Mali device at `path`, reading through `backend` (`None`: the driver's preferred
+    /// reader). Errors are [`GpuError::OnDevice`], naming the device and the driver version.
+    pub fn open_path(path: &Path, backend: Option<Backend>) -> Result<GpuProfiler, GpuError> {
+        let on_device = |version, source| GpuError::OnDevice {
+            device: path.display().to_string(),
+            version,
+            source: Box::new(source),
+        };
+        let device = MaliDevice::open(path).map_err(|e| on_device(None, e))?;
+        GpuProfiler::handshake(Box::new(device), backend)
+            .map_err(|(version, e)| on_device(version, e))
+    }
+
     /// Runs the handshake over any [`KbaseDevice`] (a [`MaliDevice`] or a
-    /// `SimulatedKbase` (feature `sim`)).
+    /// `SimulatedKbase` (feature `sim`)), reading through the driver's preferred reader.
     pub fn with_device<D: KbaseDevice + 'static>(device: D) -> Result<GpuProfiler, GpuError> {
-        let mut device: Box<dyn KbaseDevice> = Box::new(device);
+        GpuProfiler::with_device_using(device, None)
+    }
+
+    /// Like [`with_device`](Self::with_device), reading through `backend` (`None`: the driver's
+    /// preferred reader, vinstr where it has it). [`GpuError::ReaderNotOffered`] when the driver
+    /// lacks that reader.
+    pub fn with_device_using<D: KbaseDevice + 'static>(
+        device: D,
+        backend: Option<Backend>,
+    ) -> Result<GpuProfiler, GpuError> {
+        GpuProfiler::handshake(Box::new(device), backend).map_err(|(_, e)| e)
+    }
+
+    /// The whole handshake; an error comes with the driver version when the version check answered.
+    fn handshake(
+        mut device: Box<dyn KbaseDevice>,
+        wanted: Option<Backend>,
+    ) -> Result<GpuProfiler, (Option<DriverVersion>, GpuError)> {
+        let version = version_check(device.as_mut()).map_err(|e| (None, e))?;
+        GpuProfiler::identify_and_open(device, version, wanted).map_err(|e| (Some(version), e))
+    }
+
+    fn identify_and_open(
+        mut device: Box<dyn KbaseDevice>,
+        version: DriverVersion,
+        wanted: Option<Backend>,
+    ) -> Result<GpuProfiler, GpuError> {
         let dev = device.as_mut();
-        let version = version_check(dev)?;
         set_flags(dev, version)?;
         let props = read_props(dev, version)?;
         let product = identify(props.gpu_id)?;
-        let layout_table = product
-            .layout
-            .ok_or(GpuError::UnsupportedProduct(props.gpu_id))?;
-        let backend = choose_backend(&product, version)?;
-        let layout = VinstrLayout::new(props.shader_core_mask, props.l2_slices)?;
+        let layout_table = product.layout.ok_or(GpuError::UnsupportedProduct {
+            gpu_id: props.gpu_id,
+            codename: codename(props.gpu_id),
+        })?;
+        let (layout, enumeration) =
+            driver_layout(dev, version, &props, layout_table.values_per_block as usize)?;
+        let offered = offered_readers(version, enumeration.is_some(), &layout);
+        let backend = choose_backend(version, offered, wanted)?;
         let mut formulas = Vec::with_capacity(GpuCounter::ALL.len());
         let mut supported = Vec::new();
         let mut unavailable = Vec::new();
@@ -176,6 +278,7 @@ impl GpuProfiler {
                 product.family,
                 layout_table,
                 props.bus_width_bytes(),
+                layout.values_per_block,
                 counter,
             ) {
                 Ok(r) => {
@@ -195,8 +298,10 @@ impl GpuProfiler {
                 version,
                 props,
                 backend,
+                layout,
+                offered,
             },
-            layout,
+            enumeration,
             formulas,
             enabled: supported.clone(),
             supported,
@@ -213,11 +318,18 @@ impl GpuProfiler {
 
     fn open_reader(&mut self) -> Result<Reader, GpuError> {
         let dev = self.device.as_mut();
-        Ok(match self.info.backend {
-            Backend::Vinstr => {
-                Reader::Vinstr(VinstrReader::setup(dev, self.info.version, self.layout)?)
+        let layout = self.info.layout;
+        Ok(match (self.info.backend, &self.enumeration) {
+            (Backend::Vinstr, _) => {
+                Reader::Vinstr(VinstrReader::setup(dev, self.info.version, layout)?)
             }
-            Backend::KinstrPrfcnt => Reader::Kinstr(KinstrReader::setup(dev)?.0),
+            (Backend::KinstrPrfcnt, Some(info)) => Reader::Kinstr(KinstrReader::setup(dev, info)?),
+            (Backend::KinstrPrfcnt, None) => {
+                return Err(GpuError::ReaderNotOffered {
+                    backend: Backend::KinstrPrfcnt,
+                    version: self.info.version,
+                })
+            }
         })
     }
 
@@ -319,6 +431,7 @@ impl Drop for GpuProfiler {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::version::Interface;
 
     #[test]
     fn open_without_mali_is_no_device() {
@@ -328,30 +441,40 @@ mod tests {
     }
 
     #[test]
-    fn backend_choice_follows_driver_versions() {
-        let g78 = identify(0x9002_0000).unwrap();
-        let g715 = identify(0xB002_0000).unwrap();
+    fn backend_choice_follows_what_the_driver_offers() {
         let v = |interface, major, minor| DriverVersion {
             interface,
             major,
             minor,
         };
+        let dummy = BlockLayout::from_enumeration([1, 1, 8, 32], 64, 0xF, 1).unwrap();
+        let wide = BlockLayout::from_enumeration([1, 1, 4, 16], 128, 0xFF, 4).unwrap();
+        // r35p0 (JM 11.33, CSF 1.8) offers both; vinstr is preferred, either can be asked for.
+        let r35 = v(Interface::Csf, 1, 8);
+        let both = offered_readers(r35, true, &dummy);
+        assert_eq!(both, &[Backend::Vinstr, Backend::KinstrPrfcnt]);
+        assert_eq!(choose_backend(r35, both, None).unwrap(), Backend::Vinstr);
         assert_eq!(
-            choose_backend(&g78, v(Interface::Jm, 11, 20)).unwrap(),
-            Backend::Vinstr
-        );
-        assert_eq!(
-            choose_backend(&g78, v(Interface::Jm, 11, 41)).unwrap(),
+            choose_backend(r35, both, Some(Backend::KinstrPrfcnt)).unwrap(),
             Backend::KinstrPrfcnt
         );
-        assert_eq!(
-            choose_backend(&g715, v(Interface::Csf, 1, 20)).unwrap(),
-            Backend::KinstrPrfcnt
-        );
+        // 128-value blocks and newer drivers: kinstr_prfcnt only.
+        assert_eq!(offered_readers(r35, true, &wide), &[Backend::KinstrPrfcnt]);
+        let new_jm = v(Interface::Jm, 11, 41);
+        let only_kinstr = offered_readers(new_jm, true, &dummy);
+        assert_eq!(only_kinstr, &[Backend::KinstrPrfcnt]);
         assert!(matches!(
-            choose_backend(&g715, v(Interface::Csf, 1, 10)),
-            Err(GpuError::DriverTooOld { version }) if version.minor == 10
+            choose_backend(new_jm, only_kinstr, Some(Backend::Vinstr)),
+            Err(GpuError::ReaderNotOffered {
+                backend: Backend::Vinstr,
+                ..
+            })
         ));
-        assert!(choose_backend(&g715, v(Interface::LegacyUk, 10, 6)).is_err());
+        // Nothing offered: the driver is too old (or too new) for either reader.
+        let none = offered_readers(v(Interface::Csf, 1, 30), false, &dummy);
+        assert!(matches!(
+            choose_backend(v(Interface::Csf, 1, 30), none, None),
+            Err(GpuError::DriverTooOld { .. })
+        ));
     }
 }

@@ -37,6 +37,28 @@ impl DriverVersion {
     pub fn at_least(self, major: u16, minor: u16) -> bool {
         (self.major, self.minor) >= (major, minor)
     }
+
+    /// Whether this driver generation still has the vinstr hwcnt reader
+    /// (`KBASE_IOCTL_HWCNT_READER_SETUP`): every legacy UK driver, Job Manager drivers before
+    /// 11.40 and CSF drivers before 1.21, the versions libGPUCounters stops using it at.
+    pub fn offers_vinstr(self) -> bool {
+        match self.interface {
+            Interface::LegacyUk => true,
+            Interface::Jm => !self.at_least(11, 40),
+            Interface::Csf => !self.at_least(1, 21),
+        }
+    }
+
+    /// Whether this driver has kinstr_prfcnt (`KBASE_IOCTL_KINSTR_PRFCNT_ENUM_INFO` and `_SETUP`):
+    /// added to all GPUs in Job Manager interface 11.32 and CSF interface 1.6 (the version history
+    /// of kbase's own uapi headers; r35p0 is JM 11.33 and CSF 1.8 and has it).
+    pub fn offers_kinstr(self) -> bool {
+        match self.interface {
+            Interface::LegacyUk => false,
+            Interface::Jm => self.at_least(11, 32),
+            Interface::Csf => self.at_least(1, 6),
+        }
+    }
 }
 
 impl fmt::Display for DriverVersion {
@@ -146,6 +168,21 @@ mod tests {
         assert!(v.at_least(11, 37));
         assert!(!v.at_least(11, 41));
         assert_eq!(v.to_string(), "JM 11.40");
+        assert!(!v.offers_vinstr() && v.offers_kinstr());
+        let r35 = |interface, major, minor| DriverVersion {
+            interface,
+            major,
+            minor,
+        };
+        // Arm's r35p0 driver offers both readers in both generations.
+        for r in [r35(Interface::Jm, 11, 33), r35(Interface::Csf, 1, 8)] {
+            assert!(r.offers_vinstr() && r.offers_kinstr(), "{r}");
+        }
+        assert!(!r35(Interface::Jm, 11, 31).offers_kinstr());
+        assert!(!r35(Interface::Csf, 1, 5).offers_kinstr());
+        assert!(!r35(Interface::Csf, 1, 21).offers_vinstr());
+        assert!(r35(Interface::LegacyUk, 10, 6).offers_vinstr());
+        assert!(!r35(Interface::LegacyUk, 10, 6).offers_kinstr());
     }
 
     use crate::gpu::device::fake::FakeDevice;

@@ -5,7 +5,7 @@ use std::io;
 use std::time::Duration;
 
 use super::device::{Fd, IoctlArg, KbaseDevice, PollOutcome};
-use super::dump::{BlockSums, DumpError, VinstrLayout};
+use super::dump::{BlockLayout, BlockSums, DumpError};
 use super::error::GpuError;
 use super::ioctl::{
     ApiVersionWithFeatures, HwcntReaderMetadata, HwcntReaderSetup, UkHwcntReaderSetup, Wire,
@@ -25,7 +25,7 @@ pub const SUPPORTED_HWVER: u32 = 5;
 #[derive(Debug)]
 pub struct VinstrReader {
     fd: i32,
-    layout: VinstrLayout,
+    layout: BlockLayout,
     buffer_count: u32,
     buffer: Vec<u8>,
 }
@@ -94,7 +94,7 @@ impl VinstrReader {
     pub fn setup(
         dev: &mut dyn KbaseDevice,
         version: DriverVersion,
-        layout: VinstrLayout,
+        layout: BlockLayout,
     ) -> Result<VinstrReader, GpuError> {
         let mut result = Err(GpuError::NotRunning);
         for count in BUFFER_COUNTS {
@@ -245,8 +245,8 @@ mod tests {
     use super::*;
     use crate::gpu::device::fake::FakeDevice;
 
-    fn layout() -> VinstrLayout {
-        VinstrLayout::new(1, 1).unwrap()
+    fn layout() -> BlockLayout {
+        BlockLayout::from_props(1, 1).unwrap()
     }
 
     #[test]

@@ -1,8 +1,10 @@
 //! `lizard stat`: count the CPU events of a command (`-- CMD ARGS…`), an existing process (`--pid`) or
-//! the whole system (`--system-wide`, `--cpu`), like `perf stat`.
+//! the whole system (`--system-wide`, `--cpu`), like `perf stat`, and the Mali GPU's counters over the
+//! same time (the whole GPU: its counters do not follow a process).
 
 use std::time::{Duration, Instant};
 
+use hwcpipe::gpu::{GpuCounter, GpuProfiler};
 use hwcpipe::{CpuCounter, KernelCounting};
 use serde_json::json;
 
@@ -10,26 +12,97 @@ use crate::args::{ListFormat, StatArgs};
 use crate::error::CliError;
 use crate::interrupt;
 use crate::output;
+use crate::source;
 use crate::table::Table;
 use crate::target::{self, Target, TargetCounters};
 
-/// The counters named in `names`, or all of them.
-fn counters(names: &[String]) -> Result<Vec<CpuCounter>, CliError> {
+/// The CPU and GPU counters named in `names`, or all of them.
+fn counters(names: &[String]) -> Result<(Vec<CpuCounter>, Vec<GpuCounter>), CliError> {
     if names.is_empty() {
-        return Ok(CpuCounter::ALL.to_vec());
+        return Ok((CpuCounter::ALL.to_vec(), GpuCounter::ALL.to_vec()));
     }
-    names
-        .iter()
-        .map(|name| {
-            CpuCounter::ALL
-                .into_iter()
-                .find(|c| c.name().eq_ignore_ascii_case(name.trim()))
-                .ok_or_else(|| CliError::UnknownCounter {
-                    name: name.clone(),
-                    hint: crate::names::hint(name, CpuCounter::ALL.iter().map(|c| c.name())),
+    let (mut cpu, mut gpu) = (Vec::new(), Vec::new());
+    for name in names {
+        let wanted = name.trim();
+        if let Some(c) = CpuCounter::ALL
+            .into_iter()
+            .find(|c| c.name().eq_ignore_ascii_case(wanted))
+        {
+            cpu.push(c);
+        } else if let Some(g) = GpuCounter::ALL
+            .into_iter()
+            .find(|g| g.name().eq_ignore_ascii_case(wanted))
+        {
+            gpu.push(g);
+        } else {
+            let known = CpuCounter::ALL
+                .iter()
+                .map(|c| c.name())
+                .chain(GpuCounter::ALL.iter().map(|g| g.name()));
+            return Err(CliError::UnknownCounter {
+                name: name.clone(),
+                hint: crate::names::hint(name, known),
+            });
+        }
+    }
+    Ok((cpu, gpu))
+}
+
+/// The Mali GPU's chosen counters over the counting, or why there are none.
+struct GpuCounting {
+    profiler: Result<GpuProfiler, String>,
+    values: Vec<(GpuCounter, f64)>,
+}
+
+impl GpuCounting {
+    /// Opens the GPU and enables `chosen` (those it can measure); nothing asked, nothing opened.
+    fn open(chosen: &[GpuCounter]) -> GpuCounting {
+        let profiler = if chosen.is_empty() {
+            Err("no GPU counter asked for".to_owned())
+        } else {
+            GpuProfiler::open()
+                .map_err(|e| source::chain(&e))
+                .and_then(|mut p| {
+                    let measurable: Vec<GpuCounter> = chosen
+                        .iter()
+                        .copied()
+                        .filter(|c| p.supported_counters().contains(c))
+                        .collect();
+                    p.set_enabled(&measurable).map_err(|e| source::chain(&e))?;
+                    Ok(p)
                 })
-        })
-        .collect()
+        };
+        GpuCounting {
+            profiler,
+            values: Vec::new(),
+        }
+    }
+
+    fn run(&mut self) {
+        if let Ok(p) = &mut self.profiler {
+            if let Err(e) = p.run() {
+                self.profiler = Err(source::chain(&e));
+            }
+        }
+    }
+
+    /// Takes the one sample covering the whole counting.
+    fn finish(&mut self) {
+        if let Ok(p) = &mut self.profiler {
+            match p.sample() {
+                Ok(sample) => self.values = sample.iter().collect(),
+                Err(e) => self.profiler = Err(source::chain(&e)),
+            }
+            if let Ok(p) = &mut self.profiler {
+                let _ = p.stop();
+            }
+        }
+    }
+
+    /// Why the GPU gave no values, if it gave none.
+    fn unavailable(&self) -> Option<&str> {
+        self.profiler.as_ref().err().map(String::as_str)
+    }
 }
 
 /// How often counting without a command checks whether the process ended, the time is up or Ctrl-C came.
@@ -64,7 +137,7 @@ fn wait(
 /// Runs `lizard stat`.
 pub fn run(args: &StatArgs) -> Result<i32, CliError> {
     interrupt::install();
-    let chosen = counters(&args.counters)?;
+    let (chosen, chosen_gpu) = counters(&args.counters)?;
     let target = Target::from_args(&args.target)?.ok_or_else(|| {
         CliError::Usage(
             "say what to count: `-- CMD ARGS…`, --pid PID, --system-wide or --cpu LIST".into(),
@@ -79,15 +152,18 @@ pub fn run(args: &StatArgs) -> Result<i32, CliError> {
         KernelCounting::Auto
     };
     let mut counting = TargetCounters::open(&target, &chosen, kernel)?;
+    let mut gpu = GpuCounting::open(&chosen_gpu);
     let started = Instant::now();
+    gpu.run();
     counting.run()?;
     let code = wait(&mut counting, &target, args.duration)?;
     let elapsed = started.elapsed();
     counting.sample()?;
+    gpu.finish();
     counting.stop();
 
     let text = match args.format {
-        ListFormat::Table => table(&counting, &chosen, elapsed, code),
+        ListFormat::Table => table(&counting, &chosen, &gpu, elapsed, code),
         ListFormat::Json => {
             let mut rows: Vec<_> = counting
                 .series()
@@ -112,6 +188,7 @@ pub fn run(args: &StatArgs) -> Result<i32, CliError> {
                     "value": null,
                     "multiplexed": null,
                     "unavailable": reason,
+                    "source": "cpu",
                 })
             }));
             output::to_json(&json!({
@@ -120,6 +197,7 @@ pub fn run(args: &StatArgs) -> Result<i32, CliError> {
                 "exit_status": code,
                 "elapsed_s": elapsed.as_secs_f64(),
                 "kernel_excluded": counting.kernel_excluded(),
+                "gpu_unavailable": gpu.unavailable(),
                 "counters": rows,
             }))
         }
@@ -137,7 +215,13 @@ fn duration_without_end(target: &Target, duration: Option<Duration>) -> bool {
     matches!(target, Target::Cpus { .. }) && duration.is_none()
 }
 
-fn table(counting: &TargetCounters, chosen: &[CpuCounter], elapsed: Duration, code: i32) -> String {
+fn table(
+    counting: &TargetCounters,
+    chosen: &[CpuCounter],
+    gpu: &GpuCounting,
+    elapsed: Duration,
+    code: i32,
+) -> String {
     let mut table = Table::new(&["counter", "value", "unit", "note"]);
     for (series, reading) in counting.series().iter().zip(counting.readings()) {
         table.row(vec![
@@ -161,8 +245,20 @@ fn table(counting: &TargetCounters, chosen: &[CpuCounter], elapsed: Duration, co
             ]);
         }
     }
+    for (counter, value) in &gpu.values {
+        table.row(vec![
+            counter.name().to_owned(),
+            format!("{value}"),
+            counter.unit().to_string(),
+            "Mali GPU (whole GPU)".to_owned(),
+        ]);
+    }
+    let gpu_note = match gpu.unavailable() {
+        Some(reason) => format!("GPU counters: none ({reason})\n"),
+        None => String::new(),
+    };
     format!(
-        "Counters for {}:\n\n{}\n{:.3} s elapsed; exit status {}\n",
+        "Counters for {}:\n\n{}\n{gpu_note}{:.3} s elapsed; exit status {}\n",
         counting.scope(),
         table.render(),
         elapsed.as_secs_f64(),

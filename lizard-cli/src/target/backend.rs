@@ -51,12 +51,26 @@ struct TargetBackend {
     watch: CommandWatch,
 }
 
+/// What [`open_backend`] opened.
+pub struct OpenedBackend {
+    /// The engine's direct source.
+    pub backend: Box<dyn HwcBackend>,
+    /// Tells when a counted command has exited.
+    pub watch: CommandWatch,
+    /// Why the Mali GPU gives no counters (no device, or the device, driver and failing call), when
+    /// it gives none.
+    pub gpu_error: Option<String>,
+}
+
 /// Opens `target`'s CPU counters, and the Mali GPU's when this machine has one, as the engine's direct
-/// source. The watch tells when a counted command has exited.
-pub fn open_backend(target: &Target) -> Result<(Box<dyn HwcBackend>, CommandWatch), TargetError> {
+/// source.
+pub fn open_backend(target: &Target) -> Result<OpenedBackend, TargetError> {
     let cpu = TargetCounters::open(target, &CpuCounter::ALL, hwcpipe::KernelCounting::Auto)?;
-    // The GPU counters count the whole GPU whatever the CPU target; no GPU is no GPU counters.
-    let gpu = HwcPipeBackend::new(HwcPipe::with_config(None, &GpuCounter::ALL)).ok();
+    // The GPU counters count the whole GPU whatever the CPU target; no GPU is no GPU counters, and
+    // the reason is kept for the summary.
+    let pipe = HwcPipe::with_config(None, &GpuCounter::ALL);
+    let gpu_error = pipe.gpu_error().map(|e| crate::source::chain(e));
+    let gpu = HwcPipeBackend::new(pipe).ok();
     let watch = CommandWatch::default();
     let backend = TargetBackend {
         gpu_first: cpu.series().len(),
@@ -65,7 +79,11 @@ pub fn open_backend(target: &Target) -> Result<(Box<dyn HwcBackend>, CommandWatc
         enabled_cpu: Vec::new(),
         watch: watch.clone(),
     };
-    Ok((Box::new(backend), watch))
+    Ok(OpenedBackend {
+        backend: Box::new(backend),
+        watch,
+        gpu_error,
+    })
 }
 
 impl TargetBackend {

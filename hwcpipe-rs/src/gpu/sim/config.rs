@@ -51,6 +51,7 @@ impl SimGpu {
             hwver: 5,
             kinstr: false,
             values_per_block: 64,
+            dummy_model: false,
         };
         match self {
             SimGpu::T860 => c(0x0860_0002, Interface::LegacyUk, (10, 6), 0b1111, 1, 6),
@@ -97,6 +98,83 @@ pub struct SimConfig {
     pub kinstr: bool,
     /// Counters per block (64, or 128 for kinstr_prfcnt-only GPUs).
     pub values_per_block: u16,
+    /// Arm's dummy GPU model behind the driver (`CONFIG_MALI_NO_MALI`, see
+    /// [`SimConfig::kbase_r35p0_dummy`]): dumps have slots for the model's maxima (8 memory-system
+    /// blocks, 32 shader cores) whatever is present, and kinstr_prfcnt lists every slot. Otherwise
+    /// the driver lays dumps out as for a real GPU (a memory block per L2 slice, a shader slot per
+    /// bit up to the highest present core) and lists the present blocks.
+    pub dummy_model: bool,
+}
+
+/// The GPUs of kbase r35p0's dummy model (`no_mali_gpu=NAME`, `all_control_reg_values` in
+/// `backend/gpu/mali_kbase_model_dummy.c`; tGOx in two revisions, so 17 names for 16 GPUs): name,
+/// GPU_ID, and whether the CSF build of the driver serves it (else the Job Manager build).
+pub const KBASE_R35P0_DUMMY_GPUS: [(&str, u32, bool); 17] = [
+    ("tMIx", 0x60A0_0010, false),
+    ("tHEx", 0x6201_0030, false),
+    ("tSIx", 0x7000_1010, false),
+    ("tDVx", 0x7003_0000, false),
+    ("tNOx", 0x7211_0000, false),
+    ("tGOx_r0p0", 0x7222_0000, false),
+    ("tGOx_r1p0", 0x7402_1000, false),
+    ("tTRx", 0x9080_0000, false),
+    ("tNAx", 0x9081_0000, false),
+    ("tBEx", 0x9202_0000, false),
+    ("tBAx", 0x9E45_0000, false),
+    ("tDUx", 0xA201_0000, false),
+    ("tODx", 0xA802_0000, true),
+    ("lODx", 0xA867_0000, true),
+    ("tGRx", 0xAA03_0000, true),
+    ("tVAx", 0xAC04_0000, true),
+    ("tTUx", 0xB852_0000, true),
+];
+
+impl SimConfig {
+    /// Arm's kbase driver r35p0 over its dummy GPU model pretending to be `name` (`"tBEx"`): JM
+    /// interface 11.33 or CSF 1.8, both readers, 4 shader cores and one L2 slice present, a 64-bit
+    /// bus (`L2_FEATURES` 0x06100206), dumps of 42 blocks (10752 bytes). `None` for a name the
+    /// model does not know.
+    pub fn kbase_r35p0_dummy(name: &str) -> Option<SimConfig> {
+        let (gpu_id, csf) = KBASE_R35P0_DUMMY_GPUS
+            .iter()
+            .find(|g| g.0 == name)
+            .map(|g| (g.1, g.2))?;
+        let (interface, version) = if csf {
+            (Interface::Csf, (1, 8))
+        } else {
+            (Interface::Jm, (11, 33))
+        };
+        Some(SimConfig {
+            gpu_id: u64::from(gpu_id),
+            interface,
+            version,
+            core_mask: 0xF,
+            l2_slices: 1,
+            l2_features: 0x0610_0206,
+            hwver: 5,
+            kinstr: true,
+            values_per_block: 64,
+            dummy_model: true,
+        })
+    }
+
+    /// Whether block `instance` of `kind` belongs to a present L2 slice or core.
+    pub fn is_present(&self, kind: BlockKind, instance: u32) -> bool {
+        match kind {
+            BlockKind::FrontEnd | BlockKind::Tiler => instance == 0,
+            BlockKind::Memory => instance < self.l2_slices,
+            BlockKind::ShaderCore => instance < 64 && self.core_mask & (1u64 << instance) != 0,
+        }
+    }
+
+    /// Block slots of a dump: front end, tiler, memory system, shader cores.
+    pub fn slots(&self) -> [u32; 4] {
+        if self.dummy_model {
+            [1, 1, 8, 32]
+        } else {
+            [1, 1, self.l2_slices, 64 - self.core_mask.leading_zeros()]
+        }
+    }
 }
 
 /// The counter values a scripted workload produces: `f(interval, block, instance, index)` is what

@@ -10,7 +10,7 @@ use super::vinstr_model::VinstrModel;
 use crate::gpu::device::{Fd, IoctlArg, PollOutcome};
 use crate::gpu::ioctl::*;
 use crate::gpu::props::{encode_record, prop, uk_offset};
-use crate::gpu::version::Interface;
+use crate::gpu::version::{DriverVersion, Interface};
 
 pub(super) fn errno(e: i32) -> io::Error {
     io::Error::from_raw_os_error(e)
@@ -72,15 +72,23 @@ impl Driver {
     fn kinstr_offered(&self) -> bool {
         let (major, minor) = self.config.version;
         self.config.kinstr
-            && match self.config.interface {
-                Interface::Jm => (major, minor) >= (11, 37),
-                Interface::Csf => (major, minor) >= (1, 17),
-                Interface::LegacyUk => false,
+            && DriverVersion {
+                interface: self.config.interface,
+                major,
+                minor,
             }
+            .offers_kinstr()
     }
 
     fn vinstr_offered(&self) -> bool {
+        let (major, minor) = self.config.version;
         self.config.values_per_block == 64
+            && DriverVersion {
+                interface: self.config.interface,
+                major,
+                minor,
+            }
+            .offers_vinstr()
     }
 
     pub(super) fn ioctl(&mut self, fd: Fd, request: u32, arg: IoctlArg<'_>) -> io::Result<i32> {

@@ -33,14 +33,21 @@ pub(in crate::gpu::sim) struct KinstrModel {
 }
 
 fn instances(driver: &Driver) -> Vec<(BlockKind, u8, u32)> {
+    // kbase lists blocks by slot number; over the dummy model every slot, absent ones reading
+    // zero, on a real GPU only the present L2 slices and cores.
     let c = &driver.config;
+    let [_, _, memory, shader] = c.slots();
     let mut v = vec![(BlockKind::FrontEnd, 0, 0), (BlockKind::Tiler, 0, 0)];
-    v.extend((0..c.l2_slices).map(|i| (BlockKind::Memory, i as u8, i)));
-    let cores = (0..64u32).filter(|bit| c.core_mask & (1u64 << bit) != 0);
+    let listed = |kind, i| c.dummy_model || c.is_present(kind, i);
     v.extend(
-        cores
-            .enumerate()
-            .map(|(logical, bit)| (BlockKind::ShaderCore, logical as u8, bit)),
+        (0..memory)
+            .filter(|&i| listed(BlockKind::Memory, i))
+            .map(|i| (BlockKind::Memory, i as u8, i)),
+    );
+    v.extend(
+        (0..shader)
+            .filter(|&i| listed(BlockKind::ShaderCore, i))
+            .map(|i| (BlockKind::ShaderCore, i as u8, i)),
     );
     v
 }
@@ -56,11 +63,14 @@ fn full_mask(values: u16) -> [u64; 2] {
 impl KinstrModel {
     fn enum_items(driver: &Driver) -> Vec<u8> {
         let c = &driver.config;
+        let [_, _, memory, shader] = c.slots();
+        // Instance counts are slot counts, as kbase's hwcnt metadata has them (`fls64` of the core
+        // mask on a real GPU, the model's maxima over the dummy model).
         let counts = [
             (BlockKind::FrontEnd, 1u16),
             (BlockKind::Tiler, 1),
-            (BlockKind::Memory, c.l2_slices as u16),
-            (BlockKind::ShaderCore, c.core_mask.count_ones() as u16),
+            (BlockKind::Memory, memory as u16),
+            (BlockKind::ShaderCore, shader as u16),
         ];
         let mut out = Vec::new();
         let mut push = |ty: u16, fill: &dyn Fn(&mut [u8])| {
@@ -69,6 +79,16 @@ impl KinstrModel {
             fill(&mut it);
             out.extend_from_slice(&it);
         };
+        if c.dummy_model {
+            // r35p0 lists its two request types (mode, enable) first, then the blocks, and has no
+            // sample-information item.
+            for request_type in 0u16..2 {
+                push(item::ENUM_REQUEST, &|it| {
+                    it[8..10].copy_from_slice(&request_type.to_ne_bytes());
+                    it[12..16].copy_from_slice(&1u32.to_ne_bytes());
+                });
+            }
+        }
         for (kind, n) in counts {
             push(item::ENUM_BLOCK, &|it| {
                 it[8] = kind as u8;
@@ -79,15 +99,17 @@ impl KinstrModel {
                 it[24..32].copy_from_slice(&m[1].to_ne_bytes());
             });
         }
-        for request_type in 0u16..3 {
-            push(item::ENUM_REQUEST, &|it| {
-                it[8..10].copy_from_slice(&request_type.to_ne_bytes());
-                it[12..16].copy_from_slice(&1u32.to_ne_bytes());
+        if !c.dummy_model {
+            for request_type in 0u16..3 {
+                push(item::ENUM_REQUEST, &|it| {
+                    it[8..10].copy_from_slice(&request_type.to_ne_bytes());
+                    it[12..16].copy_from_slice(&1u32.to_ne_bytes());
+                });
+            }
+            push(item::ENUM_SAMPLE_INFO, &|it| {
+                it[8..12].copy_from_slice(&2u32.to_ne_bytes())
             });
         }
-        push(item::ENUM_SAMPLE_INFO, &|it| {
-            it[8..12].copy_from_slice(&2u32.to_ne_bytes())
-        });
         push(item::ENUM_BLOCK, &|_| {}); // sentinel
         out
     }
@@ -249,7 +271,9 @@ impl KinstrModel {
             let mask = self.enable[kind.index()];
             put(values_at + HEADER_ENABLE_MASK * 8, &mask[0].to_ne_bytes());
             for index in FIRST_COUNTER..self.values {
-                if mask[index / 64] & (1 << (index % 64)) == 0 {
+                if mask[index / 64] & (1 << (index % 64)) == 0
+                    || !driver.config.is_present(kind, instance)
+                {
                     continue;
                 }
                 let v = driver.workload.value(k, kind, instance, index as u32);

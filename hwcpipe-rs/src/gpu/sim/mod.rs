@@ -15,7 +15,7 @@ use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-pub use config::{Fault, SimConfig, SimGpu, Workload};
+pub use config::{Fault, SimConfig, SimGpu, Workload, KBASE_R35P0_DUMMY_GPUS};
 
 use super::device::{Fd, IoctlArg, KbaseDevice, PollOutcome};
 use driver::Driver;

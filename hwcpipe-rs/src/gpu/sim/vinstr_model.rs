@@ -7,13 +7,13 @@ use super::config::{Fault, SimConfig};
 use super::driver::{errno, Driver};
 use crate::gpu::device::IoctlArg;
 use crate::gpu::dump::{
-    VinstrLayout, FIRST_COUNTER, HEADER_ENABLE_MASK, VINSTR_BLOCK_BYTES, VINSTR_VALUES_PER_BLOCK,
+    BlockLayout, FIRST_COUNTER, HEADER_ENABLE_MASK, VINSTR_BLOCK_BYTES, VINSTR_VALUES_PER_BLOCK,
 };
 use crate::gpu::ioctl::*;
 
 #[derive(Debug)]
 pub(in crate::gpu::sim) struct VinstrModel {
-    layout: VinstrLayout,
+    layout: BlockLayout,
     hwver: u32,
     masks: [u32; 4],
     buffer_count: u32,
@@ -30,8 +30,12 @@ impl VinstrModel {
         buffer_count: u32,
         masks: [u32; 4],
     ) -> io::Result<VinstrModel> {
-        let layout = VinstrLayout::new(config.core_mask, config.l2_slices)
-            .map_err(|_| errno(libc::EINVAL))?;
+        let layout = if config.dummy_model {
+            BlockLayout::from_enumeration(config.slots(), 64, config.core_mask, config.l2_slices)
+        } else {
+            BlockLayout::from_props(config.core_mask, config.l2_slices)
+        }
+        .map_err(|_| errno(libc::EINVAL))?;
         Ok(VinstrModel {
             layout,
             hwver: config.hwver,

@@ -1,0 +1,527 @@
+//! Arm's real kbase driver judges the GPU reader: r35p0 over its dummy GPU model, loaded in the
+//! emulated Arm system of `.ci/kbase-tests` once per GPU of the model's table (`LIZARD_KBASE_GPU`
+//! names it). Counter values are injected with `KBASE_IOCTL_HWCNT_SET`, so every counter's truth is
+//! known. Elsewhere every test skips, saying why.
+//!
+//! The tests take one lock: they share one device and the model's counter values.
+
+#[path = "support/kbase_dummy.rs"]
+mod kbase_dummy;
+
+use std::io;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use hwcpipe::gpu::dump::{BlockLayout, BlockSums};
+use hwcpipe::gpu::ioctl::{READER_DUMP, READER_PUT_BUFFER};
+use hwcpipe::gpu::kinstr::{self, KinstrReader};
+use hwcpipe::gpu::props::read_props;
+use hwcpipe::gpu::tables::BlockKind;
+use hwcpipe::gpu::version::{set_flags, version_check};
+use hwcpipe::gpu::vinstr::VinstrReader;
+use hwcpipe::gpu::{
+    Backend, Fd, GpuCounter, GpuError, GpuProfiler, IoctlArg, KbaseDevice, MaliDevice, PollOutcome,
+    SimConfig, SimulatedKbase, Workload,
+};
+use kbase_dummy::{
+    allowed_dumps, check_sample, distinct, dumps_in, injected, loaded_gpu, present, set_counters,
+};
+
+static DEVICE: Mutex<()> = Mutex::new(());
+
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    DEVICE.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+const DEV: &str = "/dev/mali0";
+
+fn readers_offered() -> Vec<Backend> {
+    match GpuProfiler::open() {
+        Ok(p) => p.info().offered.to_vec(),
+        Err(_) => Vec::new(),
+    }
+}
+
+#[test]
+fn every_counter_comes_back_exact_through_each_reader_the_driver_offers() {
+    let Some(gpu) = loaded_gpu() else { return };
+    let _guard = lock();
+    set_counters(&distinct).expect("KBASE_IOCTL_HWCNT_SET");
+    if gpu == "tDUx" {
+        // arch 10.2.0, product 1: the dummy model has it, Arm's counter database does not.
+        let err = GpuProfiler::open().unwrap_err();
+        let text = hwcpipe_error_chain(&err);
+        assert!(
+            text.contains("unsupported Mali GPU tDUx (GPU_ID 0xa2010000"),
+            "{text}"
+        );
+        assert!(text.contains("/dev/mali0 (kbase JM 11.33)"), "{text}");
+        println!("kbase {gpu}: unsupported, as reported: {text}");
+        return;
+    }
+    let offered = readers_offered();
+    assert!(!offered.is_empty(), "{gpu}: the driver offers no reader");
+    let mut empty_first = 0;
+    for backend in offered {
+        let mut profiler = GpuProfiler::open_using(Some(backend))
+            .unwrap_or_else(|e| panic!("{gpu} {backend:?}: {}", hwcpipe_error_chain(&e)));
+        let info = *profiler.info();
+        assert_eq!(info.backend, backend);
+        assert_eq!(
+            info.layout.dump_bytes(),
+            10752,
+            "{gpu}: 42 blocks of 64 values"
+        );
+        profiler.run().expect("run");
+        let mut checked = 0;
+        let mut last = 0;
+        for n in 0..5usize {
+            let sample = profiler.sample().expect("sample").clone();
+            assert!(
+                sample.timestamp_ns() > last,
+                "{gpu} {backend:?}: timestamp of sample {n} did not grow"
+            );
+            last = sample.timestamp_ns();
+            // One manual dump per sample: each sample is exactly one dump's counts (the model
+            // reports the injected values again at every dump).
+            let k = dumps_in(&profiler, &sample, &distinct);
+            assert!(
+                allowed_dumps(n).contains(&k),
+                "{gpu} {backend:?}: sample {n} holds {k} dumps"
+            );
+            empty_first += usize::from(k == 0);
+            checked += check_sample(&profiler, &sample, &distinct, k);
+        }
+        profiler.stop().expect("stop");
+        println!(
+            "kbase {gpu}: {} ({:?}), driver {}, reader {backend:?}, layout from {:?} ({} blocks), \
+             {} of {} HWCPipe counters available, {checked} injected values exact over 5 samples \
+             (first samples that found nothing counted yet so far: {empty_first})",
+            info.product.name,
+            info.product.family,
+            info.version,
+            info.layout.source,
+            info.layout.block_count(),
+            profiler.supported_counters().len(),
+            GpuCounter::ALL.len()
+        );
+        for (counter, reason) in profiler.unavailable_counters() {
+            println!("kbase {gpu}:   unavailable {counter}: {reason}");
+        }
+    }
+}
+
+/// The handshake by hand, for the raw reader checks.
+fn raw_device() -> (
+    MaliDevice,
+    hwcpipe::gpu::DriverVersion,
+    BlockLayout,
+    Option<kinstr::EnumInfo>,
+) {
+    let mut dev = MaliDevice::open(DEV).expect("open");
+    let version = version_check(&mut dev).expect("version check");
+    set_flags(&mut dev, version).expect("set flags");
+    let props = read_props(&mut dev, version).expect("props");
+    let info = kinstr::enumerate(&mut dev).expect("kinstr_prfcnt enumeration (r35p0 has it)");
+    let layout = BlockLayout::from_enumeration(
+        info.slots(),
+        usize::from(info.values_per_block()),
+        props.shader_core_mask,
+        props.l2_slices,
+    )
+    .expect("layout");
+    assert_eq!(props.shader_core_mask, kbase_dummy::CORE_MASK);
+    assert_eq!(props.l2_slices, kbase_dummy::L2_SLICES);
+    (dev, version, layout, Some(info))
+}
+
+fn check_sums(sums: &BlockSums, what: &str) -> usize {
+    let mut checked = 0;
+    for kind in BlockKind::ALL {
+        for index in 0..64 {
+            let want: u64 = (0..64).map(|i| injected(&distinct, kind, i, index)).sum();
+            assert_eq!(
+                sums.get(kind, index),
+                want,
+                "{what}: {kind:?} value {index}"
+            );
+            checked += 1;
+        }
+    }
+    checked
+}
+
+#[test]
+fn both_raw_readers_give_every_injected_value_and_skip_the_header_words() {
+    let Some(gpu) = loaded_gpu() else { return };
+    let _guard = lock();
+    set_counters(&distinct).expect("KBASE_IOCTL_HWCNT_SET");
+    let (mut dev, version, layout, info) = raw_device();
+    assert_eq!(
+        layout.slots,
+        [1, 1, 8, 32],
+        "{gpu}: the dummy model dumps its maxima"
+    );
+
+    let mut vinstr = VinstrReader::setup(&mut dev, version, layout).expect("vinstr setup");
+    vinstr.start(&mut dev).expect("vinstr start");
+    let mut sums = BlockSums::default();
+    vinstr
+        .sample(&mut dev, Duration::from_secs(5), &mut sums)
+        .expect("vinstr sample");
+    let n = check_sums(&sums, "vinstr");
+    vinstr.stop(&mut dev).expect("vinstr stop");
+
+    let kinstr = KinstrReader::setup(&mut dev, info.as_ref().unwrap()).expect("kinstr setup");
+    kinstr.start(&mut dev).expect("kinstr start");
+    sums.clear();
+    let header = kinstr
+        .sample(&mut dev, Duration::from_secs(5), &mut sums)
+        .expect("kinstr sample");
+    assert!(header.timestamp_stop > header.timestamp_start);
+    let m = check_sums(&sums, "kinstr_prfcnt");
+    kinstr.stop(&mut dev).expect("kinstr stop");
+    println!("kbase {gpu}: raw vinstr {n} and kinstr_prfcnt {m} block values exact (header words skipped)");
+}
+
+#[test]
+fn sampling_at_the_drivers_minimum_period_loses_no_sample() {
+    let Some(gpu) = loaded_gpu() else { return };
+    if gpu == "tDUx" {
+        return;
+    }
+    let _guard = lock();
+    let seconds: u64 = std::env::var("LIZARD_KBASE_SOAK_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1);
+    set_counters(&distinct).expect("KBASE_IOCTL_HWCNT_SET");
+    let mut profiler = GpuProfiler::open().expect("open");
+    profiler
+        .set_enabled(&[GpuCounter::GpuCycles])
+        .expect("enable");
+    profiler.run().expect("run");
+    // The driver's shortest dump interval is 100 µs (vinstr's DUMP_INTERVAL_MIN_NS): a sample is
+    // asked for every 100 µs, or as soon as the previous one is back where the machine is slower.
+    let period = Duration::from_micros(100);
+    let started = Instant::now();
+    let mut next = started;
+    let (mut samples, mut last) = (0u64, 0u64);
+    while started.elapsed() < Duration::from_secs(seconds) {
+        let now = Instant::now();
+        if next > now {
+            std::thread::sleep(next - now);
+        }
+        next += period;
+        let sample = profiler.sample().expect("sample").clone();
+        let k = dumps_in(&profiler, &sample, &distinct);
+        assert!(
+            allowed_dumps(samples as usize).contains(&k),
+            "sample {samples} holds {k} dumps, not its own one"
+        );
+        assert!(
+            sample.timestamp_ns() > last,
+            "sample {samples}: timestamps not monotonic"
+        );
+        last = sample.timestamp_ns();
+        samples += 1;
+    }
+    profiler.stop().expect("stop");
+    let rate = samples as f64 / started.elapsed().as_secs_f64();
+    println!(
+        "kbase {gpu}: {samples} samples in {seconds} s at a 100 us period ({rate:.0}/s reached here), \
+         none lost, every one exactly one dump, timestamps monotonic"
+    );
+}
+
+#[test]
+fn a_second_profiler_on_the_same_device_gets_every_dump_the_driver_folds_into_its_samples() {
+    let Some(gpu) = loaded_gpu() else { return };
+    if gpu == "tDUx" {
+        return;
+    }
+    let _guard = lock();
+    set_counters(&distinct).expect("KBASE_IOCTL_HWCNT_SET");
+    let offered = readers_offered();
+    let second = *offered.last().expect("a reader");
+    let mut a = GpuProfiler::open_using(Some(offered[0])).expect("first profiler");
+    let mut b = GpuProfiler::open_using(Some(second)).expect("second profiler on the same device");
+    a.run().expect("run a");
+    b.run().expect("run b");
+    let mut folds = Vec::new();
+    for _ in 0..4 {
+        for p in [&mut a, &mut b] {
+            let sample = p.sample().expect("sample").clone();
+            // The driver dumps the hardware for either client and adds the counts to both: a
+            // sample holds a whole number of dumps, the same for every counter.
+            let k = dumps_in(p, &sample, &distinct);
+            check_sample(p, &sample, &distinct, k);
+            folds.push(k);
+        }
+    }
+    a.stop().unwrap();
+    b.stop().unwrap();
+    assert!(
+        folds[2..].iter().all(|&k| k == 2),
+        "alternating clients: {folds:?}"
+    );
+    println!("kbase {gpu}: two profilers ({:?} and {second:?}) sampling in turn: dumps per sample {folds:?}, every value exact", offered[0]);
+}
+
+/// A device whose dump requests never reach the driver: every dump the reader waits for never
+/// completes.
+struct DumpsLost(MaliDevice);
+
+impl KbaseDevice for DumpsLost {
+    fn name(&self) -> String {
+        self.0.name()
+    }
+    fn ioctl(&mut self, fd: Fd, request: u32, arg: IoctlArg<'_>) -> io::Result<i32> {
+        if request == READER_DUMP {
+            return Ok(0);
+        }
+        self.0.ioctl(fd, request, arg)
+    }
+    fn mmap(&mut self, reader: i32, len: usize) -> io::Result<()> {
+        self.0.mmap(reader, len)
+    }
+    fn read_mapped(&self, reader: i32, offset: usize, out: &mut [u8]) -> io::Result<()> {
+        self.0.read_mapped(reader, offset, out)
+    }
+    fn poll(&mut self, reader: i32, timeout: Duration) -> io::Result<PollOutcome> {
+        self.0.poll(reader, timeout)
+    }
+    fn close(&mut self, reader: i32) -> io::Result<()> {
+        self.0.close(reader)
+    }
+}
+
+#[test]
+fn a_dump_that_never_completes_is_a_timeout_not_a_hang() {
+    let Some(gpu) = loaded_gpu() else { return };
+    if gpu == "tDUx" {
+        return;
+    }
+    let _guard = lock();
+    let device = DumpsLost(MaliDevice::open(DEV).expect("open"));
+    let mut profiler =
+        GpuProfiler::with_device_using(device, Some(Backend::Vinstr)).expect("profiler");
+    let timeout = Duration::from_millis(300);
+    profiler.set_timeout(timeout);
+    profiler.run().expect("run");
+    let started = Instant::now();
+    let err = profiler.sample().unwrap_err();
+    let waited = started.elapsed();
+    assert!(matches!(err, GpuError::Timeout { .. }), "{err}");
+    assert!(
+        waited >= timeout && waited < Duration::from_secs(10),
+        "{waited:?}"
+    );
+    // The reader is still usable: with the dump delivered, the next sample works.
+    profiler.stop().expect("stop");
+    println!("kbase {gpu}: a dump that never completes: {err} after {waited:?}, not a hang");
+}
+
+/// With its buffer never given back, the driver refuses the next one (EBUSY), and the profiler
+/// says which call failed.
+struct NoPutBuffer(MaliDevice);
+
+impl KbaseDevice for NoPutBuffer {
+    fn name(&self) -> String {
+        self.0.name()
+    }
+    fn ioctl(&mut self, fd: Fd, request: u32, arg: IoctlArg<'_>) -> io::Result<i32> {
+        if request == READER_PUT_BUFFER {
+            return Ok(0);
+        }
+        self.0.ioctl(fd, request, arg)
+    }
+    fn mmap(&mut self, reader: i32, len: usize) -> io::Result<()> {
+        self.0.mmap(reader, len)
+    }
+    fn read_mapped(&self, reader: i32, offset: usize, out: &mut [u8]) -> io::Result<()> {
+        self.0.read_mapped(reader, offset, out)
+    }
+    fn poll(&mut self, reader: i32, timeout: Duration) -> io::Result<PollOutcome> {
+        self.0.poll(reader, timeout)
+    }
+    fn close(&mut self, reader: i32) -> io::Result<()> {
+        self.0.close(reader)
+    }
+}
+
+#[test]
+fn a_buffer_never_given_back_makes_the_driver_refuse_the_next_one() {
+    let Some(gpu) = loaded_gpu() else { return };
+    if gpu == "tDUx" {
+        return;
+    }
+    let _guard = lock();
+    let device = NoPutBuffer(MaliDevice::open(DEV).expect("open"));
+    let mut profiler =
+        GpuProfiler::with_device_using(device, Some(Backend::Vinstr)).expect("profiler");
+    profiler.set_timeout(Duration::from_millis(300));
+    profiler.run().expect("run");
+    profiler.sample().expect("the first sample");
+    let err = profiler.sample().unwrap_err();
+    assert!(
+        matches!(&err, GpuError::Ioctl { op: "KBASE_HWCNT_READER_GET_BUFFER", source } if source.raw_os_error() == Some(libc::EBUSY)),
+        "{err}"
+    );
+    println!(
+        "kbase {gpu}: a buffer never given back: {}",
+        hwcpipe_error_chain(&err)
+    );
+}
+
+#[test]
+fn a_device_the_user_may_not_open_is_a_permission_error_naming_it() {
+    let Some(gpu) = loaded_gpu() else { return };
+    if std::env::var_os("LIZARD_KBASE_CHILD").is_some() {
+        // The child, run as another user by the test below.
+        let err = GpuProfiler::open().unwrap_err();
+        let text = hwcpipe_error_chain(&err);
+        assert!(
+            text.contains("permission denied opening /dev/mali0"),
+            "{text}"
+        );
+        return;
+    }
+    // SAFETY-free check of the user: only root can make the device unreadable for another user.
+    if !std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+    {
+        eprintln!("skipped: not root, cannot change /dev/mali0's mode");
+        return;
+    }
+    let _guard = lock();
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    std::fs::set_permissions(DEV, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "a_device_the_user_may_not_open_is_a_permission_error_naming_it",
+            "--nocapture",
+        ])
+        .env("LIZARD_KBASE_CHILD", "1")
+        .uid(65534)
+        .gid(65534)
+        .output();
+    std::fs::set_permissions(DEV, std::fs::Permissions::from_mode(0o666)).expect("chmod back");
+    let out = out.expect("spawn the child");
+    assert!(
+        out.status.success(),
+        "child: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!("kbase {gpu}: /dev/mali0 at mode 0600 opened as uid 65534: a permission error naming the device");
+}
+
+#[test]
+fn an_unloaded_module_is_no_device_and_a_reload_works_again() {
+    let Some(gpu) = loaded_gpu() else { return };
+    let Ok(module) = std::env::var("LIZARD_KBASE_MODULE") else {
+        eprintln!("skipped: LIZARD_KBASE_MODULE does not name the module to reload");
+        return;
+    };
+    if gpu == "tDUx" {
+        return;
+    }
+    let _guard = lock();
+    let run = |cmd: &str, args: &[&str]| {
+        std::process::Command::new(cmd)
+            .args(args)
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    };
+    {
+        let mut profiler = GpuProfiler::open().expect("open");
+        profiler.run().expect("run");
+        // The kernel keeps a module in use: the open profiler goes on sampling.
+        assert!(
+            !run("rmmod", &["mali_kbase"]),
+            "rmmod succeeded under an open profiler"
+        );
+        profiler.sample().expect("sample after a refused rmmod");
+    }
+    assert!(
+        run("rmmod", &["mali_kbase"]),
+        "rmmod after the profiler closed"
+    );
+    let gone = GpuProfiler::open();
+    let reloaded = run("insmod", &[&module, &format!("no_mali_gpu={gpu}")]);
+    assert!(matches!(gone, Err(GpuError::NoDevice)), "{:?}", gone.err());
+    assert!(reloaded, "insmod {module}");
+    let mut profiler = GpuProfiler::open().expect("open after the reload");
+    set_counters(&distinct).expect("inject after the reload");
+    profiler.run().expect("run");
+    for n in 0..3 {
+        let sample = profiler.sample().expect("sample").clone();
+        let k = dumps_in(&profiler, &sample, &distinct);
+        assert!(
+            allowed_dumps(n).contains(&k),
+            "sample {n} after the reload holds {k} dumps"
+        );
+        check_sample(&profiler, &sample, &distinct, k);
+    }
+    println!("kbase {gpu}: module unloaded between runs: no device, then the reloaded driver reads exact values");
+}
+
+#[test]
+fn the_simulator_answers_the_handshake_as_the_real_driver_does() {
+    let Some(gpu) = loaded_gpu() else { return };
+    let _guard = lock();
+    let config =
+        SimConfig::kbase_r35p0_dummy(&gpu).expect("a dummy-model preset for the loaded GPU");
+    let real = GpuProfiler::open();
+    let sim = GpuProfiler::with_device(SimulatedKbase::with_config(config, Workload::idle()));
+    match (real, sim) {
+        (Ok(real), Ok(sim)) => {
+            let (r, s) = (real.info(), sim.info());
+            assert_eq!(r.props, s.props, "{gpu}: GPU properties");
+            assert_eq!(r.version, s.version, "{gpu}: driver version");
+            assert_eq!(r.layout, s.layout, "{gpu}: dump layout");
+            assert_eq!(r.offered, s.offered, "{gpu}: readers offered");
+            assert_eq!(r.backend, s.backend);
+            assert_eq!(real.supported_counters(), sim.supported_counters());
+            println!("kbase {gpu}: SimConfig::kbase_r35p0_dummy agrees with the driver (props, version, layout, readers)");
+        }
+        (Err(GpuError::OnDevice { source, .. }), Err(sim)) => {
+            assert_eq!(source.to_string(), sim.to_string(), "{gpu}");
+            println!("kbase {gpu}: the simulator refuses it as the driver does: {sim}");
+        }
+        (real, sim) => panic!(
+            "{gpu}: driver {:?} but simulator {:?}",
+            real.map(|_| ()),
+            sim.map(|_| ())
+        ),
+    }
+}
+
+fn hwcpipe_error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[test]
+fn present_blocks_are_the_models() {
+    // A host-side check of the helper itself: slots and presence as the model has them.
+    assert!(present(BlockKind::ShaderCore, 3) && !present(BlockKind::ShaderCore, 4));
+    assert_eq!(kbase_dummy::slot(BlockKind::ShaderCore, 0), 10);
+    assert_eq!(
+        injected(&distinct, BlockKind::FrontEnd, 0, 2),
+        0,
+        "header words read 0"
+    );
+}

@@ -1,0 +1,98 @@
+//! The `lizard` command over Arm's real kbase driver: r35p0 over its dummy GPU model, loaded in
+//! the emulated Arm system of `.ci/kbase-tests` once per GPU of the model's table
+//! (`LIZARD_KBASE_GPU` names it). Every dummy counter is set to 1000 with `KBASE_IOCTL_HWCNT_SET`;
+//! the commands must show the GPU counters, or say why the GPU cannot be read. Elsewhere every test
+//! skips, saying why.
+
+mod common;
+#[path = "../../hwcpipe-rs/tests/support/kbase_dummy.rs"]
+mod kbase_dummy;
+
+use common::{json, lizard, stderr, stdout};
+use kbase_dummy::{loaded_gpu, set_counters};
+
+/// Serializes the tests: they share the model's counter values.
+static DEVICE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+#[test]
+fn capture_gives_the_gpu_counters_with_values_from_the_driver() {
+    let Some(gpu) = loaded_gpu() else { return };
+    let _guard = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
+    set_counters(&|_, _| 1000).expect("KBASE_IOCTL_HWCNT_SET");
+    let out = lizard(&[
+        "capture",
+        "--no-gatord",
+        "--duration",
+        "1s",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    if gpu == "tDUx" {
+        // The summary on stderr says why there are no GPU counters.
+        let err = stderr(&out);
+        assert!(
+            err.contains("unsupported Mali GPU tDUx") && err.contains("/dev/mali0"),
+            "{err}"
+        );
+        println!(
+            "lizard capture on {gpu}: no GPU counters, and why: {}",
+            err.trim()
+        );
+        return;
+    }
+    let doc = json(&out);
+    let gpu_counters: Vec<&serde_json::Value> = doc["counters"]
+        .as_array()
+        .expect("counters")
+        .iter()
+        .filter(|c| c["source"] == "gpu")
+        .collect();
+    let with_values = gpu_counters
+        .iter()
+        .filter(|c| c["value"].is_number())
+        .count();
+    assert!(
+        with_values >= 20,
+        "{gpu}: {with_values} GPU counters with values: {doc}"
+    );
+    let cycles = gpu_counters
+        .iter()
+        .find(|c| c["counter"] == "GpuCycles")
+        .and_then(|c| c["value"].as_f64())
+        .expect("GpuCycles has a value");
+    assert!(
+        cycles > 0.0 && cycles % 1000.0 == 0.0,
+        "{gpu}: GpuCycles {cycles}"
+    );
+    println!("lizard capture on {gpu}: {with_values} GPU counters with values, GpuCycles {cycles}");
+}
+
+#[test]
+fn list_and_stat_show_the_gpu_counters_or_why_not() {
+    let Some(gpu) = loaded_gpu() else { return };
+    let _guard = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
+    set_counters(&|_, _| 1000).expect("KBASE_IOCTL_HWCNT_SET");
+    let list = lizard(&["list", "--no-gatord"]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    let text = format!("{}{}", stdout(&list), stderr(&list));
+    let stat = lizard(&["stat", "--", "true"]);
+    let stat_text = format!("{}{}", stdout(&stat), stderr(&stat));
+    if gpu == "tDUx" {
+        for t in [&text, &stat_text] {
+            assert!(t.contains("unsupported Mali GPU tDUx"), "{t}");
+        }
+        return;
+    }
+    assert!(
+        text.contains("GpuCycles"),
+        "{gpu}: lizard list shows no GpuCycles: {text}"
+    );
+    assert!(!text.contains(" 0 GPU counters"), "{text}");
+    assert!(stat.status.success(), "{stat_text}");
+    assert!(
+        stat_text.contains("GpuCycles"),
+        "{gpu}: lizard stat shows no GpuCycles: {stat_text}"
+    );
+    println!("lizard list and stat on {gpu}: GPU counters listed and counted");
+}
