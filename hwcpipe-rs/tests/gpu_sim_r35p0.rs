@@ -64,3 +64,41 @@ fn every_dummy_model_gpu_reads_exact_values_through_both_readers() {
     }
     assert_eq!(opened, 32, "16 GPUs with a layout × 2 readers");
 }
+
+#[test]
+fn periodic_sampling_gives_one_dump_per_sample_through_both_readers() {
+    let config = SimConfig::kbase_r35p0_dummy("tODx").unwrap();
+    for backend in [Backend::Vinstr, Backend::KinstrPrfcnt] {
+        let mut profiler = GpuProfiler::with_device_using(
+            SimulatedKbase::with_config(config, workload(distinct)),
+            Some(backend),
+        )
+        .unwrap();
+        assert!(matches!(
+            profiler.run_periodic(std::time::Duration::from_micros(99)),
+            Err(GpuError::PeriodTooShort { .. })
+        ));
+        profiler
+            .run_periodic(hwcpipe::gpu::profiler::MIN_PERIOD)
+            .unwrap();
+        assert_eq!(profiler.period(), Some(hwcpipe::gpu::profiler::MIN_PERIOD));
+        let mut last = 0;
+        for _ in 0..50 {
+            let sample = profiler.sample().unwrap().clone();
+            check_sample(&profiler, &sample, &distinct, 1);
+            assert!(sample.timestamp_ns() > last);
+            last = sample.timestamp_ns();
+        }
+        // Back to manual dumps, then periodic again: each run sets its mode up.
+        profiler.stop().unwrap();
+        profiler.run().unwrap();
+        let sample = profiler.sample().unwrap().clone();
+        check_sample(&profiler, &sample, &distinct, 1);
+        assert_eq!(profiler.period(), None);
+        profiler
+            .run_periodic(hwcpipe::gpu::profiler::MIN_PERIOD)
+            .unwrap();
+        let sample = profiler.sample().unwrap().clone();
+        check_sample(&profiler, &sample, &distinct, 1);
+    }
+}

@@ -190,6 +190,14 @@ pub enum GpuError {
         /// Why it is not available.
         reason: Unavailable,
     },
+    /// A periodic dump interval shorter than the driver's shortest.
+    #[error("a GPU dump period of {asked:?} is shorter than the driver's shortest, {min:?}")]
+    PeriodTooShort {
+        /// The period asked for.
+        asked: Duration,
+        /// The shortest the driver takes.
+        min: Duration,
+    },
     /// `sample()` was called before `run()` or after `stop()`.
     #[error("the GPU profiler is not running")]
     NotRunning,

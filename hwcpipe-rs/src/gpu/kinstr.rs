@@ -201,9 +201,9 @@ pub fn parse_enum(bytes: &[u8], size: u32, count: u32) -> Result<EnumInfo, Metad
     Ok(info)
 }
 
-/// Encodes the SETUP requests: manual mode, every counter of every enumerated block type enabled,
-/// then the NONE terminator.
-pub fn encode_requests(info: &EnumInfo) -> Vec<u8> {
+/// Encodes the SETUP requests: manual mode (`period_ns` `None`) or periodic mode with that period,
+/// every counter of every enumerated block type enabled, then the NONE terminator.
+pub fn encode_requests(info: &EnumInfo, period_ns: Option<u64>) -> Vec<u8> {
     let mut out = Vec::new();
     let mut push = |ty: u16, fill: &dyn Fn(&mut [u8])| {
         let mut it = [0u8; REQUEST_ITEM_SIZE];
@@ -211,7 +211,12 @@ pub fn encode_requests(info: &EnumInfo) -> Vec<u8> {
         fill(&mut it);
         out.extend_from_slice(&it);
     };
-    push(item::REQUEST_MODE, &|it| it[8] = 0);
+    push(item::REQUEST_MODE, &|it| {
+        if let Some(period) = period_ns {
+            it[8] = 1;
+            it[16..24].copy_from_slice(&period.to_ne_bytes());
+        }
+    });
     for b in &info.blocks {
         push(item::REQUEST_ENABLE, &|it| {
             it[8] = b.block_type;
@@ -287,9 +292,15 @@ pub fn enumerate(dev: &mut dyn KbaseDevice) -> Result<EnumInfo, GpuError> {
 }
 
 impl KinstrReader {
-    /// SETUP with every counter of every block `info` enumerates, then mmap.
-    pub fn setup(dev: &mut dyn KbaseDevice, info: &EnumInfo) -> Result<KinstrReader, GpuError> {
-        let mut requests = encode_requests(info);
+    /// SETUP with every counter of every block `info` enumerates, in manual mode (`period_ns`
+    /// `None`: a sample per SAMPLE_SYNC) or periodic mode (the driver samples every period by
+    /// itself once started), then mmap.
+    pub fn setup(
+        dev: &mut dyn KbaseDevice,
+        info: &EnumInfo,
+        period_ns: Option<u64>,
+    ) -> Result<KinstrReader, GpuError> {
+        let mut requests = encode_requests(info, period_ns);
         let mut arg = KinstrSetup {
             request_item_count: (requests.len() / REQUEST_ITEM_SIZE) as u32,
             request_item_size: REQUEST_ITEM_SIZE as u32,
@@ -364,6 +375,14 @@ impl KinstrReader {
         self.command(dev, PRFCNT_CMD_START, 0)
     }
 
+    /// Closes a reader that was never started.
+    pub fn close(self, dev: &mut dyn KbaseDevice) -> Result<(), GpuError> {
+        dev.close(self.fd).map_err(|source| GpuError::Ioctl {
+            op: "close of the kinstr_prfcnt fd",
+            source,
+        })
+    }
+
     /// STOP, then closes the reader.
     pub fn stop(self, dev: &mut dyn KbaseDevice) -> Result<(), GpuError> {
         let stopped = self.command(dev, PRFCNT_CMD_STOP, 0);
@@ -382,6 +401,17 @@ impl KinstrReader {
         sums: &mut BlockSums,
     ) -> Result<SampleHeader, GpuError> {
         self.command(dev, PRFCNT_CMD_SAMPLE_SYNC, 0)?;
+        self.next_sample(dev, timeout, sums)
+    }
+
+    /// Waits up to `timeout` for the next sample (in periodic mode, the driver's own), sums its
+    /// blocks and gives it back.
+    pub fn next_sample(
+        &self,
+        dev: &mut dyn KbaseDevice,
+        timeout: Duration,
+        sums: &mut BlockSums,
+    ) -> Result<SampleHeader, GpuError> {
         match dev
             .poll(self.fd, timeout)
             .map_err(|source| GpuError::Ioctl { op: "poll", source })?
@@ -525,7 +555,7 @@ mod tests {
         assert_eq!(info.blocks.len(), 2);
         assert_eq!(info.clock_domains, 2);
         assert_eq!(info.values_per_block(), 128);
-        let requests = encode_requests(&info);
+        let requests = encode_requests(&info, None);
         assert_eq!(requests.len(), 4 * REQUEST_ITEM_SIZE);
         assert_eq!(u16_at(&requests, 32), item::REQUEST_ENABLE);
     }

@@ -18,6 +18,8 @@ use super::vinstr::VinstrReader;
 
 /// Default wait for one dump.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(1);
+/// The shortest period the driver dumps at by itself (vinstr's `DUMP_INTERVAL_MIN_NS`).
+pub const MIN_PERIOD: Duration = Duration::from_micros(100);
 /// Device files scanned by [`GpuProfiler::open`]: `/dev/mali0` to `/dev/mali31`.
 pub const MAX_DEVICES: u32 = 32;
 
@@ -107,6 +109,8 @@ pub struct GpuProfiler {
     enabled: Vec<GpuCounter>,
     reader: Option<Reader>,
     running: bool,
+    /// The driver's own dump period while [`GpuProfiler::run_periodic`] counts.
+    period: Option<Duration>,
     sums: BlockSums,
     sample: GpuSample,
     timeout: Duration,
@@ -308,6 +312,7 @@ impl GpuProfiler {
             unavailable,
             reader: None,
             running: false,
+            period: None,
             sums: BlockSums::default(),
             sample: GpuSample::default(),
             timeout: DEFAULT_TIMEOUT,
@@ -323,7 +328,11 @@ impl GpuProfiler {
             (Backend::Vinstr, _) => {
                 Reader::Vinstr(VinstrReader::setup(dev, self.info.version, layout)?)
             }
-            (Backend::KinstrPrfcnt, Some(info)) => Reader::Kinstr(KinstrReader::setup(dev, info)?),
+            (Backend::KinstrPrfcnt, Some(info)) => Reader::Kinstr(KinstrReader::setup(
+                dev,
+                info,
+                self.period.map(|p| p.as_nanos() as u64),
+            )?),
             (Backend::KinstrPrfcnt, None) => {
                 return Err(GpuError::ReaderNotOffered {
                     backend: Backend::KinstrPrfcnt,
@@ -372,19 +381,51 @@ impl GpuProfiler {
         self.timeout = timeout;
     }
 
-    /// Starts counting: the first sample covers the time since this call.
+    /// Starts counting: the first sample covers the time since this call, each
+    /// [`sample`](Self::sample) asks the driver for a dump.
     pub fn run(&mut self) -> Result<(), GpuError> {
+        self.start(None)
+    }
+
+    /// Starts counting with the driver dumping every `period` by itself (vinstr's periodic
+    /// interval, kinstr_prfcnt's periodic mode); each [`sample`](Self::sample) then returns the
+    /// next of those dumps, waiting up to the timeout for it. The caller never waits inside the
+    /// kernel for a dump, and a sample is one period: take them as fast as they come, or the
+    /// driver's ring fills and it folds periods together. [`GpuError::PeriodTooShort`] below
+    /// [`MIN_PERIOD`].
+    pub fn run_periodic(&mut self, period: Duration) -> Result<(), GpuError> {
+        if period < MIN_PERIOD {
+            return Err(GpuError::PeriodTooShort {
+                asked: period,
+                min: MIN_PERIOD,
+            });
+        }
+        self.start(Some(period))
+    }
+
+    fn start(&mut self, period: Option<Duration>) -> Result<(), GpuError> {
+        // kinstr_prfcnt fixes its mode at setup: a reader of the other mode is set up anew.
+        if self.period != period && matches!(self.reader, Some(Reader::Kinstr(_))) {
+            self.stop()?;
+        }
+        self.period = period;
         if self.reader.is_none() {
             self.reader = Some(self.open_reader()?);
         }
         let dev = self.device.as_mut();
-        match &self.reader {
-            Some(Reader::Vinstr(r)) => r.start(dev)?,
-            Some(Reader::Kinstr(r)) => r.start(dev)?,
-            None => return Err(GpuError::NotRunning),
+        match (&self.reader, period) {
+            (Some(Reader::Vinstr(r)), None) => r.start(dev)?,
+            (Some(Reader::Vinstr(r)), Some(p)) => r.start_periodic(dev, p.as_nanos() as u64)?,
+            (Some(Reader::Kinstr(r)), _) => r.start(dev)?,
+            (None, _) => return Err(GpuError::NotRunning),
         }
         self.running = true;
         Ok(())
+    }
+
+    /// The driver's dump period while counting with [`run_periodic`](Self::run_periodic).
+    pub fn period(&self) -> Option<Duration> {
+        self.period.filter(|_| self.running)
     }
 
     /// Reads the counters accumulated since the previous sample (or `run()`).
@@ -394,9 +435,16 @@ impl GpuProfiler {
         }
         self.sums.clear();
         let dev = self.device.as_mut();
+        let periodic = self.period.is_some();
+        let timeout = self.timeout;
+        let sums = &mut self.sums;
         let timestamp = match &mut self.reader {
-            Some(Reader::Vinstr(r)) => r.sample(dev, self.timeout, &mut self.sums)?,
-            Some(Reader::Kinstr(r)) => r.sample(dev, self.timeout, &mut self.sums)?.timestamp_stop,
+            Some(Reader::Vinstr(r)) if periodic => r.next_dump(dev, timeout, sums)?,
+            Some(Reader::Vinstr(r)) => r.sample(dev, timeout, sums)?,
+            Some(Reader::Kinstr(r)) if periodic => {
+                r.next_sample(dev, timeout, sums)?.timestamp_stop
+            }
+            Some(Reader::Kinstr(r)) => r.sample(dev, timeout, sums)?.timestamp_stop,
             None => return Err(GpuError::NotRunning),
         };
         self.sample.present = 0;
@@ -412,11 +460,13 @@ impl GpuProfiler {
 
     /// Stops counting and closes the reader; `run()` opens a new one.
     pub fn stop(&mut self) -> Result<(), GpuError> {
-        self.running = false;
+        let was_running = std::mem::replace(&mut self.running, false);
         let dev = self.device.as_mut();
         match self.reader.take() {
             Some(Reader::Vinstr(r)) => r.stop(dev),
-            Some(Reader::Kinstr(r)) => r.stop(dev),
+            Some(Reader::Kinstr(r)) if was_running => r.stop(dev),
+            // A kinstr_prfcnt reader never started takes no STOP (the driver refuses it).
+            Some(Reader::Kinstr(r)) => r.close(dev),
             None => Ok(()),
         }
     }

@@ -187,6 +187,41 @@ impl VinstrReader {
         Ok(())
     }
 
+    /// CLEAR, then SET_INTERVAL `period_ns`: the driver dumps into the ring every period by itself
+    /// (its timer; vinstr's shortest interval is 100 µs), and [`next_dump`](Self::next_dump) takes
+    /// them one by one. No dump request of the caller's waits in the kernel.
+    pub fn start_periodic(
+        &self,
+        dev: &mut dyn KbaseDevice,
+        period_ns: u64,
+    ) -> Result<(), GpuError> {
+        dev.ioctl(Fd::Reader(self.fd), READER_CLEAR, IoctlArg::Value(0))
+            .map_err(ioctl_err("KBASE_HWCNT_READER_CLEAR"))?;
+        dev.ioctl(
+            Fd::Reader(self.fd),
+            READER_SET_INTERVAL,
+            IoctlArg::Value(period_ns),
+        )
+        .map_err(ioctl_err("KBASE_HWCNT_READER_SET_INTERVAL"))?;
+        Ok(())
+    }
+
+    /// The next dump the driver took on its own (periodic mode): waits up to `timeout` for one,
+    /// sums it into `sums` and gives the buffer back. Returns the dump's timestamp (ns).
+    pub fn next_dump(
+        &mut self,
+        dev: &mut dyn KbaseDevice,
+        timeout: Duration,
+        sums: &mut BlockSums,
+    ) -> Result<u64, GpuError> {
+        match dev.poll(self.fd, timeout).map_err(ioctl_err("poll"))? {
+            PollOutcome::Ready => {}
+            PollOutcome::TimedOut => return Err(GpuError::Timeout { waited: timeout }),
+            PollOutcome::HungUp => return Err(GpuError::HungUp),
+        }
+        self.take_buffer(dev, sums)
+    }
+
     /// Closes the reader (and its mapping).
     pub fn stop(self, dev: &mut dyn KbaseDevice) -> Result<(), GpuError> {
         dev.close(self.fd)
@@ -203,11 +238,15 @@ impl VinstrReader {
     ) -> Result<u64, GpuError> {
         dev.ioctl(Fd::Reader(self.fd), READER_DUMP, IoctlArg::Value(0))
             .map_err(ioctl_err("KBASE_HWCNT_READER_DUMP"))?;
-        match dev.poll(self.fd, timeout).map_err(ioctl_err("poll"))? {
-            PollOutcome::Ready => {}
-            PollOutcome::TimedOut => return Err(GpuError::Timeout { waited: timeout }),
-            PollOutcome::HungUp => return Err(GpuError::HungUp),
-        }
+        self.next_dump(dev, timeout, sums)
+    }
+
+    /// GET_BUFFER, copy and sum the dump, PUT_BUFFER; the metadata timestamp (ns).
+    fn take_buffer(
+        &mut self,
+        dev: &mut dyn KbaseDevice,
+        sums: &mut BlockSums,
+    ) -> Result<u64, GpuError> {
         let mut meta = [0u8; HwcntReaderMetadata::SIZE];
         dev.ioctl(
             Fd::Reader(self.fd),

@@ -264,6 +264,23 @@ impl Driver {
     fn props_buffer(&self) -> Vec<u8> {
         let c = &self.config;
         let mut b = Vec::new();
+        if c.dummy_model {
+            for &(id, size, value) in R35P0_DUMMY_PROPS {
+                let value = match id {
+                    prop::PRODUCT_ID => c.gpu_id >> 16 & 0xFFFF,
+                    prop::RAW_GPU_ID => c.gpu_id,
+                    prop::L2_NUM_L2_SLICES => c.l2_slices.into(),
+                    prop::RAW_SHADER_PRESENT | prop::COHERENCY_GROUP_0 => c.core_mask,
+                    prop::RAW_L2_FEATURES => c.l2_features.into(),
+                    _ => value,
+                };
+                encode_record(&mut b, id, size, value);
+            }
+            if self.has(Fault::TruncatedProps) {
+                b.truncate(b.len() - 3);
+            }
+            return b;
+        }
         encode_record(&mut b, prop::PRODUCT_ID, 2, (c.gpu_id as u32 >> 16).into());
         encode_record(&mut b, prop::L2_LOG2_CACHE_SIZE, 0, 19);
         encode_record(&mut b, prop::L2_NUM_L2_SLICES, 0, c.l2_slices.into());
@@ -330,6 +347,17 @@ impl Driver {
     }
 
     pub(super) fn poll(&mut self, reader: i32) -> io::Result<PollOutcome> {
+        // A reader in periodic mode with nothing waiting: the driver's timer fires during the wait.
+        let mut model = self
+            .readers
+            .remove(&reader)
+            .ok_or_else(|| errno(libc::EBADF))?;
+        let fired = match &mut model {
+            SimReader::Vinstr(v) => v.periodic_tick(self),
+            SimReader::Kinstr(k) => k.periodic_tick(self),
+        };
+        self.readers.insert(reader, model);
+        fired?;
         let ready = match self
             .readers
             .get(&reader)
@@ -354,3 +382,94 @@ impl Driver {
             .ok_or_else(|| errno(libc::EBADF))
     }
 }
+
+/// The GET_GPUPROPS records of kbase r35p0 over its dummy GPU model, in the driver's order:
+/// `(property id, size code, value)`, 723 bytes in all, as the driver answered them for `tBEx`
+/// (recorded in the emulated Arm system with `.ci/kbase-tests`' driver build). The identity and
+/// topology records are replaced by the preset's own; other values that differ between the model's
+/// GPUs (revision, features, thread limits) are tBEx's.
+const R35P0_DUMMY_PROPS: &[(u32, u32, u64)] = &[
+    (1, 2, 0x9202),
+    (2, 1, 0),
+    (3, 1, 0),
+    (4, 1, 0),
+    (6, 2, 0x1388),
+    (8, 2, 0x18),
+    (9, 2, 0xfffff),
+    (10, 2, 0xffff),
+    (11, 2, 0x9f81ffff),
+    (80, 2, 0),
+    (12, 3, 0x5c32e000),
+    (82, 0, 0),
+    (13, 0, 0x6),
+    (14, 0, 0x10),
+    (15, 0, 0x1),
+    (16, 2, 0x200),
+    (17, 2, 0x8),
+    (18, 2, 0x180),
+    (19, 2, 0x180),
+    (20, 2, 0x180),
+    (21, 1, 0x6000),
+    (22, 0, 0x4),
+    (23, 0, 0),
+    (24, 0, 0x3),
+    (84, 2, 0x180),
+    (25, 3, 0xf),
+    (26, 3, 0x1),
+    (27, 3, 0x1),
+    (28, 3, 0xf),
+    (29, 2, 0x6100206),
+    (30, 2, 0),
+    (31, 2, 0x1),
+    (32, 2, 0x2830),
+    (33, 2, 0xff),
+    (34, 2, 0x7),
+    (35, 2, 0x20e),
+    (36, 2, 0x1fe),
+    (37, 2, 0x7e),
+    (38, 2, 0),
+    (39, 2, 0),
+    (40, 2, 0),
+    (41, 2, 0),
+    (42, 2, 0),
+    (43, 2, 0),
+    (44, 2, 0),
+    (45, 2, 0),
+    (46, 2, 0),
+    (47, 2, 0),
+    (48, 2, 0),
+    (49, 2, 0),
+    (50, 2, 0),
+    (51, 2, 0x809),
+    (52, 2, 0xfffff),
+    (53, 2, 0xffff),
+    (54, 2, 0x9f81ffff),
+    (81, 2, 0),
+    (55, 2, 0x92020000),
+    (56, 2, 0x180),
+    (57, 2, 0x180),
+    (58, 2, 0x180),
+    (59, 2, 0xc0046000),
+    (83, 2, 0),
+    (60, 2, 0x1f),
+    (85, 3, 0),
+    (61, 2, 0x1),
+    (62, 2, 0x1),
+    (63, 2, 0x1),
+    (64, 3, 0xf),
+    (65, 3, 0),
+    (66, 3, 0),
+    (67, 3, 0),
+    (68, 3, 0),
+    (69, 3, 0),
+    (70, 3, 0),
+    (71, 3, 0),
+    (72, 3, 0),
+    (73, 3, 0),
+    (74, 3, 0),
+    (75, 3, 0),
+    (76, 3, 0),
+    (77, 3, 0),
+    (78, 3, 0),
+    (79, 3, 0),
+];

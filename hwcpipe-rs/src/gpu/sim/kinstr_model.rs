@@ -30,6 +30,8 @@ pub(in crate::gpu::sim) struct KinstrModel {
     pending: VecDeque<(u64, usize)>,
     held: Vec<usize>,
     seq: u64,
+    /// The period of periodic mode, `None` in manual mode.
+    period_ns: Option<u64>,
 }
 
 fn instances(driver: &Driver) -> Vec<(BlockKind, u8, u32)> {
@@ -175,7 +177,7 @@ impl KinstrModel {
                     terminated = true;
                     break;
                 }
-                item::REQUEST_MODE => mode = Some(it[8]),
+                item::REQUEST_MODE => mode = Some((it[8], u64_at(16))),
                 item::REQUEST_ENABLE => {
                     let kind = BlockKind::from_prfcnt(it[8]).ok_or_else(|| errno(libc::EINVAL))?;
                     if it[9] != 0 {
@@ -188,7 +190,13 @@ impl KinstrModel {
                 _ => return Err(errno(libc::EINVAL)),
             }
         }
-        if !terminated || mode != Some(0) {
+        // Manual mode, or periodic mode with a period of at least the driver's 100 µs.
+        let period_ns = match mode {
+            Some((0, _)) => None,
+            Some((1, period)) if period >= 100_000 => Some(period),
+            _ => return Err(errno(libc::EINVAL)),
+        };
+        if !terminated {
             return Err(errno(libc::EINVAL));
         }
         let blocks = instances(driver);
@@ -210,6 +218,7 @@ impl KinstrModel {
             pending: VecDeque::new(),
             held: Vec::new(),
             seq: 0,
+            period_ns,
         })
     }
 
@@ -219,6 +228,17 @@ impl KinstrModel {
 
     pub(super) fn ready(&self) -> bool {
         !self.pending.is_empty()
+    }
+
+    /// In periodic mode, the sample the driver takes while a started reader waits for one.
+    pub(super) fn periodic_tick(&mut self, driver: &mut Driver) -> io::Result<()> {
+        if self.period_ns.is_none() || !self.started || !self.pending.is_empty() {
+            return Ok(());
+        }
+        match self.take_sample(driver, 0) {
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Ok(()),
+            other => other,
+        }
     }
 
     pub(super) fn mmap(&mut self, len: usize) -> io::Result<()> {
