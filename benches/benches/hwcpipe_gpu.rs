@@ -28,7 +28,7 @@ fn bench(c: &mut Criterion) {
     let layout = BlockLayout::from_props(0b0111_0111, 2).expect("layout");
     let formulas: Vec<_> = GpuCounter::ALL
         .iter()
-        .filter_map(|&counter| resolve(product.family, table, 16, counter).ok())
+        .filter_map(|&counter| resolve(product.family, table, 16, 64, counter).ok())
         .collect();
     let bytes = dump(&layout);
 

@@ -1,9 +1,10 @@
 //! Fuzzes the kbase counter-data parsers with arbitrary bytes: vinstr dumps (block layout from the
-//! first bytes), the kinstr_prfcnt enumeration list, and the GET_GPUPROPS record buffer. The bytes
-//! come from libFuzzer; none of these parsers may panic.
+//! first bytes, as the GPU properties or a driver's enumeration would give it), the kinstr_prfcnt
+//! enumeration list, and the GET_GPUPROPS record buffer. The bytes come from libFuzzer; none of
+//! these parsers may panic.
 #![no_main]
 
-use hwcpipe::gpu::dump::{BlockSums, VinstrLayout};
+use hwcpipe::gpu::dump::{BlockLayout, BlockSums};
 use hwcpipe::gpu::kinstr::parse_enum;
 use hwcpipe::gpu::props::decode_props_buffer;
 use hwcpipe::gpu::tables::BlockKind;
@@ -19,7 +20,15 @@ fuzz_target!(|data: &[u8]| {
     match data[9] % 3 {
         0 => {
             let mut sums = BlockSums::default();
-            if let Ok(layout) = VinstrLayout::new(core_mask, l2_slices) {
+            // Odd selectors take the layout from an enumeration of slot counts in the next bytes.
+            let layout = if data[9] & 4 != 0 && rest.len() >= 3 {
+                let slots = [1, 1, u32::from(rest[0]), u32::from(rest[1])];
+                let values = if rest[2] & 1 == 0 { 64 } else { 128 };
+                BlockLayout::from_enumeration(slots, values, core_mask, l2_slices)
+            } else {
+                BlockLayout::from_props(core_mask, l2_slices)
+            };
+            if let Ok(layout) = layout {
                 let _ = layout.accumulate(rest, &mut sums);
                 let mut sized = rest.to_vec();
                 sized.resize(layout.dump_bytes(), 0xA5);

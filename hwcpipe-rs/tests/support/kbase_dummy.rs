@@ -88,7 +88,7 @@ pub fn injected(
     instance: u32,
     index: u32,
 ) -> u64 {
-    if index < 4 || index >= 64 || !present(kind, instance) {
+    if !(4..64).contains(&index) || !present(kind, instance) {
         return 0;
     }
     u64::from(value(slot(kind, instance), index))
