@@ -206,11 +206,18 @@ fn sampling_at_the_drivers_minimum_period_loses_no_sample() {
     if gpu == "tDUx" {
         return;
     }
-    let _guard = lock();
-    let seconds: u64 = std::env::var("LIZARD_KBASE_SOAK_SECONDS")
+    // Opt-in: the dummy model now and then loses a dump-completed interrupt, and at this rate that
+    // comes within seconds to minutes; the driver's thread and ours then sleep uninterruptibly for
+    // good (docs/kbase.md). CI does not run it; `KBASE_SOAK_SECONDS=10 bash .ci/kbase-tests` does.
+    let Some(seconds) = std::env::var("LIZARD_KBASE_SOAK_SECONDS")
         .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(1);
+        .and_then(|s| s.parse::<u64>().ok())
+        .filter(|&s| s > 0)
+    else {
+        eprintln!("skipped: LIZARD_KBASE_SOAK_SECONDS is not set (100 µs sampling stalls the dummy model in time)");
+        return;
+    };
+    let _guard = lock();
     set_counters(&distinct).expect("KBASE_IOCTL_HWCNT_SET");
     for backend in readers_offered() {
         let mut profiler = GpuProfiler::open_using(Some(backend)).expect("open");

@@ -7,9 +7,14 @@
 mod kbase_dummy;
 
 use hwcpipe::gpu::{
-    Backend, GpuError, GpuProfiler, SimConfig, SimulatedKbase, KBASE_R35P0_DUMMY_GPUS,
+    Backend, GpuError, GpuProfiler, SimConfig, SimulatedKbase, Workload, KBASE_R35P0_DUMMY_GPUS,
 };
-use kbase_dummy::{check_sample, distinct, workload};
+use kbase_dummy::{check_sample, distinct, injected};
+
+/// The simulator's stand-in for injected values: every dump counts `value` in every present block.
+fn workload(value: fn(usize, u32) -> u32) -> Workload {
+    Workload::from_fn(move |_, kind, instance, index| injected(&value, kind, instance, index))
+}
 
 #[test]
 fn every_dummy_model_gpu_reads_exact_values_through_both_readers() {

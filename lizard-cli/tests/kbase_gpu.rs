@@ -94,5 +94,17 @@ fn list_and_stat_show_the_gpu_counters_or_why_not() {
         stat_text.contains("GpuCycles"),
         "{gpu}: lizard stat shows no GpuCycles: {stat_text}"
     );
+    // JSON: a GPU row per counter; one sample covers the command, a whole number of dumps (none
+    // where the CSF backend had not started counting yet, see docs/kbase.md).
+    let stat_json = lizard(&["stat", "--format", "json", "--", "true"]);
+    let doc = json(&stat_json);
+    let rows = doc["counters"].as_array().expect("rows");
+    let cycles = rows
+        .iter()
+        .find(|r| r["counter"] == "GpuCycles" && r["source"] == "gpu")
+        .and_then(|r| r["value"].as_f64())
+        .unwrap_or_else(|| panic!("{gpu}: no GpuCycles row: {doc}"));
+    assert!(cycles % 1000.0 == 0.0, "{gpu}: GpuCycles {cycles}");
+    assert!(doc["gpu_unavailable"].is_null(), "{doc}");
     println!("lizard list and stat on {gpu}: GPU counters listed and counted");
 }

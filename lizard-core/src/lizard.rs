@@ -268,10 +268,46 @@ impl Lizard {
     }
 
     /// Selects counter `id` for the next capture. Takes effect at the next `start_capture`.
+    ///
+    /// [`Error::TooManyEvents`], changing nothing, for an event of a programmable counter set
+    /// (`ARMv8_Cortex_A72:INST_RETIRED`) whose slots the events already enabled take.
     pub fn enable(&mut self, id: CounterId) -> Result<(), Error> {
         let i = self.index(id)?;
+        if !self.enabled[i] {
+            self.check_slot_free(i)?;
+        }
         self.enabled[i] = true;
         Ok(())
+    }
+
+    /// [`Error::TooManyEvents`] when counter `i` is an event of a programmable counter set whose slots
+    /// the events already enabled take: gatord counts one event per slot, so enabling every counter (as
+    /// a per-draw caller may) gets the events that fit, and each one beyond says why.
+    fn check_slot_free(&self, i: usize) -> Result<(), Error> {
+        let (Some(event), Some(gatord)) = (&self.counters[i].set_event, &self.gatord) else {
+            return Ok(());
+        };
+        let Some(slots) = gatord.sets.iter().find(|s| s.set == event.set) else {
+            return Ok(());
+        };
+        let same_set = |c: &Counter| c.set_event.as_ref().is_some_and(|e| e.set == event.set);
+        let taken: Vec<String> = self
+            .counters
+            .iter()
+            .zip(&self.enabled)
+            .filter(|(c, &on)| on && same_set(c))
+            .map(|(c, _)| c.key.clone())
+            .collect();
+        if taken.len() < slots.slots.len() {
+            return Ok(());
+        }
+        let mut events = taken;
+        events.push(self.counters[i].key.clone());
+        Err(Error::TooManyEvents {
+            set: event.set.clone(),
+            slots: slots.slots.len(),
+            events,
+        })
     }
 
     /// Deselects counter `id`. Takes effect at the next `start_capture`.

@@ -137,10 +137,11 @@ fn more_events_than_slots_is_a_typed_error_and_nothing_starts() {
         .map(|c| c.id)
         .take(7)
         .collect();
-    for &id in &events {
+    // Six fit the set's six slots; the seventh is refused at once, and changes nothing.
+    for &id in &events[..6] {
         lizard.enable(id).unwrap();
     }
-    let err = lizard.start_capture().unwrap_err();
+    let err = lizard.enable(events[6]).unwrap_err();
     match &err {
         Error::TooManyEvents { set, slots, events } => {
             assert_eq!(
@@ -150,12 +151,16 @@ fn more_events_than_slots_is_a_typed_error_and_nothing_starts() {
         }
         other => panic!("{other:?}"),
     }
+    assert!(!lizard.is_enabled(events[6]).unwrap());
+    // Enabling one already enabled is not a seventh.
+    lizard.enable(events[0]).unwrap();
     assert!(!lizard.is_capturing());
     assert_eq!(daemon.stats().captures, 0, "no capture was started");
-    // Six fit.
-    lizard.disable(events[6]).unwrap();
     lizard.start_capture().unwrap();
     std::thread::sleep(Duration::from_millis(20));
     lizard.stop_capture().unwrap();
     assert_eq!(daemon.slot_events().len(), 6);
+    // A slot freed is a slot for another event.
+    lizard.disable(events[0]).unwrap();
+    lizard.enable(events[6]).unwrap();
 }

@@ -12,9 +12,7 @@ use hwcpipe::gpu::formula::{formula, Combine, Scale};
 use hwcpipe::gpu::ioctl::ioc;
 use hwcpipe::gpu::tables::BlockKind;
 use hwcpipe::gpu::version::{set_flags, version_check};
-use hwcpipe::gpu::{
-    Fd, GpuCounter, GpuProfiler, GpuSample, IoctlArg, KbaseDevice, MaliDevice, Workload,
-};
+use hwcpipe::gpu::{Fd, GpuCounter, GpuProfiler, GpuSample, IoctlArg, KbaseDevice, MaliDevice};
 
 /// `KBASE_IOCTL_HWCNT_SET`: `_IOW(0x80, 32, struct kbase_ioctl_hwcnt_values { u64 data; u32 size;
 /// u32 padding; })`.
@@ -119,11 +117,6 @@ pub fn set_counters(value: &dyn Fn(usize, u32) -> u32) -> std::io::Result<()> {
         },
     )?;
     Ok(())
-}
-
-/// The simulator's stand-in for injected values: every dump counts `value` in every present block.
-pub fn workload(value: fn(usize, u32) -> u32) -> Workload {
-    Workload::from_fn(move |_, kind, instance, index| injected(&value, kind, instance, index))
 }
 
 /// What `counter` must read after injecting `value` (k whole dumps folded into one sample): its

@@ -58,7 +58,7 @@ impl GpuCounting {
     /// Opens the GPU and enables `chosen` (those it can measure); nothing asked, nothing opened.
     fn open(chosen: &[GpuCounter]) -> GpuCounting {
         let profiler = if chosen.is_empty() {
-            Err("no GPU counter asked for".to_owned())
+            Err(String::new())
         } else {
             GpuProfiler::open()
                 .map_err(|e| source::chain(&e))
@@ -99,9 +99,13 @@ impl GpuCounting {
         }
     }
 
-    /// Why the GPU gave no values, if it gave none.
+    /// Why the GPU gave no values, if it gave none (`None` too when no GPU counter was asked for).
     fn unavailable(&self) -> Option<&str> {
-        self.profiler.as_ref().err().map(String::as_str)
+        self.profiler
+            .as_ref()
+            .err()
+            .map(String::as_str)
+            .filter(|reason| !reason.is_empty())
     }
 }
 
@@ -177,9 +181,21 @@ pub fn run(args: &StatArgs) -> Result<i32, CliError> {
                         "value": reading.total,
                         "multiplexed": reading.multiplexed,
                         "unavailable": null,
+                        "source": "cpu",
                     })
                 })
                 .collect();
+            rows.extend(gpu.values.iter().map(|(counter, value)| {
+                json!({
+                    "counter": counter.name(),
+                    "cpu": null,
+                    "unit": counter.unit().to_string(),
+                    "value": value,
+                    "multiplexed": false,
+                    "unavailable": null,
+                    "source": "gpu",
+                })
+            }));
             rows.extend(counting.unavailable().iter().map(|(counter, reason)| {
                 json!({
                     "counter": counter.name(),

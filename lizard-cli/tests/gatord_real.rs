@@ -1,0 +1,594 @@
+//! The `lizard` command against the real gatord 9.7.2 (Arm's daemon, built for aarch64 and statically
+//! linked: `../shared/third-party/gatord-9.7.2`), in the emulated Arm system of `.ci/gatord-tests`
+//! booted with `-icount shift=0 -smp 1`, where every instruction takes one cycle. `LIZARD_REAL_GATORD`
+//! names the daemon's binary; each test starts its own daemon on its own port with its own
+//! configuration. Elsewhere every test skips, saying why.
+
+mod common;
+
+use std::fs;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::{counter, json, lizard, stderr, stdout};
+
+/// The variable naming the daemon's binary.
+const GATORD_VAR: &str = "LIZARD_REAL_GATORD";
+
+/// One daemon at a time: the guest has one CPU, and counts are system-wide.
+static ONE_DAEMON: Mutex<()> = Mutex::new(());
+
+/// The daemon's binary, or `None` after saying why the test skips.
+fn daemon_binary() -> Option<PathBuf> {
+    match std::env::var_os(GATORD_VAR) {
+        Some(path) => Some(PathBuf::from(path)),
+        None => {
+            eprintln!(
+                "skipped: {GATORD_VAR} does not name a gatord binary (these tests run in the emulated \
+                 Arm system of .ci/gatord-tests, against the real gatord 9.7.2)"
+            );
+            None
+        }
+    }
+}
+
+/// A running gatord, killed when dropped.
+struct Daemon {
+    child: Option<Child>,
+    port: u16,
+    dir: PathBuf,
+}
+
+/// Whether something listens on TCP `port` of this machine (read from `/proc/net/tcp*`, so that no
+/// connection disturbs the daemon).
+fn listening(port: u16) -> bool {
+    let wanted = format!(":{port:04X}");
+    ["/proc/net/tcp", "/proc/net/tcp6"].iter().any(|table| {
+        fs::read_to_string(table)
+            .unwrap_or_default()
+            .lines()
+            .skip(1)
+            .any(|line| {
+                let mut fields = line.split_whitespace();
+                let local = fields.nth(1).unwrap_or("");
+                let state = fields.nth(1).unwrap_or("");
+                local.ends_with(&wanted) && state == "0A"
+            })
+    })
+}
+
+impl Daemon {
+    /// Starts the daemon on `port` with the counters `counters` configured, and waits (60 s at most)
+    /// until it listens.
+    fn start(port: u16, counters: &[&str]) -> Daemon {
+        let binary = daemon_binary().expect("checked by the caller");
+        let dir = PathBuf::from(format!("/tmp/gatord-{port}"));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("daemon folder");
+        let mut config = String::from(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<configurations revision=\"3\">\n",
+        );
+        for name in counters {
+            config.push_str(&format!("<configuration counter=\"{name}\" />\n"));
+        }
+        config.push_str("</configurations>\n");
+        let conf = dir.join("configuration.xml");
+        fs::write(&conf, config).expect("configuration");
+        let log = fs::File::create(dir.join("gatord.log")).expect("log");
+        let child = Command::new(&binary)
+            .args(["-p", &port.to_string(), "-c"])
+            .arg(&conf)
+            .args(["-O", "yes"])
+            .current_dir(&dir)
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log)
+            .spawn()
+            .unwrap_or_else(|e| panic!("start {}: {e}", binary.display()));
+        let mut daemon = Daemon {
+            child: Some(child),
+            port,
+            dir,
+        };
+        let started = Instant::now();
+        while !listening(port) {
+            if let Some(status) = daemon
+                .child
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten())
+            {
+                panic!(
+                    "gatord exited ({status}) before listening: {}",
+                    daemon.log()
+                );
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "gatord did not listen within 60 s: {}",
+                daemon.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        daemon
+    }
+
+    fn address(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    fn log(&self) -> String {
+        fs::read_to_string(self.dir.join("gatord.log")).unwrap_or_default()
+    }
+
+    fn pid(&self) -> i32 {
+        self.child.as_ref().map_or(0, |c| c.id() as i32)
+    }
+
+    fn signal(&self, signal: i32) {
+        // SAFETY: kill(2) with the pid of a child this test started and has not reaped.
+        let ret = unsafe { libc::kill(self.pid(), signal) };
+        assert_eq!(ret, 0, "kill {signal}");
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A `lizard` process whose output is read when it ends.
+fn spawn_lizard(args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_lizard"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn lizard")
+}
+
+/// Waits for `child` (120 s at most): its exit code, standard output and error, and how long it took.
+/// The pipes are drained while it runs, so a large output cannot block it.
+fn finish(mut child: Child) -> (i32, String, String, Duration) {
+    let started = Instant::now();
+    let drain = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_string(&mut text);
+            }
+            text
+        })
+    };
+    let out = drain(
+        child
+            .stdout
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let err = drain(
+        child
+            .stderr
+            .take()
+            .map(|p| Box::new(p) as Box<dyn Read + Send>),
+    );
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if started.elapsed() > common::DEADLINE {
+            let _ = child.kill();
+            panic!("lizard ran past {:?}", common::DEADLINE);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let took = started.elapsed();
+    let (out, err) = (out.join().unwrap(), err.join().unwrap());
+    (status.code().unwrap_or(-1), out, err, took)
+}
+
+/// The `arm_loop` example (2 000 005 instructions exactly), built beside this test binary.
+fn arm_loop() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary");
+    let profile = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("profile folder");
+    let program = profile.join("examples/arm_loop");
+    assert!(
+        program.is_file(),
+        "{} is built with the tests",
+        program.display()
+    );
+    program
+}
+
+/// Instructions one `arm_loop` run executes.
+const ARM_LOOP_INSTRUCTIONS: u64 = 2_000_005;
+
+#[test]
+fn list_shows_the_daemons_counters_and_the_cpus_programmable_events() {
+    let Some(_) = daemon_binary() else { return };
+    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let daemon = Daemon::start(8101, &["ARMv8_Cortex_A72_ccnt", "Linux_meminfo_memfree"]);
+    let out = lizard(&["list", "--gatord", &daemon.address(), "--no-hwcpipe"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let summary = stderr(&out);
+    for name in [
+        "ARMv8_Cortex_A72_ccnt",
+        "ARMv8_Cortex_A72:INST_RETIRED",
+        "Linux_meminfo_memfree",
+        "PERF_COUNT_SW_TASK_CLOCK",
+    ] {
+        assert!(text.contains(name), "lizard list shows no {name}:\n{text}");
+    }
+    let inst = text
+        .lines()
+        .find(|l| l.contains("ARMv8_Cortex_A72:INST_RETIRED"))
+        .unwrap();
+    assert!(inst.contains("0x08"), "INST_RETIRED is event 0x08: {inst}");
+    let served: usize = summary
+        .split("gatord at ")
+        .nth(1)
+        .and_then(|s| s.split(" counters").next())
+        .and_then(|s| s.rsplit('(').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap_or_else(|| panic!("no counter count in {summary}"));
+    assert!(served >= 100, "{served} counters");
+    println!(
+        "real gatord: lizard list --gatord: {served} counters, the Cortex-A72's counter set with its events (INST_RETIRED 0x08)"
+    );
+}
+
+#[test]
+fn cycles_and_instructions_by_name_match_the_emulated_cpus_truth() {
+    let Some(_) = daemon_binary() else { return };
+    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let local_program = arm_loop();
+    // The same workload through the local perf path, before the daemon holds the PMU: lizard stat
+    // counts arm_loop exactly.
+    let out = lizard(&[
+        "stat",
+        "--user-only",
+        "--counters",
+        "Instructions",
+        "--format",
+        "json",
+        "--",
+        local_program.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stat = json(&out);
+    let local = stat["counters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["counter"] == "Instructions" && c["source"] == "cpu")
+        .and_then(|c| c["value"].as_u64())
+        .unwrap_or_else(|| panic!("no Instructions value: {stat}"));
+    assert_eq!(local, ARM_LOOP_INSTRUCTIONS, "lizard stat of arm_loop");
+    println!(
+        "real gatord: lizard stat --user-only -- arm_loop: {local} instructions, exactly its own"
+    );
+    let daemon = Daemon::start(8102, &["ARMv8_Cortex_A72_ccnt"]);
+    let address = daemon.address();
+    // The CPU never idles during the window: arm_loop runs over and over from before the capture
+    // starts until it ends (fork and exec are instructions too).
+    // Run from memory: a program read over the 9p share makes the CPU wait for the host, and an
+    // idle CPU's cycle counter goes on while its instruction counter stops.
+    let program = PathBuf::from("/tmp/arm_loop");
+    fs::copy(arm_loop(), &program).expect("copy arm_loop to /tmp");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let busy = {
+        let (stop, program) = (stop.clone(), program.clone());
+        std::thread::spawn(move || {
+            let mut runs = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let status = Command::new(&program).status().expect("arm_loop");
+                assert!(status.success());
+                runs += 1;
+            }
+            runs
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let work = Instant::now();
+    let capture = spawn_lizard(&[
+        "capture",
+        "--gatord",
+        &address,
+        "--no-hwcpipe",
+        "--duration",
+        "3s",
+        "--counters",
+        "ARMv8_Cortex_A72_ccnt,ARMv8_Cortex_A72:INST_RETIRED",
+        "--format",
+        "json",
+    ]);
+    let (code, out, err, _) = finish(capture);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let runs = busy.join().expect("the workload");
+    let work = work.elapsed();
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let cycles = counter(&doc, "ARMv8_Cortex_A72_ccnt")["value"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no cycles: {doc}"));
+    let instructions = counter(&doc, "ARMv8_Cortex_A72:INST_RETIRED")["value"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no instructions: {doc}"));
+    // Under -icount shift=0 every instruction is one cycle; the counters differ only by the
+    // instructions between reading one and the other.
+    let gap = cycles.abs_diff(instructions);
+    assert!(
+        gap * 1000 < cycles,
+        "cycles {cycles} and instructions {instructions} differ by {gap}"
+    );
+    println!(
+        "real gatord: ARMv8_Cortex_A72_ccnt {cycles} and ARMv8_Cortex_A72:INST_RETIRED {instructions} \
+         over the window (one instruction per cycle: they differ by {gap}); arm_loop ran {runs} times in \
+         {work:?} around it"
+    );
+}
+
+#[test]
+fn idle_cycles_are_stated() {
+    let Some(_) = daemon_binary() else { return };
+    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let daemon = Daemon::start(8103, &["ARMv8_Cortex_A72_ccnt"]);
+    let out = lizard(&[
+        "capture",
+        "--gatord",
+        &daemon.address(),
+        "--no-hwcpipe",
+        "--duration",
+        "2s",
+        "--counters",
+        "ARMv8_Cortex_A72_ccnt,ARMv8_Cortex_A72:INST_RETIRED",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json(&out);
+    let cycles = counter(&doc, "ARMv8_Cortex_A72_ccnt")["value"]
+        .as_u64()
+        .unwrap_or(0);
+    let instructions = counter(&doc, "ARMv8_Cortex_A72:INST_RETIRED")["value"]
+        .as_u64()
+        .unwrap_or(0);
+    let window = doc["duration_s"].as_f64().unwrap_or(0.0);
+    assert!(cycles > 0 && instructions > 0 && window > 0.5, "{doc}");
+    // Measured: while the CPU idles in WFI the cycle counter goes on with QEMU's virtual clock
+    // (1 GHz under -icount shift=0) and instructions stop.
+    let per_second = cycles as f64 / window;
+    assert!(
+        (0.8e9..1.25e9).contains(&per_second),
+        "{cycles} cycles in {window} s"
+    );
+    assert!(
+        instructions * 2 < cycles,
+        "an idle CPU retired {instructions} of {cycles}"
+    );
+    println!(
+        "real gatord: idle for {window:.2} s: {cycles} cycles ({:.3} GHz: QEMU's cycle counter under \
+         -icount goes on with the virtual clock while the CPU waits), {instructions} instructions \
+         (they stop)",
+        per_second / 1e9
+    );
+}
+
+#[test]
+fn memfree_follows_the_guests_meminfo() {
+    let Some(_) = daemon_binary() else { return };
+    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let daemon = Daemon::start(8104, &["Linux_meminfo_memfree"]);
+    let out = lizard(&[
+        "capture",
+        "--gatord",
+        &daemon.address(),
+        "--no-hwcpipe",
+        "--duration",
+        "2s",
+        "--counters",
+        "Linux_meminfo_memfree",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let meminfo = fs::read_to_string("/proc/meminfo").unwrap();
+    let kib: u64 = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemFree:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .expect("MemFree");
+    let doc = json(&out);
+    let free = counter(&doc, "Linux_meminfo_memfree")["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no memfree: {doc}"));
+    let truth = (kib * 1024) as f64;
+    let off = (free - truth).abs() / truth;
+    assert!(off < 0.02, "memfree {free} against /proc/meminfo {truth}");
+    println!(
+        "real gatord: Linux_meminfo_memfree {free:.0} B against /proc/meminfo {truth:.0} B ({:.2} % apart)",
+        off * 100.0
+    );
+}
+
+#[test]
+fn a_second_client_is_told_the_session_is_busy() {
+    let Some(_) = daemon_binary() else { return };
+    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let daemon = Daemon::start(8105, &["Linux_meminfo_memfree"]);
+    let address = daemon.address();
+    let capture = |duration| {
+        vec![
+            "capture",
+            "--gatord",
+            &address,
+            "--no-hwcpipe",
+            "--duration",
+            duration,
+            "--counters",
+            "Linux_meminfo_memfree",
+        ]
+    };
+    let first = spawn_lizard(&capture("5s"));
+    std::thread::sleep(Duration::from_millis(2500));
+    let second = lizard(&capture("1s"));
+    let (code, _, err, _) = finish(first);
+    assert_eq!(code, 0, "the first capture: {err}");
+    assert_eq!(second.status.code(), Some(3), "{}", stderr(&second));
+    let told = stderr(&second);
+    assert!(
+        told.contains("in progress") || told.contains("busy"),
+        "{told}"
+    );
+    println!(
+        "real gatord: a second client during a capture: exit 3, {}",
+        told.trim()
+    );
+}
+
+#[test]
+fn a_daemon_killed_mid_capture_is_exit_3_with_its_samples_kept() {
+    let Some(_) = daemon_binary() else { return };
+    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let daemon = Daemon::start(8106, &["Linux_meminfo_memfree"]);
+    let capture = spawn_lizard(&[
+        "capture",
+        "--gatord",
+        &daemon.address(),
+        "--no-hwcpipe",
+        "--duration",
+        "20s",
+        "--counters",
+        "Linux_meminfo_memfree",
+        "--format",
+        "json",
+    ]);
+    std::thread::sleep(Duration::from_millis(3000));
+    let killed = Instant::now();
+    daemon.signal(libc::SIGKILL);
+    let (code, out, err, _) = finish(capture);
+    let after = killed.elapsed();
+    assert_eq!(code, 3, "{err}");
+    assert!(
+        after < Duration::from_secs(3),
+        "exit {after:?} after the kill"
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
+    let samples = counter(&doc, "Linux_meminfo_memfree")["samples"]
+        .as_array()
+        .map_or(0, Vec::len);
+    assert!(samples > 0, "the samples before the kill are kept: {doc}");
+    println!("real gatord: kill -9 mid-capture: exit 3 after {after:?}, {samples} samples kept");
+}
+
+#[test]
+fn a_daemon_that_stops_answering_ends_the_capture_in_bounded_time() {
+    let Some(_) = daemon_binary() else { return };
+    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let daemon = Daemon::start(8107, &["Linux_meminfo_memfree"]);
+    let capture = spawn_lizard(&[
+        "capture",
+        "--gatord",
+        &daemon.address(),
+        "--no-hwcpipe",
+        "--duration",
+        "3s",
+        "--counters",
+        "Linux_meminfo_memfree",
+    ]);
+    std::thread::sleep(Duration::from_millis(1500));
+    daemon.signal(libc::SIGSTOP);
+    let (code, _, err, took) = finish(capture);
+    daemon.signal(libc::SIGCONT);
+    assert!(took < Duration::from_secs(20), "{took:?}");
+    println!(
+        "real gatord: SIGSTOP mid-capture: lizard ended after {took:?} with exit {code}: {}",
+        err.lines().last().unwrap_or("")
+    );
+}
+
+#[test]
+fn a_restarted_daemon_serves_the_next_capture() {
+    let Some(_) = daemon_binary() else { return };
+    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let capture = |address: &str| {
+        lizard(&[
+            "capture",
+            "--gatord",
+            address,
+            "--no-hwcpipe",
+            "--duration",
+            "1s",
+            "--counters",
+            "Linux_meminfo_memfree",
+            "--format",
+            "json",
+        ])
+    };
+    let first = Daemon::start(8108, &["Linux_meminfo_memfree"]);
+    let out = capture(&first.address());
+    assert!(out.status.success(), "{}", stderr(&out));
+    drop(first);
+    let again = Daemon::start(8108, &["Linux_meminfo_memfree"]);
+    let out = capture(&again.address());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let samples = counter(&json(&out), "Linux_meminfo_memfree")["samples"]
+        .as_array()
+        .map_or(0, Vec::len);
+    assert!(samples > 0);
+    println!("real gatord: restarted between two captures: the second has {samples} samples");
+}
+
+#[test]
+fn apc_dump_reads_a_capture_the_daemon_wrote_itself() {
+    let Some(binary) = daemon_binary() else {
+        return;
+    };
+    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let dir = PathBuf::from("/tmp/gatord-local");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    let conf = dir.join("configuration.xml");
+    fs::write(
+        &conf,
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<configurations revision=\"3\">\n\
+         <configuration counter=\"ARMv8_Cortex_A72_ccnt\" />\n\
+         <configuration counter=\"Linux_meminfo_memfree\" />\n</configurations>\n",
+    )
+    .unwrap();
+    let apc = dir.join("local.apc");
+    let status = Command::new(&binary)
+        .arg("-c")
+        .arg(&conf)
+        .arg("-o")
+        .arg(&apc)
+        .args(["-t", "2"])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("gatord -o");
+    assert!(status.success(), "gatord -o DIR.apc -t 2: {status}");
+    let out = lizard(&["apc-dump", apc.to_str().unwrap(), "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("Linux_meminfo_memfree") || text.contains("memfree"),
+        "{text}"
+    );
+    println!(
+        "real gatord: lizard apc-dump of the daemon's own local capture: {} bytes of JSON",
+        text.len()
+    );
+}
