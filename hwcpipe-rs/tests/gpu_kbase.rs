@@ -26,7 +26,7 @@ use hwcpipe::gpu::{
     SimConfig, SimulatedKbase, Workload,
 };
 use kbase_dummy::{
-    allowed_dumps, check_sample, distinct, dumps_in, injected, loaded_gpu, present, set_counters,
+    check_sample, distinct, dumps_in, injected, loaded_gpu, present, set_counters, warm_up,
 };
 
 static DEVICE: Mutex<()> = Mutex::new(());
@@ -75,6 +75,7 @@ fn every_counter_comes_back_exact_through_each_reader_the_driver_offers() {
             "{gpu}: 42 blocks of 64 values"
         );
         profiler.run().expect("run");
+        empty_first += warm_up(&mut profiler, &distinct);
         let mut checked = 0;
         let mut last = 0;
         for n in 0..5usize {
@@ -86,19 +87,13 @@ fn every_counter_comes_back_exact_through_each_reader_the_driver_offers() {
             last = sample.timestamp_ns();
             // One manual dump per sample: each sample is exactly one dump's counts (the model
             // reports the injected values again at every dump).
-            let k = dumps_in(&profiler, &sample, &distinct);
-            assert!(
-                allowed_dumps(n).contains(&k),
-                "{gpu} {backend:?}: sample {n} holds {k} dumps"
-            );
-            empty_first += usize::from(k == 0);
-            checked += check_sample(&profiler, &sample, &distinct, k);
+            checked += check_sample(&profiler, &sample, &distinct, 1);
         }
         profiler.stop().expect("stop");
         println!(
             "kbase {gpu}: {} ({:?}), driver {}, reader {backend:?}, layout from {:?} ({} blocks), \
              {} of {} HWCPipe counters available, {checked} injected values exact over 5 samples \
-             (first samples that found nothing counted yet so far: {empty_first})",
+             (samples before the driver counted, so far: {empty_first})",
             info.product.name,
             info.product.family,
             info.version,
@@ -168,9 +163,9 @@ fn both_raw_readers_give_every_injected_value_and_skip_the_header_words() {
     let mut vinstr = VinstrReader::setup(&mut dev, version, layout).expect("vinstr setup");
     vinstr.start(&mut dev).expect("vinstr start");
     // The first dump after a reader's setup may come before the CSF backend counts (docs/kbase.md):
-    // a sample that found nothing is taken once more.
+    // samples that found nothing are taken again (5 s at most).
     let mut sums = BlockSums::default();
-    for _ in 0..2 {
+    for _ in 0..500 {
         sums.clear();
         vinstr
             .sample(&mut dev, Duration::from_secs(5), &mut sums)
@@ -178,6 +173,7 @@ fn both_raw_readers_give_every_injected_value_and_skip_the_header_words() {
         if sums.get(BlockKind::FrontEnd, 4) != 0 {
             break;
         }
+        std::thread::sleep(Duration::from_millis(10));
     }
     let n = check_sums(&sums, "vinstr");
     vinstr.stop(&mut dev).expect("vinstr stop");
@@ -185,7 +181,7 @@ fn both_raw_readers_give_every_injected_value_and_skip_the_header_words() {
     let kinstr = KinstrReader::setup(&mut dev, info.as_ref().unwrap(), None).expect("kinstr setup");
     kinstr.start(&mut dev).expect("kinstr start");
     let mut header = Default::default();
-    for _ in 0..2 {
+    for _ in 0..500 {
         sums.clear();
         header = kinstr
             .sample(&mut dev, Duration::from_secs(5), &mut sums)
@@ -193,6 +189,7 @@ fn both_raw_readers_give_every_injected_value_and_skip_the_header_words() {
         if sums.get(BlockKind::FrontEnd, 4) != 0 {
             break;
         }
+        std::thread::sleep(Duration::from_millis(10));
     }
     assert!(header.timestamp_stop > header.timestamp_start);
     let m = check_sums(&sums, "kinstr_prfcnt");
@@ -229,6 +226,7 @@ fn sampling_at_the_drivers_minimum_period_loses_no_sample() {
         profiler
             .run_periodic(hwcpipe::gpu::profiler::MIN_PERIOD)
             .expect("run_periodic");
+        let empty = warm_up(&mut profiler, &distinct);
         let started = Instant::now();
         let (mut samples, mut last, mut dumps) = (0u64, 0u64, 0u64);
         while started.elapsed() < Duration::from_secs(seconds) {
@@ -236,9 +234,9 @@ fn sampling_at_the_drivers_minimum_period_loses_no_sample() {
             // Every sample is one period: a ring that overflowed would fold periods (k > 1), a
             // lost one would leave a sample without its counts.
             let k = dumps_in(&profiler, &sample, &distinct);
-            assert!(
-                allowed_dumps(samples as usize).contains(&k),
-                "{gpu} {backend:?}: sample {samples} holds {k} dumps, not its own one"
+            assert_eq!(
+                k, 1,
+                "{gpu} {backend:?}: sample {samples} after {empty} empty ones"
             );
             assert!(
                 sample.timestamp_ns() > last,
@@ -272,8 +270,11 @@ fn a_second_profiler_on_the_same_device_gets_every_dump_the_driver_folds_into_it
     let mut b = GpuProfiler::open_using(Some(second)).expect("second profiler on the same device");
     a.run().expect("run a");
     b.run().expect("run b");
+    warm_up(&mut a, &distinct);
+    warm_up(&mut b, &distinct);
+    // The first round still holds the dumps of the warm-up; the rest alternate strictly.
     let mut folds = Vec::new();
-    for _ in 0..4 {
+    for _ in 0..5 {
         for p in [&mut a, &mut b] {
             let sample = p.sample().expect("sample").clone();
             // The driver dumps the hardware for either client and adds the counts to both: a
@@ -286,7 +287,7 @@ fn a_second_profiler_on_the_same_device_gets_every_dump_the_driver_folds_into_it
     a.stop().unwrap();
     b.stop().unwrap();
     assert!(
-        folds[2..].iter().all(|&k| k == 2),
+        folds[2..].iter().all(|&k| k == 2) && folds[..2].iter().all(|&k| k >= 1),
         "alternating clients: {folds:?}"
     );
     println!("kbase {gpu}: two profilers ({:?} and {second:?}) sampling in turn: dumps per sample {folds:?}, every value exact", offered[0]);
@@ -608,14 +609,10 @@ fn an_unloaded_module_is_no_device_and_a_reload_works_again() {
     let mut profiler = GpuProfiler::open().expect("open after the reload");
     set_counters(&distinct).expect("inject after the reload");
     profiler.run().expect("run");
-    for n in 0..3 {
+    warm_up(&mut profiler, &distinct);
+    for _ in 0..3 {
         let sample = profiler.sample().expect("sample").clone();
-        let k = dumps_in(&profiler, &sample, &distinct);
-        assert!(
-            allowed_dumps(n).contains(&k),
-            "sample {n} after the reload holds {k} dumps"
-        );
-        check_sample(&profiler, &sample, &distinct, k);
+        check_sample(&profiler, &sample, &distinct, 1);
     }
     println!("kbase {gpu}: module unloaded between runs: no device, then the reloaded driver reads exact values");
 }

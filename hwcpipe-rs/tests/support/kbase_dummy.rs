@@ -195,14 +195,25 @@ pub fn dumps_in(
     (got / one) as u64
 }
 
-/// The dumps the `n`-th sample after `run()` may fold when the profiler alone dumps: exactly one,
-/// except that the first may find nothing counted yet: kbase's CSF backend enables counting
-/// asynchronously (through the firmware interface), so a dump right after the reader's setup can
-/// come before it (seen about once in 60 first samples over the dummy model).
-pub fn allowed_dumps(n: usize) -> std::ops::RangeInclusive<u64> {
-    if n == 0 {
-        0..=1
-    } else {
-        1..=1
+/// Samples until the driver counts (GpuCycles non-zero), 5 s at most; returns the empty samples.
+///
+/// kbase's CSF backend enables counting asynchronously, through the firmware interface: samples
+/// taken right after a reader's setup can find nothing counted yet (one in about 60 first samples
+/// on a quiet machine, several in a row on a loaded one). After the first counted sample every
+/// sample holds exactly its own dump.
+pub fn warm_up(profiler: &mut GpuProfiler, value: &dyn Fn(usize, u32) -> u32) -> usize {
+    let started = std::time::Instant::now();
+    let mut empty = 0;
+    loop {
+        let sample = profiler.sample().expect("sample").clone();
+        if dumps_in(profiler, &sample, value) > 0 {
+            return empty;
+        }
+        empty += 1;
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "nothing counted in {empty} samples over 5 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
     }
 }
