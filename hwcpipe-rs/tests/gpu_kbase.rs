@@ -293,38 +293,47 @@ fn a_second_profiler_on_the_same_device_gets_every_dump_the_driver_folds_into_it
     println!("kbase {gpu}: two profilers ({:?} and {second:?}) sampling in turn: dumps per sample {folds:?}, every value exact", offered[0]);
 }
 
-/// A device whose dump requests never reach the driver: every dump the reader waits for never
-/// completes.
-struct DumpsLost<D>(D);
+/// A device that drops every ioctl with one request number (answering 0), as a driver that lost it
+/// would: a dump request that never reaches the driver, a buffer never given back.
+struct Dropping<D> {
+    device: D,
+    request: u32,
+}
 
-impl<D: KbaseDevice> KbaseDevice for DumpsLost<D> {
+impl<D: KbaseDevice> KbaseDevice for Dropping<D> {
     fn name(&self) -> String {
-        self.0.name()
+        self.device.name()
     }
     fn ioctl(&mut self, fd: Fd, request: u32, arg: IoctlArg<'_>) -> io::Result<i32> {
-        if request == READER_DUMP {
+        if request == self.request {
             return Ok(0);
         }
-        self.0.ioctl(fd, request, arg)
+        self.device.ioctl(fd, request, arg)
     }
     fn mmap(&mut self, reader: i32, len: usize) -> io::Result<()> {
-        self.0.mmap(reader, len)
+        self.device.mmap(reader, len)
     }
     fn read_mapped(&self, reader: i32, offset: usize, out: &mut [u8]) -> io::Result<()> {
-        self.0.read_mapped(reader, offset, out)
+        self.device.read_mapped(reader, offset, out)
     }
     fn poll(&mut self, reader: i32, timeout: Duration) -> io::Result<PollOutcome> {
-        self.0.poll(reader, timeout)
+        self.device.poll(reader, timeout)
     }
     fn close(&mut self, reader: i32) -> io::Result<()> {
-        self.0.close(reader)
+        self.device.close(reader)
     }
 }
 
 /// Samples through `device` whose dumps never arrive: the error and how long it took.
 fn never_completing_dump(device: impl KbaseDevice + 'static) -> (GpuError, Duration) {
-    let mut profiler =
-        GpuProfiler::with_device_using(DumpsLost(device), Some(Backend::Vinstr)).expect("profiler");
+    let mut profiler = GpuProfiler::with_device_using(
+        Dropping {
+            device,
+            request: READER_DUMP,
+        },
+        Some(Backend::Vinstr),
+    )
+    .expect("profiler");
     profiler.set_timeout(Duration::from_millis(300));
     profiler.run().expect("run");
     let started = Instant::now();
@@ -361,38 +370,16 @@ fn a_dump_that_never_completes_is_a_timeout_not_a_hang() {
     println!("kbase {gpu}: a dump that never completes: {err} after {waited:?}, not a hang (the simulator agrees)");
 }
 
-/// With its buffer never given back, the driver refuses the next one (EBUSY), and the profiler
-/// says which call failed.
-struct NoPutBuffer<D>(D);
-
-impl<D: KbaseDevice> KbaseDevice for NoPutBuffer<D> {
-    fn name(&self) -> String {
-        self.0.name()
-    }
-    fn ioctl(&mut self, fd: Fd, request: u32, arg: IoctlArg<'_>) -> io::Result<i32> {
-        if request == READER_PUT_BUFFER {
-            return Ok(0);
-        }
-        self.0.ioctl(fd, request, arg)
-    }
-    fn mmap(&mut self, reader: i32, len: usize) -> io::Result<()> {
-        self.0.mmap(reader, len)
-    }
-    fn read_mapped(&self, reader: i32, offset: usize, out: &mut [u8]) -> io::Result<()> {
-        self.0.read_mapped(reader, offset, out)
-    }
-    fn poll(&mut self, reader: i32, timeout: Duration) -> io::Result<PollOutcome> {
-        self.0.poll(reader, timeout)
-    }
-    fn close(&mut self, reader: i32) -> io::Result<()> {
-        self.0.close(reader)
-    }
-}
-
 /// Two samples through `device` that never gives a buffer back: the second one's error.
 fn buffer_never_given_back(device: impl KbaseDevice + 'static) -> GpuError {
-    let mut profiler = GpuProfiler::with_device_using(NoPutBuffer(device), Some(Backend::Vinstr))
-        .expect("profiler");
+    let mut profiler = GpuProfiler::with_device_using(
+        Dropping {
+            device,
+            request: READER_PUT_BUFFER,
+        },
+        Some(Backend::Vinstr),
+    )
+    .expect("profiler");
     profiler.set_timeout(Duration::from_millis(300));
     profiler.run().expect("run");
     profiler.sample().expect("the first sample");
