@@ -212,6 +212,9 @@ pub enum NoValue {
     /// window has not arrived, or the window lies before the first sample).
     #[error("no sample encloses the capture window")]
     NotEnclosed,
+    /// The counter was not enabled in the running or last capture (or no capture has run yet).
+    #[error("not enabled in the capture")]
+    NotCaptured,
     /// The source listed the counter but does not deliver it here, for this reason.
     #[error("unavailable here: {0}")]
     Unavailable(crate::gatord::apc::Unavailable),

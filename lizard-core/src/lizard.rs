@@ -1,6 +1,6 @@
 //! [`Lizard`]: the engine tying the counter list, the sources, the capture threads and the store together.
 
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use gator_proto::ProtocolVersion;
@@ -107,6 +107,12 @@ pub struct Lizard {
     listed_unavailable: Vec<Option<Unavailable>>,
     /// What the last reconnecting-mode gatord session said it would not send.
     withheld: Vec<(CounterId, Unavailable)>,
+    /// The counters the last stopped capture captured (those of a running capture are in [`Running`]).
+    captured: Vec<CounterId>,
+    /// Persistent mode: until when reads of a closed window may wait for gatord's closing samples. One
+    /// deadline for all reads of the window, so that reading many counters whose samples never come costs
+    /// one [`Config::read_timeout`](crate::Config::read_timeout), not one each.
+    read_deadline: Mutex<Option<(Window, Instant)>>,
 }
 
 impl Lizard {
@@ -207,6 +213,8 @@ impl Lizard {
         Ok(Lizard {
             listed_unavailable: unavailable,
             withheld: Vec::new(),
+            captured: Vec::new(),
+            read_deadline: Mutex::new(None),
             enabled: vec![false; counters.len()],
             counters,
             gatord,
@@ -466,6 +474,7 @@ impl Lizard {
     pub fn stop_capture(&mut self) -> Result<(), Error> {
         let running = self.running.take().ok_or(Error::NotCapturing)?;
         let ids = running.ids.clone();
+        self.captured.clone_from(&ids);
         let hwc_result = running.sampler.map_or(Ok(()), Sampler::stop);
         let end_ns = self.now_ns();
         let gatord_result = match running.gatord {
@@ -596,6 +605,10 @@ impl Lizard {
     ) -> Result<T, Error> {
         let counter = self.counter(id)?;
         let no_value = |reason| Error::NoValue { id, reason };
+        let captured = self.running.as_ref().map_or(&self.captured, |r| &r.ids);
+        if !captured.contains(&id) {
+            return Err(no_value(NoValue::NotCaptured));
+        }
         if let Some(why) = self.unavailable(id)? {
             return Err(no_value(NoValue::Unavailable(why)));
         }
@@ -609,8 +622,7 @@ impl Lizard {
                 let mut samples = self.store.samples_around(id, window).unwrap_or_default();
                 if self.awaits_closing_sample(counter, window, &samples) {
                     if let Some(capture) = &self.persistent {
-                        let deadline = Instant::now() + self.config.read_timeout;
-                        capture.wait_until(deadline, || {
+                        capture.wait_until(self.read_deadline(window), || {
                             samples = self.store.samples_around(id, window).unwrap_or_default();
                             !self.awaits_closing_sample(counter, window, &samples)
                         });
@@ -631,6 +643,25 @@ impl Lizard {
 }
 
 impl Lizard {
+    /// Until when reads of the closed persistent `window` may wait: [`Config::read_timeout`] from the
+    /// window's first read that waits.
+    ///
+    /// [`Config::read_timeout`]: crate::Config::read_timeout
+    fn read_deadline(&self, window: Window) -> Instant {
+        let mut deadline = self
+            .read_deadline
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match *deadline {
+            Some((w, until)) if w == window => until,
+            _ => {
+                let until = Instant::now() + self.config.read_timeout;
+                *deadline = Some((window, until));
+                until
+            }
+        }
+    }
+
     /// Whether reading `counter` over the closed persistent `window` must first wait for gatord's next
     /// sample: a delta counter's reading is final only once the sample whose interval encloses the window's
     /// end has arrived; an absolute counter reads the level in force from what has arrived, and waits only

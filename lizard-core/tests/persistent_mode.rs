@@ -232,3 +232,104 @@ fn a_delta_window_whose_closing_sample_never_comes_has_no_value_after_the_read_t
     );
     lizard.close_session().unwrap();
 }
+
+/// Samples at 0 and 300 ms for two delta counters and an absolute one, then nothing.
+fn daemon_silent_after_300_ms() -> sim::SimHandle {
+    let at = |ms: i64, value: i64| SimSample {
+        timestamp_ns: ms * 1_000_000,
+        values: vec![
+            ("Sim_memfree".into(), 4_000 + value),
+            ("Sim_ccnt".into(), value),
+            ("Sim_instructions".into(), value / 2),
+        ],
+    };
+    sim::start(SimConfig {
+        stream: Stream::Samples(vec![at(0, 0), at(300, 30_000)]),
+        ..SimConfig::quick()
+    })
+    .unwrap()
+}
+
+#[test]
+fn the_reads_of_one_window_share_one_read_timeout() {
+    let daemon = daemon_silent_after_300_ms();
+    let mut config = config_for(&daemon);
+    config.mode = CaptureMode::Persistent;
+    config.read_timeout = Duration::from_secs(2);
+    let mut lizard = Lizard::configure(config).unwrap();
+    let ccnt = id_of(&lizard, "Sim_ccnt");
+    let instructions = id_of(&lizard, "Sim_instructions");
+    lizard.enable(ccnt).unwrap();
+    lizard.enable(instructions).unwrap();
+    lizard.start_capture().unwrap();
+    lizard.stop_capture().unwrap();
+    std::thread::sleep(Duration::from_millis(320));
+    lizard.start_capture().unwrap();
+    lizard.stop_capture().unwrap();
+    let not_enclosed = |err: Error| {
+        matches!(
+            err,
+            Error::NoValue {
+                reason: lizard_core::NoValue::NotEnclosed,
+                ..
+            }
+        )
+    };
+    let started = std::time::Instant::now();
+    assert!(not_enclosed(lizard.read_int(ccnt).unwrap_err()));
+    let first = started.elapsed();
+    assert!(first >= Duration::from_secs(2), "the first read waits");
+    // The window's deadline has passed: neither another counter nor a second read waits again.
+    assert!(not_enclosed(lizard.read_int(instructions).unwrap_err()));
+    assert!(not_enclosed(lizard.read_double(ccnt).unwrap_err()));
+    let rest = started.elapsed() - first;
+    assert!(
+        rest < Duration::from_secs(1),
+        "later reads of the window waited {rest:?}"
+    );
+    // A new window gets its own deadline.
+    lizard.start_capture().unwrap();
+    lizard.stop_capture().unwrap();
+    let again = std::time::Instant::now();
+    assert!(not_enclosed(lizard.read_int(instructions).unwrap_err()));
+    assert!(
+        again.elapsed() >= Duration::from_secs(2),
+        "a new window waits"
+    );
+    lizard.close_session().unwrap();
+}
+
+#[test]
+fn a_counter_left_out_of_the_capture_has_no_value_at_once() {
+    let daemon = daemon_silent_after_300_ms();
+    for mode in [CaptureMode::Persistent, CaptureMode::Reconnecting] {
+        let mut config = config_for(&daemon);
+        config.mode = mode;
+        config.read_timeout = Duration::from_secs(5);
+        let mut lizard = Lizard::configure(config).unwrap();
+        let memfree = id_of(&lizard, "Sim_memfree");
+        let ccnt = id_of(&lizard, "Sim_ccnt");
+        let not_captured = |lizard: &Lizard| {
+            matches!(
+                lizard.read_int(ccnt),
+                Err(Error::NoValue {
+                    reason: lizard_core::NoValue::NotCaptured,
+                    ..
+                })
+            )
+        };
+        assert!(not_captured(&lizard), "{mode:?}: before any capture");
+        lizard.enable(memfree).unwrap();
+        lizard.start_capture().unwrap();
+        assert!(not_captured(&lizard), "{mode:?}: while capturing");
+        std::thread::sleep(Duration::from_millis(20));
+        lizard.stop_capture().unwrap();
+        let started = std::time::Instant::now();
+        assert!(not_captured(&lizard), "{mode:?}: after the capture");
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{mode:?}: a counter outside the capture waits for nothing"
+        );
+        assert!(lizard.read_int(memfree).is_ok(), "{mode:?}");
+    }
+}
