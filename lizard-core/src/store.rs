@@ -119,7 +119,8 @@ impl SampleStore {
         (id as usize).checked_sub(1)
     }
 
-    /// Appends one sample to counter `id`, dropping (and counting) the oldest if the buffer is full.
+    /// Adds one sample to counter `id` in time order (after every sample not later than it), dropping (and
+    /// counting) the oldest if the buffer is full.
     ///
     /// Returns `false` (and stores nothing) when `id` is not a counter of this store.
     pub fn push(&self, id: CounterId, sample: Sample) -> bool {
@@ -144,11 +145,20 @@ impl SampleStore {
         let Some(buffer) = Self::index(id).and_then(|i| buffers.get_mut(i)) else {
             return false;
         };
-        if buffer.samples.len() >= capacity {
-            buffer.samples.pop_front();
+        // Samples arrive nearly in time order; those of several cores may not (gatord sends each CPU's perf
+        // ring in its own frames), so each goes after every sample not later than it.
+        let samples = &mut buffer.samples;
+        let at = samples.len()
+            - samples
+                .iter()
+                .rev()
+                .take_while(|s| s.timestamp_ns > sample.timestamp_ns)
+                .count();
+        samples.insert(at, sample);
+        if samples.len() > capacity {
+            samples.pop_front();
             buffer.dropped += 1;
         }
-        buffer.samples.push_back(sample);
         true
     }
 
@@ -318,6 +328,44 @@ mod tests {
             "the newest sample before the cut encloses the next window"
         );
         assert_eq!(store.dropped(1), Some(0));
+    }
+
+    #[test]
+    fn samples_of_cores_sent_one_after_the_other_are_kept_in_time_order() {
+        let c = |t: u64, core: u32| Sample {
+            timestamp_ns: t,
+            value: Value::Int(i64::from(core)),
+            core: Some(core),
+        };
+        let store = SampleStore::new(1, 5);
+        // gatord sends CPU 0's ring, then CPU 1's: the later frames hold earlier samples.
+        store.push_all(
+            [
+                c(10, 0),
+                c(20, 0),
+                c(30, 0),
+                c(5, 1),
+                c(15, 1),
+                c(20, 1),
+                c(35, 1),
+            ]
+            .map(|x| (1, x)),
+        );
+        assert_eq!(
+            store.samples(1, None).unwrap(),
+            vec![c(15, 1), c(20, 0), c(20, 1), c(30, 0), c(35, 1)],
+            "oldest first, equal times in arrival order, the two oldest dropped"
+        );
+        assert_eq!(store.dropped(1), Some(2));
+        let w = Window {
+            start_ns: 21,
+            end_ns: 31,
+        };
+        assert_eq!(
+            store.samples_around(1, w).unwrap(),
+            vec![c(20, 0), c(20, 1), c(30, 0), c(35, 1)],
+            "each core's samples that enclose the window"
+        );
     }
 
     #[test]
