@@ -192,6 +192,23 @@ fn finish(mut child: Child) -> (i32, String, String, Duration) {
     (status.code().unwrap_or(-1), out, err, took)
 }
 
+/// The arguments of `lizard capture` from the daemon at `address` alone, for `duration`, of `counters`
+/// (comma-separated), as JSON.
+fn capture_args<'a>(address: &'a str, duration: &'a str, counters: &'a str) -> Vec<&'a str> {
+    vec![
+        "capture",
+        "--gatord",
+        address,
+        "--no-hwcpipe",
+        "--duration",
+        duration,
+        "--counters",
+        counters,
+        "--format",
+        "json",
+    ]
+}
+
 /// The `arm_loop` example (2 000 005 instructions exactly), built beside this test binary.
 fn arm_loop() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary");
@@ -299,18 +316,11 @@ fn cycles_and_instructions_by_name_match_the_emulated_cpus_truth() {
     };
     std::thread::sleep(Duration::from_millis(300));
     let work = Instant::now();
-    let capture = spawn_lizard(&[
-        "capture",
-        "--gatord",
+    let capture = spawn_lizard(&capture_args(
         &address,
-        "--no-hwcpipe",
-        "--duration",
         "3s",
-        "--counters",
         "ARMv8_Cortex_A72_ccnt,ARMv8_Cortex_A72:INST_RETIRED",
-        "--format",
-        "json",
-    ]);
+    ));
     let (code, out, err, _) = finish(capture);
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let runs = busy.join().expect("the workload");
@@ -342,18 +352,11 @@ fn idle_cycles_are_stated() {
     let Some(_) = daemon_binary() else { return };
     let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
     let daemon = Daemon::start(8103, &["ARMv8_Cortex_A72_ccnt"]);
-    let out = lizard(&[
-        "capture",
-        "--gatord",
+    let out = lizard(&capture_args(
         &daemon.address(),
-        "--no-hwcpipe",
-        "--duration",
         "2s",
-        "--counters",
         "ARMv8_Cortex_A72_ccnt,ARMv8_Cortex_A72:INST_RETIRED",
-        "--format",
-        "json",
-    ]);
+    ));
     assert!(out.status.success(), "{}", stderr(&out));
     let doc = json(&out);
     let cycles = counter(&doc, "ARMv8_Cortex_A72_ccnt")["value"]
@@ -388,18 +391,11 @@ fn memfree_follows_the_guests_meminfo() {
     let Some(_) = daemon_binary() else { return };
     let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
     let daemon = Daemon::start(8104, &["Linux_meminfo_memfree"]);
-    let out = lizard(&[
-        "capture",
-        "--gatord",
+    let out = lizard(&capture_args(
         &daemon.address(),
-        "--no-hwcpipe",
-        "--duration",
         "2s",
-        "--counters",
         "Linux_meminfo_memfree",
-        "--format",
-        "json",
-    ]);
+    ));
     assert!(out.status.success(), "{}", stderr(&out));
     let meminfo = fs::read_to_string("/proc/meminfo").unwrap();
     let kib: u64 = meminfo
@@ -427,21 +423,9 @@ fn a_second_client_is_told_the_session_is_busy() {
     let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
     let daemon = Daemon::start(8105, &["Linux_meminfo_memfree"]);
     let address = daemon.address();
-    let capture = |duration| {
-        vec![
-            "capture",
-            "--gatord",
-            &address,
-            "--no-hwcpipe",
-            "--duration",
-            duration,
-            "--counters",
-            "Linux_meminfo_memfree",
-        ]
-    };
-    let first = spawn_lizard(&capture("5s"));
+    let first = spawn_lizard(&capture_args(&address, "5s", "Linux_meminfo_memfree"));
     std::thread::sleep(Duration::from_millis(2500));
-    let second = lizard(&capture("1s"));
+    let second = lizard(&capture_args(&address, "1s", "Linux_meminfo_memfree"));
     let (code, _, err, _) = finish(first);
     assert_eq!(code, 0, "the first capture: {err}");
     assert_eq!(second.status.code(), Some(3), "{}", stderr(&second));
@@ -461,18 +445,11 @@ fn a_daemon_killed_mid_capture_is_exit_3_with_its_samples_kept() {
     let Some(_) = daemon_binary() else { return };
     let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
     let daemon = Daemon::start(8106, &["Linux_meminfo_memfree"]);
-    let capture = spawn_lizard(&[
-        "capture",
-        "--gatord",
+    let capture = spawn_lizard(&capture_args(
         &daemon.address(),
-        "--no-hwcpipe",
-        "--duration",
         "20s",
-        "--counters",
         "Linux_meminfo_memfree",
-        "--format",
-        "json",
-    ]);
+    ));
     std::thread::sleep(Duration::from_millis(3000));
     let killed = Instant::now();
     daemon.signal(libc::SIGKILL);
@@ -497,16 +474,11 @@ fn a_daemon_that_stops_answering_ends_the_capture_in_bounded_time() {
     let Some(_) = daemon_binary() else { return };
     let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
     let daemon = Daemon::start(8107, &["Linux_meminfo_memfree"]);
-    let capture = spawn_lizard(&[
-        "capture",
-        "--gatord",
+    let capture = spawn_lizard(&capture_args(
         &daemon.address(),
-        "--no-hwcpipe",
-        "--duration",
         "3s",
-        "--counters",
         "Linux_meminfo_memfree",
-    ]);
+    ));
     std::thread::sleep(Duration::from_millis(1500));
     daemon.signal(libc::SIGSTOP);
     let (code, _, err, took) = finish(capture);
@@ -522,20 +494,7 @@ fn a_daemon_that_stops_answering_ends_the_capture_in_bounded_time() {
 fn a_restarted_daemon_serves_the_next_capture() {
     let Some(_) = daemon_binary() else { return };
     let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
-    let capture = |address: &str| {
-        lizard(&[
-            "capture",
-            "--gatord",
-            address,
-            "--no-hwcpipe",
-            "--duration",
-            "1s",
-            "--counters",
-            "Linux_meminfo_memfree",
-            "--format",
-            "json",
-        ])
-    };
+    let capture = |address: &str| lizard(&capture_args(address, "1s", "Linux_meminfo_memfree"));
     let first = Daemon::start(8108, &["Linux_meminfo_memfree"]);
     let out = capture(&first.address());
     assert!(out.status.success(), "{}", stderr(&out));
@@ -590,5 +549,184 @@ fn apc_dump_reads_a_capture_the_daemon_wrote_itself() {
     println!(
         "real gatord: lizard apc-dump of the daemon's own local capture: {} bytes of JSON",
         text.len()
+    );
+}
+
+/// The C demo (`lizard-capi/examples/c/lizard_demo.c`) and the `liblizard.so` it loads, built for this
+/// machine by `.ci/c-demo` and named by `LIZARD_C_DEMO` and `LIZARD_C_LIBRARY`; `None` after saying why
+/// the test skips.
+fn c_demo() -> Option<(PathBuf, PathBuf)> {
+    let named = |var: &str| std::env::var_os(var).map(PathBuf::from);
+    match (named("LIZARD_C_DEMO"), named("LIZARD_C_LIBRARY")) {
+        (Some(demo), Some(library)) => Some((demo, library)),
+        _ => {
+            eprintln!(
+                "skipped: LIZARD_C_DEMO and LIZARD_C_LIBRARY do not name the C demo and liblizard.so \
+                 (.ci/gatord-tests builds them with .ci/c-demo)"
+            );
+            None
+        }
+    }
+}
+
+/// What the C demo printed: counter names by id, each draw's window and readings.
+struct DemoRun {
+    names: Vec<(u32, String)>,
+    /// `(draw, inner ns, outer ns)`: the capture window lies between the two.
+    windows: Vec<(u32, u64, u64)>,
+    /// `(draw, id, value as printed)`.
+    reads: Vec<(u32, u32, String)>,
+    took: Duration,
+}
+
+impl DemoRun {
+    /// Runs the demo against the daemon at `port` for `draws` draws of `work` loop iterations each.
+    fn run(demo: &PathBuf, library: &PathBuf, port: u16, draws: u32, work: u64) -> DemoRun {
+        let child = Command::new(demo)
+            .arg(library)
+            .args(["127.0.0.1", &port.to_string(), &draws.to_string()])
+            .arg(work.to_string())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run the C demo");
+        let (code, out, err, took) = finish(child);
+        assert_eq!(code, 0, "the C demo failed: {err}");
+        assert_eq!(out.lines().last(), Some("done"), "{out}\n{err}");
+        let mut run = DemoRun {
+            names: Vec::new(),
+            windows: Vec::new(),
+            reads: Vec::new(),
+            took,
+        };
+        for line in out.lines() {
+            let words: Vec<&str> = line.splitn(6, ' ').collect();
+            let number = |word: &str| word.parse::<u64>().expect("a number");
+            match words.as_slice() {
+                ["counter", id, _, _, _, names] => run.names.push((
+                    number(id) as u32,
+                    names.split('|').next().unwrap_or_default().to_owned(),
+                )),
+                ["window", draw, inner, outer] => {
+                    run.windows
+                        .push((number(draw) as u32, number(inner), number(outer)))
+                }
+                ["draw", draw, id, value] => {
+                    run.reads
+                        .push((number(draw) as u32, number(id) as u32, (*value).to_owned()))
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(run.windows.len(), draws as usize, "{out}\n{err}");
+        run
+    }
+
+    /// The readings of the counter called `name`, one per draw, in draw order.
+    fn values(&self, name: &str) -> Vec<f64> {
+        let id = self
+            .names
+            .iter()
+            .find(|(_, n)| n == name)
+            .map(|(id, _)| *id)
+            .unwrap_or_else(|| panic!("the demo lists no {name}"));
+        self.reads
+            .iter()
+            .filter(|(_, i, _)| *i == id)
+            .map(|(_, _, v)| v.parse().expect("a reading"))
+            .collect()
+    }
+
+    /// Checks the cycle counter of every draw against its window (one cycle a nanosecond: the emulated
+    /// CPU's 1 GHz virtual clock): a draw reads 0 (no value) only before gatord's first perf sample, and
+    /// every other lies between the window's bounds. Returns how many draws came before that sample.
+    fn check_cycles(&self) -> usize {
+        let cycles = self.values("ARMv8_Cortex_A72_ccnt");
+        assert_eq!(cycles.len(), self.windows.len());
+        let before = cycles.iter().take_while(|&&c| c == 0.0).count();
+        assert!(
+            before < cycles.len(),
+            "no draw read the cycle counter: gatord sent no perf sample"
+        );
+        for (&(draw, inner, outer), &count) in self.windows.iter().zip(&cycles).skip(before) {
+            // The window's share of the samples that enclose it: cycles go on at one a nanosecond,
+            // so the share is the window's length in nanoseconds, up to 1 % either way.
+            assert!(
+                count >= inner as f64 * 0.99 && count <= outer as f64 * 1.01,
+                "draw {draw}: {count} cycles for a window of {inner}..{outer} ns"
+            );
+        }
+        before
+    }
+}
+
+#[test]
+fn the_c_demo_reads_the_daemons_counters_per_draw() {
+    let Some(_) = daemon_binary() else { return };
+    let Some((demo, library)) = c_demo() else {
+        return;
+    };
+    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let daemon = Daemon::start(8110, &["ARMv8_Cortex_A72_ccnt"]);
+    // The demo as it ships: three draws of 2 000 000 loop iterations, every listed counter enabled
+    // (those a counter set has no slot left for are refused).
+    let run = DemoRun::run(&demo, &library, daemon.port, 3, 2_000_000);
+    let before = run.check_cycles();
+    let memfree = run.values("Linux_meminfo_memfree");
+    let meminfo = fs::read_to_string("/proc/meminfo").unwrap();
+    let truth = meminfo
+        .lines()
+        .find(|l| l.starts_with("MemFree:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<f64>().ok())
+        .expect("MemFree")
+        * 1024.0;
+    for (draw, free) in memfree.iter().enumerate() {
+        assert!(
+            (free - truth).abs() < truth * 0.02,
+            "draw {draw}: Linux_meminfo_memfree {free} against /proc/meminfo {truth}"
+        );
+    }
+    let windows: Vec<String> = run
+        .windows
+        .iter()
+        .map(|(_, inner, _)| format!("{:.1} ms", *inner as f64 / 1e6))
+        .collect();
+    println!(
+        "real gatord: C demo through liblizard.so: {} counters listed, 3 draws ({}) in {:?}; \
+         ARMv8_Cortex_A72_ccnt = each window's length at 1 GHz within 1 % ({before} draw(s) before \
+         gatord's first perf sample read no value); Linux_meminfo_memfree within 2 % of /proc/meminfo",
+        run.names.len(),
+        windows.join(", "),
+        run.took
+    );
+}
+
+#[test]
+fn two_hundred_per_draw_pairs_through_the_c_api() {
+    let Some(_) = daemon_binary() else { return };
+    let Some((demo, library)) = c_demo() else {
+        return;
+    };
+    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let daemon = Daemon::start(8111, &["ARMv8_Cortex_A72_ccnt"]);
+    // 20 000 iterations: a window of about 0.15 ms, shorter than gatord's 1 ms sample period, so each
+    // reading is its window's share of the sample that encloses it.
+    let run = DemoRun::run(&demo, &library, daemon.port, 200, 20_000);
+    let before = run.check_cycles();
+    let mut start_stop: Vec<u64> = run
+        .windows
+        .iter()
+        .map(|(_, inner, outer)| outer - inner)
+        .collect();
+    start_stop.sort_unstable();
+    println!(
+        "real gatord: 200 per-draw StartCapture/StopCapture/Read rounds through liblizard.so in {:?} \
+         ({:.1} ms a round: the reads of a window wait for gatord to pass on the perf sample after it); \
+         Start+Stop alone {:.0} µs (median); the cycle counter was within 1 % of every window after the \
+         first {before} draw(s)",
+        run.took,
+        run.took.as_secs_f64() * 1e3 / 200.0,
+        start_stop[start_stop.len() / 2] as f64 / 1e3
     );
 }

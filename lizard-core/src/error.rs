@@ -87,11 +87,19 @@ pub enum Error {
     /// the samples received before are kept.
     #[error("gatord sent no end-of-capture marker within {0:?}; samples received before are kept")]
     StopTimeout(Duration),
-    /// gatord is serving another client ("Session already in progress"). gatord allows one session at a time
-    /// and says nothing about when the other one ends, so no retry time is given: retry when the other
-    /// client has finished (a session this engine just closed is released by gatord within about a second).
-    #[error("gatord session already in progress (another client, or the previous session not yet released); retry when it has ended")]
-    SessionInProgress,
+    /// gatord is serving another client ("Session already in progress"), and still was after `waited` of
+    /// retries ([`Config::busy_retry`](crate::Config::busy_retry)). gatord allows one session at a time and
+    /// says nothing about when the other one ends, so no retry time is claimed: retry when the other client
+    /// has finished (a session this engine just closed is released by gatord within about a second).
+    #[error(
+        "gatord is busy with another session (another client's capture, or the previous session not yet \
+         released) and still was after {waited:?} of retries; gatord does not say when that session ends: \
+         retry once it has"
+    )]
+    SessionInProgress {
+        /// How long the engine kept retrying before giving up (zero when it did not retry).
+        waited: Duration,
+    },
     /// gatord reported an error (`RESPONSE_ERROR`) with this text.
     #[error("gatord reported an error: {0}")]
     Daemon(String),
@@ -225,7 +233,7 @@ impl Error {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            Error::SessionInProgress
+            Error::SessionInProgress { .. }
                 | Error::StopTimeout(_)
                 | Error::Transport(TransportError::Timeout(..))
         )

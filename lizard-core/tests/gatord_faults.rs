@@ -182,7 +182,10 @@ fn busy_daemon_is_a_typed_retryable_error() {
         std::thread::sleep(Duration::from_millis(5));
     };
     let err = lizard.start_capture().unwrap_err();
-    assert!(matches!(err, Error::SessionInProgress), "{err:?}");
+    assert!(
+        matches!(err, Error::SessionInProgress { waited } if waited > Duration::ZERO),
+        "{err:?}"
+    );
     assert!(err.is_retryable());
     assert!(err.to_string().contains("retry"), "{err}");
     assert!(!lizard.is_capturing());
@@ -210,7 +213,10 @@ fn always_busy_daemon_fails_configure_with_the_reason() {
     let Error::NoSource { gatord, .. } = err else {
         panic!("expected NoSource, got {err:?}");
     };
-    assert!(matches!(*gatord, Error::SessionInProgress), "{gatord:?}");
+    assert!(
+        matches!(*gatord, Error::SessionInProgress { .. }),
+        "{gatord:?}"
+    );
     assert!(daemon.stats().busy_rejections >= 1);
 }
 
@@ -447,10 +453,15 @@ fn counters_gatord_binds_no_key_to_read_not_bound() {
 }
 
 #[test]
-fn session_in_progress_claims_no_retry_time() {
-    let text = Error::SessionInProgress.to_string();
+fn session_in_progress_says_how_long_it_retried_and_claims_no_end() {
+    let text = Error::SessionInProgress {
+        waited: Duration::from_millis(2000),
+    }
+    .to_string();
+    assert!(text.contains("after 2s of retries"), "{text}");
+    let rest = text.replace("2s", "");
     assert!(
-        !text.chars().any(|c| c.is_ascii_digit()),
+        !rest.chars().any(|c| c.is_ascii_digit()),
         "nothing is known about when the other session ends: {text}"
     );
 }

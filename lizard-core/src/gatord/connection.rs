@@ -21,7 +21,9 @@ pub(crate) const READ_CHUNK: usize = 64 * 1024;
 pub(crate) fn daemon_error(payload: &[u8]) -> Error {
     let text = String::from_utf8_lossy(payload).trim().to_owned();
     if text.contains(SESSION_IN_PROGRESS) {
-        Error::SessionInProgress
+        Error::SessionInProgress {
+            waited: Duration::ZERO,
+        }
     } else {
         Error::Daemon(text)
     }
@@ -75,7 +77,7 @@ pub(crate) struct Connection {
 
 impl Connection {
     /// Connects, sends `STREAMLINE\n`, reads the `GATOR <n>\n` answer and PINGs: a daemon busy with another
-    /// session answers the first command with "Session already in progress" ([`Error::SessionInProgress`]).
+    /// session answers the first command with "Session already in progress" ([`Error::SessionInProgress`], which says how long this kept retrying).
     pub(crate) fn open(
         address: &GatordAddress,
         timeouts: Timeouts,
@@ -112,13 +114,19 @@ impl Connection {
         max_len: u32,
         busy_retry: Duration,
     ) -> Result<Connection, Error> {
-        let deadline = Instant::now() + busy_retry;
+        let started = Instant::now();
+        let deadline = started + busy_retry;
         let mut pause = Duration::from_millis(1);
         loop {
             match Connection::open(address, timeouts, max_len) {
-                Err(Error::SessionInProgress) if Instant::now() + pause < deadline => {
+                Err(Error::SessionInProgress { .. }) if Instant::now() + pause < deadline => {
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(Duration::from_millis(100));
+                }
+                Err(Error::SessionInProgress { .. }) => {
+                    return Err(Error::SessionInProgress {
+                        waited: started.elapsed(),
+                    })
                 }
                 other => return other,
             }
