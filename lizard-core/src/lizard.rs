@@ -620,11 +620,11 @@ impl Lizard {
             }
             Some(window) => {
                 let mut samples = self.store.samples_around(id, window).unwrap_or_default();
-                if self.awaits_closing_sample(counter, window, &samples) {
-                    if let Some(capture) = &self.persistent {
-                        capture.wait_until(self.read_deadline(window), || {
+                if let Some(capture) = &self.persistent {
+                    if self.awaits_closing_sample(counter, window, &samples, capture.latest_ns()) {
+                        capture.wait_until(self.read_deadline(window), |latest| {
                             samples = self.store.samples_around(id, window).unwrap_or_default();
-                            !self.awaits_closing_sample(counter, window, &samples)
+                            !self.awaits_closing_sample(counter, window, &samples, latest)
                         });
                     }
                 }
@@ -666,10 +666,24 @@ impl Lizard {
     /// sample: a delta counter's reading is final only once the sample whose interval encloses the window's
     /// end has arrived; an absolute counter reads the level in force from what has arrived, and waits only
     /// while nothing of it has arrived at all (a session's first samples are still on their way).
-    fn awaits_closing_sample(&self, counter: &Counter, window: Window, samples: &[Sample]) -> bool {
+    ///
+    /// A counter the session has sent nothing of stops waiting once gatord has sent anything stamped at or
+    /// after the window's end (`latest_ns`, the latest timestamp received): gatord sends a counter it
+    /// serves in every sample period, so one still silent then (an event-driven counter whose event never
+    /// fired, a source that failed) would make every window wait out the read timeout.
+    fn awaits_closing_sample(
+        &self,
+        counter: &Counter,
+        window: Window,
+        samples: &[Sample],
+        latest_ns: Option<u64>,
+    ) -> bool {
+        let silent_past_window =
+            samples.is_empty() && latest_ns.is_some_and(|t| t >= window.end_ns);
         self.running.is_none()
             && self.config.mode == CaptureMode::Persistent
             && counter.source == Source::Gatord
+            && !silent_past_window
             && match counter.class {
                 CounterClass::Delta => !closes_window(samples, window),
                 CounterClass::Absolute => samples.is_empty(),

@@ -333,3 +333,52 @@ fn a_counter_left_out_of_the_capture_has_no_value_at_once() {
         assert!(lizard.read_int(memfree).is_ok(), "{mode:?}");
     }
 }
+
+#[test]
+fn a_counter_the_session_never_sends_stops_waiting_once_gatord_has_passed_the_window() {
+    // Sim_memfree every 100 ms up to 2 s; Sim_ccnt is bound but never sent (as an event-driven counter
+    // whose event never fires).
+    let daemon = sim::start(SimConfig {
+        stream: Stream::Samples(
+            (0..=20)
+                .map(|n| SimSample {
+                    timestamp_ns: n * 100_000_000,
+                    values: vec![("Sim_memfree".into(), 4_000 + n)],
+                })
+                .collect(),
+        ),
+        ..SimConfig::quick()
+    })
+    .unwrap();
+    let mut config = config_for(&daemon);
+    config.mode = CaptureMode::Persistent;
+    config.read_timeout = Duration::from_secs(5);
+    let mut lizard = Lizard::configure(config).unwrap();
+    let memfree = id_of(&lizard, "Sim_memfree");
+    let ccnt = id_of(&lizard, "Sim_ccnt");
+    lizard.enable(memfree).unwrap();
+    lizard.enable(ccnt).unwrap();
+    lizard.start_capture().unwrap();
+    lizard.stop_capture().unwrap();
+    std::thread::sleep(Duration::from_millis(250));
+    lizard.start_capture().unwrap();
+    lizard.stop_capture().unwrap();
+    let started = std::time::Instant::now();
+    let err = lizard.read_int(ccnt).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::NoValue {
+                reason: lizard_core::NoValue::NoSamples,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "gatord had sent samples stamped after the window: nothing more of Sim_ccnt is coming"
+    );
+    assert!(lizard.read_int(memfree).is_ok());
+    lizard.close_session().unwrap();
+}

@@ -191,14 +191,24 @@ impl Capture {
         progress.finished || progress.failed
     }
 
-    /// Waits until `ready()` holds, the receiver has ended, or `deadline` has passed; returns whether
-    /// `ready()` held. `ready` is asked again after every batch of samples the receiver stores.
-    pub(crate) fn wait_until(&self, deadline: Instant, mut ready: impl FnMut() -> bool) -> bool {
+    /// The latest engine timestamp of any sample or frame received so far.
+    pub(crate) fn latest_ns(&self) -> Option<u64> {
+        self.shared.lock().latest_ns
+    }
+
+    /// Waits until `ready(latest)` holds, the receiver has ended, or `deadline` has passed; returns whether
+    /// it held. `ready` is asked again after every batch of samples the receiver stores, with the latest
+    /// timestamp received ([`Capture::latest_ns`]).
+    pub(crate) fn wait_until(
+        &self,
+        deadline: Instant,
+        mut ready: impl FnMut(Option<u64>) -> bool,
+    ) -> bool {
         // The receiver stores a batch, then takes this lock to announce it: asking `ready` while holding
         // the lock cannot miss a batch stored after the question.
         let mut progress = self.shared.lock();
         loop {
-            if ready() {
+            if ready(progress.latest_ns) {
                 return true;
             }
             let left = deadline.saturating_duration_since(Instant::now());
