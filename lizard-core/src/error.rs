@@ -93,8 +93,9 @@ pub enum Error {
     /// has finished (a session this engine just closed is released by gatord within about a second).
     #[error(
         "gatord is busy with another session (another client's capture, or the previous session not yet \
-         released) and still was after {waited:?} of retries; gatord does not say when that session ends: \
-         retry once it has"
+         released) and still was after {:.1} s of retries; gatord does not say when that session ends: \
+         retry once it has",
+        .waited.as_secs_f64()
     )]
     SessionInProgress {
         /// How long the engine kept retrying before giving up (zero when it did not retry).

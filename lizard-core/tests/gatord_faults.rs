@@ -458,8 +458,8 @@ fn session_in_progress_says_how_long_it_retried_and_claims_no_end() {
         waited: Duration::from_millis(2000),
     }
     .to_string();
-    assert!(text.contains("after 2s of retries"), "{text}");
-    let rest = text.replace("2s", "");
+    assert!(text.contains("after 2.0 s of retries"), "{text}");
+    let rest = text.replace("2.0 s", "");
     assert!(
         !rest.chars().any(|c| c.is_ascii_digit()),
         "nothing is known about when the other session ends: {text}"

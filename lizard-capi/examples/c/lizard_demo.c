@@ -9,8 +9,8 @@
  * WORK is the number of loop iterations each "draw" spends between StartCapture and StopCapture (default
  * 2000000). Output, one line each: "counters N", "counter ID TYPE CLASS UNITS SHORT_NAME|TITLE|NAME|CATEGORY",
  * then per draw "window D INNER_NS OUTER_NS" (the time from after StartCapture to before StopCapture, and from
- * before StartCapture to after StopCapture: the capture window lies between the two) and "draw D ID VALUE",
- * and finally "done".
+ * before StartCapture to after StopCapture: the capture window lies between the two), "draw D ID VALUE" and
+ * "reads D NS" (how long the draw's reads took, printing included), and finally "done".
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dlfcn.h>
@@ -105,6 +105,7 @@ int main(int argc, char **argv)
             fprintf(stderr, "StopCapture reported a failure in draw %d\n", n);
         }
         printf("window %d %lld %lld\n", n, stopping - started, now_ns() - before_start);
+        long long reading = now_ns();
         for (uint32_t id = 1; id <= count; id++) {
             if (descriptions[id - 1].result_type == LZD_TYPE_INT) {
                 printf("draw %d %u %lld\n", n, (unsigned)id, (long long)api->ReadCounterInt(ctx, id));
@@ -112,6 +113,7 @@ int main(int argc, char **argv)
                 printf("draw %d %u %.6f\n", n, (unsigned)id, api->ReadCounterDouble(ctx, id));
             }
         }
+        printf("reads %d %lld\n", n, now_ns() - reading);
     }
 
     free(descriptions);
