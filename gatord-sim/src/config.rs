@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use gator_proto::ProtocolVersion;
 
+use crate::perf::PerfLeader;
+
 /// One sample the simulator sends in a scripted capture: a timestamp and values by counter name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimSample {
@@ -66,6 +68,9 @@ pub struct Timing {
     /// Whether captured frames reach the socket only every `live_rate` milliseconds of the session (gatord
     /// commits its buffers at that period) rather than as soon as they are made. Default on.
     pub live_rate_flush: bool,
+    /// How long after APC_START the first perf sample is taken: gatord starts its perf events after its
+    /// polled counters. Default 70 ms (x86_64 host); 243 ms was seen in the emulated Arm system.
+    pub perf_start: Duration,
 }
 
 impl Default for Timing {
@@ -78,6 +83,7 @@ impl Default for Timing {
             session_release: Duration::from_millis(100),
             perf_at_sample_rate: true,
             live_rate_flush: true,
+            perf_start: Duration::from_millis(70),
         }
     }
 }
@@ -92,6 +98,7 @@ impl Timing {
             session_release: Duration::ZERO,
             perf_at_sample_rate: false,
             live_rate_flush: false,
+            perf_start: Duration::ZERO,
         }
     }
 }
@@ -149,6 +156,9 @@ pub struct SimConfig {
     pub counting_only_counters: Vec<String>,
     /// The CPUs perf data comes from (one PERF_DATA frame per core per sample). Default 2.
     pub cores: u32,
+    /// What leads gatord's perf sampling group: the context-switch event (default, as without tracefs) or
+    /// the `sched_switch` tracepoint (with tracefs mounted, which also sends gatord's ftrace EXTERNAL frame).
+    pub perf_leader: PerfLeader,
     /// Latencies and pacing.
     pub timing: Timing,
     /// Fault injection.
@@ -185,6 +195,7 @@ impl SimConfig {
             perf_counters: Vec::new(),
             counting_only_counters: Vec::new(),
             cores: 2,
+            perf_leader: PerfLeader::default(),
             timing: Timing::instant(),
             faults: Faults::default(),
         }

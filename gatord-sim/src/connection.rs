@@ -7,13 +7,16 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gator_proto::apc::summary::{encode_summary, Clocks};
-use gator_proto::apc::{BlockCounter, Counter, Record};
+use gator_proto::apc::{BlockCounter, Counter, External, Record};
 use gator_proto::daemon::{Config as DaemonConfig, Event, Session, SESSION_IN_PROGRESS};
 use gator_proto::ProtocolVersion;
 
 use super::config::Stream;
 use super::documents;
-use super::perf::{PerfRole, PerfStream};
+use super::perf::{PerfCounter, PerfLeader, PerfRole, PerfStream};
+
+/// The descriptor gatord's ftrace reader announces itself on (as recorded in the emulated Arm system).
+const FTRACE_FD: i32 = 24;
 use super::server::{pause, Shared, Stats};
 use super::workload::{synthetic_event_value, synthetic_value};
 
@@ -319,7 +322,8 @@ impl Conn<'_> {
                             .filter(|n| !self.bound.iter().any(|(_, b)| b == *n))
                             .map(|n| (0, n.clone())),
                     );
-                    let events = self.shared.state().slot_events.clone();
+                    let mut events = self.shared.state().slot_events.clone();
+                    events.extend(self.shared.fixed_events.iter().cloned());
                     documents::captured_document(self.shared.config.protocol.0, &entries, &events)
                 }
             }),
@@ -433,7 +437,7 @@ impl Conn<'_> {
                 {
                     capturing.perf = Some(PerfSchedule {
                         sample: 0,
-                        next_due: now,
+                        next_due: now + timing.perf_start,
                         period: perf_period,
                     });
                 }
@@ -485,7 +489,14 @@ impl Conn<'_> {
             let Some(role) = self.perf_role(name) else {
                 continue;
             };
-            counters.push((*key, role));
+            let config = documents::slot_event(&self.slot_events, name)
+                .or_else(|| documents::slot_event(&self.shared.fixed_events, name))
+                .unwrap_or(0);
+            counters.push(PerfCounter {
+                key: *key,
+                role,
+                config,
+            });
             indices.push(i);
         }
         let config = &self.shared.config;
@@ -494,10 +505,22 @@ impl Conn<'_> {
             return Next::Continue;
         }
         let clock_base = self.clock_base_ns();
-        let perf = PerfStream::new(config.cores, counters, clock_base);
+        let perf = PerfStream::new(config.cores, counters, config.perf_leader, clock_base);
         let period_ns = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX).max(1);
         if self.send_frame(&perf.attrs_frame(period_ns)) == Next::Close {
             return Next::Close;
+        }
+        if let PerfLeader::SchedSwitch { .. } = config.perf_leader {
+            // gatord's ftrace reader announces itself on its pipe (descriptor 24 in the recording).
+            let mut frame = Vec::new();
+            External::Data {
+                fd: FTRACE_FD,
+                bytes: b"FTRACE 1\n",
+            }
+            .encode(&mut frame);
+            if self.send_frame(&frame) == Next::Close {
+                return Next::Close;
+            }
         }
         self.send_summary_at(clock_base);
         let keys = perf.keys_frame();
@@ -668,7 +691,8 @@ impl Conn<'_> {
             capturing.next_due += period;
             let sample = capturing.sample;
             capturing.sample += 1;
-            let perf_rides_along = capturing.perf.is_none();
+            let perf_rides_along = capturing.perf.is_none()
+                && due >= capturing.started + self.shared.config.timing.perf_start;
             let timestamp =
                 i64::try_from(due.duration_since(capturing.started).as_nanos()).unwrap_or(i64::MAX);
             let values: Vec<(i32, i64)> = self

@@ -74,6 +74,20 @@ pub(crate) fn slots(events: &str) -> Vec<String> {
     )
 }
 
+/// `(counter, event code)` of every event of the events document `events` that names a counter and an event
+/// code (a fixed PMU counter such as an Arm cycle counter, event 0x11).
+pub(crate) fn fixed_events(events: &str) -> Vec<(String, u64)> {
+    Events::parse(events).map_or_else(
+        |_| Vec::new(),
+        |events| {
+            events
+                .events()
+                .filter_map(|(_, event)| Some((event.counter.clone()?, event.event?)))
+                .collect()
+        },
+    )
+}
+
 /// The event code `events` (a slot's programmed events, from the saved configuration) give `counter`.
 pub(crate) fn slot_event(events: &[(String, u64)], counter: &str) -> Option<u64> {
     events
@@ -94,9 +108,18 @@ pub(crate) fn counters_document(names: &[String]) -> String {
     out
 }
 
-/// The key gatord allocates to the counter at `index` of its counter list at start-up: even, from 4.
+/// The Mali constants gatord 9.7.2 lists in every `captured` document, with or without a Mali GPU:
+/// `(key, counter, name)`. They take the first keys.
+const CONSTANTS: [(i32, &str, &str); 3] = [
+    (0x4, "ARM_Mali-CONST_BUS_WIDTH_BITS", "Bus Width Bits"),
+    (0x6, "ARM_Mali-CONST_L2_SLICE_COUNT", "L2 Slice Count"),
+    (0x8, "ARM_Mali-CONST_SHADER_CORE_COUNT", "Shader Core Count"),
+];
+
+/// The key gatord allocates to the counter at `index` of its counter list at start-up: even, from 0xa (after
+/// the constants').
 pub(crate) fn key_for(index: usize) -> i32 {
-    4 + 2 * i32::try_from(index).unwrap_or(i32::MAX / 2 - 2)
+    0xa + 2 * i32::try_from(index).unwrap_or(i32::MAX / 2 - 5)
 }
 
 /// The `<configurations>` document of the saved configuration (`events`: the slots' programmed events).
@@ -121,7 +144,8 @@ fn event_attribute(events: &[(String, u64)], counter: &str) -> String {
 }
 
 /// The `<captured>` document: `(key, name)` per configured counter (key 0 for counters configured on this very
-/// connection, which gatord has not bound), a slot with the event programmed into it (`events`).
+/// connection, which gatord has not bound), with the event it counts (`events`: a slot's programmed event, a
+/// fixed counter's own), then gatord's Mali constants.
 pub(crate) fn captured_document(
     protocol: i64,
     entries: &[(i32, String)],
@@ -136,6 +160,12 @@ pub(crate) fn captured_document(
             "    <counter key=\"0x{key:x}\" type=\"{}\"{} />\n",
             escape(name),
             event_attribute(events, name)
+        ));
+    }
+    for (key, counter, name) in CONSTANTS {
+        out.push_str(&format!(
+            "    <counter key=\"0x{key:x}\" counter=\"{counter}\" title=\"Mali Constants\" name=\"{name}\" \
+             class=\"constant\" mode=\"per-core\" />\n"
         ));
     }
     out.push_str("  </counters>\n</captured>\n");
@@ -214,9 +244,14 @@ mod tests {
             .map(|c| (c.key, c.counter, c.event))
             .collect();
         assert_eq!(
-            keys,
-            vec![(4, "a&b".to_owned(), None), (0, "c".to_owned(), Some(0x1b))]
+            keys[..2],
+            [
+                (0xa, "a&b".to_owned(), None),
+                (0, "c".to_owned(), Some(0x1b))
+            ]
         );
+        let constants: Vec<_> = keys[2..].iter().map(|(key, _, _)| *key).collect();
+        assert_eq!(constants, [0x4, 0x6, 0x8], "gatord's Mali constants follow");
         assert_eq!(
             delivered(configuration_document(&names, &events).as_bytes()),
             Some(Delivered::Configurations { names, events })

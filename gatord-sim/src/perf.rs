@@ -1,31 +1,47 @@
 //! Perf-backed counters the way gatord 9.7.2 sends them: PERF_ATTRS (one PEA per key, then a KEYS message with
 //! one perf id per event and CPU) and PERF_DATA frames (one per CPU per sample) holding a PERF_RECORD_SAMPLE
-//! written by gatord's CPU clock event, whose group read carries the running totals of gatord's own context
-//! switch leader, the CPU clock and every perf-backed counter, each with its id.
+//! written by gatord's CPU clock event, whose group read carries the running totals of gatord's own group
+//! leader, the CPU clock and every perf-backed counter, each with its id.
 //!
-//! Layouts follow the recordings: sample_type IDENTIFIER | IP | TID | TIME | STREAM_ID | READ (0x10217) for the
-//! sampling events, read_format TOTAL_TIME_ENABLED | RUNNING | ID | GROUP (0xf) for group members,
-//! use_clockid with CLOCK_MONOTONIC_RAW; counting-only events (period 0, no group read) are announced and
-//! given ids but never read, as gatord does for counters configured without a `count`.
+//! Layouts follow the recordings of the real daemon (x86_64 without tracefs, and the emulated Arm system with
+//! tracefs mounted): the group is led by the context-switch software event or by the `sched:sched_switch`
+//! tracepoint ([`PerfLeader`]); the CPU clock samples with sample_type IDENTIFIER | IP | TID | TIME |
+//! STREAM_ID | READ (0x10217) and read_format TOTAL_TIME_ENABLED | RUNNING | ID | GROUP (0xf); a counter is a
+//! group member counting its event (`config` the PMU event code); gatord's dummy software event (for its
+//! process records) counts beside the group; every event uses CLOCK_MONOTONIC_RAW. Counting-only events
+//! (period 0, no group read) are announced and given ids but never read, as gatord does for counters
+//! configured without a `count`.
 
 use gator_proto::apc::{
     encode_keys_message, encode_pea_message, PerfAttrs, PerfData, PerfEventAttr, ReadFormat,
     ReadValue, SampleLayout, SampleRecord, SampleType, CLOCK_MONOTONIC_RAW,
 };
 
-/// gatord's own context-switch group leader.
+/// gatord's own group leader.
 const LEADER_KEY: i32 = 0x7fff_ffff;
+/// gatord's own dummy software event, counting beside the group.
+const DUMMY_KEY: i32 = 0x7fff_fffe;
 /// gatord's own CPU clock event, the group member that triggers the samples.
 const CLOCK_KEY: i32 = 0x7fff_fffd;
 /// `perf_event_attr.type` of the Arm PMU in the arm64 recording (`armv8_pmuv3`).
 const PMU_TYPE: u32 = 8;
 /// `PERF_TYPE_SOFTWARE`.
 const SOFTWARE_TYPE: u32 = 1;
-/// gatord's bit-field words: a group member (sample_id_all, use_clockid, watermark) and a pinned, disabled
-/// group leader or stand-alone event.
+/// `PERF_TYPE_TRACEPOINT`.
+const TRACEPOINT_TYPE: u32 = 2;
+/// `PERF_COUNT_SW_CONTEXT_SWITCHES`, `PERF_COUNT_SW_DUMMY`.
+const CONTEXT_SWITCHES: u64 = 3;
+const DUMMY: u64 = 9;
+/// gatord's bit-field words, as recorded: a group member (sample_id_all, use_clockid, watermark), a
+/// stand-alone counting event, and its own pinned, disabled group leader and dummy event (the context-switch
+/// leader also sets `context_switch`).
 const MEMBER_FLAGS: u64 = 0x204_4000;
 const PINNED_FLAGS: u64 = 0x204_4005;
+const OWN_FLAGS: u64 = 0x4_0384_6305;
+const CONTEXT_SWITCH_LEADER_FLAGS: u64 = 0x4_0784_6305;
 const GROUP_SAMPLE_TYPE: u64 = 0x10217;
+const MEMBER_SAMPLE_TYPE: u64 = 0x10214;
+const TRACEPOINT_SAMPLE_TYPE: u64 = 0x10716;
 const COUNTING_SAMPLE_TYPE: u64 = 0x10204;
 /// The first perf id; ids go up by one per event and CPU.
 const FIRST_ID: u64 = 51;
@@ -39,12 +55,39 @@ pub enum PerfRole {
     CountingOnly,
 }
 
+/// One perf-backed counter of a capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PerfCounter {
+    /// The counter's key.
+    pub key: i32,
+    /// How it is served.
+    pub role: PerfRole,
+    /// `perf_event_attr.config`: the PMU event it counts (0x11 for an Arm cycle counter, the programmed
+    /// event for a slot).
+    pub config: u64,
+}
+
+/// What leads gatord's sampling group, which depends on whether the target has tracefs mounted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PerfLeader {
+    /// The context-switch software event, as gatord does without tracefs (the x86_64 recording).
+    #[default]
+    ContextSwitches,
+    /// The `sched:sched_switch` tracepoint, as gatord does with tracefs mounted (the emulated Arm system);
+    /// gatord then also announces its ftrace reader in an EXTERNAL frame.
+    SchedSwitch {
+        /// The tracepoint's id (its tracefs `events/sched/sched_switch/id`).
+        tracepoint: u64,
+    },
+}
+
 /// The perf side of one simulated capture: keys, ids, running totals.
 #[derive(Debug, Clone)]
 pub struct PerfStream {
     cores: u32,
-    /// `(key, role)` of the bound perf-backed counters, in key-map order.
-    counters: Vec<(i32, PerfRole)>,
+    /// The bound perf-backed counters, in key-map order.
+    counters: Vec<PerfCounter>,
+    leader: PerfLeader,
     /// CLOCK_MONOTONIC_RAW at capture start, as sent in the SUMMARY.
     clock_base_ns: i64,
     /// Running totals per core: leader, clock, then each sampled counter.
@@ -53,30 +96,38 @@ pub struct PerfStream {
 }
 
 impl PerfStream {
-    /// A stream over `cores` CPUs for `counters`, whose SUMMARY says CLOCK_MONOTONIC_RAW = `clock_base_ns`.
-    pub fn new(cores: u32, counters: Vec<(i32, PerfRole)>, clock_base_ns: i64) -> PerfStream {
+    /// A stream over `cores` CPUs for `counters`, its group led by `leader`, whose SUMMARY says
+    /// CLOCK_MONOTONIC_RAW = `clock_base_ns`.
+    pub fn new(
+        cores: u32,
+        counters: Vec<PerfCounter>,
+        leader: PerfLeader,
+        clock_base_ns: i64,
+    ) -> PerfStream {
         let sampled = counters
             .iter()
-            .filter(|(_, r)| *r == PerfRole::Sampled)
+            .filter(|c| c.role == PerfRole::Sampled)
             .count();
         PerfStream {
             cores: cores.max(1),
             totals: vec![vec![0; 2 + sampled]; cores.max(1) as usize],
             counters,
+            leader,
             clock_base_ns,
             samples: 0,
         }
     }
 
-    /// Every key with an event, in id order: leader, clock, then the counters.
+    /// Every key with an event, in id order: leader, clock, the counters, then the dummy event.
     fn keys(&self) -> impl Iterator<Item = i32> + '_ {
         [LEADER_KEY, CLOCK_KEY]
             .into_iter()
-            .chain(self.counters.iter().map(|(k, _)| *k))
+            .chain(self.counters.iter().map(|c| c.key))
+            .chain([DUMMY_KEY])
     }
 
     fn id(&self, core: u32, event: usize) -> u64 {
-        let per_core = 2 + self.counters.len() as u64;
+        let per_core = 3 + self.counters.len() as u64;
         FIRST_ID + u64::from(core) * per_core + event as u64
     }
 
@@ -95,30 +146,45 @@ impl PerfStream {
             sample_regs_user: 0,
             clockid: CLOCK_MONOTONIC_RAW,
         };
-        let mut attrs = vec![
-            (
-                LEADER_KEY,
-                attr(SOFTWARE_TYPE, 3, 1, GROUP_SAMPLE_TYPE, 0xf, PINNED_FLAGS),
+        let leader = match self.leader {
+            PerfLeader::ContextSwitches => attr(
+                SOFTWARE_TYPE,
+                CONTEXT_SWITCHES,
+                1,
+                GROUP_SAMPLE_TYPE,
+                0xf,
+                CONTEXT_SWITCH_LEADER_FLAGS,
             ),
-            (
-                CLOCK_KEY,
-                attr(
-                    SOFTWARE_TYPE,
-                    0,
-                    period_ns,
-                    GROUP_SAMPLE_TYPE,
-                    0xf,
-                    MEMBER_FLAGS,
-                ),
+            PerfLeader::SchedSwitch { tracepoint } => attr(
+                TRACEPOINT_TYPE,
+                tracepoint,
+                1,
+                TRACEPOINT_SAMPLE_TYPE,
+                0xf,
+                OWN_FLAGS,
             ),
-        ];
-        for (i, &(key, role)) in self.counters.iter().enumerate() {
+        };
+        let clock = attr(
+            SOFTWARE_TYPE,
+            0,
+            period_ns,
+            GROUP_SAMPLE_TYPE,
+            0xf,
+            MEMBER_FLAGS,
+        );
+        let mut attrs = vec![(LEADER_KEY, leader), (CLOCK_KEY, clock)];
+        for (i, counter) in self.counters.iter().enumerate() {
             attrs.push((
-                key,
-                match role {
-                    PerfRole::Sampled => {
-                        attr(PMU_TYPE, 0x11 + i as u64, 0, 0x10214, 0xf, MEMBER_FLAGS)
-                    }
+                counter.key,
+                match counter.role {
+                    PerfRole::Sampled => attr(
+                        PMU_TYPE,
+                        counter.config,
+                        0,
+                        MEMBER_SAMPLE_TYPE,
+                        0xf,
+                        MEMBER_FLAGS,
+                    ),
                     PerfRole::CountingOnly => attr(
                         SOFTWARE_TYPE,
                         i as u64,
@@ -130,6 +196,17 @@ impl PerfStream {
                 },
             ));
         }
+        attrs.push((
+            DUMMY_KEY,
+            attr(
+                SOFTWARE_TYPE,
+                DUMMY,
+                0,
+                COUNTING_SAMPLE_TYPE,
+                0x7,
+                OWN_FLAGS,
+            ),
+        ));
         let mut out = Vec::new();
         PerfAttrs::encode_header(0, &mut out);
         for (key, attr) in attrs {
@@ -177,8 +254,8 @@ impl PerfStream {
             totals[0] = self.samples;
             totals[1] = elapsed_ns;
             let mut slot = 2;
-            for (index, (_, role)) in self.counters.iter().enumerate() {
-                if *role == PerfRole::Sampled {
+            for (index, counter) in self.counters.iter().enumerate() {
+                if counter.role == PerfRole::Sampled {
                     totals[slot] = totals[slot].wrapping_add(increase(index, core));
                     slot += 1;
                 }
@@ -186,7 +263,7 @@ impl PerfStream {
             let mut slot = 0;
             for (event, role) in [PerfRole::Sampled, PerfRole::Sampled]
                 .into_iter()
-                .chain(self.counters.iter().map(|(_, r)| *r))
+                .chain(self.counters.iter().map(|c| c.role))
                 .enumerate()
             {
                 if role == PerfRole::Sampled {
@@ -229,13 +306,15 @@ mod tests {
 
     #[test]
     fn what_the_simulator_sends_decodes_as_gatords_data() {
+        let counter = |key, role, config| PerfCounter { key, role, config };
         let mut stream = PerfStream::new(
             2,
             vec![
-                (0x4, PerfRole::Sampled),
-                (0x6, PerfRole::CountingOnly),
-                (0x8, PerfRole::Sampled),
+                counter(0x4, PerfRole::Sampled, 0x11),
+                counter(0x6, PerfRole::CountingOnly, 0),
+                counter(0x8, PerfRole::Sampled, 0x8),
             ],
+            PerfLeader::SchedSwitch { tracepoint: 0x108 },
             1_000,
         );
         let mut tracker = PerfCounterTracker::new();

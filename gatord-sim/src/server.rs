@@ -74,6 +74,9 @@ pub(crate) struct Shared {
     pub(crate) counters: Vec<String>,
     /// The counter-set slots of the events document.
     pub(crate) slots: Vec<String>,
+    /// `(counter, event code)` of every fixed counter the events document gives an event (an Arm PMU's
+    /// cycle counter: 0x11).
+    pub(crate) fixed_events: Vec<(String, u64)>,
     pub(crate) state: Mutex<DaemonState>,
     pub(crate) stop: AtomicBool,
     pub(crate) stats: Stats,
@@ -103,11 +106,13 @@ pub fn start(config: SimConfig) -> io::Result<SimHandle> {
     let events = documents::events_document(&config);
     let counters = documents::available_counters(&config, &events);
     let slots = documents::slots(&events);
+    let fixed_events = documents::fixed_events(&events);
     let shared = Arc::new(Shared {
         config,
         events,
         counters,
         slots,
+        fixed_events,
         state: Mutex::new(DaemonState::default()),
         stop: AtomicBool::new(false),
         stats: Stats::default(),

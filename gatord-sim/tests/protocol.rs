@@ -102,11 +102,12 @@ fn keys_are_bound_when_a_connection_starts() {
     wire.command(4, &[]);
     drop(wire);
     std::thread::sleep(Duration::from_millis(50));
-    // The next connection binds it: Sim_memfree is the third counter, so its key is 4 + 2 * 2.
+    // The next connection binds it: Sim_memfree is the third counter, so its key is 0xa + 2 * 2 (the keys
+    // below 0xa are gatord's Mali constants').
     let (mut wire, _) = Wire::connect(&daemon);
     let (_, captured) = wire.request(&format!("{DECL}<request type=\"captured\"/>"));
     assert!(
-        captured.contains("key=\"0x8\" type=\"Sim_memfree\""),
+        captured.contains("key=\"0xe\" type=\"Sim_memfree\""),
         "{captured}"
     );
     assert_eq!(daemon.configuration(), ["Sim_memfree"]);

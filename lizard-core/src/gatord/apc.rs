@@ -263,7 +263,7 @@ mod tests {
     use super::*;
     use gator_proto::apc::summary::encode_summary;
     use gator_proto::apc::{BlockCounter, Clocks, Counter, Record};
-    use gatord_sim::perf::{PerfRole, PerfStream};
+    use gatord_sim::perf::{PerfCounter, PerfLeader, PerfRole, PerfStream};
 
     fn block(records: &[Record]) -> Vec<u8> {
         let mut out = Vec::new();
@@ -403,9 +403,18 @@ mod tests {
     fn perf_group_values_become_per_core_deltas() {
         // What the simulator sends, shaped like gatord 9.7.2's perf data: key 0x10 a group member on two
         // cores, key 0x12 counting only; the SUMMARY's CLOCK_MONOTONIC_RAW is 40.
+        let counter = |key, role| PerfCounter {
+            key,
+            role,
+            config: 0x11,
+        };
         let mut stream = PerfStream::new(
             2,
-            vec![(0x10, PerfRole::Sampled), (0x12, PerfRole::CountingOnly)],
+            vec![
+                counter(0x10, PerfRole::Sampled),
+                counter(0x12, PerfRole::CountingOnly),
+            ],
+            PerfLeader::default(),
             40,
         );
         let mut keys = KeyMap::new();
