@@ -398,18 +398,11 @@ fn memfree_follows_the_guests_meminfo() {
         "Linux_meminfo_memfree",
     ));
     assert!(out.status.success(), "{}", stderr(&out));
-    let meminfo = fs::read_to_string("/proc/meminfo").unwrap();
-    let kib: u64 = meminfo
-        .lines()
-        .find(|l| l.starts_with("MemFree:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|v| v.parse().ok())
-        .expect("MemFree");
+    let truth = mem_free();
     let doc = json(&out);
     let free = counter(&doc, "Linux_meminfo_memfree")["value"]
         .as_f64()
         .unwrap_or_else(|| panic!("no memfree: {doc}"));
-    let truth = (kib * 1024) as f64;
     let off = (free - truth).abs() / truth;
     assert!(off < 0.02, "memfree {free} against /proc/meminfo {truth}");
     println!(
