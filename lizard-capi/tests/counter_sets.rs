@@ -8,7 +8,7 @@ use std::ffi::{CStr, CString};
 use std::time::Duration;
 
 use common::{api, id_of};
-use gatord_sim::{self as sim, synthetic_event_value, SimConfig};
+use gatord_sim::{self as sim, synthetic_event_value, SimConfig, Timing};
 use lizard::abi::{LizardCounterDescription, LZD_OK};
 
 #[test]
@@ -36,7 +36,8 @@ fn a_set_event_is_an_ordinary_counter() {
         assert_eq!(CStr::from_ptr(desc.name).to_str(), Ok("Instructions"));
         (api.enable_counter)(ctx, id);
         assert_eq!((api.start_capture)(ctx), LZD_OK);
-        std::thread::sleep(Duration::from_millis(30));
+        // gatord starts its perf events (the set's slots among them) after its polled counters.
+        std::thread::sleep(Timing::default().perf_start + Duration::from_millis(50));
         assert_eq!((api.stop_capture)(ctx), LZD_OK);
         let value = (api.read_counter_int)(ctx, id);
         // Two cores, each growing per sample by the event's synthetic value: at least one sample each.

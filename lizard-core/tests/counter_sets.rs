@@ -9,10 +9,15 @@ mod common;
 use std::time::Duration;
 
 use common::{config_for, gatord_data, id_of};
-use gatord_sim::{self as sim, synthetic_event_value, SimConfig, SimHandle, Stream};
+use gatord_sim::{self as sim, synthetic_event_value, SimConfig, SimHandle, Stream, Timing};
 use lizard_core::{Error, Lizard, SetEvent};
 
 const CORES: u32 = 2;
+
+/// How long after its polled counters gatord starts its perf events (the slots' among them).
+fn perf_start() -> Duration {
+    Timing::default().perf_start
+}
 
 fn a72_daemon() -> Option<SimHandle> {
     let events = gatord_data("events/events-Cortex-A72.xml")?;
@@ -85,7 +90,7 @@ fn one_set_event_and_the_cycle_counter_read_their_values() {
         lizard.enable(id).unwrap();
     }
     lizard.start_capture().unwrap();
-    std::thread::sleep(Duration::from_millis(60));
+    std::thread::sleep(perf_start() + Duration::from_millis(60));
     lizard.stop_capture().unwrap();
 
     // The configuration gatord received programs the events into the first slots, in id order.
@@ -157,7 +162,7 @@ fn more_events_than_slots_is_a_typed_error_and_nothing_starts() {
     assert!(!lizard.is_capturing());
     assert_eq!(daemon.stats().captures, 0, "no capture was started");
     lizard.start_capture().unwrap();
-    std::thread::sleep(Duration::from_millis(20));
+    std::thread::sleep(perf_start() + Duration::from_millis(20));
     lizard.stop_capture().unwrap();
     assert_eq!(daemon.slot_events().len(), 6);
     // A slot freed is a slot for another event.

@@ -422,7 +422,7 @@ fn counters_gatord_binds_no_key_to_read_not_bound() {
         captured_xml: Some(
             r#"<?xml version="1.0" encoding="UTF-8"?>
 <captured version="1" protocol="950"><counters>
-<counter key="0x4" type="Sim_ccnt" event="0x11"/>
+<counter key="0xa" type="Sim_ccnt" event="0x11"/>
 <counter key="0x0" type="Sim_memfree"/>
 </counters></captured>"#
                 .into(),
