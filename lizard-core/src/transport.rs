@@ -65,6 +65,7 @@ impl fmt::Display for GatordAddress {
 
 /// Why a text could not be read as a [`GatordAddress`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum AddressParseError {
     /// The text was empty.
     #[error("empty gatord address")]
@@ -137,6 +138,7 @@ impl Default for Timeouts {
 
 /// A failure of the transport.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TransportError {
     /// The host name could not be resolved.
     #[error("cannot resolve gatord host {host:?}")]

@@ -9,6 +9,7 @@ use crate::socket_name::SocketName;
 
 /// A module tag or file name that does not fit its fixed-size field.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum TagError {
     /// The text is longer than the field.
     #[error("{len} bytes do not fit a {max}-byte field")]
@@ -37,6 +38,7 @@ pub enum TagError {
 
 /// A stored record head that cannot be decoded.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum HeadError {
     /// Fewer bytes than a head.
     #[error("record head needs {needed} bytes, got {len}")]
@@ -56,6 +58,7 @@ pub enum HeadError {
 
 /// A client-to-server message that is rejected.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum MessageError {
     /// The message is shorter than its fixed head.
     #[error("message of {len} bytes is shorter than its {needed}-byte head")]
@@ -118,6 +121,7 @@ pub enum MessageError {
 
 /// A received payload memfd that is rejected before it is mapped.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum MemfdError {
     /// The descriptor's seals cannot be read: it is not a memfd (or another sealable file).
     #[error("descriptor is not a sealable memfd")]
@@ -148,6 +152,7 @@ pub enum MemfdError {
 
 /// A ring operation that cannot be done.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RingError {
     /// The capacity cannot hold even one empty record.
     #[error("capacity {capacity} is below the {min}-byte minimum")]
@@ -175,6 +180,7 @@ pub enum RingError {
 
 /// A ring file that cannot be written or read back.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum RingFileError {
     /// Reading or writing the file failed.
     #[error("ring file I/O failed")]
@@ -247,6 +253,7 @@ pub enum RingFileError {
 
 /// A client operation that failed.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum ClientError {
     /// The server could not be reached.
     #[error("cannot connect to trace server {name}")]
@@ -289,6 +296,7 @@ pub enum ClientError {
 
 /// A server that cannot start.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum ServerError {
     /// The ring cannot be created.
     #[error("cannot create the ring")]

@@ -15,6 +15,7 @@ use crate::regs::pmceid::CommonEventSet;
 
 /// A JSON event or CPU list that could not be loaded.
 #[derive(Debug, Error)]
+#[non_exhaustive]
 pub enum CatalogError {
     /// The text is not JSON of the expected shape (a missing `events` array, a wrong type, ...).
     #[error("malformed event list JSON")]

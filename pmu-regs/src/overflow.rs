@@ -130,6 +130,7 @@ pub const fn delta(prev: u64, new: u64, width: CounterWidth) -> u64 {
 
 /// A sampling period the counter cannot express.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum PeriodError {
     /// A period of zero events never overflows.
     #[error("a sampling period of zero events is meaningless")]
@@ -196,6 +197,7 @@ pub const fn unbias_32(raw: u64) -> u32 {
 
 /// A chaining request the architecture cannot honour.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum ChainError {
     /// The low counter of a pair must have an even index.
     #[error("counter {0} cannot start a chained pair: the low counter must be even")]
@@ -293,6 +295,7 @@ pub fn read_hi_lo_hi(
 
 /// A raw read the accumulator cannot reconcile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum AccumulatorError {
     /// The counter went backwards but no overflow was reported: an overflow was missed, or the
     /// overflow flag and the counter were not read consistently.

@@ -238,6 +238,7 @@ impl StpDecoder {
     }
 
     /// Feeds bytes (bits 3:0 are the first nibble, bits 7:4 the second).
+    #[must_use = "input is decoded only as the returned events are iterated"]
     pub fn feed<'d, 'i>(&'d mut self, bytes: &'i [u8]) -> Events<'d, 'i> {
         Events {
             decoder: self,
@@ -248,6 +249,7 @@ impl StpDecoder {
     }
 
     /// Feeds nibbles, one per element (bits 3:0; the high bits are ignored), for input that stops mid-byte.
+    #[must_use = "input is decoded only as the returned events are iterated"]
     pub fn feed_nibbles<'d, 'i>(&'d mut self, nibbles: &'i [u8]) -> Events<'d, 'i> {
         Events {
             decoder: self,
@@ -265,6 +267,7 @@ impl StpDecoder {
     /// Ends the trace: held `F` nibbles are decoded as data, an incomplete packet is reported as
     /// [`StpError::Truncated`] and unsynchronised data as [`Event::Unsynced`]. The decoder then waits for
     /// an ASYNC; the timestamp format and the running time are kept.
+    #[must_use = "input is decoded only as the returned events are iterated"]
     pub fn finish(&mut self) -> Events<'_, 'static> {
         if let Some(high) = self.carry.take() {
             self.push_raw(high);
@@ -640,6 +643,7 @@ impl StpDecoder {
 /// produces. Input is read lazily: only bytes the iterator has reached are consumed, a byte always as a
 /// whole (its second nibble is kept in the decoder if an event came out of the first).
 #[derive(Debug)]
+#[must_use = "input is decoded only as the events are iterated"]
 pub struct Events<'d, 'i> {
     decoder: &'d mut StpDecoder,
     input: &'i [u8],

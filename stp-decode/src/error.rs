@@ -5,6 +5,7 @@ use crate::packet::PacketType;
 /// Why an STP packet could not be decoded. The decoder reports it as a value
 /// ([`crate::Event::Error`]) and then hunts for the next ASYNC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
 pub enum StpError {
     /// The opcode nibbles name no packet (`F0C`–`F0E`, `F0F2`–`F0FF`). `opcode` holds the nibbles read,
     /// first nibble most significant.
@@ -54,6 +55,7 @@ fn packet_name(packet: Option<PacketType>) -> &'static str {
 
 /// What cut a packet short.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Truncation {
     /// An ASYNC started inside the packet.
     Async,
@@ -83,6 +85,7 @@ pub struct DecodeError {
 
 /// Why a CoreSight formatter frame could not be demultiplexed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
 pub enum FrameError {
     /// An ID byte named trace ID 0x7F, which is reserved (it only appears inside FSYNC/HSYNC patterns).
     /// The frame is dropped and the current ID becomes unknown until the next ID change.
@@ -113,6 +116,7 @@ pub struct FrameErrorAt {
 
 /// Why a packet could not be encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+#[non_exhaustive]
 pub enum EncodeError {
     /// A value does not fit the field it is written to (for example a 9-bit value in an 8-bit field).
     #[error("value 0x{value:x} does not fit in {nibbles} nibbles of {field}")]

@@ -16,6 +16,7 @@ pub const fn record_len(members: usize) -> usize {
 
 /// Why a group read record could not be decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum GroupReadError {
     /// Fewer bytes than the header and the entries announced by `nr`.
     #[error("group read record truncated: {got} bytes, {needed} needed")]

@@ -70,6 +70,7 @@ impl El0Counter {
 
 /// An EL0 counter read refused before the counter register was touched.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum El0ReadError {
     /// PMUSERENR_EL0 does not let EL0 read the register (on Linux: `kernel.perf_user_access` is 0,
     /// or no event with user access is open and mapped by this task).

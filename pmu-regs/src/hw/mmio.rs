@@ -16,6 +16,7 @@ const HI_LO_HI_ATTEMPTS: u32 = 4;
 
 /// An MMIO access the view refuses, or a 64-bit read that never settled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum MmioError {
     /// The base address is not aligned to the 4 KiB block.
     #[error("PMU block base {0:#x} is not 4 KiB aligned")]

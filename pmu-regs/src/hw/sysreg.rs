@@ -11,6 +11,7 @@ use crate::encoding::{IndexOutOfRange, PmuRegister};
 
 /// A register access refused before any instruction was executed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum HwError {
     /// The register is write-only (PMSWINC_EL0, PMZR_EL0).
     #[error("{0} is write-only")]

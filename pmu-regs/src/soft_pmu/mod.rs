@@ -64,6 +64,7 @@ impl SoftPmuConfig {
 
 /// A register access the software PMU refuses, or a configuration it cannot model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Error)]
+#[non_exhaustive]
 pub enum SoftPmuError {
     /// More than 31 event counters were configured, or HPMN above N.
     #[error("{requested} event counters requested, at most {limit} possible")]
