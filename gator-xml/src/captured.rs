@@ -10,6 +10,7 @@ use crate::event_class::EventClass;
 use crate::events::{Events, Resolved};
 use crate::raw::RawElement;
 use crate::reader::{self, Element};
+use crate::write::{push_attr, push_extra, push_int, push_opt, push_raw, push_yes_no, DECLARATION};
 use crate::Attributes;
 
 /// `<process …/>`: the process gatord waits for, when it does.
@@ -187,6 +188,63 @@ impl Captured {
         Self::parse(reader::text_from_bytes(bytes)?)
     }
 
+    /// The document text: the root's attributes, `<process>`, `<target>`, the `<counters>` key map (a
+    /// constant, class `constant`, named by `counter`, every other counter by `type`; keys in `0x`
+    /// hexadecimal, as gatord writes them), `<templates>` and the kept elements. Every value is escaped;
+    /// [`Captured::parse`] reads it back equal.
+    pub fn to_xml(&self) -> String {
+        let mut out = String::with_capacity(256 + 64 * self.counters.len());
+        out.push_str(DECLARATION);
+        out.push_str("\n<captured");
+        push_int(&mut out, "version", self.version);
+        push_opt(
+            &mut out,
+            "backtrace_processing",
+            self.backtrace_processing.as_deref(),
+        );
+        push_opt(&mut out, "type", self.kind.as_deref());
+        push_int(&mut out, "protocol", self.protocol);
+        push_int(&mut out, "product", self.product);
+        push_opt(&mut out, "product_tag", self.product_tag.as_deref());
+        push_int(&mut out, "created", self.created);
+        push_extra(&mut out, &self.extra);
+        out.push_str(">\n");
+        if let Some(p) = &self.process {
+            out.push_str("  <process");
+            push_opt(&mut out, "process_name", p.process_name.as_deref());
+            push_opt(&mut out, "package_name", p.package_name.as_deref());
+            push_opt(&mut out, "activity_name", p.activity_name.as_deref());
+            push_opt(
+                &mut out,
+                "activity_arguments",
+                p.activity_arguments.as_deref(),
+            );
+            push_extra(&mut out, &p.extra);
+            out.push_str(" />\n");
+        }
+        if let Some(t) = &self.target {
+            write_target(&mut out, t);
+        }
+        out.push_str("  <counters>\n");
+        for c in &self.counters {
+            write_counter(&mut out, c);
+        }
+        for s in &self.spes {
+            out.push_str("    <spe");
+            push_attr(&mut out, "key", &format!("0x{:x}", s.key));
+            push_attr(&mut out, "id", &s.id);
+            out.push_str(" />\n");
+        }
+        out.push_str("  </counters>\n");
+        for element in self.templates.iter().chain(&self.other) {
+            out.push_str("  ");
+            push_raw(&mut out, element);
+            out.push('\n');
+        }
+        out.push_str("</captured>\n");
+        out
+    }
+
     /// The counter bound to `key` (first match in document order).
     pub fn counter_by_key(&self, key: u64) -> Option<&CapturedCounter> {
         self.counters.iter().find(|c| c.key == key)
@@ -208,6 +266,50 @@ impl Events {
     pub fn resolve_captured(&self, counter: &CapturedCounter) -> Option<Resolved<'_>> {
         self.resolve(&counter.counter, counter.event)
     }
+}
+
+fn write_target(out: &mut String, t: &Target) {
+    out.push_str("  <target");
+    push_int(out, "sample_rate", t.sample_rate);
+    push_int(out, "sample_rate_gpu", t.sample_rate_gpu);
+    push_opt(out, "name", t.name.as_deref());
+    push_opt(out, "gpu_public_name", t.gpu_public_name.as_deref());
+    push_int(out, "cores", t.cores);
+    push_int(out, "gpu_cores", t.gpu_cores);
+    push_opt(out, "gatord_src_md5sum", t.gatord_src_md5sum.as_deref());
+    push_opt(out, "gatord_build_id", t.gatord_build_id.as_deref());
+    if let Some(cpuid) = t.cpuid {
+        push_attr(out, "cpuid", &format!("0x{cpuid:x}"));
+    }
+    push_yes_no(out, "supports_live", t.supports_live);
+    push_yes_no(out, "local_capture", t.local_capture);
+    push_yes_no(out, "off_cpu_profiling", t.off_cpu_profiling);
+    push_opt(out, "os", t.os.as_deref());
+    push_opt(out, "os_version", t.os_version.as_deref());
+    push_extra(out, &t.extra);
+    out.push_str(" />\n");
+}
+
+fn write_counter(out: &mut String, c: &CapturedCounter) {
+    out.push_str("    <counter");
+    push_attr(out, "key", &format!("0x{:x}", c.key));
+    let name = if c.class == Some(EventClass::Constant) {
+        "counter"
+    } else {
+        "type"
+    };
+    push_attr(out, name, &c.counter);
+    if let Some(event) = c.event {
+        push_attr(out, "event", &format!("0x{event:x}"));
+    }
+    push_int(out, "count", c.count);
+    push_int(out, "cores", c.cores);
+    push_opt(out, "title", c.title.as_deref());
+    push_opt(out, "name", c.name.as_deref());
+    push_opt(out, "class", c.class.as_ref().map(EventClass::as_str));
+    push_opt(out, "mode", c.mode.as_deref());
+    push_extra(out, &c.extra);
+    out.push_str(" />\n");
 }
 
 fn read_process(el: Element<'_, '_>) -> CapturedProcess {

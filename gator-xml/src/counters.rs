@@ -6,6 +6,9 @@
 use crate::error::XmlError;
 use crate::raw::RawElement;
 use crate::reader::{self, Element};
+use crate::write::{
+    push_attr, push_extra, push_int, push_raw, push_text_element, push_yes_no, DECLARATION,
+};
 use crate::Attributes;
 
 /// `<counter name/>`: one available counter.
@@ -106,6 +109,56 @@ impl Counters {
     /// Reads UTF-8 bytes; invalid UTF-8 is [`XmlError::Utf8`].
     pub fn from_bytes(bytes: &[u8]) -> Result<Self, XmlError> {
         Self::parse(reader::text_from_bytes(bytes)?)
+    }
+
+    /// The document text, as gatord writes it: the root, then one element per line (counters, SPEs, clusters,
+    /// CPUs, the warnings, the kept elements). Every value is escaped; [`Counters::parse`] reads it back equal.
+    pub fn to_xml(&self) -> String {
+        let mut out = String::with_capacity(96 + 40 * self.counters.len());
+        out.push_str(DECLARATION);
+        out.push_str("\n<counters");
+        push_yes_no(
+            &mut out,
+            "supports-multiple-ebs",
+            self.supports_multiple_ebs,
+        );
+        push_extra(&mut out, &self.extra);
+        out.push_str(">\n");
+        for c in &self.counters {
+            out.push_str("<counter");
+            push_attr(&mut out, "name", &c.name);
+            push_extra(&mut out, &c.extra);
+            out.push_str(" />\n");
+        }
+        for id in &self.spes {
+            out.push_str("<spe");
+            push_attr(&mut out, "id", id);
+            out.push_str(" />\n");
+        }
+        for c in &self.clusters {
+            out.push_str("<cluster");
+            push_int(&mut out, "id", Some(c.id));
+            push_attr(&mut out, "name", &c.name);
+            out.push_str(" />\n");
+        }
+        for c in &self.cpus {
+            out.push_str("<cpu");
+            push_int(&mut out, "id", Some(c.id));
+            push_int(&mut out, "cluster", Some(c.cluster));
+            out.push_str(" />\n");
+        }
+        if let Some(text) = &self.setup_warnings {
+            push_text_element(&mut out, "setup_warnings", text);
+        }
+        if let Some(text) = &self.other_warnings {
+            push_text_element(&mut out, "other_warnings", text);
+        }
+        for element in &self.other {
+            push_raw(&mut out, element);
+            out.push('\n');
+        }
+        out.push_str("</counters>\n");
+        out
     }
 
     /// The counter names, in document order.

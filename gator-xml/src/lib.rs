@@ -16,7 +16,7 @@ mod request;
 pub mod session;
 mod shared_str;
 mod units;
-mod write;
+pub mod write;
 
 pub use captured::{Captured, CapturedCounter, CapturedProcess, CapturedSpe, Target};
 pub use configuration::{

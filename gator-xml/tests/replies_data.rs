@@ -200,3 +200,26 @@ fn lizard_documents_are_reproduced_byte_for_byte() {
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<configurations revision=\"3\">\n<configuration counter=\"Linux_net_rx\" />\n</configurations>"
     );
 }
+
+#[test]
+fn recorded_counters_and_captured_documents_are_written_back_equal() {
+    for name in [
+        "live-session/resp-counters.xml",
+        "perf-session/resp-counters.xml",
+        "arm64-vm-local.apc/counters.xml",
+    ] {
+        let doc = Counters::from_bytes(&common::read(name)).unwrap();
+        assert!(!doc.counters.is_empty(), "{name}");
+        assert_eq!(Counters::parse(&doc.to_xml()).unwrap(), doc, "{name}");
+    }
+    for name in [
+        "live-session/resp-captured.xml",
+        "live-session/resp-captured-after-session.xml",
+        "perf-session/resp-captured.xml",
+        "arm64-vm-local.apc/captured.xml",
+    ] {
+        let doc = Captured::from_bytes(&common::read(name)).unwrap();
+        assert!(!doc.counters.is_empty(), "{name}");
+        assert_eq!(Captured::parse(&doc.to_xml()).unwrap(), doc, "{name}");
+    }
+}

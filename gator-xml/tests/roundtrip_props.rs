@@ -1,10 +1,11 @@
-//! Property tests: configuration, session and request documents written by this crate read back to the same
+//! Property tests: configuration, session, request, counters and captured documents written by this crate read back to the same
 //! model for arbitrary names and values (generated here, including XML special characters and non-ASCII text),
 //! and the readers never panic on arbitrary text.
 
 use gator_xml::{
-    Attributes, BufferMode, Captured, Configurations, CounterConfiguration, Counters,
-    CurrentConfig, EnergyCapture, EnergyChannel, Events, GpuTimeline, MetricSamplingMode, Pmus,
+    Attributes, AvailableCounter, BufferMode, Captured, CapturedCounter, CapturedProcess,
+    CapturedSpe, Cluster, Configurations, CounterConfiguration, Counters, Cpu, CurrentConfig,
+    EnergyCapture, EnergyChannel, EventClass, Events, GpuTimeline, MetricSamplingMode, Pmus,
     Request, RequestType, SampleRate, Session, SpeConfiguration,
 };
 use proptest::prelude::*;
@@ -198,7 +199,159 @@ fn session() -> impl Strategy<Value = Session> {
         )
 }
 
+fn available_counters() -> impl Strategy<Value = Counters> {
+    (
+        any::<Option<bool>>(),
+        prop::collection::vec((text(), extra()), 0..4),
+        prop::collection::vec(text(), 0..2),
+        prop::option::of(text()),
+        prop::option::of(text()),
+        prop::collection::vec((any::<u32>(), text()), 0..2),
+        prop::collection::vec(any::<(u32, u32)>(), 0..3),
+        extra(),
+    )
+        .prop_map(
+            |(ebs, counters, spes, setup, other, clusters, cpus, extra)| Counters {
+                supports_multiple_ebs: ebs,
+                counters: counters
+                    .into_iter()
+                    .map(|(name, extra)| AvailableCounter { name, extra })
+                    .collect(),
+                spes,
+                setup_warnings: setup,
+                other_warnings: other,
+                clusters: clusters
+                    .into_iter()
+                    .map(|(id, name)| Cluster { id, name })
+                    .collect(),
+                cpus: cpus
+                    .into_iter()
+                    .map(|(id, cluster)| Cpu { id, cluster })
+                    .collect(),
+                other: Vec::new(),
+                extra,
+            },
+        )
+}
+
+fn captured_counter() -> impl Strategy<Value = CapturedCounter> {
+    (
+        (
+            any::<u64>(),
+            text(),
+            any::<Option<u64>>(),
+            any::<Option<u64>>(),
+            any::<Option<u32>>(),
+        ),
+        (
+            prop::option::of(text()),
+            prop::option::of(text()),
+            prop::option::of(prop::sample::select(vec![
+                "constant", "delta", "absolute", "activity",
+            ])),
+            prop::option::of(text()),
+            extra(),
+        ),
+    )
+        .prop_map(
+            |((key, counter, event, count, cores), (title, name, class, mode, extra))| {
+                CapturedCounter {
+                    key,
+                    counter,
+                    event,
+                    count,
+                    cores,
+                    title,
+                    name,
+                    class: class.map(EventClass::parse),
+                    mode,
+                    extra,
+                }
+            },
+        )
+}
+
+fn captured() -> impl Strategy<Value = Captured> {
+    (
+        (
+            any::<Option<u32>>(),
+            prop::option::of(text()),
+            prop::option::of(text()),
+            any::<Option<u32>>(),
+        ),
+        (
+            any::<Option<u32>>(),
+            prop::option::of(text()),
+            any::<Option<u64>>(),
+        ),
+        prop::option::of((prop::option::of(text()), prop::option::of(text()), extra())),
+        prop::option::of((
+            any::<Option<u32>>(),
+            prop::option::of(text()),
+            any::<Option<u32>>(),
+            any::<Option<bool>>(),
+        )),
+        prop::collection::vec(captured_counter(), 0..4),
+        prop::collection::vec((any::<u64>(), text()), 0..2),
+        extra(),
+    )
+        .prop_map(
+            |(
+                (version, backtrace, kind, protocol),
+                (product, tag, created),
+                process,
+                target,
+                counters,
+                spes,
+                extra,
+            )| {
+                Captured {
+                    version,
+                    backtrace_processing: backtrace,
+                    kind,
+                    protocol,
+                    product,
+                    product_tag: tag,
+                    created,
+                    process: process.map(|(process_name, package_name, extra)| CapturedProcess {
+                        process_name,
+                        package_name,
+                        extra,
+                        ..CapturedProcess::default()
+                    }),
+                    target: target.map(|(sample_rate, name, cpuid, supports_live)| {
+                        gator_xml::Target {
+                            sample_rate,
+                            name,
+                            cpuid,
+                            supports_live,
+                            ..gator_xml::Target::default()
+                        }
+                    }),
+                    counters,
+                    spes: spes
+                        .into_iter()
+                        .map(|(key, id)| CapturedSpe { key, id })
+                        .collect(),
+                    templates: None,
+                    other: Vec::new(),
+                    extra,
+                }
+            },
+        )
+}
+
 proptest! {
+    #[test]
+    fn counters_round_trip(doc in available_counters()) {
+        prop_assert_eq!(Counters::parse(&doc.to_xml()).unwrap(), doc);
+    }
+
+    #[test]
+    fn captured_round_trips(doc in captured()) {
+        prop_assert_eq!(Captured::parse(&doc.to_xml()).unwrap(), doc);
+    }
+
     #[test]
     fn configurations_round_trip(doc in configurations()) {
         let xml = doc.to_xml();

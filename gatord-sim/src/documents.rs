@@ -1,17 +1,12 @@
 //! The XML documents the simulated gatord serves, built the way gatord builds them.
 
-use gator_xml::Events;
+use gator_xml::{
+    AvailableCounter, Captured, CapturedCounter, Configurations, CounterConfiguration, Counters,
+    EventClass, Events, Target,
+};
 
 use super::config::SimConfig;
 use super::workload::DEFAULT_EVENTS_XML;
-
-fn escape(value: &str) -> String {
-    value
-        .replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
 
 /// The events document to serve: the configured text (a fragment wrapped in `<events>`) or the default.
 pub(crate) fn events_document(config: &SimConfig) -> String {
@@ -98,14 +93,18 @@ pub(crate) fn slot_event(events: &[(String, u64)], counter: &str) -> Option<u64>
 
 /// The `<counters>` document listing `names`.
 pub(crate) fn counters_document(names: &[String]) -> String {
-    let mut out = String::from(
-        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<counters supports-multiple-ebs=\"yes\">\n",
-    );
-    for name in names {
-        out.push_str(&format!("  <counter name=\"{}\" />\n", escape(name)));
+    Counters {
+        supports_multiple_ebs: Some(true),
+        counters: names
+            .iter()
+            .map(|name| AvailableCounter {
+                name: name.clone(),
+                extra: Default::default(),
+            })
+            .collect(),
+        ..Counters::default()
     }
-    out.push_str("</counters>\n");
-    out
+    .to_xml()
 }
 
 /// The Mali constants gatord 9.7.2 lists in every `captured` document, with or without a Mali GPU:
@@ -124,23 +123,20 @@ pub(crate) fn key_for(index: usize) -> i32 {
 
 /// The `<configurations>` document of the saved configuration (`events`: the slots' programmed events).
 pub(crate) fn configuration_document(names: &[String], events: &[(String, u64)]) -> String {
-    let mut out = String::from(
-        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<configurations revision=\"3\">\n",
-    );
-    for name in names {
-        out.push_str(&format!(
-            "  <configuration counter=\"{}\"{} />\n",
-            escape(name),
-            event_attribute(events, name)
-        ));
+    Configurations {
+        counters: names
+            .iter()
+            .map(|name| CounterConfiguration {
+                counter: name.clone(),
+                event: slot_event(events, name),
+                count: None,
+                cores: None,
+                extra: Default::default(),
+            })
+            .collect(),
+        ..Configurations::default()
     }
-    out.push_str("</configurations>\n");
-    out
-}
-
-/// ` event="0x8"` for a slot programmed with an event, else nothing.
-fn event_attribute(events: &[(String, u64)], counter: &str) -> String {
-    slot_event(events, counter).map_or_else(String::new, |code| format!(" event=\"0x{code:x}\""))
+    .to_xml()
 }
 
 /// The `<captured>` document: `(key, name)` per configured counter (key 0 for counters configured on this very
@@ -151,25 +147,38 @@ pub(crate) fn captured_document(
     entries: &[(i32, String)],
     events: &[(String, u64)],
 ) -> String {
-    let mut out = format!(
-        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<captured version=\"1\" backtrace_processing=\"none\" \
-         type=\"Perf\" protocol=\"{protocol}\">\n  <target sample_rate=\"1009\" name=\"lizard-sim\" cores=\"1\" />\n  <counters>\n"
-    );
-    for (key, name) in entries {
-        out.push_str(&format!(
-            "    <counter key=\"0x{key:x}\" type=\"{}\"{} />\n",
-            escape(name),
-            event_attribute(events, name)
-        ));
+    let counters = entries.iter().map(|(key, name)| CapturedCounter {
+        key: u64::try_from(*key).unwrap_or(0),
+        counter: name.clone(),
+        event: slot_event(events, name),
+        ..CapturedCounter::default()
+    });
+    let constants = CONSTANTS
+        .iter()
+        .map(|&(key, counter, name)| CapturedCounter {
+            key: u64::try_from(key).unwrap_or(0),
+            counter: counter.to_owned(),
+            title: Some("Mali Constants".to_owned()),
+            name: Some(name.to_owned()),
+            class: Some(EventClass::Constant),
+            mode: Some("per-core".to_owned()),
+            ..CapturedCounter::default()
+        });
+    Captured {
+        version: Some(1),
+        backtrace_processing: Some("none".to_owned()),
+        kind: Some("Perf".to_owned()),
+        protocol: u32::try_from(protocol).ok(),
+        target: Some(Target {
+            sample_rate: Some(1009),
+            name: Some("lizard-sim".to_owned()),
+            cores: Some(1),
+            ..Target::default()
+        }),
+        counters: counters.chain(constants).collect(),
+        ..Captured::default()
     }
-    for (key, counter, name) in CONSTANTS {
-        out.push_str(&format!(
-            "    <counter key=\"0x{key:x}\" counter=\"{counter}\" title=\"Mali Constants\" name=\"{name}\" \
-             class=\"constant\" mode=\"per-core\" />\n"
-        ));
-    }
-    out.push_str("  </counters>\n</captured>\n");
-    out
+    .to_xml()
 }
 
 /// What a DELIVER_XML document is, as gatord tells them apart.

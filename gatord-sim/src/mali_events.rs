@@ -9,6 +9,7 @@ use hwcpipe::gpu::product::{Family, Product, MIDGARD_PRODUCTS};
 use hwcpipe::gpu::tables::arm_spec::SPEC_PRODUCTS;
 use hwcpipe::gpu::tables::{spec_layout, BlockKind, HardwareLayout};
 
+use gator_xml::write::escape_attr;
 use thiserror::Error;
 
 /// A GPU name that no built-in counter layout matches.
@@ -51,13 +52,6 @@ fn block_title(kind: BlockKind, midgard: bool) -> &'static str {
     }
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// The events XML a gatord on a device with the Mali GPU `name` (e.g. `G71`, `Mali-G78`, `T860`) would
 /// serve for its hardware counters.
 pub fn events_xml(name: &str) -> Result<String, UnknownGpu> {
@@ -82,17 +76,17 @@ pub fn events_xml(name: &str) -> Result<String, UnknownGpu> {
         let title = block_title(kind, midgard);
         xml.push_str(&format!(
             "  <category name=\"{}\" per_cpu=\"no\">\n",
-            escape(title)
+            escape_attr(title)
         ));
         for (counter, index) in counters {
             xml.push_str(&format!(
                 "    <event counter=\"{}_{}\" title=\"{}\" name=\"{}\" class=\"delta\" description=\"{} hardware counter {} (block index {})\"/>\n",
-                escape(&prefix),
-                escape(counter),
-                escape(title),
-                escape(counter),
-                escape(gpu),
-                escape(counter),
+                escape_attr(&prefix),
+                escape_attr(counter),
+                escape_attr(title),
+                escape_attr(counter),
+                escape_attr(gpu),
+                escape_attr(counter),
                 index
             ));
         }
