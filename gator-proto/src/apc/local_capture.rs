@@ -102,6 +102,132 @@ impl<'a> Iterator for LocalCaptureReader<'a> {
     }
 }
 
+/// Reads the frames of a local capture as its bytes come (a file read in chunks, a pipe), in constant memory:
+/// the largest frame plus what was fed and not yet taken.
+///
+/// Call order: [`feed`](Self::feed) bytes, then take frames with [`next_frame`](Self::next_frame) until it
+/// gives `Ok(None)` (it needs more bytes); repeat; at the end of the input call [`finish`](Self::finish), which
+/// says whether the input stopped inside a record. The rules are [`LocalCaptureReader`]'s: a length above the
+/// limit is an error as soon as its prefix is in, before any of the frame is buffered. After an error every
+/// call returns it again.
+#[derive(Debug, Clone)]
+pub struct LocalCaptureDecoder {
+    buffer: Vec<u8>,
+    /// Index in `buffer` of the first byte not yet taken.
+    start: usize,
+    /// Byte offset in the input of `buffer[start]`.
+    offset: usize,
+    max_frame_len: u32,
+    failed: Option<LocalCaptureError>,
+}
+
+impl Default for LocalCaptureDecoder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LocalCaptureDecoder {
+    /// A decoder with [`DEFAULT_MAX_FRAME_LEN`].
+    pub fn new() -> Self {
+        LocalCaptureDecoder {
+            buffer: Vec::new(),
+            start: 0,
+            offset: 0,
+            max_frame_len: DEFAULT_MAX_FRAME_LEN,
+            failed: None,
+        }
+    }
+
+    /// Sets the largest frame accepted.
+    pub fn with_max_frame_len(mut self, max: u32) -> Self {
+        self.max_frame_len = max;
+        self
+    }
+
+    /// The input's byte offset of the next record.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// Appends input bytes. The bytes of frames already taken are let go first.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        if self.failed.is_some() {
+            return;
+        }
+        if self.start > 0 {
+            self.buffer.drain(..self.start);
+            self.start = 0;
+        }
+        self.buffer.extend_from_slice(bytes);
+    }
+
+    /// Whether the bytes fed so far hold no whole record: feed more (or [`finish`](Self::finish) at the end).
+    /// False once an error is known.
+    pub fn needs_input(&self) -> bool {
+        matches!(self.whole_record(), Ok(None))
+    }
+
+    /// The next whole frame (for [`crate::apc::Frame::parse`]), `Ok(None)` when more bytes are needed, or the
+    /// error that stops the input.
+    pub fn next_frame(&mut self) -> Result<Option<&[u8]>, LocalCaptureError> {
+        let length = match self.whole_record() {
+            Ok(Some(length)) => length as usize,
+            Ok(None) => return Ok(None),
+            Err(error) => {
+                self.failed = Some(error.clone());
+                self.buffer = Vec::new();
+                self.start = 0;
+                return Err(error);
+            }
+        };
+        let frame = self.start + 4..self.start + 4 + length;
+        self.start += 4 + length;
+        self.offset += 4 + length;
+        Ok(Some(&self.buffer[frame]))
+    }
+
+    /// The frame length of the record at `start` once all of it is buffered; an over-long length as soon as its
+    /// prefix is.
+    fn whole_record(&self) -> Result<Option<u32>, LocalCaptureError> {
+        if let Some(error) = &self.failed {
+            return Err(error.clone());
+        }
+        let rest = &self.buffer[self.start..];
+        let Some(&[a, b, c, d]) = rest.get(..4) else {
+            return Ok(None);
+        };
+        let length = u32::from_le_bytes([a, b, c, d]);
+        if length > self.max_frame_len {
+            return Err(LocalCaptureError::TooLarge {
+                offset: self.offset,
+                length,
+                max: self.max_frame_len,
+            });
+        }
+        Ok((rest.len() >= 4 + length as usize).then_some(length))
+    }
+
+    /// Ends the input: `Ok` when it ended between records (call it once [`next_frame`](Self::next_frame) gives
+    /// `Ok(None)`), else the truncated record's error.
+    pub fn finish(&self) -> Result<(), LocalCaptureError> {
+        if let Some(error) = &self.failed {
+            return Err(error.clone());
+        }
+        let rest = &self.buffer[self.start..];
+        if rest.is_empty() {
+            return Ok(());
+        }
+        frame_length(
+            &rest[..rest.len().min(4)],
+            self.offset,
+            rest.len(),
+            self.max_frame_len,
+        )
+        .map(|_| ())
+    }
+}
+
 /// Checks the record that starts at byte `offset` of a frame file and returns its frame length: `prefix` holds
 /// the record's first bytes (its length prefix; fewer than 4 only when the file ends there) and `remaining`
 /// counts the bytes from `offset` to the end of the file. For readers that take the file a record at a time
@@ -186,6 +312,61 @@ mod tests {
                 max: 9
             })
         );
+    }
+
+    #[test]
+    fn the_decoder_takes_frames_as_their_bytes_come() {
+        let mut file = Vec::new();
+        assert!(encode_record(&[5, 0, 0, 1], &mut file));
+        assert!(encode_record(&[], &mut file));
+        assert!(encode_record(&[1, 2], &mut file));
+        let mut decoder = LocalCaptureDecoder::new();
+        let mut frames = Vec::new();
+        for byte in &file {
+            assert!(decoder.needs_input());
+            decoder.feed(std::slice::from_ref(byte));
+            while let Some(frame) = decoder.next_frame().unwrap() {
+                frames.push(frame.to_vec());
+            }
+        }
+        assert_eq!(frames, [vec![5u8, 0, 0, 1], vec![], vec![1, 2]]);
+        assert_eq!(decoder.offset(), file.len());
+        assert_eq!(decoder.finish(), Ok(()));
+    }
+
+    #[test]
+    fn the_decoder_reports_truncation_at_the_end_and_a_large_length_at_once() {
+        let mut decoder = LocalCaptureDecoder::new();
+        decoder.feed(&[3, 0, 0, 0, 1]);
+        assert_eq!(decoder.next_frame(), Ok(None));
+        assert_eq!(
+            decoder.finish(),
+            Err(LocalCaptureError::TruncatedFrame {
+                offset: 0,
+                length: 3,
+                available: 1
+            })
+        );
+        let mut decoder = LocalCaptureDecoder::new();
+        decoder.feed(&[1, 0]);
+        assert_eq!(decoder.next_frame(), Ok(None));
+        assert_eq!(
+            decoder.finish(),
+            Err(LocalCaptureError::TruncatedLength { offset: 0 })
+        );
+        let mut decoder = LocalCaptureDecoder::new().with_max_frame_len(8);
+        decoder.feed(&[1, 0, 0, 0, 7, 9, 0, 0, 0]);
+        assert_eq!(decoder.next_frame(), Ok(Some(&[7u8][..])));
+        assert!(!decoder.needs_input());
+        let too_large = LocalCaptureError::TooLarge {
+            offset: 5,
+            length: 9,
+            max: 8,
+        };
+        assert_eq!(decoder.next_frame(), Err(too_large.clone()));
+        decoder.feed(&[0; 9]);
+        assert_eq!(decoder.next_frame(), Err(too_large.clone()));
+        assert_eq!(decoder.finish(), Err(too_large));
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub use error::FrameError;
 pub use external::External;
 pub use frame::Frame;
 pub use frame_type::FrameType;
-pub use local_capture::{LocalCaptureError, LocalCaptureReader};
+pub use local_capture::{LocalCaptureDecoder, LocalCaptureError, LocalCaptureReader};
 pub use name::{Name, NameMessage};
 pub use perf_attrs::{
     encode_counters_message, encode_keys_message, encode_pea_message, CounterValue, CounterValues,

@@ -14,12 +14,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::{BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use gator_proto::apc::local_capture::{frame_length, DEFAULT_MAX_FRAME_LEN};
 use gator_proto::apc::{
-    Delivery, Frame, FrameType, LocalCaptureError, PerfCounterTracker, SummaryFrame,
+    Delivery, Frame, FrameType, LocalCaptureDecoder, LocalCaptureError, PerfCounterTracker,
+    SummaryFrame,
 };
 use gator_proto::ProtocolVersion;
 use gator_xml::{Captured, Events};
@@ -128,14 +128,14 @@ impl Names {
     }
 }
 
-/// The frame file read one record at a time into one reused buffer, under the rules of
-/// [`gator_proto::apc::LocalCaptureReader`].
+/// The frame file read in chunks through gator-proto's [`LocalCaptureDecoder`]: memory is the largest frame
+/// plus one chunk, whatever the file's size.
 struct FrameFile {
     path: PathBuf,
-    reader: BufReader<File>,
-    offset: usize,
-    len: usize,
-    frame: Vec<u8>,
+    file: File,
+    decoder: LocalCaptureDecoder,
+    chunk: Vec<u8>,
+    ended: bool,
 }
 
 /// Why the frame file could not be read further.
@@ -147,34 +147,30 @@ enum ReadError {
 impl FrameFile {
     fn open(path: PathBuf) -> Result<FrameFile, CliError> {
         let file = File::open(&path).map_err(|e| CliError::file(&path, e))?;
-        let len = file.metadata().map_err(|e| CliError::file(&path, e))?.len();
-        let len = usize::try_from(len).map_err(|_| CliError::bad_input(&path, "too large"))?;
         Ok(FrameFile {
             path,
-            reader: BufReader::with_capacity(64 << 10, file),
-            offset: 0,
-            len,
-            frame: Vec::new(),
+            file,
+            decoder: LocalCaptureDecoder::new(),
+            chunk: vec![0; 64 << 10],
+            ended: false,
         })
     }
 
     /// The next frame, `None` at the end of the file.
     fn next_frame(&mut self) -> Result<Option<&[u8]>, ReadError> {
-        let remaining = self.len.saturating_sub(self.offset);
-        if remaining == 0 {
+        while self.decoder.needs_input() && !self.ended {
+            match self.file.read(&mut self.chunk) {
+                Ok(0) => self.ended = true,
+                Ok(n) => self.decoder.feed(&self.chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(ReadError::Io(e)),
+            }
+        }
+        if self.decoder.needs_input() {
+            self.decoder.finish().map_err(ReadError::Record)?;
             return Ok(None);
         }
-        let mut prefix = [0u8; 4];
-        let prefix = &mut prefix[..remaining.min(4)];
-        self.reader.read_exact(prefix).map_err(ReadError::Io)?;
-        let length = frame_length(prefix, self.offset, remaining, DEFAULT_MAX_FRAME_LEN)
-            .map_err(ReadError::Record)?;
-        self.frame.resize(length as usize, 0);
-        self.reader
-            .read_exact(&mut self.frame)
-            .map_err(ReadError::Io)?;
-        self.offset += 4 + length as usize;
-        Ok(Some(&self.frame))
+        self.decoder.next_frame().map_err(ReadError::Record)
     }
 }
 
