@@ -4,6 +4,7 @@
 
 mod availability;
 mod counter_info;
+pub mod counting;
 pub mod cpu;
 mod error;
 pub mod gpu;

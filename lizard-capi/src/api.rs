@@ -6,8 +6,10 @@
 use std::cell::UnsafeCell;
 use std::ffi::{c_char, c_int, CStr, CString};
 
+use hwcpipe::counting::Target;
 use lizard_core::{
-    CaptureMode, Config, Counter, CounterClass, GatordAddress, Lizard, ResultType, Units,
+    open_target, CaptureMode, Config, Counter, CounterClass, GatordAddress, Lizard, ResultType,
+    Units,
 };
 
 use crate::abi::*;
@@ -92,6 +94,31 @@ fn init_config(address: GatordAddress) -> Config {
     }
 }
 
+/// The environment variable that chooses what the local CPU counters count (see the header).
+const COUNT_ENV: &str = "LIZARD_COUNT";
+
+/// The engine `Init` configures: HWCPipe for the calling process, or for what [`COUNT_ENV`] names
+/// (`pid:PID`, `system`, `cpus:LIST`). A value that names no target, or a target the kernel refuses, makes
+/// `Init` fail with one line on standard error saying why: the caller asked for something else than the
+/// calling process, and silently counting it instead would mislead.
+fn configure(config: Config) -> Option<Lizard> {
+    let spec = match std::env::var(COUNT_ENV) {
+        Ok(spec) if !spec.trim().is_empty() => spec,
+        _ => return Lizard::configure(config).ok(),
+    };
+    let opened = Target::parse(&spec).and_then(|target| open_target(&target));
+    match opened {
+        Ok(opened) => Lizard::configure_with_backend(config, opened.backend).ok(),
+        Err(error) => {
+            eprintln!(
+                "liblizard: {COUNT_ENV}={spec}: {}",
+                lizard_core::error_chain(&error)
+            );
+            None
+        }
+    }
+}
+
 /// `Init(host, port)`: discovers the counters of gatord at `host:port` and of HWCPipe.
 ///
 /// # Safety
@@ -107,8 +134,8 @@ unsafe extern "C" fn init(host: *const c_char, port: c_int) -> LizardInstance {
             return std::ptr::null_mut();
         };
         let config = init_config(GatordAddress::new(host, port));
-        match Lizard::configure(config) {
-            Ok(lizard) if lizard.count() > 0 => INSTANCES.insert(Instance::new(lizard)),
+        match configure(config) {
+            Some(lizard) if lizard.count() > 0 => INSTANCES.insert(Instance::new(lizard)),
             _ => std::ptr::null_mut(),
         }
     })

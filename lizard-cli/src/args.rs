@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use hwcpipe::counting::{Target, TargetError};
 
 /// List, capture and inspect Arm CPU and Mali GPU hardware counters, locally (perf, Mali kbase) or
 /// through gatord (Arm Streamline's daemon).
@@ -78,6 +79,29 @@ pub struct TargetArgs {
     /// A command to run and count, after `--` (all its threads and children, from its first instruction).
     #[arg(last = true, num_args = 1.., value_name = "CMD")]
     pub command: Vec<String>,
+}
+
+impl TargetArgs {
+    /// The target the flags name, if any.
+    pub fn target(&self) -> Result<Option<Target>, TargetError> {
+        if let Some(pid) = self.pid {
+            return Ok(Some(Target::Pid(pid)));
+        }
+        if !self.command.is_empty() {
+            return Ok(Some(Target::Command(self.command.clone())));
+        }
+        if let Some(cpus) = &self.cpu {
+            return Ok(Some(Target::Cpus {
+                cpus: cpus.0.clone(),
+                per_cpu: self.per_cpu,
+                all: false,
+            }));
+        }
+        if self.system_wide || self.per_cpu {
+            return Target::system_wide(self.per_cpu).map(Some);
+        }
+        Ok(None)
+    }
 }
 
 /// Output formats of `list` and `events`.
@@ -338,7 +362,7 @@ pub struct CpuList(pub Vec<u32>);
 
 /// Parses a CPU list such as `0-3,6`.
 pub fn parse_cpus(text: &str) -> Result<CpuList, String> {
-    crate::target::parse_cpu_list(text).map(CpuList)
+    hwcpipe::counting::parse_cpu_list(text).map(CpuList)
 }
 
 /// Parses a ring capacity such as `64MiB`, `512KiB` or `4096` (bytes).

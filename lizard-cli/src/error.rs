@@ -53,7 +53,7 @@ pub enum CliError {
     },
     /// What the local counters were to count could not be counted.
     #[error(transparent)]
-    Target(#[from] crate::target::TargetError),
+    Target(#[from] hwcpipe::counting::TargetError),
     /// The capture engine failed.
     #[error("{0}")]
     Engine(#[from] lizard_core::Error),
@@ -74,8 +74,8 @@ impl CliError {
             CliError::Gatord { .. } | CliError::NoSource(_) => 3,
             CliError::File { .. } | CliError::BadInput { .. } | CliError::BadCapture { .. } => 4,
             CliError::Target(e) if e.is_refusal() => 3,
-            CliError::Target(crate::target::TargetError::NoProcess(_))
-            | CliError::Target(crate::target::TargetError::CpuOffline { .. }) => 2,
+            CliError::Target(hwcpipe::counting::TargetError::NoProcess(_))
+            | CliError::Target(hwcpipe::counting::TargetError::CpuOffline { .. }) => 2,
             CliError::Target(_) => 1,
             // More counter-set events chosen than the set has slots: a choice of names to change.
             CliError::Engine(lizard_core::Error::TooManyEvents { .. }) => 2,

@@ -11,16 +11,17 @@ mod capacity;
 mod cmd;
 mod cores;
 mod error;
+mod exit_status;
 mod interrupt;
 mod names;
 mod output;
 mod report;
 mod source;
 mod table;
-mod target;
 mod trace_window;
 
 use clap::Parser;
+use lizard_core::error_chain;
 
 use args::{Cli, Command};
 use error::CliError;
@@ -49,7 +50,7 @@ fn main() {
     let code = match run(&cli) {
         Ok(code) => code,
         Err(error) => {
-            eprintln!("lizard: {}", source::chain(&error));
+            eprintln!("lizard: {}", error_chain(&error));
             error.exit_code()
         }
     };

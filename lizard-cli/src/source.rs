@@ -7,11 +7,14 @@
 
 use std::time::Duration;
 
-use lizard_core::{Config, Counter, GatordAddress, HwcBackend, Lizard, Source, Timeouts};
+use lizard_core::{
+    error_chain, open_target, CommandWatch, Config, Counter, GatordAddress, HwcBackend, Lizard,
+    Source, Timeouts,
+};
 
 use crate::args::SourceArgs;
 use crate::error::CliError;
-use crate::target::{self, CommandWatch, Target, TargetError};
+use hwcpipe::counting::{Target, TargetError};
 
 /// How long the implicit gatord at 127.0.0.1:8080 is given to answer a connection.
 const PROBE_CONNECT_TIMEOUT: Duration = Duration::from_millis(300);
@@ -53,7 +56,7 @@ fn open_local(
     purpose: Purpose,
 ) -> Result<(Box<dyn HwcBackend>, Local), TargetError> {
     let local = |target: Target, note: Option<String>| {
-        let opened = target::open_backend(&target)?;
+        let opened = open_target(&target)?;
         Ok((
             opened.backend,
             Local {
@@ -70,7 +73,7 @@ fn open_local(
     match local(Target::system_wide(false)?, None) {
         Err(refused) if refused.is_refusal() => match purpose {
             Purpose::Capture => Err(TargetError::DefaultRefused(Box::new(refused))),
-            Purpose::List => local(Target::Probe, Some(chain(&refused))),
+            Purpose::List => local(Target::Probe, Some(error_chain(&refused))),
         },
         other => other,
     }
@@ -138,12 +141,12 @@ pub fn open(
         Err(lizard_core::Error::NoSource { gatord, .. })
             if implicit && !args.no_hwcpipe && local.is_none() =>
         {
-            gatord_unused = Some(chain(&*gatord));
+            gatord_unused = Some(error_chain(&*gatord));
             let (backend, opened) = open_local(None, purpose).map_err(|error| {
                 CliError::NoSource(format!(
                     "gatord: {}; local: {}",
-                    chain(&*gatord),
-                    chain(&error)
+                    error_chain(&*gatord),
+                    error_chain(&error)
                 ))
             })?;
             local = Some(opened);
@@ -163,12 +166,12 @@ pub fn open(
             return Err(match (&args.gatord, address) {
                 (Some(_), Some(address)) => CliError::Gatord {
                     address,
-                    reason: chain(&*gatord),
+                    reason: error_chain(&*gatord),
                 },
                 _ => CliError::NoSource(format!(
                     "gatord: {}; local: {}",
-                    chain(&*gatord),
-                    chain(&*hwcpipe)
+                    error_chain(&*gatord),
+                    error_chain(&*hwcpipe)
                 )),
             });
         }
@@ -177,7 +180,7 @@ pub fn open(
     if let (Some(address), Some(error)) = (&args.gatord, lizard.gatord_error()) {
         return Err(CliError::Gatord {
             address: address.clone(),
-            reason: chain(error),
+            reason: error_chain(error),
         });
     }
     let count = |source: Source| {
@@ -199,9 +202,10 @@ pub fn open(
             }
         }
         (Some(lizard_core::Error::SourceDisabled), _) | (_, None) => {}
-        (Some(error), Some(address)) => {
-            parts.push(format!("gatord at {address} not used ({})", chain(error)))
-        }
+        (Some(error), Some(address)) => parts.push(format!(
+            "gatord at {address} not used ({})",
+            error_chain(error)
+        )),
     }
     if let Some(local) = &local {
         let gpu = count(Source::HwcPipeGpu);
@@ -230,21 +234,6 @@ pub fn open(
             .map(|l| l.watch.clone()),
         target: local.map(|l| l.target),
     })
-}
-
-/// An error and its causes on one line.
-pub fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
 
 /// The short name of a counter's source.

@@ -12,8 +12,8 @@ pub enum Error {
     /// No counter source could be configured: neither gatord nor HWCPipe gave any counter.
     #[error(
         "no counter source is available (gatord: {}; HWCPipe: {})",
-        chain(gatord),
-        chain(hwcpipe)
+        error_chain(gatord),
+        error_chain(hwcpipe)
     )]
     NoSource {
         /// Why gatord gave no counters.
@@ -197,13 +197,17 @@ pub enum ProtocolFault {
     },
 }
 
-/// An error and its causes on one line, each cause once (for errors kept inside another's message).
-fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+/// An error and its causes on one line, `error: cause: cause…`, a cause whose text the line already holds
+/// left out: for messages to people, and for errors kept inside another's message.
+pub fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
         source = cause.source();
     }
     text

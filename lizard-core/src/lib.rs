@@ -15,9 +15,11 @@ mod units;
 
 pub use config::{CaptureMode, Config, SampleRate, PER_DRAW_LIVE_RATE_MS};
 pub use counter::{Counter, CounterClass, CounterId, ResultType, SetEvent, Source, Units};
-pub use error::{Error, NoValue, ProtocolFault};
+pub use error::{error_chain, Error, NoValue, ProtocolFault};
 pub use gatord::apc::{FrameSink, KeyMap, SinkError, Unavailable};
-pub use hwc::{HwcBackend, HwcCounterInfo, HwcPipeBackend};
+pub use hwc::{
+    open_target, CommandWatch, HwcBackend, HwcCounterInfo, HwcPipeBackend, OpenedTarget,
+};
 pub use lizard::Lizard;
 pub use store::{Sample, SampleStore, Value, Window};
 pub use transport::{GatordAddress, Timeouts, Transport, TransportError};

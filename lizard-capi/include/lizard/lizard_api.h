@@ -82,7 +82,8 @@ typedef struct LizardCounterDescription {
                                  for HWCPipe counters their name ("TaskClock") */
     const char *name;         /* gatord event name; for HWCPipe counters their name again */
     const char *title;        /* gatord event title; for HWCPipe counters "HWCPipe CPU (this process)" (they
-                                 count only the calling process) or "HWCPipe GPU" */
+                                 count only the calling process; with LIZARD_COUNT what they count, e.g.
+                                 "HWCPipe CPU (process 1234, all threads)") or "HWCPipe GPU" */
     const char *description;
     const char *category;
     double multiplier;        /* already applied by ReadCounterInt/ReadCounterDouble */
@@ -92,7 +93,12 @@ typedef struct LizardCounterDescription {
 } LizardCounterDescription;
 
 /* Connects to gatord at host:port (a name or an IPv4/IPv6 address) and discovers the local HWCPipe
- * counters. Returns NULL when no source gives any counter, or when host is NULL or port is out of range. */
+ * counters. Returns NULL when no source gives any counter, or when host is NULL or port is out of range.
+ * The local CPU counters count the calling process; the environment variable LIZARD_COUNT, read by Init,
+ * names something else: "pid:PID" (another process, all its threads and those they create), "system" (every
+ * online CPU, summed) or "cpus:LIST" ("0-3,6", summed). A value that names no target, or one the kernel
+ * refuses (CPU-wide counting needs perf_event_paranoid <= 0 or CAP_PERFMON), makes Init return NULL after
+ * one line on stderr saying why; the calling process is never counted in its place. */
 typedef LizardInstance (*LZD_Init_PFN)(const char *host, int port);
 
 /* Stops any running capture, joins its threads, closes every socket and frees ctx. Accepts NULL. */

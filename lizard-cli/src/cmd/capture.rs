@@ -3,18 +3,21 @@
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
-use lizard_core::{Counter, Error as EngineError, Lizard, NoValue, ResultType, Sample};
+use hwcpipe::counting::{self, Target};
+use lizard_core::{
+    error_chain, Counter, Error as EngineError, Lizard, NoValue, ResultType, Sample,
+};
 use serde_json::{json, Value as Json};
 
 use crate::args::{CaptureArgs, CaptureFormat};
 use crate::cores::{self, Cores};
 use crate::error::CliError;
+use crate::exit_status::shell_status;
 use crate::interrupt;
 use crate::output::{self, class_name, scaled_json, scaled_text};
 use crate::report;
 use crate::source::{self, counter_name, Purpose};
 use crate::table::Table;
-use crate::target::{self, Target};
 use crate::trace_window::{TraceWindow, WindowRecord};
 
 /// One captured counter: its description, samples and reading.
@@ -54,7 +57,7 @@ fn reading_of(counter: &Counter, samples: &[Sample]) -> Result<Json, String> {
 /// Runs `lizard capture`.
 pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
     interrupt::install();
-    let target = Target::from_args(&args.target)?;
+    let target = args.target.target()?;
     let mut opened = source::open(
         &args.source,
         target.as_ref(),
@@ -75,7 +78,7 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
     };
     let target_ended = move || {
         watch.as_ref().is_some_and(|w| w.status().is_some())
-            || pid.is_some_and(target::process_ended)
+            || pid.is_some_and(counting::process_ended)
     };
     let lizard = &mut opened.lizard;
     let ids: Vec<u32> = source::select(lizard.counters(), &args.counters)?
@@ -99,7 +102,7 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
     let elapsed = started.elapsed();
     let failure = stop_error.as_ref().and_then(|e| failure_line(e, elapsed));
     if let (Some(error), None) = (&stop_error, &failure) {
-        eprintln!("lizard: warning: {}", source::chain(error));
+        eprintln!("lizard: warning: {}", error_chain(error));
     }
     if interrupt::interrupted() {
         eprintln!(
@@ -157,7 +160,7 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
             Ok(SOURCE_FAILED)
         }
         // Like `stat`, a counted command's exit status is the capture's.
-        None => Ok(command_status.map_or(0, target::shell_status)),
+        None => Ok(command_status.map_or(0, shell_status)),
     }
 }
 
@@ -488,7 +491,7 @@ fn json_document(
         "duration_s": span.map(|(first, last)| (last - first) as f64 / 1e9),
         "window_ns": span.map(|(first, last)| [first, last]),
         "wall_s": elapsed.as_secs_f64(),
-        "warning": stop_error.map(|e| source::chain(e)),
+        "warning": stop_error.map(|e| error_chain(e)),
         // How counters counted per core are shown: "combined" (value and samples combine the cores) or
         // "per-core" (each such counter also has `per_core`).
         "cores": mode.name(),

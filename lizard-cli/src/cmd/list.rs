@@ -10,7 +10,7 @@ use crate::table::Table;
 
 /// Runs `lizard list`.
 pub fn run(args: &ListArgs) -> Result<i32, CliError> {
-    let target = crate::target::Target::from_args(&args.target)?;
+    let target = args.target.target()?;
     let opened = source::open(&args.source, target.as_ref(), source::Purpose::List, None)?;
     eprintln!("{}", opened.summary);
     let counters = opened.lizard.counters();

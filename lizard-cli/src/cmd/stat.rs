@@ -4,17 +4,18 @@
 
 use std::time::{Duration, Instant};
 
+use hwcpipe::counting::{self, Target, TargetCounters};
 use hwcpipe::gpu::{GpuCounter, GpuProfiler};
 use hwcpipe::{CpuCounter, KernelCounting};
+use lizard_core::error_chain;
 use serde_json::json;
 
 use crate::args::{ListFormat, StatArgs};
 use crate::error::CliError;
+use crate::exit_status::shell_status;
 use crate::interrupt;
 use crate::output;
-use crate::source;
 use crate::table::Table;
-use crate::target::{self, Target, TargetCounters};
 
 /// The CPU and GPU counters named in `names`, or all of them.
 fn counters(names: &[String]) -> Result<(Vec<CpuCounter>, Vec<GpuCounter>), CliError> {
@@ -61,14 +62,14 @@ impl GpuCounting {
             Err(String::new())
         } else {
             GpuProfiler::open()
-                .map_err(|e| source::chain(&e))
+                .map_err(|e| error_chain(&e))
                 .and_then(|mut p| {
                     let measurable: Vec<GpuCounter> = chosen
                         .iter()
                         .copied()
                         .filter(|c| p.supported_counters().contains(c))
                         .collect();
-                    p.set_enabled(&measurable).map_err(|e| source::chain(&e))?;
+                    p.set_enabled(&measurable).map_err(|e| error_chain(&e))?;
                     Ok(p)
                 })
         };
@@ -81,7 +82,7 @@ impl GpuCounting {
     fn run(&mut self) {
         if let Ok(p) = &mut self.profiler {
             if let Err(e) = p.run() {
-                self.profiler = Err(source::chain(&e));
+                self.profiler = Err(error_chain(&e));
             }
         }
     }
@@ -91,7 +92,7 @@ impl GpuCounting {
         if let Ok(p) = &mut self.profiler {
             match p.sample() {
                 Ok(sample) => self.values = sample.iter().collect(),
-                Err(e) => self.profiler = Err(source::chain(&e)),
+                Err(e) => self.profiler = Err(error_chain(&e)),
             }
             if let Ok(p) = &mut self.profiler {
                 let _ = p.stop();
@@ -123,12 +124,12 @@ fn wait(
         let status = child
             .wait()
             .map_err(|e| CliError::Other(format!("waiting for the command: {e}")))?;
-        return Ok(target::shell_status(status));
+        return Ok(shell_status(status));
     }
     let started = Instant::now();
     loop {
         let ended = match target {
-            Target::Pid(pid) => target::process_ended(*pid),
+            Target::Pid(pid) => counting::process_ended(*pid),
             _ => false,
         };
         let left = duration.map_or(POLL, |d| d.saturating_sub(started.elapsed()));
@@ -142,7 +143,7 @@ fn wait(
 pub fn run(args: &StatArgs) -> Result<i32, CliError> {
     interrupt::install();
     let (chosen, chosen_gpu) = counters(&args.counters)?;
-    let target = Target::from_args(&args.target)?.ok_or_else(|| {
+    let target = args.target.target()?.ok_or_else(|| {
         CliError::Usage(
             "say what to count: `-- CMD ARGS…`, --pid PID, --system-wide or --cpu LIST".into(),
         )

@@ -3,9 +3,11 @@
 pub(crate) mod backend;
 mod hwcpipe_backend;
 pub(crate) mod sampler;
+mod target_backend;
 
 pub use backend::{HwcBackend, HwcCounterInfo};
 pub use hwcpipe_backend::HwcPipeBackend;
+pub use target_backend::{open_target, CommandWatch, OpenedTarget};
 
 use crate::counter::{Counter, CounterClass, Source};
 use crate::error::Error;

@@ -1,18 +1,18 @@
-//! [`TargetBackend`]: a target's CPU counters (and the Mali GPU, if any) as the engine's direct counter
-//! source, so `lizard capture` records their time series like any other counter.
+//! A [`Target`]'s CPU counters (and the Mali GPU, if any) as the engine's direct counter source
+//! ([`open_target`]), so the engine records the time series of another process, a command or whole CPUs like
+//! any other counter.
 
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use hwcpipe::counting::{Target, TargetCounters, TargetError};
 use hwcpipe::{CpuCounter, GpuCounter, HwcPipe};
-use lizard_core::{
-    Error as EngineError, HwcBackend, HwcCounterInfo, HwcPipeBackend, ResultType, Source, Units,
-    Value,
-};
 
-use super::counting::TargetCounters;
-use super::error::TargetError;
-use super::Target;
+use super::{HwcBackend, HwcCounterInfo, HwcPipeBackend};
+use crate::counter::{ResultType, Source};
+use crate::error::Error as EngineError;
+use crate::store::Value;
+use crate::units::Units;
 
 /// What became of the counted command: shared between the engine's sampler, which reaps it as soon
 /// as it exits, and the capture, which waits for that.
@@ -51,8 +51,8 @@ struct TargetBackend {
     watch: CommandWatch,
 }
 
-/// What [`open_backend`] opened.
-pub struct OpenedBackend {
+/// What [`open_target`] opened.
+pub struct OpenedTarget {
     /// The engine's direct source.
     pub backend: Box<dyn HwcBackend>,
     /// Tells when a counted command has exited.
@@ -63,13 +63,15 @@ pub struct OpenedBackend {
 }
 
 /// Opens `target`'s CPU counters, and the Mali GPU's when this machine has one, as the engine's direct
-/// source.
-pub fn open_backend(target: &Target) -> Result<OpenedBackend, TargetError> {
+/// source: give [`OpenedTarget::backend`] to [`Lizard::configure_with_backend`](crate::Lizard::configure_with_backend).
+/// A command target is started here; the sampler reaps it as soon as it exits ([`CommandWatch`]), and it is
+/// killed if still running when the capture stops.
+pub fn open_target(target: &Target) -> Result<OpenedTarget, TargetError> {
     let cpu = TargetCounters::open(target, &CpuCounter::ALL, hwcpipe::KernelCounting::Auto)?;
     // The GPU counters count the whole GPU whatever the CPU target; no GPU is no GPU counters, and
     // the reason is kept for the summary.
     let pipe = HwcPipe::with_config(None, &GpuCounter::ALL);
-    let gpu_error = pipe.gpu_error().map(|e| crate::source::chain(e));
+    let gpu_error = pipe.gpu_error().map(|e| crate::error::error_chain(e));
     let gpu = HwcPipeBackend::new(pipe).ok();
     let watch = CommandWatch::default();
     let backend = TargetBackend {
@@ -79,7 +81,7 @@ pub fn open_backend(target: &Target) -> Result<OpenedBackend, TargetError> {
         enabled_cpu: Vec::new(),
         watch: watch.clone(),
     };
-    Ok(OpenedBackend {
+    Ok(OpenedTarget {
         backend: Box::new(backend),
         watch,
         gpu_error,

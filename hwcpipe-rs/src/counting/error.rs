@@ -3,7 +3,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use hwcpipe::CpuError;
+use crate::CpuError;
 
 /// `perf_event_paranoid` as the messages show it.
 fn level(paranoid: &Option<i32>) -> String {
@@ -14,6 +14,14 @@ fn level(paranoid: &Option<i32>) -> String {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum TargetError {
+    /// A text form of a target ([`Target::parse`](super::Target::parse)) names none.
+    #[error("'{text}' names no target: {reason} (expected pid:PID, system or cpus:LIST)")]
+    InvalidSpec {
+        /// The text.
+        text: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// `--pid` names no process.
     #[error("there is no process {0}")]
     NoProcess(i32),

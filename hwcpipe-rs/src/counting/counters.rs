@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 use std::process::{Child, Command};
 use std::sync::Arc;
 
-use hwcpipe::sys::{LinuxPerf, PerfSys};
-use hwcpipe::{
+use crate::sys::{LinuxPerf, PerfSys};
+use crate::{
     CpuConfig, CpuCounter, CpuError, CpuProfiler, CpuTarget, KernelCounting, UnavailableReason,
 };
 
@@ -390,7 +390,7 @@ mod tests {
     use std::io;
     use std::os::fd::{BorrowedFd, OwnedFd};
 
-    use hwcpipe::sys::{PerfEventAttr, PerfIoctl};
+    use crate::sys::{PerfEventAttr, PerfIoctl};
 
     use super::*;
 

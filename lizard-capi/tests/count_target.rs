@@ -1,0 +1,119 @@
+//! `LIZARD_COUNT`: the C API counting another process or the whole system instead of the calling process,
+//! and refusing a value that names no target. One test, because the setting is the process's environment.
+
+mod common;
+
+use std::ffi::{CStr, CString};
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use common::{api, id_of};
+use lizard::abi::{LizardApi, LizardCounterDescription, LizardInstance, LZD_OK};
+
+/// A loopback port nothing listens on: gatord is absent, so only the local counters remain.
+fn closed_port() -> i32 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    i32::from(listener.local_addr().expect("address").port())
+}
+
+/// `Init` with `LIZARD_COUNT` set to `spec`.
+fn init_counting(api: &LizardApi, spec: &str) -> LizardInstance {
+    std::env::set_var("LIZARD_COUNT", spec);
+    let host = CString::new("127.0.0.1").unwrap();
+    // SAFETY: `host` is a NUL-terminated string alive for the call.
+    let ctx = unsafe { (api.init)(host.as_ptr(), closed_port()) };
+    std::env::remove_var("LIZARD_COUNT");
+    ctx
+}
+
+/// The title of counter `id`.
+fn title(api: &LizardApi, ctx: LizardInstance, id: u32) -> String {
+    let mut desc = std::mem::MaybeUninit::<LizardCounterDescription>::zeroed();
+    // SAFETY: `ctx` came from Init, `desc` is a valid out-pointer, and the strings live until Destroy.
+    unsafe {
+        assert_eq!(
+            (api.get_counter_description)(ctx, id, desc.as_mut_ptr()),
+            LZD_OK
+        );
+        CStr::from_ptr(desc.assume_init().title)
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+/// TaskClock over a 300 ms window.
+fn task_clock_over_300_ms(api: &LizardApi, ctx: LizardInstance) -> i64 {
+    let id = id_of(api, ctx, "TaskClock");
+    // SAFETY: `ctx` came from Init and is destroyed by the caller only.
+    unsafe {
+        (api.enable_counter)(ctx, id);
+        assert_eq!((api.start_capture)(ctx), LZD_OK);
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!((api.stop_capture)(ctx), LZD_OK);
+        (api.read_counter_int)(ctx, id)
+    }
+}
+
+struct Spinner(Child);
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn lizard_count_names_what_the_local_counters_count() {
+    if !hwcpipe::sys::perf_event_open_implemented() {
+        eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
+        return;
+    }
+    let api = api();
+
+    // Values that name no target, or a process that does not exist: Init fails rather than count the
+    // calling process instead.
+    for bad in ["pid:x", "everything", "pid:2147483647"] {
+        assert!(init_counting(api, bad).is_null(), "{bad}");
+    }
+
+    // Another process: a spinner's task clock over 300 ms is most of 300 ms, which this idle thread
+    // could never have used.
+    let spinner = Spinner(
+        Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("sh"),
+    );
+    let pid = spinner.0.id();
+    let ctx = init_counting(api, &format!("pid:{pid}"));
+    assert!(!ctx.is_null());
+    let id = id_of(api, ctx, "TaskClock");
+    assert_eq!(
+        title(api, ctx, id),
+        format!("HWCPipe CPU (process {pid}, all threads)")
+    );
+    let ns = task_clock_over_300_ms(api, ctx);
+    assert!(
+        ns > 100_000_000 && ns < 2_000_000_000,
+        "the spinner ran {ns} ns"
+    );
+    // SAFETY: `ctx` came from Init and is destroyed once.
+    unsafe { (api.destroy)(ctx) };
+
+    // The whole system, where the kernel allows CPU-wide counting.
+    let ctx = init_counting(api, "system");
+    if ctx.is_null() {
+        eprintln!("skipped: CPU-wide counting is refused here (Init said why on standard error)");
+        return;
+    }
+    let id = id_of(api, ctx, "TaskClock");
+    assert!(title(api, ctx, id).starts_with("HWCPipe CPU (system-wide, "));
+    let ns = task_clock_over_300_ms(api, ctx);
+    assert!(ns > 100_000_000, "the system ran {ns} ns of tasks");
+    // SAFETY: as above.
+    unsafe { (api.destroy)(ctx) };
+    drop(spinner);
+}

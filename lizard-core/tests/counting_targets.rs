@@ -1,0 +1,154 @@
+//! The engine counting something other than its own process: another process (all its threads) and the
+//! whole system, through `open_target` and `Lizard::configure_with_backend`, measured by the real kernel of
+//! the machine running the tests (software events; hardware events may be absent, as on a VM).
+
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use hwcpipe::counting::{Target, TargetError};
+use lizard_core::{open_target, Config, Lizard};
+
+/// `false`, after saying why, where the kernel or emulator has no `perf_event_open`.
+fn perf_events_present() -> bool {
+    let present = hwcpipe::sys::perf_event_open_implemented();
+    if !present {
+        eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
+    }
+    present
+}
+
+/// A process that keeps one CPU busy until it is killed.
+struct Spinner(Child);
+
+impl Spinner {
+    fn start() -> Spinner {
+        let child = Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("sh");
+        Spinner(child)
+    }
+
+    fn pid(&self) -> i32 {
+        i32::try_from(self.0.id()).expect("pid")
+    }
+}
+
+impl Drop for Spinner {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The engine over `target`'s counters with `names` enabled, captured for `window`: each counter's value.
+fn capture(target: &Target, names: &[&str], window: Duration) -> Result<Vec<i64>, TargetError> {
+    let opened = open_target(target)?;
+    let config = Config {
+        sample_interval: Duration::from_millis(5),
+        ..Config::hwcpipe_only()
+    };
+    let mut lizard = Lizard::configure_with_backend(config, opened.backend).expect("the engine");
+    let ids: Vec<u32> = names
+        .iter()
+        .map(|name| {
+            lizard
+                .counters()
+                .iter()
+                .find(|c| c.name == *name)
+                .unwrap_or_else(|| panic!("no counter {name}"))
+                .id
+        })
+        .collect();
+    for &id in &ids {
+        lizard.enable(id).expect("enable");
+    }
+    lizard.start_capture().expect("start");
+    std::thread::sleep(window);
+    lizard.stop_capture().expect("stop");
+    Ok(ids
+        .iter()
+        .map(|&id| lizard.read_int(id).expect("a value"))
+        .collect())
+}
+
+#[test]
+fn another_process_is_counted_with_its_scope_named() {
+    if !perf_events_present() {
+        return;
+    }
+    let spinner = Spinner::start();
+    let target = Target::Pid(spinner.pid());
+    let opened = open_target(&target).expect("open the process's counters");
+    let config = Config::hwcpipe_only();
+    let lizard = Lizard::configure_with_backend(config, opened.backend).expect("the engine");
+    let task_clock = lizard
+        .counters()
+        .iter()
+        .find(|c| c.name == "TaskClock")
+        .expect("TaskClock");
+    assert_eq!(
+        task_clock.title,
+        format!("HWCPipe CPU (process {}, all threads)", spinner.pid())
+    );
+    drop(lizard);
+
+    // The spinner runs all the time: its task clock over 300 ms is most of 300 ms of CPU time, which this
+    // idle test thread could never have used.
+    let window = Duration::from_millis(300);
+    let values = capture(&target, &["TaskClock"], window).expect("capture");
+    let ns = values[0];
+    assert!(ns > 100_000_000, "the spinner ran {ns} ns in 300 ms");
+    assert!(ns < 2_000_000_000, "{ns} ns");
+}
+
+#[test]
+fn a_process_that_does_not_exist_is_a_typed_error() {
+    let err = open_target(&Target::Pid(i32::MAX)).err().expect("an error");
+    assert!(
+        matches!(err, TargetError::NoProcess(pid) if pid == i32::MAX),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_whole_system_is_counted_where_the_kernel_allows_it() {
+    if !perf_events_present() {
+        return;
+    }
+    let target = match Target::system_wide(false) {
+        Ok(target) => target,
+        Err(err) => {
+            eprintln!("skipped: the online CPUs cannot be listed: {err}");
+            return;
+        }
+    };
+    let Target::Cpus { cpus, .. } = &target else {
+        unreachable!("system_wide gives CPUs")
+    };
+    let cpu_count = cpus.len();
+    let spinner = Spinner::start();
+    match capture(
+        &target,
+        &["CpuClock", "TaskClock"],
+        Duration::from_millis(300),
+    ) {
+        Ok(values) => {
+            // CPU-wide clocks count every CPU's time, idle or not: about 300 ms per CPU, the spinner's
+            // among them.
+            let cpu_clock = values[0];
+            let expected = 300_000_000 * i64::try_from(cpu_count).unwrap();
+            assert!(
+                cpu_clock > expected / 2 && cpu_clock < expected * 4,
+                "CpuClock {cpu_clock} ns over {cpu_count} CPUs in 300 ms"
+            );
+            assert!(values[1] > 100_000_000, "TaskClock {} ns", values[1]);
+        }
+        Err(err @ TargetError::SystemWideRefused { .. }) => {
+            eprintln!("skipped: CPU-wide counting is refused here: {err}");
+        }
+        Err(err) => panic!("{err}"),
+    }
+    drop(spinner);
+}
