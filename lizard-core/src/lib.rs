@@ -20,6 +20,6 @@ pub use gatord::apc::{FrameSink, KeyMap, SinkError, Unavailable};
 pub use hwc::{
     open_target, CommandWatch, HwcBackend, HwcCounterInfo, HwcPipeBackend, OpenedTarget,
 };
-pub use lizard::Lizard;
+pub use lizard::{CoreReading, Lizard};
 pub use store::{Sample, SampleStore, Value, Window};
 pub use transport::{GatordAddress, Timeouts, Transport, TransportError};

@@ -6,7 +6,7 @@ use std::time::Instant;
 use gator_proto::ProtocolVersion;
 
 use crate::config::{CaptureMode, Config};
-use crate::counter::{Counter, CounterClass, CounterId, Source};
+use crate::counter::{Counter, CounterClass, CounterId, ResultType, Source};
 use crate::error::{Error, NoValue};
 use crate::gatord::apc::Unavailable;
 use crate::gatord::capture::{Capture, Plan};
@@ -15,7 +15,7 @@ use crate::gatord::discovery;
 use crate::hwc::backend::HwcBackend;
 use crate::hwc::sampler::{nanos_since, Sampler, SharedBackend};
 use crate::reduce;
-use crate::store::{Sample, SampleStore, Window};
+use crate::store::{Sample, SampleStore, Value, Window};
 use crate::transport::GatordAddress;
 
 /// The gatord source after discovery.
@@ -558,6 +558,56 @@ impl Lizard {
             .unwrap_or_default())
     }
 
+    /// The series of counter `id` in the last (or running) capture: its [`samples`](Self::samples) with the
+    /// samples of one instant from different cores combined into one ([`reduce::combined`]: added for a delta
+    /// counter, averaged for an absolute one), as its reading combines them.
+    pub fn series(&self, id: CounterId) -> Result<Vec<Sample>, Error> {
+        let counter = self.counter(id)?;
+        Ok(reduce::combined(counter, &self.samples(id)?))
+    }
+
+    /// Whether counter `id` was counted per core in the last (or running) capture (a gatord perf counter,
+    /// one sample per core): its [`core_readings`](Self::core_readings) are then each core's part.
+    pub fn counted_per_core(&self, id: CounterId) -> Result<bool, Error> {
+        Ok(reduce::has_cores(&self.samples(id)?))
+    }
+
+    /// Each core's part of counter `id`, by ascending core: the core's samples and its reading by the rules
+    /// of [`read_int`](Self::read_int) (over the capture, or the start/stop window) as an integer or double,
+    /// as the counter's [`ResultType`](crate::ResultType) says. Empty when the counter was not counted per
+    /// core. Call it after the counter's own read, which waits for a window's closing samples.
+    pub fn core_readings(&self, id: CounterId) -> Result<Vec<CoreReading>, Error> {
+        let counter = self.counter(id)?;
+        let window = self.current_window();
+        let shown = self.store.samples(id, window).unwrap_or_default();
+        let around = match window {
+            None => Vec::new(),
+            Some(window) => self.store.samples_around(id, window).unwrap_or_default(),
+        };
+        let mut around = reduce::by_core(&around).into_iter();
+        Ok(reduce::by_core(&shown)
+            .into_iter()
+            .map(|(core, samples)| {
+                let value = match window {
+                    None => reading_value(counter, &samples, None),
+                    Some(window) => {
+                        let used = around
+                            .by_ref()
+                            .find(|(c, _)| *c == core)
+                            .map(|(_, s)| s)
+                            .unwrap_or_default();
+                        reading_value(counter, &used, Some(window))
+                    }
+                };
+                CoreReading {
+                    core,
+                    samples,
+                    value,
+                }
+            })
+            .collect())
+    }
+
     /// How many samples of counter `id` were dropped because its buffer was full.
     pub fn dropped(&self, id: CounterId) -> Result<u64, Error> {
         self.index(id)?;
@@ -639,6 +689,30 @@ impl Lizard {
                 NoValue::NotEnclosed
             })
         })
+    }
+}
+
+/// One core's part of a counter counted per core ([`Lizard::core_readings`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CoreReading {
+    /// The core.
+    pub core: u32,
+    /// The core's samples of the capture (or the window), oldest first.
+    pub samples: Vec<Sample>,
+    /// The core's reading: [`Value::Int`] for an integer counter, [`Value::Float`] otherwise; `None` when no
+    /// sample is usable.
+    pub value: Option<Value>,
+}
+
+/// `counter`'s reading over `samples` (over `window`, when given), as its result type reads.
+fn reading_value(counter: &Counter, samples: &[Sample], window: Option<Window>) -> Option<Value> {
+    match (counter.result_type, window) {
+        (ResultType::Integer, None) => reduce::read_int(counter, samples).map(Value::Int),
+        (ResultType::Integer, Some(w)) => reduce::read_int_in(counter, samples, w).map(Value::Int),
+        (ResultType::Floating, None) => reduce::read_double(counter, samples).map(Value::Float),
+        (ResultType::Floating, Some(w)) => {
+            reduce::read_double_in(counter, samples, w).map(Value::Float)
+        }
     }
 }
 

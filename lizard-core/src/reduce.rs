@@ -224,6 +224,85 @@ pub fn read_double_in(counter: &Counter, samples: &[Sample], window: Window) -> 
     to_double(counter, aggregate_in(counter.class, samples, window, false))
 }
 
+/// Whether any of `samples` was counted on a given core.
+pub fn has_cores(samples: &[Sample]) -> bool {
+    samples.iter().any(|s| s.core.is_some())
+}
+
+/// The series of a counter counted per core: `samples` (oldest first) with the samples of one instant from
+/// different cores combined into one, as the counter's reading combines them: added (saturating) for a delta
+/// counter, averaged for an absolute one (an integer when exact). Samples without a core pass through
+/// unchanged.
+pub fn combined(counter: &Counter, samples: &[Sample]) -> Vec<Sample> {
+    if !has_cores(samples) {
+        return samples.to_vec();
+    }
+    let mut out: Vec<Sample> = Vec::with_capacity(samples.len());
+    let mut run: Vec<Sample> = Vec::new();
+    let flush = |run: &mut Vec<Sample>, out: &mut Vec<Sample>| {
+        if let Some(first) = run.first() {
+            out.push(Sample {
+                timestamp_ns: first.timestamp_ns,
+                value: combine(counter.class, run),
+                core: None,
+            });
+        }
+        run.clear();
+    };
+    for sample in samples {
+        if sample.core.is_none() {
+            flush(&mut run, &mut out);
+            out.push(*sample);
+            continue;
+        }
+        if run
+            .first()
+            .is_some_and(|f| f.timestamp_ns != sample.timestamp_ns)
+        {
+            flush(&mut run, &mut out);
+        }
+        run.push(*sample);
+    }
+    flush(&mut run, &mut out);
+    out
+}
+
+/// The values of one instant combined: their sum (delta), or their mean (absolute; an integer when exact).
+fn combine(class: CounterClass, run: &[Sample]) -> Value {
+    let all_int: Option<i64> = run.iter().try_fold(0i64, |acc, s| match s.value {
+        Value::Int(v) => Some(acc.saturating_add(v)),
+        Value::Float(_) => None,
+    });
+    let count = run.len().max(1);
+    match (class, all_int) {
+        (CounterClass::Delta, Some(sum)) => Value::Int(sum),
+        (CounterClass::Absolute, Some(sum)) if sum % count as i64 == 0 => {
+            Value::Int(sum / count as i64)
+        }
+        (class, _) => {
+            let sum: f64 = run.iter().map(|s| s.value.as_f64()).sum();
+            Value::Float(match class {
+                CounterClass::Delta => sum,
+                CounterClass::Absolute => sum / count as f64,
+            })
+        }
+    }
+}
+
+/// Each core's samples of `samples`, by ascending core (samples without a core are left out).
+pub fn by_core(samples: &[Sample]) -> Vec<(u32, Vec<Sample>)> {
+    let mut out: Vec<(u32, Vec<Sample>)> = Vec::new();
+    for sample in samples {
+        let Some(core) = sample.core else { continue };
+        match out.iter_mut().find(|(c, _)| *c == core) {
+            Some((_, list)) => list.push(*sample),
+            None => out.push((core, vec![*sample])),
+        }
+    }
+    out.sort_by_key(|(core, _)| *core);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -524,5 +603,70 @@ mod tests {
             let total: i64 = values[1..].iter().sum();
             prop_assert!(got >= 0.0 && got <= total as f64 + 1e-6);
         }
+    }
+
+    fn on_core(t: u64, v: i64, core: Option<u32>) -> Sample {
+        Sample {
+            timestamp_ns: t,
+            value: Value::Int(v),
+            core,
+        }
+    }
+
+    #[test]
+    fn one_instant_of_several_cores_becomes_one_sample() {
+        let samples = [
+            on_core(10, 7, Some(0)),
+            on_core(10, 100, Some(1)),
+            on_core(20, 8, Some(0)),
+            on_core(25, 3, None),
+            on_core(30, 9, Some(1)),
+        ];
+        let delta = combined(&counter(CounterClass::Delta, 1.0, Units::Unknown), &samples);
+        assert_eq!(
+            delta,
+            [
+                on_core(10, 107, None),
+                on_core(20, 8, None),
+                on_core(25, 3, None),
+                on_core(30, 9, None)
+            ]
+        );
+        let absolute = combined(
+            &counter(CounterClass::Absolute, 1.0, Units::Unknown),
+            &samples[..2],
+        );
+        assert_eq!(absolute[0].value, Value::Float(53.5));
+        let even = combined(
+            &counter(CounterClass::Absolute, 1.0, Units::Unknown),
+            &[on_core(1, 4, Some(0)), on_core(1, 6, Some(1))],
+        );
+        assert_eq!(even[0].value, Value::Int(5));
+        // Without cores nothing changes.
+        let plain = [on_core(1, 1, None), on_core(1, 2, None)];
+        assert_eq!(
+            combined(&counter(CounterClass::Delta, 1.0, Units::Unknown), &plain),
+            plain
+        );
+    }
+
+    #[test]
+    fn cores_are_split_in_order() {
+        let samples = [
+            on_core(10, 7, Some(1)),
+            on_core(10, 100, Some(0)),
+            on_core(20, 8, Some(1)),
+            on_core(25, 3, None),
+        ];
+        let split = by_core(&samples);
+        assert_eq!(
+            split,
+            [
+                (0, vec![on_core(10, 100, Some(0))]),
+                (1, vec![on_core(10, 7, Some(1)), on_core(20, 8, Some(1))])
+            ]
+        );
+        assert!(has_cores(&samples));
+        assert!(!has_cores(&samples[3..]));
     }
 }

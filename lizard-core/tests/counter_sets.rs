@@ -129,6 +129,34 @@ fn one_set_event_and_the_cycle_counter_read_their_values() {
         lizard.read_int(inst).unwrap(),
         lizard.read_int(refill).unwrap()
     );
+
+    // Counted per core: each core's part is read by the same rules, and the parts add up to the reading;
+    // the series has one sample per instant.
+    assert!(lizard.counted_per_core(inst).unwrap());
+    let parts = lizard.core_readings(inst).unwrap();
+    assert_eq!(
+        parts.iter().map(|p| p.core).collect::<Vec<_>>(),
+        (0..CORES).collect::<Vec<_>>()
+    );
+    let sum: i64 = parts
+        .iter()
+        .map(|p| match p.value {
+            Some(lizard_core::Value::Int(v)) => v,
+            other => panic!("{other:?}"),
+        })
+        .sum();
+    assert_eq!(sum, lizard.read_int(inst).unwrap());
+    let series = lizard.series(inst).unwrap();
+    assert!(series.iter().all(|s| s.core.is_none()));
+    assert!(series.len() < lizard.samples(inst).unwrap().len());
+    let series_sum: i64 = series
+        .iter()
+        .map(|s| match s.value {
+            lizard_core::Value::Int(v) => v,
+            other => panic!("{other:?}"),
+        })
+        .sum();
+    assert_eq!(series_sum, sum);
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use hwcpipe::counting::{self, Target};
 use lizard_core::{
-    error_chain, Counter, Error as EngineError, Lizard, NoValue, ResultType, Sample,
+    error_chain, Counter, Error as EngineError, Lizard, NoValue, ResultType, Sample, Value,
 };
 use serde_json::{json, Value as Json};
 
@@ -23,7 +23,7 @@ use crate::trace_window::{TraceWindow, WindowRecord};
 /// One captured counter: its description, samples and reading.
 struct Captured<'a> {
     counter: &'a Counter,
-    /// The series: the samples of one instant from different cores combined ([`cores::combined`]).
+    /// The series: the samples of one instant from different cores combined ([`Lizard::series`]).
     samples: Vec<Sample>,
     dropped: u64,
     /// The reading, or why there is none (never a 0 standing in for "no sample").
@@ -43,15 +43,13 @@ struct CorePart {
     reading: Result<Json, String>,
 }
 
-/// The reading of `counter` over `samples`, as JSON (integer or double, as the counter reads).
-fn reading_of(counter: &Counter, samples: &[Sample]) -> Result<Json, String> {
-    let value = match counter.result_type {
-        ResultType::Integer => lizard_core::reduce::read_int(counter, samples).map(|v| json!(v)),
-        ResultType::Floating => {
-            lizard_core::reduce::read_double(counter, samples).map(|v| json!(v))
-        }
-    };
-    value.ok_or_else(|| NoValue::NoSamples.to_string())
+/// A core's reading as JSON (integer or double, as the counter reads), or why it has none.
+fn core_reading(value: Option<Value>) -> Result<Json, String> {
+    match value {
+        Some(Value::Int(v)) => Ok(json!(v)),
+        Some(Value::Float(v)) => Ok(json!(v)),
+        None => Err(NoValue::NoSamples.to_string()),
+    }
 }
 
 /// Runs `lizard capture`.
@@ -250,22 +248,22 @@ fn collect<'a>(
                 }
                 Err(other) => return Err(other.into()),
             };
-            let samples = lizard.samples(id)?;
             let cores = match mode {
-                Cores::PerCore => cores::by_core(&samples)
+                Cores::PerCore => lizard
+                    .core_readings(id)?
                     .into_iter()
-                    .map(|(core, samples)| CorePart {
-                        core,
-                        reading: reading_of(counter, &samples),
-                        samples,
+                    .map(|part| CorePart {
+                        core: part.core,
+                        reading: core_reading(part.value),
+                        samples: part.samples,
                     })
                     .collect(),
                 Cores::Combined => Vec::new(),
             };
             Ok(Captured {
                 counter,
-                per_core: cores::has_cores(&samples),
-                samples: cores::combined(counter, &samples),
+                per_core: lizard.counted_per_core(id)?,
+                samples: lizard.series(id)?,
                 dropped: lizard.dropped(id)?,
                 reading,
                 cores,
