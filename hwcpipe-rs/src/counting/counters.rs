@@ -454,6 +454,13 @@ mod tests {
         fn perf_event_paranoid(&self) -> io::Result<i32> {
             Ok(self.paranoid)
         }
+        /// No Arm PMU is described, whatever the machine running the tests has.
+        fn arm_common_events(&self) -> Option<pmu_regs::CommonEventSet> {
+            None
+        }
+        fn arm_pmu_count(&self) -> usize {
+            0
+        }
     }
 
     #[test]

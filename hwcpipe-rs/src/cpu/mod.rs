@@ -5,7 +5,8 @@
 //! group or, where the kernel allows it and [`UserReads::Auto`] asks for it, from user space without
 //! a system call ([`user_read`]; each reading says which, [`ReadPath`]).
 
-pub mod arm_pmu;
+/// The kernel's description of the Arm PMUs in sysfs (read in [`crate::sys`], the crate's kernel seam).
+pub use crate::sys::arm_pmu;
 mod config;
 mod counter;
 mod error;

@@ -11,7 +11,8 @@ use super::device::{Fd, IoctlArg, KbaseDevice, PollOutcome};
 use super::error::GpuError;
 use super::ioctl::UkHwcntReaderSetup;
 use super::ioctl::{Wire, HWCNT_READER_SETUP, KINSTR_PRFCNT_SETUP, UK_HWCNT_READER_SETUP};
-use crate::sys::kbase::{self, Mapping, Poll};
+use crate::sys::kbase::{self, Mapping};
+use crate::sys::poll::{poll_in, Poll};
 
 struct Reader {
     fd: OwnedFd,
@@ -147,7 +148,7 @@ impl KbaseDevice for MaliDevice {
     }
 
     fn poll(&mut self, reader: i32, timeout: Duration) -> io::Result<PollOutcome> {
-        Ok(match kbase::poll_in(&self.reader(reader)?.fd, timeout)? {
+        Ok(match poll_in(&self.reader(reader)?.fd, timeout)? {
             Poll::Readable => PollOutcome::Ready,
             Poll::TimedOut => PollOutcome::TimedOut,
             Poll::HungUp => PollOutcome::HungUp,

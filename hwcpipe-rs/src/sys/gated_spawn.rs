@@ -46,12 +46,12 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use super::check;
+use super::poll::{poll_in, Poll};
 
 /// How long [`GatedChild::release`] waits for the child's report on its `execve`.
 pub const REPORT_DEADLINE: Duration = Duration::from_secs(5);
@@ -64,11 +64,7 @@ const FALLBACK_SWEEP_LIMIT: RawFd = 1 << 16;
 
 /// A pipe whose both ends are close-on-exec: (read end, write end).
 fn pipe_cloexec() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds: [RawFd; 2] = [-1, -1];
-    // SAFETY: `fds` is a writable array of two ints, as pipe2 requires.
-    check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) })?;
-    // SAFETY: pipe2 succeeded, so both entries are new descriptors owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+    Ok(rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?)
 }
 
 /// A child process that has been forked but waits before `execve` until [`release`](Self::release).
@@ -152,34 +148,23 @@ fn read_report(report: &OwnedFd, deadline: Duration) -> io::Result<Report> {
             // and some other process (forked without `execve`) holds a copy of the pipe.
             return Ok(Report::Started);
         }
-        let mut pfd = libc::pollfd {
-            fd: report.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        let millis = libc::c_int::try_from(left.as_millis().max(1)).unwrap_or(libc::c_int::MAX);
-        // SAFETY: `pfd` is one live, writable pollfd for the duration of the call.
-        match check(unsafe { libc::poll(&mut pfd, 1, millis) }) {
-            Ok(0) => continue,
-            Ok(_) => {}
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-            Err(err) => return Err(err),
+        // Readable or hung up: either way the read below tells end of file from a report.
+        if poll_in(report, left)? == Poll::TimedOut {
+            continue;
         }
         let Some(rest) = bytes.get_mut(len..) else {
             break;
         };
-        // SAFETY: `rest` is a live, writable region of `rest.len()` bytes.
-        let n = unsafe { libc::read(report.as_raw_fd(), rest.as_mut_ptr().cast(), rest.len()) };
-        match check(n) {
+        match rustix::io::read(report, rest) {
             Ok(0) => break,
             Ok(n) => {
-                len += n as usize;
+                len += n;
                 if len == bytes.len() {
                     break;
                 }
             }
-            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
-            Err(err) => return Err(err),
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(errno) => return Err(errno.into()),
         }
     }
     Ok(match len {
@@ -374,6 +359,7 @@ fn parse_fd_name(name: &[u8]) -> Option<RawFd> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::check;
     use std::process::Stdio;
 
     #[test]

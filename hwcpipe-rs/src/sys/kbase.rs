@@ -1,7 +1,7 @@
 //! Kernel calls of the Mali kbase driver: open, ioctl, mmap, poll. The only unsafe code of the GPU
 //! side; every errno becomes an [`io::Error`] here. `open` and the driver's ioctls (request numbers and
-//! structs decided at run time) are raw `libc` calls checked by [`super::check`]; the mapping and `poll`
-//! are `rustix`'s.
+//! structs decided at run time) are raw `libc` calls checked by [`super::check`]; the mapping is
+//! `rustix`'s, and waiting for a dump is [`super::poll::poll_in`].
 
 use std::ffi::CString;
 use std::io;
@@ -9,9 +9,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::ptr::NonNull;
-use std::time::Duration;
 
-use rustix::event::{PollFd, PollFlags, Timespec};
 use rustix::mm::{MapFlags, ProtFlags};
 
 /// Opens a kbase device file `O_RDWR | O_CLOEXEC | O_NONBLOCK`, as HWCPipe does.
@@ -148,38 +146,11 @@ impl Drop for Mapping {
     }
 }
 
-/// Result of [`poll_in`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Poll {
-    /// POLLIN.
-    Readable,
-    /// Timeout expired.
-    TimedOut,
-    /// POLLHUP, POLLERR or POLLNVAL.
-    HungUp,
-}
-
-/// `poll` for POLLIN on one fd, retrying on EINTR.
-pub(crate) fn poll_in(fd: &OwnedFd, timeout: Duration) -> io::Result<Poll> {
-    let timeout = Timespec::try_from(timeout).unwrap_or(Timespec {
-        tv_sec: i64::MAX as _,
-        tv_nsec: 0,
-    });
-    let mut set = [PollFd::new(fd, PollFlags::IN)];
-    loop {
-        match rustix::event::poll(&mut set, Some(&timeout)) {
-            Ok(0) => return Ok(Poll::TimedOut),
-            Ok(_) if set[0].revents().contains(PollFlags::IN) => return Ok(Poll::Readable),
-            Ok(_) => return Ok(Poll::HungUp),
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(errno) => return Err(errno.into()),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::poll::{poll_in, Poll};
+    use std::time::Duration;
 
     #[test]
     fn opening_a_missing_device_is_enoent() {
@@ -194,21 +165,6 @@ mod tests {
         assert!(ioctl_struct(&fd, 0xC004_8000, &mut arg).is_err());
         assert!(ioctl_struct(&fd, 0xC004_8000, &mut [0u8; 2]).is_err());
         assert!(ioctl_value(&fd, 0x4004_BE10, 0).is_err());
-    }
-
-    #[test]
-    fn poll_waits_out_its_timeout_then_sees_data() {
-        let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
-        let fd = OwnedFd::from(ours);
-        assert_eq!(
-            poll_in(&fd, Duration::from_millis(5)).unwrap(),
-            Poll::TimedOut
-        );
-        std::io::Write::write_all(&mut &theirs, b"x").unwrap();
-        assert_eq!(
-            poll_in(&fd, Duration::from_secs(5)).unwrap(),
-            Poll::Readable
-        );
     }
 
     #[test]

@@ -1,7 +1,11 @@
 //! The one seam through which every kernel call of this crate passes.
 //!
 //! CPU counters use [`PerfSys`]: `perf_event_open`, `read`, the perf `ioctl`s and `close`. The
-//! real implementation is [`LinuxPerf`]; tests hand the profiler their own [`PerfSys`] to feed it
+//! real implementation is [`LinuxPerf`]; what `rustix` covers goes through it (`read`, `mmap`, `poll`,
+//! pipes, the page size, resource limits), and raw `libc` is left for what it does not: the
+//! `perf_event_open` syscall, the perf and kbase `ioctl`s (driver request numbers), a `close` that
+//! reports its error, and the gated child's code between `fork` and `execve`, which makes only
+//! async-signal-safe system calls on raw descriptors; tests hand the profiler their own [`PerfSys`] to feed it
 //! refusals (`EACCES`, `ENOENT`, `EINVAL`), short reads and malformed group records without a
 //! special kernel. Every descriptor is an [`OwnedFd`], so nothing leaks on an error path, and
 //! `errno` becomes an [`io::Error`] in one place, `check`, crate-visible so the kbase calls can share it.
@@ -10,10 +14,12 @@
 //! counters have been opened, so the child is counted from its first instruction and nothing else is.
 #![allow(unsafe_code)]
 
+pub mod arm_pmu;
 mod gated_spawn;
 pub(crate) mod kbase;
 pub mod perf_event_attr;
 pub mod perf_page;
+pub(crate) mod poll;
 
 use std::fmt;
 use std::io;
@@ -23,7 +29,7 @@ pub use gated_spawn::{spawn_gated, GatedChild, REPORT_DEADLINE};
 pub use perf_event_attr::PerfEventAttr;
 pub use perf_page::PerfPage;
 
-use crate::cpu::arm_pmu::{ArmPmu, SYSFS_PMU_DEVICES};
+use arm_pmu::{ArmPmu, SYSFS_PMU_DEVICES};
 
 /// `PERF_IOC_FLAG_GROUP`: apply an ioctl to the leader and every member of its group.
 const PERF_IOC_FLAG_GROUP: libc::c_ulong = 1;
@@ -90,18 +96,13 @@ pub trait PerfSys: Send + Sync + fmt::Debug {
     fn close(&self, fd: OwnedFd) -> io::Result<()>;
 
     /// The common Arm PMU events the CPUs implement, as the kernel's Arm PMU driver lists them in
-    /// sysfs (see [`crate::cpu::arm_pmu`]; with several PMUs, an event any of them lists), or `None`
+    /// sysfs (see [`arm_pmu`]; with several PMUs, an event any of them lists), or `None`
     /// where no Arm PMU is described (another architecture, a kernel without the driver). The
     /// profiler reports a common event outside the set as unavailable instead of reading zeros.
-    fn arm_common_events(&self) -> Option<pmu_regs::CommonEventSet> {
-        let pmus = ArmPmu::discover(std::path::Path::new(SYSFS_PMU_DEVICES)).ok()?;
-        pmus.iter().map(ArmPmu::common_events).reduce(|a, b| {
-            pmu_regs::CommonEventSet::from_registers(
-                a.pmceid0() | b.pmceid0(),
-                a.pmceid1() | b.pmceid1(),
-            )
-        })
-    }
+    ///
+    /// Every implementation answers for itself (there is no default): a simulated kernel that
+    /// described no PMU would otherwise see the host's.
+    fn arm_common_events(&self) -> Option<pmu_regs::CommonEventSet>;
 
     /// Maps the first page of the event `fd` for user-space reads ([`PerfPage::map`]). The default
     /// refuses (`Unsupported`): only the real kernel's pages may steer a counter instruction, so a
@@ -112,18 +113,12 @@ pub trait PerfSys: Send + Sync + fmt::Debug {
     }
 
     /// How many Arm PMUs the kernel describes in sysfs (more than one on a big.LITTLE system; 0 on
-    /// other architectures).
-    fn arm_pmu_count(&self) -> usize {
-        ArmPmu::discover(std::path::Path::new(SYSFS_PMU_DEVICES)).map_or(0, |pmus| pmus.len())
-    }
+    /// other architectures). No default, as for [`arm_common_events`](Self::arm_common_events).
+    fn arm_pmu_count(&self) -> usize;
 
-    /// The value of `/proc/sys/kernel/perf_event_paranoid`, used to explain a refusal.
-    fn perf_event_paranoid(&self) -> io::Result<i32> {
-        let text = std::fs::read_to_string(PARANOID_PATH)?;
-        text.trim()
-            .parse()
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
-    }
+    /// The value of `/proc/sys/kernel/perf_event_paranoid`, used to explain a refusal. No default, as
+    /// for [`arm_common_events`](Self::arm_common_events).
+    fn perf_event_paranoid(&self) -> io::Result<i32>;
 }
 
 /// The real kernel: `syscall(SYS_perf_event_open)`, `read(2)`, `ioctl(2)`, `close(2)`.
@@ -195,12 +190,10 @@ impl PerfSys for LinuxPerf {
 
     fn read(&self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
         loop {
-            // SAFETY: `buf` is a valid, writable region of `buf.len()` bytes for the whole call.
-            let ret = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            match check(ret) {
-                Ok(n) => return Ok(n as usize),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
+            match rustix::io::read(fd, &mut *buf) {
+                Ok(n) => return Ok(n),
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(errno) => return Err(errno.into()),
             }
         }
     }
@@ -226,6 +219,27 @@ impl PerfSys for LinuxPerf {
 
     fn map_page(&self, fd: BorrowedFd<'_>) -> io::Result<PerfPage> {
         PerfPage::map(fd)
+    }
+
+    fn arm_common_events(&self) -> Option<pmu_regs::CommonEventSet> {
+        let pmus = ArmPmu::discover(std::path::Path::new(SYSFS_PMU_DEVICES)).ok()?;
+        pmus.iter().map(ArmPmu::common_events).reduce(|a, b| {
+            pmu_regs::CommonEventSet::from_registers(
+                a.pmceid0() | b.pmceid0(),
+                a.pmceid1() | b.pmceid1(),
+            )
+        })
+    }
+
+    fn arm_pmu_count(&self) -> usize {
+        ArmPmu::discover(std::path::Path::new(SYSFS_PMU_DEVICES)).map_or(0, |pmus| pmus.len())
+    }
+
+    fn perf_event_paranoid(&self) -> io::Result<i32> {
+        let text = std::fs::read_to_string(PARANOID_PATH)?;
+        text.trim()
+            .parse()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
     }
 
     fn close(&self, fd: OwnedFd) -> io::Result<()> {

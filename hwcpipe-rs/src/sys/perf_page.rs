@@ -16,7 +16,7 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
-use super::check;
+use rustix::mm::{MapFlags, ProtFlags};
 
 /// Byte offsets of the fields of `struct perf_event_mmap_page` (Linux uapi `perf_event.h`).
 mod offset {
@@ -135,26 +135,22 @@ impl PerfPage {
                 "not a perf event descriptor",
             ));
         }
-        // SAFETY: sysconf has no memory effects.
-        let page_size = check(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })? as usize;
+        let page_size = rustix::param::page_size();
         if page_size < offset::END {
             return Err(io::Error::from_raw_os_error(libc::EINVAL));
         }
-        // SAFETY: a new read-only shared mapping of one page of `fd`, placed by the kernel; nothing
-        // else is touched. The result is checked against MAP_FAILED.
+        // SAFETY: a NULL hint asks the kernel for a new read-only shared mapping of one page of `fd`,
+        // so no existing memory is affected; the mapping is owned by the returned value.
         let base = unsafe {
-            libc::mmap(
+            rustix::mm::mmap(
                 std::ptr::null_mut(),
                 page_size,
-                libc::PROT_READ,
-                libc::MAP_SHARED,
-                fd.as_raw_fd(),
+                ProtFlags::READ,
+                MapFlags::SHARED,
+                fd,
                 0,
             )
-        };
-        if base == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
+        }?;
         let base = NonNull::new(base.cast::<u8>()).ok_or(io::ErrorKind::InvalidData)?;
         // Kernels before 5.10 end the written fields at `time_zero`; the rest of the page is zero,
         // which reads as "no short clock" and is handled as such.
@@ -316,7 +312,7 @@ impl Drop for PerfPage {
         if self.mapped {
             // SAFETY: unmaps exactly the page `map` mapped; no reference into it outlives `self`.
             // An error cannot be reported from drop, and leaves at worst one page mapped.
-            unsafe { libc::munmap(self.base.as_ptr().cast(), self.len) };
+            let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.len) };
         } else {
             #[cfg(test)]
             // SAFETY: `in_memory` made `base` from a boxed slice of `len / 8` atomics.

@@ -295,4 +295,9 @@ impl PerfSys for FakePerf {
     fn arm_common_events(&self) -> Option<pmu_regs::CommonEventSet> {
         self.state.lock().unwrap().arm_events
     }
+
+    /// One PMU once [`FakePerf::set_arm_events`] described one, else none.
+    fn arm_pmu_count(&self) -> usize {
+        usize::from(self.state.lock().unwrap().arm_events.is_some())
+    }
 }
