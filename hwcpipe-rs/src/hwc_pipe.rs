@@ -44,6 +44,13 @@ impl<P, E> Side<P, E> {
             _ => None,
         }
     }
+
+    fn into_error(self) -> Option<E> {
+        match self {
+            Side::Missing(e) => Some(e),
+            _ => None,
+        }
+    }
 }
 
 /// CPU and GPU counters, HWCPipe style.
@@ -145,6 +152,12 @@ impl HwcPipe {
     /// Why there is no GPU profiler, when creating it failed.
     pub fn gpu_error(&self) -> Option<&GpuError> {
         self.gpu.error()
+    }
+
+    /// Why each side has no profiler (CPU, GPU), taken out of a `HwcPipe` that is given up: for an error
+    /// that keeps the causes themselves rather than their text.
+    pub fn into_errors(self) -> (Option<CpuError>, Option<GpuError>) {
+        (self.cpu.into_error(), self.gpu.into_error())
     }
 
     /// Whether `counter` is measured, and if not, why.

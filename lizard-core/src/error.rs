@@ -149,12 +149,18 @@ pub enum Error {
     #[error("the direct counter source failed")]
     Backend(#[source] Box<dyn std::error::Error + Send + Sync>),
     /// HWCPipe reads no counter on this machine, for these reasons.
-    #[error("HWCPipe reads no counter here (CPU: {cpu}; GPU: {gpu})")]
+    #[error(
+        "HWCPipe reads no counter here (CPU: {}; GPU: {})",
+        side_reason(cpu.as_ref()),
+        side_reason(gpu.as_ref())
+    )]
     HwcPipeUnavailable {
-        /// Why the CPU side gives nothing.
-        cpu: String,
-        /// Why the GPU side gives nothing.
-        gpu: String,
+        /// Why the CPU side gives nothing: its profiler could not be opened, or (`None`) it opened and
+        /// offers no counter.
+        cpu: Option<hwcpipe::CpuError>,
+        /// Why the GPU side gives nothing: its profiler could not be opened (no Mali device, a refused
+        /// driver), or (`None`) it offers no counter.
+        gpu: Option<hwcpipe::GpuError>,
     },
     /// Counter `id` has no value: no sample exists that the reading rule (see [`crate::reduce`]) can use.
     /// Never read as 0.
@@ -195,6 +201,11 @@ pub enum ProtocolFault {
         /// The key as written.
         key: u64,
     },
+}
+
+/// The text of one side of [`Error::HwcPipeUnavailable`].
+fn side_reason(error: Option<&impl std::fmt::Display>) -> String {
+    error.map_or_else(|| "no counter is available".to_owned(), ToString::to_string)
 }
 
 /// An error and its causes on one line, `error: cause: cause…`, a cause whose text the line already holds
@@ -242,5 +253,32 @@ impl Error {
                 | Error::StopTimeout(_)
                 | Error::Transport(TransportError::Timeout(..))
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hwcpipe_unavailable_keeps_each_sides_cause() {
+        let err = Error::HwcPipeUnavailable {
+            cpu: Some(hwcpipe::CpuError::NothingSelected),
+            gpu: None,
+        };
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "HWCPipe reads no counter here (CPU: {}; GPU: no counter is available)",
+                hwcpipe::CpuError::NothingSelected
+            )
+        );
+        assert!(matches!(
+            err,
+            Error::HwcPipeUnavailable {
+                cpu: Some(hwcpipe::CpuError::NothingSelected),
+                ..
+            }
+        ));
     }
 }

@@ -164,9 +164,16 @@ pub enum TransportError {
     /// A read or write made no progress within the I/O timeout.
     #[error("gatord did not respond within {0:?} while {1}")]
     Timeout(Duration, &'static str),
-    /// The peer closed the connection (end of stream, reset or broken pipe).
-    #[error("gatord closed the connection while {0}")]
-    Closed(&'static str),
+    /// The peer closed the connection: the end of the stream (`source` `None`), or the socket's reset or
+    /// broken pipe (`source` the OS error).
+    #[error("gatord closed the connection while {op}")]
+    Closed {
+        /// What the transport was doing.
+        op: &'static str,
+        /// The OS error that said so, when it was not a plain end of stream.
+        #[source]
+        source: Option<io::Error>,
+    },
     /// Any other socket error.
     #[error("socket error while {op}")]
     Io {
@@ -188,7 +195,10 @@ impl TransportError {
             | io::ErrorKind::ConnectionReset
             | io::ErrorKind::ConnectionAborted
             | io::ErrorKind::BrokenPipe
-            | io::ErrorKind::NotConnected => TransportError::Closed(op),
+            | io::ErrorKind::NotConnected => TransportError::Closed {
+                op,
+                source: Some(err),
+            },
             _ => TransportError::Io { op, source: err },
         }
     }
@@ -282,7 +292,10 @@ impl Transport {
         let timeout = self.io_timeout;
         loop {
             return match self.stream.read(buf) {
-                Ok(0) if !buf.is_empty() => Err(TransportError::Closed("receiving from gatord")),
+                Ok(0) if !buf.is_empty() => Err(TransportError::Closed {
+                    op: "receiving from gatord",
+                    source: None,
+                }),
                 Ok(n) => Ok(n),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => Err(TransportError::from_io(e, "receiving from gatord", timeout)),
@@ -457,13 +470,17 @@ mod tests {
         let mut buf = [0u8; 4];
         assert!(matches!(
             t.read_some(&mut buf),
-            Err(TransportError::Closed(_))
+            Err(TransportError::Closed { source: None, .. })
         ));
         // The first write after a close may still be accepted by the kernel; a later one fails with EPIPE.
         let mut failed = false;
         for _ in 0..100 {
             if let Err(err) = t.write_all(&[0u8; 1024]) {
-                assert!(matches!(err, TransportError::Closed(_)), "{err:?}");
+                assert!(
+                    matches!(&err, TransportError::Closed { source: Some(e), .. } if e.kind() == io::ErrorKind::BrokenPipe
+                        || e.kind() == io::ErrorKind::ConnectionReset),
+                    "{err:?}"
+                );
                 failed = true;
                 break;
             }

@@ -310,7 +310,7 @@ fn receive(
                 Ok(n) => session.handle_input(&buf[..n]),
                 // No data within the read timeout: gatord can be idle for long; the stop deadline bounds waits.
                 Err(TransportError::Timeout(..)) => Ok(()),
-                Err(TransportError::Closed(_)) => {
+                Err(TransportError::Closed { .. }) => {
                     exit.closed = true;
                     stop = true;
                     session.handle_eof()

@@ -40,7 +40,10 @@ pub(crate) fn protocol_error(what: &'static str, err: ClientError) -> Error {
 fn unexpected(what: &'static str, event: &Event) -> Error {
     match event {
         Event::DaemonError(text) => daemon_error(text),
-        Event::Closed | Event::EndOfCapture => Error::Transport(TransportError::Closed(what)),
+        Event::Closed | Event::EndOfCapture => Error::Transport(TransportError::Closed {
+            op: what,
+            source: None,
+        }),
         other => Error::Protocol {
             what,
             source: ProtocolFault::UnexpectedReply(event_name(other)),
@@ -160,7 +163,7 @@ impl Connection {
                     .session
                     .handle_input(&self.buf[..n])
                     .map_err(|e| protocol_error(what, e))?,
-                Err(TransportError::Closed(_)) => self
+                Err(TransportError::Closed { .. }) => self
                     .session
                     .handle_eof()
                     .map_err(|e| protocol_error(what, e))?,
@@ -245,7 +248,10 @@ mod tests {
         assert!(!err.to_string().contains("ACK"), "{err}");
         assert!(matches!(
             unexpected("stopping", &Event::Closed),
-            Error::Transport(TransportError::Closed("stopping"))
+            Error::Transport(TransportError::Closed {
+                op: "stopping",
+                source: None
+            })
         ));
     }
 }

@@ -30,12 +30,8 @@ impl HwcPipeBackend {
             .map(|(counter, _, _)| counter)
             .collect();
         if counters.is_empty() {
-            let reason =
-                |e: Option<String>| e.unwrap_or_else(|| "no counter is available".to_owned());
-            return Err(Error::HwcPipeUnavailable {
-                cpu: reason(pipe.cpu_error().map(|e| e.to_string())),
-                gpu: reason(pipe.gpu_error().map(|e| e.to_string())),
-            });
+            let (cpu, gpu) = pipe.into_errors();
+            return Err(Error::HwcPipeUnavailable { cpu, gpu });
         }
         Ok(HwcPipeBackend { pipe, counters })
     }
