@@ -3,28 +3,10 @@
 use lizard_trace::{ServerConfig, SocketName, TraceServer};
 
 use crate::error::CliError;
+use crate::report::TraceRecord;
 
 /// The ring capacity of a trace server run beside a capture.
 const CAPTURE_TRACE_CAPACITY: usize = 16 << 20;
-
-/// One trace record in a capture window, with its time on the capture's clock.
-#[derive(Debug, Clone, PartialEq)]
-pub struct WindowRecord {
-    /// Nanoseconds on the capture's time base (that of the counter samples).
-    pub timestamp_ns: u64,
-    /// The record's sequence number in the ring.
-    pub seq: u64,
-    /// The module tag.
-    pub module: String,
-    /// The source file.
-    pub file: String,
-    /// The source line.
-    pub line: u32,
-    /// The client's process id.
-    pub pid: u32,
-    /// The payload length in bytes.
-    pub len: usize,
-}
 
 /// A trace server receiving records while a capture runs.
 pub struct TraceWindow {
@@ -47,12 +29,12 @@ impl TraceWindow {
 
     /// Stops the server and returns the records stamped between `start_ns` and `end_ns` (capture time
     /// base), where capture time = CLOCK_MONOTONIC_RAW − `raw_offset`.
-    pub fn finish(self, start_ns: u64, end_ns: u64, raw_offset: i128) -> Vec<WindowRecord> {
+    pub fn finish(self, start_ns: u64, end_ns: u64, raw_offset: i128) -> Vec<TraceRecord> {
         let to_raw =
             |t: u64| u64::try_from((i128::from(t) + raw_offset).max(0)).unwrap_or(u64::MAX);
         let ring = self.server.stop();
         ring.window(to_raw(start_ns), to_raw(end_ns))
-            .map(|r| WindowRecord {
+            .map(|r| TraceRecord {
                 timestamp_ns: u64::try_from((i128::from(r.timestamp_ns()) - raw_offset).max(0))
                     .unwrap_or(0),
                 seq: r.seq(),
@@ -60,7 +42,7 @@ impl TraceWindow {
                 file: r.file().to_owned(),
                 line: r.line(),
                 pid: r.client_pid(),
-                len: r.payload().len(),
+                bytes: r.payload().len() as u64,
             })
             .collect()
     }

@@ -16,9 +16,10 @@ use crate::exit_status::shell_status;
 use crate::interrupt;
 use crate::output::{self, class_name, scaled_json, scaled_text};
 use crate::report;
+use crate::report::TraceRecord;
 use crate::source::{self, counter_name, Purpose};
 use crate::table::Table;
-use crate::trace_window::{TraceWindow, WindowRecord};
+use crate::trace_window::TraceWindow;
 
 /// One captured counter: its description, samples and reading.
 struct Captured<'a> {
@@ -273,7 +274,7 @@ fn collect<'a>(
         .collect()
 }
 
-fn table(captured: &[Captured<'_>], records: &[WindowRecord], mode: Cores) -> String {
+fn table(captured: &[Captured<'_>], records: &[TraceRecord], mode: Cores) -> String {
     let mut table = Table::new(&[
         "id", "source", "counter", "units", "class", "samples", "value",
     ]);
@@ -317,7 +318,7 @@ fn table(captured: &[Captured<'_>], records: &[WindowRecord], mode: Cores) -> St
     text
 }
 
-fn csv(captured: &[Captured<'_>], records: &[WindowRecord], mode: Cores) -> String {
+fn csv(captured: &[Captured<'_>], records: &[TraceRecord], mode: Cores) -> String {
     let mut text = String::from("timestamp_ns,id,counter,value\n");
     let mut rows: Vec<(u64, String)> = Vec::new();
     for c in captured {
@@ -420,21 +421,9 @@ fn sample_span(captured: &[Captured<'_>]) -> Option<(u64, u64)> {
     Some((first, last))
 }
 
-fn record_json(r: &WindowRecord) -> Json {
-    json!({
-        "timestamp_ns": r.timestamp_ns,
-        "seq": r.seq,
-        "module": r.module,
-        "file": r.file,
-        "line": r.line,
-        "pid": r.pid,
-        "bytes": r.len,
-    })
-}
-
 fn json_document(
     captured: &[Captured<'_>],
-    records: &[WindowRecord],
+    records: &[TraceRecord],
     elapsed: Duration,
     stop_error: Option<&lizard_core::Error>,
     mode: Cores,
@@ -495,11 +484,11 @@ fn json_document(
         "cores": mode.name(),
         "cores_note": cores_note(captured, mode),
         "counters": counters,
-        "trace_records": records.iter().map(record_json).collect::<Vec<_>>(),
+        "trace_records": records,
     })
 }
 
-fn chrome_trace(captured: &[Captured<'_>], records: &[WindowRecord], mode: Cores) -> String {
+fn chrome_trace(captured: &[Captured<'_>], records: &[TraceRecord], mode: Cores) -> String {
     let mut events = vec![json!({
         "name": "process_name", "ph": "M", "pid": 1, "tid": 0, "args": { "name": "lizard capture" }
     })];
@@ -551,7 +540,7 @@ fn chrome_trace(captured: &[Captured<'_>], records: &[WindowRecord], mode: Cores
             "ts": r.timestamp_ns as f64 / 1000.0,
             "pid": 1,
             "tid": 1,
-            "args": { "file": r.file, "line": r.line, "seq": r.seq, "pid": r.pid, "bytes": r.len },
+            "args": { "file": r.file, "line": r.line, "seq": r.seq, "pid": r.pid, "bytes": r.bytes },
         }));
     }
     output::to_json(&json!({

@@ -1,6 +1,6 @@
 //! The capture document `lizard capture --format json` writes, read back: what a report is made from.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Number;
 
 /// Why a capture document cannot be made into a report.
@@ -94,8 +94,8 @@ impl CapturedCounter {
     }
 }
 
-/// One application trace record in the capture window.
-#[derive(Debug, Clone, Deserialize)]
+/// One application trace record in the capture window: as the capture writes it and the report reads it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TraceRecord {
     /// When it was recorded, on the capture's time base (ns).
     pub timestamp_ns: u64,

@@ -14,5 +14,5 @@ mod document;
 mod escape;
 mod page;
 
-pub use document::{Capture, ReportError};
+pub use document::{Capture, ReportError, TraceRecord};
 pub use page::html;
