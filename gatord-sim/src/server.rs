@@ -84,6 +84,25 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
+    /// The daemon `config` describes, before any connection: its documents made, no session held.
+    pub(crate) fn new(config: SimConfig) -> Shared {
+        let events = documents::events_document(&config);
+        let counters = documents::available_counters(&config, &events);
+        let slots = documents::slots(&events);
+        let fixed_events = documents::fixed_events(&events);
+        Shared {
+            config,
+            events,
+            counters,
+            slots,
+            fixed_events,
+            state: Mutex::new(DaemonState::default()),
+            stop: AtomicBool::new(false),
+            stats: Stats::default(),
+            started: Instant::now(),
+        }
+    }
+
     pub(crate) fn state(&self) -> MutexGuard<'_, DaemonState> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -103,21 +122,7 @@ pub struct SimHandle {
 pub fn start(config: SimConfig) -> io::Result<SimHandle> {
     let listener = TcpListener::bind(config.bind)?;
     let address = listener.local_addr()?;
-    let events = documents::events_document(&config);
-    let counters = documents::available_counters(&config, &events);
-    let slots = documents::slots(&events);
-    let fixed_events = documents::fixed_events(&events);
-    let shared = Arc::new(Shared {
-        config,
-        events,
-        counters,
-        slots,
-        fixed_events,
-        state: Mutex::new(DaemonState::default()),
-        stop: AtomicBool::new(false),
-        stats: Stats::default(),
-        started: Instant::now(),
-    });
+    let shared = Arc::new(Shared::new(config));
     let accept = {
         let shared = Arc::clone(&shared);
         std::thread::Builder::new()

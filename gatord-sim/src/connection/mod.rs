@@ -1,45 +1,40 @@
 //! One simulated gatord connection: `gator-proto`'s daemon state machine over a socket, answering the way
 //! gatord does, streaming frames during a capture and injecting the configured faults.
+//!
+//! The parts: [`answers`] (the documents requests get), [`schedule`] (when samples are due),
+//! [`frames`] (the bytes of value, SUMMARY and EXTERNAL frames), [`output`] (bytes waiting for the socket
+//! and the `live_rate` gate); this module holds the connection's state and its steps.
 
-use std::io::{self, Read, Write};
+mod answers;
+mod frames;
+mod output;
+mod schedule;
+
+use std::io::{self, Read};
 use std::net::{Shutdown, TcpStream};
 use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
-use gator_proto::apc::summary::{encode_summary, Clocks};
-use gator_proto::apc::{BlockCounter, Counter, External, Record};
 use gator_proto::daemon::{Config as DaemonConfig, Event, Session, SESSION_IN_PROGRESS};
-use gator_proto::ProtocolVersion;
 
 use super::config::Stream;
 use super::documents;
 use super::perf::{PerfCounter, PerfLeader, PerfRole, PerfStream};
-
-/// The descriptor gatord's ftrace reader announces itself on (as recorded in the emulated Arm system).
-const FTRACE_FD: i32 = 24;
 use super::server::{pause, Shared, Stats};
 use super::workload::{synthetic_event_value, synthetic_value};
+use output::{LiveRate, Output};
+use schedule::Schedule;
 
 /// A capture in progress on this connection.
 #[derive(Debug)]
 struct Capturing {
     started: Instant,
-    /// The polled (BLOCK_COUNTER) samples: how many were made, and when the next is due.
-    sample: u64,
-    next_due: Instant,
-    /// The perf samples, when they have a schedule of their own (the session's sample rate): how many
-    /// were made, when the next is due, and the period.
-    perf: Option<PerfSchedule>,
-    /// When captured frames may next go to the socket (every `live_rate`), if they are held until then.
-    next_flush: Option<Instant>,
-}
-
-/// The schedule of perf samples at the session's sample rate.
-#[derive(Debug)]
-struct PerfSchedule {
-    sample: u64,
-    next_due: Instant,
-    period: Duration,
+    /// The polled (BLOCK_COUNTER) samples.
+    polled: Schedule,
+    /// The perf samples, when they have a schedule of their own (the session's sample rate).
+    perf: Option<Schedule>,
+    /// When captured frames are held until gatord would commit them (every `live_rate`).
+    live: Option<LiveRate>,
 }
 
 /// What the connection does after a step.
@@ -68,9 +63,8 @@ struct Conn<'a> {
     frames: usize,
     /// Streaming stopped for good (after an oversize header or an ignored APC_STOP).
     silent: bool,
-    /// Bytes waiting for the (non-blocking) socket, from `out_pos` on.
-    out: Vec<u8>,
-    out_pos: usize,
+    /// Bytes waiting for the (non-blocking) socket.
+    out: Output,
     /// The pace the delivered `<session>` document asked for.
     pace: documents::SessionPace,
 }
@@ -111,8 +105,7 @@ pub(crate) fn serve(stream: TcpStream, shared: &Shared, busy: bool) {
         perf_bound: Vec::new(),
         frames: 0,
         silent: false,
-        out: Vec::new(),
-        out_pos: 0,
+        out: Output::default(),
         pace: documents::SessionPace::default(),
     };
     if !busy {
@@ -181,14 +174,14 @@ impl Conn<'_> {
         match (&self.capturing, self.silent) {
             (Some(c), false) => {
                 let next = [
-                    Some(c.next_due),
+                    Some(c.polled.next_due),
                     c.perf.as_ref().map(|p| p.next_due),
-                    c.next_flush.filter(|_| !self.out.is_empty()),
+                    c.live.map(|l| l.next).filter(|_| !self.out.is_empty()),
                 ]
                 .into_iter()
                 .flatten()
                 .min()
-                .unwrap_or(c.next_due);
+                .unwrap_or(c.polled.next_due);
                 next.saturating_duration_since(Instant::now())
                     .clamp(Duration::from_micros(20), max)
             }
@@ -201,53 +194,15 @@ impl Conn<'_> {
         pause(self.shared, delay);
     }
 
-    /// Whether captured frames are held now, waiting for the next `live_rate` flush.
-    fn holding(&mut self) -> bool {
-        let Some(capturing) = &mut self.capturing else {
-            return false;
-        };
-        let (Some(next), Some(ms)) = (capturing.next_flush, self.pace.live_rate_ms) else {
-            return false;
-        };
-        let now = Instant::now();
-        if now < next {
-            return true;
-        }
-        let period = Duration::from_millis(u64::from(ms));
-        capturing.next_flush = Some(if next + period > now {
-            next + period
-        } else {
-            now + period
-        });
-        false
-    }
-
-    /// Moves the state machine's output to the pending buffer and writes as much as the socket takes now.
-    /// Returns whether anything was written.
+    /// Moves the state machine's output to the pending bytes and writes as much as the socket takes now
+    /// (captured frames wait for the next `live_rate` commit). Returns whether anything was written.
     fn flush(&mut self) -> io::Result<bool> {
-        // The bytes are written from `self.out` below; how many were moved does not matter.
-        let _moved = self.session.poll_transmit(&mut self.out);
-        if self.out_pos == 0 && self.holding() {
+        self.out.take_from(&mut self.session);
+        let live = self.capturing.as_mut().and_then(|c| c.live.as_mut());
+        if !self.out.part_written() && live.is_some_and(|l| l.holding(Instant::now())) {
             return Ok(false);
         }
-        let mut wrote = false;
-        while self.out_pos < self.out.len() {
-            match self.stream.write(&self.out[self.out_pos..]) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => {
-                    self.out_pos += n;
-                    wrote = true;
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
-        }
-        if self.out_pos == self.out.len() {
-            self.out.clear();
-            self.out_pos = 0;
-        }
-        Ok(wrote)
+        self.out.write_to(&mut self.stream)
     }
 
     /// Before closing: writes everything pending (for up to 2 s, while the client keeps reading).
@@ -287,11 +242,7 @@ impl Conn<'_> {
             Event::ApcStop => return self.stop(),
             Event::Disconnect | Event::Exit => return Next::Close,
             Event::RequestCurrentConfig => {
-                let doc = format!(
-                    "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<current_config pid=\"{}\" uid=\"0\">\n\
-                     <state is_system_wide=\"yes\" is_waiting_on_command=\"no\" /></current_config>\n",
-                    std::process::id()
-                );
+                let doc = frames::current_config_document(std::process::id());
                 let _ = self.session.send_current_config(doc.as_bytes());
             }
             // A command a later protocol adds: this daemon has nothing to answer.
@@ -301,42 +252,9 @@ impl Conn<'_> {
     }
 
     fn request(&mut self, kind: Option<&str>, document: &[u8]) {
-        let declared = document.trim_ascii_start().starts_with(b"<?xml");
-        // gatord 9 looks for <request> below the document node and misses it without a declaration.
-        let kind = if declared || !self.shared.config.protocol.at_least(ProtocolVersion::V910) {
-            kind
-        } else {
-            None
-        };
+        let kind = answers::request_kind(self.shared.config.protocol, kind, document);
         self.pause(self.shared.config.timing.xml_reply);
-        let reply = match kind {
-            Some("events") => Some(self.shared.events.clone()),
-            Some("counters") => Some(documents::counters_document(&self.shared.counters)),
-            Some("captured") => Some(match &self.shared.config.captured_xml {
-                Some(text) => text.clone(),
-                None => {
-                    let mut entries = self.bound.clone();
-                    entries.extend(
-                        self.late
-                            .iter()
-                            .filter(|n| !self.bound.iter().any(|(_, b)| b == *n))
-                            .map(|n| (0, n.clone())),
-                    );
-                    let mut events = self.shared.state().slot_events.clone();
-                    events.extend(self.shared.fixed_events.iter().cloned());
-                    documents::captured_document(self.shared.config.protocol.0, &entries, &events)
-                }
-            }),
-            Some("configuration") | Some("defaults") => {
-                let state = self.shared.state();
-                Some(documents::configuration_document(
-                    &state.configuration,
-                    &state.slot_events,
-                ))
-            }
-            _ => None,
-        };
-        let _ = match reply {
+        let _ = match answers::reply(self.shared, kind, &self.bound, &self.late) {
             Some(xml) => self.session.send_xml(xml.as_bytes()),
             None => self.session.send_nak(b"Unknown request"),
         };
@@ -367,12 +285,22 @@ impl Conn<'_> {
         Stats::bump(&self.shared.stats.captures);
         let now = Instant::now();
         let timing = self.shared.config.timing;
+        let live = match self.pace.live_rate_ms {
+            Some(ms) if timing.live_rate_flush => Some(LiveRate {
+                next: now,
+                period: Duration::from_millis(u64::from(ms)),
+            }),
+            _ => None,
+        };
+        let period = match self.shared.config.stream {
+            Stream::Synthetic { period } => period.max(Duration::from_micros(100)),
+            _ => Duration::MAX,
+        };
         self.capturing = Some(Capturing {
             started: now,
-            sample: 0,
-            next_due: now,
+            polled: Schedule::starting(now, period),
             perf: None,
-            next_flush: (timing.live_rate_flush && self.pace.live_rate_ms.is_some()).then_some(now),
+            live,
         });
         match self.shared.config.stream.clone() {
             Stream::Raw(frames) => {
@@ -435,11 +363,7 @@ impl Conn<'_> {
                 if let (Some(perf_period), Some(capturing), true) =
                     (own_rate, &mut self.capturing, self.perf.is_some())
                 {
-                    capturing.perf = Some(PerfSchedule {
-                        sample: 0,
-                        next_due: now + timing.perf_start,
-                        period: perf_period,
-                    });
+                    capturing.perf = Some(Schedule::starting(now + timing.perf_start, perf_period));
                 }
             }
         }
@@ -511,14 +435,8 @@ impl Conn<'_> {
             return Next::Close;
         }
         if let PerfLeader::SchedSwitch { .. } = config.perf_leader {
-            // gatord's ftrace reader announces itself on its pipe (descriptor 24 in the recording).
-            let mut frame = Vec::new();
-            External::Data {
-                fd: FTRACE_FD,
-                bytes: b"FTRACE 1\n",
-            }
-            .encode(&mut frame);
-            if self.send_frame(&frame) == Next::Close {
+            // gatord's ftrace reader announces itself on its pipe.
+            if self.send_frame(&frames::ftrace_frame()) == Next::Close {
                 return Next::Close;
             }
         }
@@ -575,54 +493,19 @@ impl Conn<'_> {
     }
 
     fn send_summary_at(&mut self, uptime: i64) {
-        let realtime = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| i64::try_from(d.as_nanos()).unwrap_or(i64::MAX));
-        let clocks = Clocks {
-            realtime_ns: realtime,
-            boottime_ns: uptime,
-            monotonic_raw_ns: uptime,
-            monotonic_ns: Some(uptime),
-        };
-        let mut frame = Vec::new();
-        let attributes: [(&[u8], &[u8]); 3] = [
-            (b"uname", b"Linux lizard-sim"),
-            (b"PAGESIZE", b"4096"),
-            (b"nosync", b""),
-        ];
-        encode_summary(self.shared.config.protocol, &clocks, attributes, &mut frame);
+        let frame = frames::summary_frame(self.shared.config.protocol, uptime);
         if self.session.send_apc_frame(&frame).is_ok() {
             Stats::bump(&self.shared.stats.frames);
         }
     }
 
-    /// The frames carrying `values` at `timestamp_ns`: one BLOCK_COUNTER, or one COUNTER per value.
+    /// The frames carrying `values` at `timestamp_ns`, as the configuration says they travel.
     fn encode_values(
         &self,
         timestamp_ns: i64,
         values: impl Iterator<Item = (i32, i64)>,
     ) -> Vec<Vec<u8>> {
-        if self.shared.config.counter_frames {
-            values
-                .map(|(key, value)| {
-                    let mut out = Vec::new();
-                    Counter {
-                        timestamp: timestamp_ns,
-                        core: 0,
-                        key,
-                        value,
-                    }
-                    .encode(&mut out);
-                    out
-                })
-                .collect()
-        } else {
-            let mut out = Vec::new();
-            let records = std::iter::once(Record::Timestamp(timestamp_ns))
-                .chain(values.map(|(key, value)| Record::Value { key, value }));
-            BlockCounter::encode(0, records, &mut out);
-            vec![out]
-        }
+        frames::value_frames(self.shared.config.counter_frames, timestamp_ns, values)
     }
 
     /// Sends one APC frame, applying the fault knobs for its index.
@@ -643,8 +526,8 @@ impl Conn<'_> {
             return Next::Close;
         }
         if faults.oversize_length_at == Some(index) {
-            let _moved = self.session.poll_transmit(&mut self.out);
-            self.out.extend_from_slice(&[0x03, 0xf0, 0xff, 0xff, 0xff]);
+            self.out.take_from(&mut self.session);
+            self.out.push_raw(&[0x03, 0xf0, 0xff, 0xff, 0xff]);
             self.silent = true;
             return Next::Continue;
         }
@@ -665,10 +548,9 @@ impl Conn<'_> {
     /// rounded up to the kernel tick, so several samples may be due at once). Perf samples follow their own
     /// schedule when they have one (the session's sample rate), else they ride with the polled samples.
     fn stream_due(&mut self) -> Next {
-        let Stream::Synthetic { period } = self.shared.config.stream else {
+        let Stream::Synthetic { .. } = self.shared.config.stream else {
             return Next::Continue;
         };
-        let period = period.max(Duration::from_micros(100));
         if self.perf_due() == Next::Close {
             return Next::Close;
         }
@@ -679,18 +561,9 @@ impl Conn<'_> {
             let Some(capturing) = &mut self.capturing else {
                 return Next::Continue;
             };
-            let now = Instant::now();
-            if now < capturing.next_due {
+            let Some((due, sample)) = capturing.polled.take_due(Instant::now()) else {
                 return Next::Continue;
-            }
-            if capturing.next_due + period * 100 < now {
-                // Far behind (a loaded machine): skip ahead instead of bursting.
-                capturing.next_due = now;
-            }
-            let due = capturing.next_due;
-            capturing.next_due += period;
-            let sample = capturing.sample;
-            capturing.sample += 1;
+            };
             let perf_rides_along = capturing.perf.is_none()
                 && due >= capturing.started + self.shared.config.timing.perf_start;
             let timestamp =
@@ -740,17 +613,9 @@ impl Conn<'_> {
             let Some(schedule) = &mut capturing.perf else {
                 return Next::Continue;
             };
-            let now = Instant::now();
-            if now < schedule.next_due {
+            let Some((due, sample)) = schedule.take_due(Instant::now()) else {
                 return Next::Continue;
-            }
-            if schedule.next_due + schedule.period * 100 < now {
-                schedule.next_due = now;
-            }
-            let due = schedule.next_due;
-            schedule.next_due += schedule.period;
-            let sample = schedule.sample;
-            schedule.sample += 1;
+            };
             let timestamp =
                 i64::try_from(due.duration_since(started).as_nanos()).unwrap_or(i64::MAX);
             let frames = self.perf_increase_frames(timestamp, sample);
