@@ -35,12 +35,18 @@ impl Schedule {
             return None;
         }
         let behind = self.period.saturating_mul(MAX_BEHIND_PERIODS);
-        if self.next_due.checked_add(behind).is_some_and(|limit| limit < now) {
+        if self
+            .next_due
+            .checked_add(behind)
+            .is_some_and(|limit| limit < now)
+        {
             self.next_due = now;
         }
         let due = self.next_due;
         // A period too long to add is a schedule with no further sample.
-        self.next_due = due.checked_add(self.period).unwrap_or(now + Duration::from_secs(1 << 30));
+        self.next_due = due
+            .checked_add(self.period)
+            .unwrap_or(now + Duration::from_secs(1 << 30));
         let sample = self.sample;
         self.sample += 1;
         Some((due, sample))
