@@ -52,7 +52,7 @@ fn open_target(target: CpuTarget) -> Result<(i32, i32, ChildState), CpuError> {
 /// Software events share one group and hardware events are put in groups of at most
 /// [`CpuConfig::hardware_group_size`]; a sample is one `read()` per group. Each value is the
 /// change since the previous sample, scaled by `time_enabled / time_running` when the kernel
-/// multiplexed the group ([`CpuReading::is_multiplexed`] says so).
+/// multiplexed the group ([`CpuReading::is_multiplexed`](super::CpuReading::is_multiplexed) says so).
 pub struct CpuProfiler {
     sys: Arc<dyn PerfSys>,
     groups: Vec<Group>,
@@ -91,8 +91,8 @@ impl CpuProfiler {
     ///
     /// The steps: the selection without repeats; the target (a spawned command is forked here and
     /// waits at its gate); whether the calling thread's counters may be read from user space; the
-    /// events opened and packed into groups ([`Opener::plan`]); a typed error when none opened
-    /// ([`opener::open_failure`]); then one baseline read per group, so that a counter is listed as
+    /// events opened and packed into groups (the opener's plan); a typed error when none opened
+    /// (permission, or every counter with its reason); then one baseline read per group, so that a counter is listed as
     /// available only once its group has been read.
     pub fn with_sys(config: CpuConfig, sys: Arc<dyn PerfSys>) -> Result<Self, CpuError> {
         let requested = opener::selection(&config.counters)?;
@@ -196,7 +196,7 @@ impl CpuProfiler {
         })
     }
 
-    /// Whether samples try user-space reads ([`UserReads::Auto`] for the calling thread, on a system
+    /// Whether samples try user-space reads ([`UserReads::Auto`](super::UserReads::Auto) for the calling thread, on a system
     /// where it is safe); whether each counter really is read that way is [`read_path`](Self::read_path).
     pub fn user_reads_enabled(&self) -> bool {
         self.groups.iter().any(|g| g.user.is_some())
@@ -267,8 +267,8 @@ impl CpuProfiler {
     /// Reads every group once and returns the change of each enabled counter since the previous
     /// sample. Allocates nothing.
     ///
-    /// With [`UserReads::Auto`], a group whose counters the kernel lets this thread read from user
-    /// space is read without a system call; each reading's [`path`](CpuReading::path) says how it
+    /// With [`UserReads::Auto`](super::UserReads::Auto), a group whose counters the kernel lets this thread read from user
+    /// space is read without a system call; each reading's [`path`](super::CpuReading::path) says how it
     /// was read.
     pub fn sample(&mut self) -> Result<&CpuSample, CpuError> {
         self.sample_groups(false)
