@@ -1,6 +1,8 @@
 //! Fuzzes `lizard_core::SampleStore` with arbitrary operation sequences (push, push_all, clear, clear_all,
-//! prune_before, windowed reads, reads of invalid ids) against a plain model: every buffer holds the newest
-//! `capacity` samples pushed since its last clear, in order, and the drop count is what overflowed.
+//! prune_before, windowed reads, reads of invalid ids) against a plain model: every buffer holds the samples
+//! pushed since its last clear in time order (a sample goes after every sample not later than it, as samples
+//! of several cores may arrive out of order), at most `capacity` of them, the oldest in time dropped first, and
+//! the drop count is what overflowed.
 #![no_main]
 
 use std::collections::VecDeque;
@@ -58,11 +60,13 @@ fn prune(m: &mut Model, t: u64) {
 
 fn push(model: &mut [Model], capacity: usize, id: u32, sample: Sample) {
     if let Some(m) = (id as usize).checked_sub(1).and_then(|i| model.get_mut(i)) {
-        if m.samples.len() >= capacity {
+        // Appended, then sorted by time: a stable sort keeps samples of equal time in arrival order.
+        m.samples.push_back(sample);
+        m.samples.make_contiguous().sort_by_key(|s| s.timestamp_ns);
+        if m.samples.len() > capacity {
             m.samples.pop_front();
             m.dropped += 1;
         }
-        m.samples.push_back(sample);
     }
 }
 
