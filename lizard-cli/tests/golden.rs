@@ -109,20 +109,15 @@ fn live_session() -> Option<SimConfig> {
     let d2c = test_data::gatord_bytes("live-session/d2c.bin")?;
     let counters_xml = test_data::gatord_text("live-session/resp-counters.xml")?;
     let captured = test_data::gatord_text("live-session/resp-captured.xml")?;
-    let mut events = None;
-    let mut frames = Vec::new();
-    for response in RecordedResponses::new(&d2c).expect("handshake") {
-        let response = response.expect("a whole response");
-        match response.kind {
-            ResponseType::Xml if events.is_none() => {
-                events = Some(String::from_utf8(response.payload.to_vec()).unwrap());
-            }
-            ResponseType::ApcData if !response.payload.is_empty() => {
-                frames.push(response.payload.to_vec())
-            }
-            _ => {}
-        }
-    }
+    let recording = || RecordedResponses::new(&d2c).expect("handshake");
+    let events = recording()
+        .payloads(ResponseType::Xml)
+        .next()
+        .map(|xml| String::from_utf8(xml.expect("a whole response").to_vec()).unwrap());
+    let frames = recording()
+        .apc_frames()
+        .map(|frame| frame.expect("a whole response").to_vec())
+        .collect();
     let counters = gator_xml::Counters::parse(&counters_xml)
         .expect("counters")
         .names()
