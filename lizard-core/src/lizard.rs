@@ -579,24 +579,21 @@ impl Lizard {
     pub fn core_readings(&self, id: CounterId) -> Result<Vec<CoreReading>, Error> {
         let counter = self.counter(id)?;
         let window = self.current_window();
-        let shown = self.store.samples(id, window).unwrap_or_default();
-        let around = match window {
-            None => Vec::new(),
-            Some(window) => self.store.samples_around(id, window).unwrap_or_default(),
-        };
-        let mut around = reduce::by_core(&around).into_iter();
-        Ok(reduce::by_core(&shown)
+        let shown = reduce::by_core(&self.store.samples(id, window).unwrap_or_default());
+        // A window's reading also uses the samples enclosing it, of each core.
+        let around =
+            window.map(|w| reduce::by_core(&self.store.samples_around(id, w).unwrap_or_default()));
+        Ok(shown
             .into_iter()
             .map(|(core, samples)| {
-                let value = match window {
+                let value = match &around {
                     None => reading_value(counter, &samples, None),
-                    Some(window) => {
+                    Some(around) => {
                         let used = around
-                            .by_ref()
+                            .iter()
                             .find(|(c, _)| *c == core)
-                            .map(|(_, s)| s)
-                            .unwrap_or_default();
-                        reading_value(counter, &used, Some(window))
+                            .map_or(&[][..], |(_, s)| s);
+                        reading_value(counter, used, window)
                     }
                 };
                 CoreReading {
