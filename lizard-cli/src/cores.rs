@@ -2,23 +2,15 @@
 //! per core, and the engine keeps each sample's CPU and combines them (`lizard_core::reduce`); `capture
 //! --per-core` also shows each core's part, named `COUNTER@cpuN` like the local counters' per-CPU series.
 
-/// How the outputs show a counter counted per core.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How the outputs show a counter counted per core (`combined` or `per-core` in the capture document).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum Cores {
     /// One series and one reading per counter, the cores combined.
+    #[default]
     Combined,
     /// The combined series and reading, and beside them one per core.
     PerCore,
-}
-
-impl Cores {
-    /// `combined` or `per-core`, as the JSON and chrome-trace outputs say it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Cores::Combined => "combined",
-            Cores::PerCore => "per-core",
-        }
-    }
 }
 
 /// The sentence the outputs carry when a counter was counted per core.

@@ -1,13 +1,13 @@
-//! Shared pieces of the outputs: names of enum values, JSON of a counter, writing to a file or stdout.
+//! Shared pieces of the outputs: names of enum values, numbers and CSV fields as text, writing to a file or
+//! stdout.
 
 use std::io::Write;
 use std::path::Path;
 
-use lizard_core::{Counter, CounterClass, ResultType, Source, Value};
-use serde_json::{json, Value as Json};
+use lizard_core::{Counter, CounterClass, ResultType, Source};
+use serde_json::{Number, Value as Json};
 
 use crate::error::CliError;
-use crate::source::{counter_name, source_name};
 
 /// `absolute` or `delta`.
 pub fn class_name(class: CounterClass) -> &'static str {
@@ -40,58 +40,10 @@ pub fn scope_name(counter: &Counter) -> &str {
     }
 }
 
-/// The source of a counter as the tables show it: the local CPU counters with what they count
-/// (`cpu (process 42, all threads)`), so they are never mistaken for one another or for gatord's.
-pub fn source_label(counter: &Counter) -> String {
-    match counter.source {
-        Source::HwcPipeCpu => format!("cpu ({})", scope_name(counter)),
-        other => source_name(other).to_owned(),
-    }
-}
-
-/// The JSON description of a counter. Its `units` are those of the values the tool writes (MHz counters are
-/// read in Hz), so a unit always agrees with the numbers beside it.
-pub fn counter_json(c: &Counter) -> Json {
-    json!({
-        "id": c.id,
-        "source": source_name(c.source),
-        "scope": scope_name(c),
-        "counter": counter_name(c),
-        "name": c.name,
-        "title": c.title,
-        "description": c.description,
-        "category": c.category,
-        "units": c.units.of_readings().to_string(),
-        "multiplier": c.multiplier,
-        "class": class_name(c.class),
-        "type": result_type_name(c.result_type),
-        "event": c.set_event.as_ref().map(|e| format!("{:#04x}", e.code)),
-    })
-}
-
-/// A sample value scaled like the counter's readings (multiplier, MHz → Hz), as JSON.
-pub fn scaled_json(counter: &Counter, value: Value) -> Json {
-    let scale = counter.scale();
-    if let Value::Int(v) = value {
-        // Integer values with a whole scale (1, or 1 000 000 for MHz) stay exact integers.
-        if scale.fract() == 0.0 && scale.abs() < 9.0e15 {
-            if let Some(scaled) = v.checked_mul(scale as i64) {
-                return json!(scaled);
-            }
-        }
-    }
-    json!(value.as_f64() * scale)
-}
-
-/// A sample value scaled like the counter's readings, as text.
-pub fn scaled_text(counter: &Counter, value: Value) -> String {
-    scaled_json(counter, value).to_string()
-}
-
 /// A reading for a table: integers as they are, fractions to at most six decimals.
-pub fn reading_text(value: &Json) -> String {
+pub fn reading_text(value: &Number) -> String {
     match value.as_f64() {
-        Some(f) if !value.is_i64() && !value.is_u64() => {
+        Some(f) if value.is_f64() => {
             let text = format!("{f:.6}");
             text.trim_end_matches('0').trim_end_matches('.').to_owned()
         }

@@ -2,8 +2,8 @@
 
 use lizard_trace::{ServerConfig, SocketName, TraceServer};
 
+use crate::document::TraceRecord;
 use crate::error::CliError;
-use crate::report::TraceRecord;
 
 /// The ring capacity of a trace server run beside a capture.
 const CAPTURE_TRACE_CAPACITY: usize = 16 << 20;

@@ -3,6 +3,7 @@
 use serde_json::json;
 
 use crate::args::{ListArgs, ListFormat};
+use crate::document::collect;
 use crate::error::CliError;
 use crate::output;
 use crate::source::{self, counter_name};
@@ -27,7 +28,7 @@ pub fn run(args: &ListArgs) -> Result<i32, CliError> {
                 };
                 table.row(vec![
                     c.id.to_string(),
-                    output::source_label(c),
+                    collect::info(c).source_label(),
                     c.category.clone(),
                     counter_name(c).to_owned(),
                     // A counter-set event's code, which gatord programs into one of the set's slots.
@@ -47,7 +48,8 @@ pub fn run(args: &ListArgs) -> Result<i32, CliError> {
             let list = counters
                 .iter()
                 .map(|c| {
-                    let mut entry = output::counter_json(c);
+                    let mut entry = serde_json::to_value(collect::info(c))
+                        .map_err(|e| CliError::Other(e.to_string()))?;
                     entry["unavailable"] =
                         json!(opened.lizard.unavailable(c.id)?.map(|why| why.to_string()));
                     Ok(entry)

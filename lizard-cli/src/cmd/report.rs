@@ -1,9 +1,10 @@
 //! `lizard report FILE`: the HTML report of a capture saved with `lizard capture --format json`.
 
 use crate::args::ReportArgs;
+use crate::document::Capture;
 use crate::error::CliError;
 use crate::output;
-use crate::report::{self, Capture};
+use crate::report;
 
 /// Runs `lizard report`.
 pub fn run(args: &ReportArgs) -> Result<i32, CliError> {

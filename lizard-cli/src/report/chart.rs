@@ -4,8 +4,8 @@
 use std::fmt::{self, Write};
 
 use super::axis::{self, Axis};
-use super::document::{Capture, CapturedCounter, TraceRecord};
 use super::escape::Esc;
+use crate::document::{Capture, CapturedCounter, TraceRecord};
 
 /// The chart size in SVG user units (CSS pixels at 100 %).
 const WIDTH: f64 = 760.0;
@@ -94,7 +94,7 @@ pub fn write(
     frame: &TimeFrame,
     records: &[TraceRecord],
 ) -> fmt::Result {
-    let mut samples = counter.samples.clone();
+    let mut samples = counter.points();
     samples.sort_by_key(|&(t, _)| t);
     let (lo, hi) = samples
         .iter()
@@ -107,7 +107,7 @@ pub fn write(
         out,
         "<svg class=\"chart\" viewBox=\"0 0 {WIDTH} {HEIGHT}\" role=\"img\" aria-label=\"{} over time\" \
          data-left=\"{LEFT}\" data-right=\"{RIGHT}\" data-t0=\"{}\" data-t1=\"{}\" data-unit=\"{}\">",
-        Esc(&counter.counter),
+        Esc(&counter.info.counter),
         frame.axis.lo,
         frame.axis.hi,
         frame.unit

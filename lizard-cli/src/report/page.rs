@@ -3,12 +3,10 @@
 
 use std::fmt::{self, Write};
 
-use serde_json::Value as Json;
-
 use super::axis::{duration_text, short_number};
 use super::chart::{self, TimeFrame};
-use super::document::{Capture, CapturedCounter, TraceRecord};
 use super::escape::Esc;
+use crate::document::{Capture, CapturedCounter, TraceRecord};
 use crate::output::reading_text;
 
 /// The page's style sheet.
@@ -118,20 +116,18 @@ fn write_summary(out: &mut String, capture: &Capture) -> fmt::Result {
             } else {
                 ""
             },
-            c.id,
-            c.id,
-            Esc(&c.counter),
+            c.info.id,
+            c.info.id,
+            Esc(&c.info.counter),
             Esc(&source_text(c)),
             Esc(c.value_units()),
-            Esc(&c.class),
+            Esc(&c.info.class),
             c.samples.len()
         )?;
         match (&c.value, &c.no_value) {
-            (Some(value), _) => writeln!(
-                out,
-                "<td class=\"num\">{}</td></tr>",
-                reading_text(&Json::Number(value.clone()))
-            )?,
+            (Some(value), _) => {
+                writeln!(out, "<td class=\"num\">{}</td></tr>", reading_text(value))?
+            }
             (None, reason) => writeln!(
                 out,
                 "<td class=\"reason\">no value: {}</td></tr>",
@@ -145,7 +141,7 @@ fn write_summary(out: &mut String, capture: &Capture) -> fmt::Result {
 
 /// Where a counter's values come from and what they count: `gatord, system`, `cpu, process 42`.
 fn source_text(c: &CapturedCounter) -> String {
-    match (c.source.as_str(), c.scope.as_str()) {
+    match (c.info.source.as_str(), c.info.scope.as_str()) {
         (source, "") => source.to_owned(),
         ("", scope) => scope.to_owned(),
         (source, scope) => format!("{source}, {scope}"),
@@ -161,33 +157,33 @@ fn write_counter(
     write!(
         out,
         "<section class=\"counter\" id=\"c{}\">\n<h3>{}",
-        c.id,
-        Esc(&c.counter)
+        c.info.id,
+        Esc(&c.info.counter)
     )?;
-    let heading = [c.title.as_str(), c.name.as_str()]
+    let heading = [c.info.title.as_str(), c.info.name.as_str()]
         .into_iter()
-        .filter(|s| !s.is_empty() && *s != c.counter)
+        .filter(|s| !s.is_empty() && *s != c.info.counter)
         .collect::<Vec<_>>()
         .join(" · ");
     if !heading.is_empty() {
         write!(out, " <small>{}</small>", Esc(&heading))?;
     }
     out.push_str("</h3>\n<p class=\"about\">");
-    if !c.description.is_empty() {
-        write!(out, "{} ", Esc(&c.description))?;
+    if !c.info.description.is_empty() {
+        write!(out, "{} ", Esc(&c.info.description))?;
     }
     write!(
         out,
         "<span class=\"facts\">{} · {} · {}",
         Esc(&source_text(c)),
-        Esc(&c.class),
+        Esc(&c.info.class),
         sampling_html(c)
     )?;
     if let Some(value) = &c.value {
         write!(
             out,
             " · value {} {}",
-            reading_text(&Json::Number(value.clone())),
+            reading_text(value),
             Esc(c.value_units())
         )?;
     }
@@ -198,7 +194,7 @@ fn write_counter(
     if let (None, Some(reason)) = (&c.value, &c.no_value) {
         writeln!(out, "<p class=\"no-value\">no value: {}</p>", Esc(reason))?;
     }
-    if !c.samples.is_empty() {
+    if !c.points().is_empty() {
         chart::write(out, c, frame, records)?;
         out.push('\n');
     }
@@ -212,19 +208,19 @@ fn sampling_html(c: &CapturedCounter) -> String {
     let count = c.samples.len();
     let mut text = format!("{count} sample{}", if count == 1 { "" } else { "s" });
     let mut times: Vec<u64> = c.samples.iter().map(|s| s.0).collect();
+    let points = c.points();
     times.sort_unstable();
     let mut gaps: Vec<u64> = times.windows(2).map(|w| w[1] - w[0]).collect();
     gaps.sort_unstable();
     if let Some(&median) = gaps.get(gaps.len() / 2) {
         let _ = write!(text, ", one every {}", duration_text(median as f64));
     }
-    let (lo, hi) = c
-        .samples
+    let (lo, hi) = points
         .iter()
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), s| {
             (lo.min(s.1), hi.max(s.1))
         });
-    if count > 0 {
+    if !points.is_empty() {
         let _ = write!(
             text,
             ", {} to {} {}",
@@ -301,6 +297,14 @@ mod tests {
             ]}"#,
         )
         .unwrap()
+    }
+
+    #[test]
+    fn a_saved_document_makes_the_same_page_as_the_capture_did() {
+        // `capture --format html` renders the document it built; `report` the one `--format json` saved.
+        let built = capture();
+        let saved = Capture::from_json(&built.to_json()).unwrap();
+        assert_eq!(html(&saved), html(&built));
     }
 
     #[test]
@@ -384,6 +388,7 @@ mod tests {
 #[cfg(test)]
 mod properties {
     use super::*;
+    use crate::document::CounterInfo;
     use proptest::prelude::*;
 
     fn counter() -> impl Strategy<Value = CapturedCounter> {
@@ -395,23 +400,28 @@ mod properties {
             proptest::option::of(any::<String>()),
         )
             .prop_map(|(counter, units, delta, samples, reason)| CapturedCounter {
-                id: 1,
-                counter,
-                source: "gatord".into(),
-                scope: String::new(),
-                title: String::new(),
-                name: String::new(),
-                description: String::new(),
-                units,
-                class: if delta { "delta" } else { "absolute" }.into(),
+                info: CounterInfo {
+                    id: 1,
+                    counter,
+                    source: "gatord".into(),
+                    units,
+                    class: if delta { "delta" } else { "absolute" }.into(),
+                    ..CounterInfo::default()
+                },
                 value: if reason.is_some() {
                     None
                 } else {
                     Some(1.into())
                 },
                 no_value: reason,
+                unavailable: None,
                 dropped: 0,
-                samples,
+                samples: samples
+                    .into_iter()
+                    .map(|(t, v)| (t, serde_json::Number::from_f64(v)))
+                    .collect(),
+                counted: None,
+                per_core: None,
             })
     }
 
@@ -440,9 +450,13 @@ mod properties {
             window in proptest::option::of((any::<u64>(), any::<u64>())),
         ) {
             let capture = Capture {
+                schema_version: crate::document::SCHEMA_VERSION,
+                duration_s: None,
                 window_ns: window.map(|(a, b)| [a, b]),
                 wall_s: Some(1.0),
                 warning: None,
+                cores: crate::cores::Cores::Combined,
+                cores_note: None,
                 counters,
                 trace_records: records,
             };

@@ -1,0 +1,197 @@
+//! The capture document built from the engine after a capture: each counter's reading, series and (with
+//! `--per-core`) each core's part, as the engine reduced them.
+
+use std::time::Duration;
+
+use lizard_core::{
+    error_chain, Counter, Error as EngineError, Lizard, NoValue, ResultType, Sample, Value,
+};
+use serde_json::Number;
+
+use super::{
+    Capture, CapturedCounter, CorePart, CounterInfo, SamplePoint, TraceRecord, SCHEMA_VERSION,
+};
+use crate::cores::{self, Cores};
+use crate::output::{class_name, result_type_name, scope_name};
+use crate::source::{counter_name, source_name};
+
+/// What the engine says of a capture beyond its counters: how long it ran, how it ended, what was traced.
+pub struct Ending<'a> {
+    /// How long the capture ran.
+    pub elapsed: Duration,
+    /// The error the capture stopped with, when it did.
+    pub stop_error: Option<&'a EngineError>,
+    /// The trace records of the capture window.
+    pub records: Vec<TraceRecord>,
+}
+
+/// The document of the capture of counters `ids` that `lizard` has just stopped. A counter the source lists
+/// but does not deliver gets a warning line on standard error, besides its reason in the document.
+pub fn capture(
+    lizard: &Lizard,
+    ids: &[u32],
+    mode: Cores,
+    ending: Ending<'_>,
+) -> Result<Capture, EngineError> {
+    let counters = ids
+        .iter()
+        .map(|&id| counter(lizard, id, mode))
+        .collect::<Result<Vec<_>, _>>()?;
+    let window_ns = sample_span(&counters);
+    let cores_note = cores_note(&counters, mode);
+    Ok(Capture {
+        schema_version: SCHEMA_VERSION,
+        duration_s: window_ns.map(|[first, last]| (last - first) as f64 / 1e9),
+        window_ns,
+        wall_s: Some(ending.elapsed.as_secs_f64()),
+        warning: ending.stop_error.map(|e| error_chain(e)),
+        cores: mode,
+        cores_note,
+        counters,
+        trace_records: ending.records,
+    })
+}
+
+/// What `counter` is, as the documents describe it. Its `units` are those of the values the tool writes (MHz
+/// counters are read in Hz), so a unit always agrees with the numbers beside it.
+pub fn info(counter: &Counter) -> CounterInfo {
+    CounterInfo {
+        id: counter.id,
+        source: source_name(counter.source).to_owned(),
+        scope: scope_name(counter).to_owned(),
+        counter: counter_name(counter).to_owned(),
+        name: counter.name.clone(),
+        title: counter.title.clone(),
+        description: counter.description.clone(),
+        category: counter.category.clone(),
+        units: counter.units.of_readings().to_string(),
+        multiplier: counter.multiplier,
+        class: class_name(counter.class).to_owned(),
+        result_type: result_type_name(counter.result_type).to_owned(),
+        event: counter
+            .set_event
+            .as_ref()
+            .map(|e| format!("{:#04x}", e.code)),
+    }
+}
+
+fn counter(lizard: &Lizard, id: u32, mode: Cores) -> Result<CapturedCounter, EngineError> {
+    let counter = lizard.counter(id)?;
+    let reading = match counter.result_type {
+        ResultType::Integer => lizard.read_int(id).map(Value::Int),
+        ResultType::Floating => lizard.read_double(id).map(Value::Float),
+    };
+    let (value, no_value, unavailable) = match reading {
+        Ok(value) => match number(value) {
+            Some(number) => (Some(number), None, None),
+            None => (None, Some(NOT_A_NUMBER.to_owned()), None),
+        },
+        Err(EngineError::NoValue { reason, .. }) => {
+            let unavailable = match &reason {
+                NoValue::Unavailable(why) => {
+                    eprintln!(
+                        "lizard: warning: {} is unavailable: {why}",
+                        counter_name(counter)
+                    );
+                    Some(why.to_string())
+                }
+                _ => None,
+            };
+            (None, Some(reason.to_string()), unavailable)
+        }
+        Err(other) => return Err(other),
+    };
+    let per_core = lizard.counted_per_core(id)?;
+    let parts = match (mode, per_core) {
+        (Cores::PerCore, true) => Some(
+            lizard
+                .core_readings(id)?
+                .into_iter()
+                .map(|part| {
+                    let value = part.value.and_then(number);
+                    CorePart {
+                        core: part.core,
+                        no_value: match (part.value, &value) {
+                            (None, _) => Some(NoValue::NoSamples.to_string()),
+                            (Some(_), None) => Some(NOT_A_NUMBER.to_owned()),
+                            (Some(_), Some(_)) => None,
+                        },
+                        value,
+                        samples: points(counter, &part.samples),
+                    }
+                })
+                .collect(),
+        ),
+        _ => None,
+    };
+    Ok(CapturedCounter {
+        info: info(counter),
+        value,
+        no_value,
+        unavailable,
+        dropped: lizard.dropped(id)?,
+        samples: points(counter, &lizard.series(id)?),
+        counted: per_core.then(|| "per core".to_owned()),
+        per_core: parts,
+    })
+}
+
+/// The reason written for a reading that is not a number (NaN or infinite).
+const NOT_A_NUMBER: &str = "the reading is not a number";
+
+/// A reading as a JSON number: integers exact, doubles as they are; `None` for NaN and infinities.
+fn number(value: Value) -> Option<Number> {
+    match value {
+        Value::Int(v) => Some(v.into()),
+        Value::Float(v) => Number::from_f64(v),
+    }
+}
+
+/// `samples` scaled like the counter's readings (multiplier, MHz → Hz).
+fn points(counter: &Counter, samples: &[Sample]) -> Vec<SamplePoint> {
+    samples
+        .iter()
+        .map(|s| (s.timestamp_ns, scaled(counter, s.value)))
+        .collect()
+}
+
+/// A sample value scaled like the counter's readings: integer values with a whole scale (1, or 1 000 000 for
+/// MHz) stay exact integers; `None` when the result is not a number.
+pub fn scaled(counter: &Counter, value: Value) -> Option<Number> {
+    let scale = counter.scale();
+    if let Value::Int(v) = value {
+        if scale.fract() == 0.0 && scale.abs() < 9.0e15 {
+            if let Some(scaled) = v.checked_mul(scale as i64) {
+                return Some(scaled.into());
+            }
+        }
+    }
+    Number::from_f64(value.as_f64() * scale)
+}
+
+/// The first and last sample timestamps over every counter: the window the samples cover.
+fn sample_span(counters: &[CapturedCounter]) -> Option<[u64; 2]> {
+    let first = counters
+        .iter()
+        .filter_map(|c| c.samples.first())
+        .map(|s| s.0)
+        .min()?;
+    let last = counters
+        .iter()
+        .filter_map(|c| c.samples.last())
+        .map(|s| s.0)
+        .max()?;
+    Some([first, last])
+}
+
+/// What the outputs say about counters counted per core, when any was: that their values combine the
+/// cores, and (with `--per-core`) that the `@cpuN` readings and series are each core's part.
+fn cores_note(counters: &[CapturedCounter], mode: Cores) -> Option<String> {
+    if !counters.iter().any(|c| c.counted.is_some()) {
+        return None;
+    }
+    Some(match mode {
+        Cores::Combined => format!("{}; --per-core shows each core", cores::COMBINED_NOTE),
+        Cores::PerCore => format!("{}; COUNTER@cpuN is one core's part", cores::COMBINED_NOTE),
+    })
+}

@@ -1,0 +1,290 @@
+//! The capture document: everything one `lizard capture` measured, as one typed value. The capture builds
+//! it ([`collect`]); every output is written from it (the table, the CSV rows, the chrome trace, the HTML
+//! report) and `--format json` is this type serialized, so `lizard report FILE` reads back exactly what
+//! the capture printed.
+//!
+//! The JSON form is versioned by [`SCHEMA_VERSION`] (the `schema_version` key). A reader takes a document
+//! without the key as version 1 (the form written before the key was added) and refuses a newer one by
+//! name rather than misreading it. Fields added later are optional, so version 1 readers of this tool
+//! keep reading them.
+
+pub mod collect;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Number;
+
+use crate::cores::Cores;
+
+/// The version of the capture document this tool writes, and the newest it reads.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// Why a text is not a capture document this tool can read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DocumentError {
+    /// The text is not JSON, or not shaped like the document `lizard capture --format json` writes.
+    #[error("not a capture document as `lizard capture --format json` writes it")]
+    NotACapture(#[source] serde_json::Error),
+    /// The document is of a later version than this tool reads.
+    #[error(
+        "capture document version {found}, but this lizard reads versions up to {SCHEMA_VERSION}"
+    )]
+    NewerVersion {
+        /// The document's `schema_version`.
+        found: u32,
+    },
+    /// A counter has no value and no reason for it (`"value": null` without `"no_value"`).
+    #[error("counter {id} ({counter}) has no value and no reason why (\"no_value\")")]
+    MissingReason {
+        /// The counter's id.
+        id: u32,
+        /// The counter's name.
+        counter: String,
+    },
+}
+
+/// A capture: its counters with their time series and readings, and the trace records of its window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Capture {
+    /// The document's version ([`SCHEMA_VERSION`] when written by this tool; 1 when absent).
+    #[serde(default = "first_version")]
+    pub schema_version: u32,
+    /// The length of the window the samples cover (first to last sample over every counter), in seconds;
+    /// `None` when no counter got a sample. Not the command's wall-clock time ([`wall_s`](Self::wall_s)).
+    #[serde(default)]
+    pub duration_s: Option<f64>,
+    /// The first and last sample timestamps over every counter (ns, the capture's time base); `None` when
+    /// no counter got a sample.
+    pub window_ns: Option<[u64; 2]>,
+    /// How long the capture command ran, in seconds.
+    #[serde(default)]
+    pub wall_s: Option<f64>,
+    /// The warning the capture ended with (a missing end marker, skipped frames), with its causes.
+    #[serde(default)]
+    pub warning: Option<String>,
+    /// How counters counted per core are shown: `combined` (each counter's value and samples combine the
+    /// cores) or `per-core` (each such counter also has [`per_core`](CapturedCounter::per_core)).
+    #[serde(default)]
+    pub cores: Cores,
+    /// The sentence saying how per-core values were combined, when a counter was counted per core.
+    #[serde(default)]
+    pub cores_note: Option<String>,
+    /// The captured counters, in the order they were chosen.
+    pub counters: Vec<CapturedCounter>,
+    /// The application trace records received during the capture window (`--trace`).
+    #[serde(default)]
+    pub trace_records: Vec<TraceRecord>,
+}
+
+fn first_version() -> u32 {
+    1
+}
+
+/// What a counter is, as `lizard list --format json` and the capture document describe it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CounterInfo {
+    /// The counter's id in its capture.
+    pub id: u32,
+    /// `gatord`, `cpu` or `gpu`.
+    #[serde(default)]
+    pub source: String,
+    /// What the counter counts (`system`, `gpu`, `process 42, all threads`, …).
+    #[serde(default)]
+    pub scope: String,
+    /// The counter's name (gatord's counter name or the local counter's name): what a user types.
+    pub counter: String,
+    /// The event's name.
+    #[serde(default)]
+    pub name: String,
+    /// The event's title.
+    #[serde(default)]
+    pub title: String,
+    /// A sentence describing the counter.
+    #[serde(default)]
+    pub description: String,
+    /// The counter's category.
+    #[serde(default)]
+    pub category: String,
+    /// The unit of the values written (MHz counters are written in Hz); empty when none is given.
+    #[serde(default)]
+    pub units: String,
+    /// The factor the raw values were multiplied by.
+    #[serde(default = "unit_multiplier")]
+    pub multiplier: f64,
+    /// `delta` (each sample is the increase since the previous one) or `absolute` (a level).
+    pub class: String,
+    /// `int` or `double`: how the engine reads it.
+    #[serde(default, rename = "type")]
+    pub result_type: String,
+    /// A counter-set event's code (`0x08`), which gatord programs into one of the set's slots.
+    #[serde(default)]
+    pub event: Option<String>,
+}
+
+fn unit_multiplier() -> f64 {
+    1.0
+}
+
+/// One captured counter: what it is, its reading (or why there is none) and its time series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapturedCounter {
+    /// What the counter is.
+    #[serde(flatten)]
+    pub info: CounterInfo,
+    /// The reading (delta samples summed, absolute ones averaged, the multiplier applied), or `None` when
+    /// there is none.
+    pub value: Option<Number>,
+    /// Why there is no reading (written only then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_value: Option<String>,
+    /// Why the source lists the counter but does not deliver it here (written only then; not merely "no
+    /// sample in the window").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// Samples the engine dropped (its store was full).
+    #[serde(default)]
+    pub dropped: u64,
+    /// `[timestamp ns, value]` pairs, values scaled like the reading; a value that is not a number (NaN,
+    /// infinite) is written `null`. Counters counted per core: the cores combined.
+    pub samples: Vec<SamplePoint>,
+    /// `per core` when the source counted it once per core (written only then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted: Option<String>,
+    /// With `--per-core`, for a counter counted per core: each core's part, by ascending core.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_core: Option<Vec<CorePart>>,
+}
+
+/// One sample: its timestamp (ns, the capture's time base) and value (`None` when not a number).
+pub type SamplePoint = (u64, Option<Number>);
+
+/// One core's part of a counter counted per core.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CorePart {
+    /// The core.
+    pub core: u32,
+    /// The core's reading, or `None` when it has none.
+    pub value: Option<Number>,
+    /// Why the core has no reading (`null` when it has one).
+    #[serde(default)]
+    pub no_value: Option<String>,
+    /// The core's samples, as [`CapturedCounter::samples`].
+    pub samples: Vec<SamplePoint>,
+}
+
+/// One application trace record in the capture window.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TraceRecord {
+    /// When it was recorded, on the capture's time base (ns).
+    pub timestamp_ns: u64,
+    /// Its sequence number in the ring.
+    pub seq: u64,
+    /// The module tag.
+    pub module: String,
+    /// The source file.
+    pub file: String,
+    /// The source line.
+    pub line: u32,
+    /// The recording process.
+    pub pid: u32,
+    /// The payload's length.
+    pub bytes: u64,
+}
+
+impl CounterInfo {
+    /// Where the values come from as the tables show it: the local CPU counters with what they count
+    /// (`cpu (process 42, all threads)`), so they are never mistaken for one another or for gatord's.
+    pub fn source_label(&self) -> String {
+        match self.source.as_str() {
+            "cpu" => format!("cpu ({})", self.scope),
+            source => source.to_owned(),
+        }
+    }
+}
+
+impl CapturedCounter {
+    /// The counter's name (what a user types: [`CounterInfo::counter`]).
+    pub fn counter_name(&self) -> &str {
+        &self.info.counter
+    }
+
+    /// Whether each sample is an increase since the previous one (rather than a level).
+    pub fn is_delta(&self) -> bool {
+        self.info.class == "delta"
+    }
+
+    /// The unit the samples and the reading are in: the counter's, except that MHz values are written in Hz
+    /// (documents written by this tool already say Hz).
+    pub fn value_units(&self) -> &str {
+        match self.info.units.as_str() {
+            "MHz" => "Hz",
+            units => units,
+        }
+    }
+
+    /// The samples that are numbers, as `(timestamp ns, value)`: what a chart plots.
+    pub fn points(&self) -> Vec<(u64, f64)> {
+        self.samples
+            .iter()
+            .filter_map(|(t, v)| Some((*t, v.as_ref()?.as_f64()?)))
+            .collect()
+    }
+
+    /// The series: the counter's own (`None` for the core), then with `--per-core` each core's part.
+    pub fn series(&self) -> impl Iterator<Item = (Option<u32>, &[SamplePoint])> {
+        std::iter::once((None, self.samples.as_slice())).chain(
+            self.per_core
+                .iter()
+                .flatten()
+                .map(|part| (Some(part.core), part.samples.as_slice())),
+        )
+    }
+}
+
+impl Capture {
+    /// Reads the text of a capture's JSON document.
+    pub fn from_json(text: &str) -> Result<Capture, DocumentError> {
+        // The version first, so that a newer document is refused by name rather than by a missing field.
+        #[derive(Deserialize)]
+        struct Version {
+            #[serde(default = "first_version")]
+            schema_version: u32,
+        }
+        if let Ok(Version { schema_version }) = serde_json::from_str::<Version>(text) {
+            if schema_version > SCHEMA_VERSION {
+                return Err(DocumentError::NewerVersion {
+                    found: schema_version,
+                });
+            }
+        }
+        serde_json::from_str::<Capture>(text)
+            .map_err(DocumentError::NotACapture)?
+            .checked()
+    }
+
+    /// The document as pretty JSON text with a final newline.
+    pub fn to_json(&self) -> String {
+        // Every field is a string, a number, a bool or a sequence of them: serializing cannot fail.
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_else(|_| "null".to_owned());
+        text.push('\n');
+        text
+    }
+
+    /// The capture, if every counter without a value says why.
+    fn checked(self) -> Result<Capture, DocumentError> {
+        match self
+            .counters
+            .iter()
+            .find(|c| c.value.is_none() && c.no_value.is_none())
+        {
+            Some(c) => Err(DocumentError::MissingReason {
+                id: c.info.id,
+                counter: c.info.counter.clone(),
+            }),
+            None => Ok(self),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;
