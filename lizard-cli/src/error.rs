@@ -78,7 +78,9 @@ impl CliError {
             | CliError::Target(hwcpipe::counting::TargetError::CpuOffline { .. }) => 2,
             CliError::Target(_) => 1,
             // More counter-set events chosen than the set has slots: a choice of names to change.
-            CliError::Engine(lizard_core::Error::TooManyEvents { .. }) => 2,
+            CliError::Engine(lizard_core::Error::Gatord(
+                lizard_core::GatordError::TooManyEvents { .. },
+            )) => 2,
             CliError::Engine(_) | CliError::Other(_) => 1,
         }
     }

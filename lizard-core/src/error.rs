@@ -5,10 +5,21 @@ use std::time::Duration;
 use crate::counter::CounterId;
 use crate::transport::TransportError;
 
-/// Why an engine call failed.
+/// Why an engine call failed: a misuse of the API, a fault of gatord or of the direct (HWCPipe) source, a
+/// counter without a value, or a capture that measured nothing. Each concern has its own type with the
+/// typed causes; every message reads as the concern's own (the wrapping adds no text).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// The API was called out of order or with a bad id.
+    #[error(transparent)]
+    Usage(#[from] UsageError),
+    /// gatord (its socket, its protocol, its documents, its session) failed.
+    #[error(transparent)]
+    Gatord(#[from] GatordError),
+    /// The direct counter source (HWCPipe, or a caller's [`HwcBackend`](crate::HwcBackend)) failed.
+    #[error(transparent)]
+    Direct(#[from] DirectError),
     /// No counter source could be configured: neither gatord nor HWCPipe gave any counter.
     #[error(
         "no counter source is available (gatord: {}; HWCPipe: {})",
@@ -27,6 +38,27 @@ pub enum Error {
     /// The source was reachable but offered no counter this engine can use.
     #[error("the source offers no usable counter")]
     NoCounters,
+    /// Counter `id` has no value: no sample exists that the reading rule (see [`crate::reduce`]) can use.
+    /// Never read as 0.
+    #[error("counter {id} has no value: {reason}")]
+    NoValue {
+        /// The counter.
+        id: CounterId,
+        /// Why.
+        reason: NoValue,
+    },
+    /// The capture ended with no sample at all for any enabled counter: nothing was measured.
+    #[error("the capture got no sample for any of the {0} enabled counter(s)")]
+    NothingCaptured(usize),
+    /// A capture thread could not be started.
+    #[error("cannot start a capture thread")]
+    Thread(#[source] std::io::Error),
+}
+
+/// A call the engine's order or ids do not allow.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum UsageError {
     /// A counter id outside `1..=N`.
     #[error("unknown counter id {id} (valid ids are 1..={count})")]
     UnknownCounter {
@@ -44,6 +76,12 @@ pub enum Error {
     /// `start_capture` with no counter enabled.
     #[error("no counter is enabled")]
     NothingEnabled,
+}
+
+/// What went wrong with gatord.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GatordError {
     /// The socket to gatord failed (connect, timeout, closed, OS error).
     #[error(transparent)]
     Transport(#[from] TransportError),
@@ -141,6 +179,12 @@ pub enum Error {
     /// A gatord reply is not UTF-8 text.
     #[error("the {0} XML from gatord is not UTF-8")]
     NotUtf8(&'static str),
+}
+
+/// What went wrong with the direct counter source.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DirectError {
     /// HWCPipe failed while starting or sampling.
     #[error("HWCPipe failed")]
     HwcPipe(#[from] hwcpipe::Error),
@@ -162,27 +206,24 @@ pub enum Error {
         /// driver), or (`None`) it offers no counter.
         gpu: Option<hwcpipe::GpuError>,
     },
-    /// Counter `id` has no value: no sample exists that the reading rule (see [`crate::reduce`]) can use.
-    /// Never read as 0.
-    #[error("counter {id} has no value: {reason}")]
-    NoValue {
-        /// The counter.
-        id: CounterId,
-        /// Why.
-        reason: NoValue,
-    },
-    /// The capture ended with no sample at all for any enabled counter: nothing was measured.
-    #[error("the capture got no sample for any of the {0} enabled counter(s)")]
-    NothingCaptured(usize),
     /// The sampler thread panicked (a bug in a backend); the capture was stopped.
     #[error("the HWCPipe sampler thread panicked")]
     SamplerPanicked,
-    /// A capture thread could not be started.
-    #[error("cannot start a capture thread")]
-    Thread(#[source] std::io::Error),
 }
 
-/// What was wrong with gatord's bytes, the cause of [`Error::Protocol`].
+impl From<TransportError> for Error {
+    fn from(error: TransportError) -> Error {
+        Error::Gatord(GatordError::Transport(error))
+    }
+}
+
+impl From<hwcpipe::Error> for Error {
+    fn from(error: hwcpipe::Error) -> Error {
+        Error::Direct(DirectError::HwcPipe(error))
+    }
+}
+
+/// What was wrong with gatord's bytes, the cause of [`GatordError::Protocol`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum ProtocolFault {
@@ -203,7 +244,7 @@ pub enum ProtocolFault {
     },
 }
 
-/// The text of one side of [`Error::HwcPipeUnavailable`].
+/// The text of one side of [`DirectError::HwcPipeUnavailable`].
 fn side_reason(error: Option<&impl std::fmt::Display>) -> String {
     error.map_or_else(|| "no counter is available".to_owned(), ToString::to_string)
 }
@@ -249,9 +290,11 @@ impl Error {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            Error::SessionInProgress { .. }
-                | Error::StopTimeout(_)
-                | Error::Transport(TransportError::Timeout(..))
+            Error::Gatord(
+                GatordError::SessionInProgress { .. }
+                    | GatordError::StopTimeout(_)
+                    | GatordError::Transport(TransportError::Timeout(..))
+            )
         )
     }
 }
@@ -262,10 +305,10 @@ mod tests {
 
     #[test]
     fn hwcpipe_unavailable_keeps_each_sides_cause() {
-        let err = Error::HwcPipeUnavailable {
+        let err = Error::from(DirectError::HwcPipeUnavailable {
             cpu: Some(hwcpipe::CpuError::NothingSelected),
             gpu: None,
-        };
+        });
         assert_eq!(
             err.to_string(),
             format!(
@@ -275,10 +318,36 @@ mod tests {
         );
         assert!(matches!(
             err,
-            Error::HwcPipeUnavailable {
+            Error::Direct(DirectError::HwcPipeUnavailable {
                 cpu: Some(hwcpipe::CpuError::NothingSelected),
                 ..
-            }
+            })
         ));
+    }
+
+    #[test]
+    fn a_concern_adds_no_text_and_keeps_the_cause() {
+        let timeout = || TransportError::Timeout(Duration::from_secs(1), "connecting");
+        let error = Error::from(timeout());
+        assert_eq!(error.to_string(), timeout().to_string());
+        assert!(matches!(
+            error,
+            Error::Gatord(GatordError::Transport(TransportError::Timeout(..)))
+        ));
+        assert!(error.is_retryable());
+        let usage = Error::from(UsageError::UnknownCounter { id: 9, count: 2 });
+        assert_eq!(
+            usage.to_string(),
+            "unknown counter id 9 (valid ids are 1..=2)"
+        );
+        assert!(!usage.is_retryable());
+        let xml = Error::from(GatordError::Xml {
+            document: "events",
+            source: gator_xml::Counters::parse("<").unwrap_err(),
+        });
+        assert!(
+            std::error::Error::source(&xml).is_some(),
+            "the XML reader's error stays the cause"
+        );
     }
 }

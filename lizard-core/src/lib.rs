@@ -15,7 +15,7 @@ mod units;
 
 pub use config::{CaptureMode, Config, SampleRate, PER_DRAW_LIVE_RATE_MS};
 pub use counter::{Counter, CounterClass, CounterId, ResultType, SetEvent, Source, Units};
-pub use error::{error_chain, Error, NoValue, ProtocolFault};
+pub use error::{error_chain, DirectError, Error, GatordError, NoValue, ProtocolFault, UsageError};
 pub use gatord::apc::{FrameSink, KeyMap, SinkError, Unavailable};
 pub use hwc::{
     open_target, CommandWatch, HwcBackend, HwcCounterInfo, HwcPipeBackend, OpenedTarget,

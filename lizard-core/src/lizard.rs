@@ -1,5 +1,6 @@
 //! [`Lizard`]: the engine tying the counter list, the sources, the capture threads and the store together.
 
+use crate::{GatordError, UsageError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -82,7 +83,7 @@ impl std::fmt::Debug for Sampler {
 /// Counter ids are `1..=count()` and equal positions: gatord's fixed counters first (events document order,
 /// filtered by the daemon's counters list), then the programmable events of gatord's counter sets (events
 /// document order; see [`SetEvent`](crate::SetEvent)), then HWCPipe CPU, then HWCPipe GPU. Every method taking an id returns
-/// [`Error::UnknownCounter`] for an id outside that range.
+/// [`UsageError::UnknownCounter`] for an id outside that range.
 ///
 /// # Threads
 /// A capture runs a gatord receiver thread and/or an HWCPipe sampler thread; both write one thread-safe
@@ -249,10 +250,10 @@ impl Lizard {
         (id as usize)
             .checked_sub(1)
             .filter(|&i| i < self.counters.len())
-            .ok_or(Error::UnknownCounter {
+            .ok_or(Error::Usage(UsageError::UnknownCounter {
                 id,
                 count: self.counters.len(),
-            })
+            }))
     }
 
     /// The description of counter `id`.
@@ -277,7 +278,7 @@ impl Lizard {
 
     /// Selects counter `id` for the next capture. Takes effect at the next `start_capture`.
     ///
-    /// [`Error::TooManyEvents`], changing nothing, for an event of a programmable counter set
+    /// [`GatordError::TooManyEvents`], changing nothing, for an event of a programmable counter set
     /// (`ARMv8_Cortex_A72:INST_RETIRED`) whose slots the events already enabled take.
     pub fn enable(&mut self, id: CounterId) -> Result<(), Error> {
         let i = self.index(id)?;
@@ -288,7 +289,7 @@ impl Lizard {
         Ok(())
     }
 
-    /// [`Error::TooManyEvents`] when counter `i` is an event of a programmable counter set whose slots
+    /// [`GatordError::TooManyEvents`] when counter `i` is an event of a programmable counter set whose slots
     /// the events already enabled take: gatord counts one event per slot, so enabling every counter (as
     /// a per-draw caller may) gets the events that fit, and each one beyond says why.
     fn check_slot_free(&self, i: usize) -> Result<(), Error> {
@@ -311,11 +312,11 @@ impl Lizard {
         }
         let mut events = taken;
         events.push(self.counters[i].key.clone());
-        Err(Error::TooManyEvents {
+        Err(Error::Gatord(GatordError::TooManyEvents {
             set: event.set.clone(),
             slots: slots.slots.len(),
             events,
-        })
+        }))
     }
 
     /// Deselects counter `id`. Takes effect at the next `start_capture`.
@@ -377,17 +378,17 @@ impl Lizard {
     /// before this returns) if HWCPipe counters are enabled. Persistent mode: reuses the open gatord session
     /// when the enabled gatord counters are unchanged (no connection at all), opening one otherwise.
     ///
-    /// Fails without starting anything if any enabled source cannot start; [`Error::SessionInProgress`] means
+    /// Fails without starting anything if any enabled source cannot start; [`GatordError::SessionInProgress`] means
     /// gatord is still busy with another session. The enabled events of a counter set get its slots in id
-    /// order; [`Error::TooManyEvents`] when more are enabled than the set has slots.
+    /// order; [`GatordError::TooManyEvents`] when more are enabled than the set has slots.
     pub fn start_capture(&mut self) -> Result<(), Error> {
         if self.running.is_some() {
-            return Err(Error::CaptureRunning);
+            return Err(Error::Usage(UsageError::CaptureRunning));
         }
         let gatord_ids = self.enabled_ids(|s| s == Source::Gatord);
         let hwc_ids = self.enabled_ids(|s| s != Source::Gatord);
         if gatord_ids.is_empty() && hwc_ids.is_empty() {
-            return Err(Error::NothingEnabled);
+            return Err(Error::Usage(UsageError::NothingEnabled));
         }
         let persistent = self.config.mode == CaptureMode::Persistent;
         if !persistent {
@@ -465,14 +466,17 @@ impl Lizard {
     /// session stays open.
     ///
     /// Always returns promptly and always leaves the engine stopped. Samples received before any error stay
-    /// readable: [`Error::Disconnected`] (gatord died), [`Error::Daemon`] (gatord reported an error during
-    /// the capture), [`Error::StopTimeout`] (no end marker), [`Error::MalformedFrames`], a protocol error, or
+    /// readable: [`GatordError::Disconnected`] (gatord died), [`GatordError::Daemon`] (gatord reported an error during
+    /// the capture), [`GatordError::StopTimeout`] (no end marker), [`GatordError::MalformedFrames`], a protocol error, or
     /// an HWCPipe error. In reconnecting mode, when the sources ended cleanly but no enabled counter has a
     /// value (see [`read_int`](Self::read_int)), the result is [`Error::NothingCaptured`]: nothing was
     /// measured. (In persistent mode a sample that closes the window may still be on its way, so that is
     /// left to the reads.)
     pub fn stop_capture(&mut self) -> Result<(), Error> {
-        let running = self.running.take().ok_or(Error::NotCapturing)?;
+        let running = self
+            .running
+            .take()
+            .ok_or(Error::Usage(UsageError::NotCapturing))?;
         let ids = running.ids.clone();
         self.captured.clone_from(&ids);
         let hwc_result = running.sampler.map_or(Ok(()), Sampler::stop);
@@ -523,10 +527,12 @@ impl Lizard {
         }
         match self.persistent.take() {
             Some(capture) => match capture.stop(self.config.stop_timeout) {
-                Ok(()) | Err(Error::StopTimeout(_)) => Err(Error::Disconnected),
+                Ok(()) | Err(Error::Gatord(GatordError::StopTimeout(_))) => {
+                    Err(Error::Gatord(GatordError::Disconnected))
+                }
                 Err(err) => Err(err),
             },
-            None => Err(Error::Disconnected),
+            None => Err(Error::Gatord(GatordError::Disconnected)),
         }
     }
 

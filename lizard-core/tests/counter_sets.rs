@@ -6,6 +6,7 @@
 
 mod common;
 
+use lizard_core::GatordError;
 use std::time::Duration;
 
 use common::{config_for, gatord_data, id_of};
@@ -176,7 +177,7 @@ fn more_events_than_slots_is_a_typed_error_and_nothing_starts() {
     }
     let err = lizard.enable(events[6]).unwrap_err();
     match &err {
-        Error::TooManyEvents { set, slots, events } => {
+        Error::Gatord(GatordError::TooManyEvents { set, slots, events }) => {
             assert_eq!(
                 (set.as_str(), *slots, events.len()),
                 ("ARMv8_Cortex_A72_cnt", 6, 7)

@@ -5,6 +5,7 @@
 
 mod common;
 
+use lizard_core::{GatordError, UsageError};
 use std::time::Duration;
 
 use common::{config_for, id_of};
@@ -241,38 +242,47 @@ fn unknown_ids_and_misuse_are_errors() {
     for id in [0, n + 1, u32::MAX] {
         assert!(matches!(
             lizard.enable(id),
-            Err(Error::UnknownCounter { .. })
+            Err(Error::Usage(UsageError::UnknownCounter { .. }))
         ));
         assert!(matches!(
             lizard.disable(id),
-            Err(Error::UnknownCounter { .. })
+            Err(Error::Usage(UsageError::UnknownCounter { .. }))
         ));
         assert!(matches!(
             lizard.counter(id),
-            Err(Error::UnknownCounter { .. })
+            Err(Error::Usage(UsageError::UnknownCounter { .. }))
         ));
         assert!(matches!(
             lizard.read_int(id),
-            Err(Error::UnknownCounter { .. })
+            Err(Error::Usage(UsageError::UnknownCounter { .. }))
         ));
         assert!(matches!(
             lizard.read_double(id),
-            Err(Error::UnknownCounter { .. })
+            Err(Error::Usage(UsageError::UnknownCounter { .. }))
         ));
         assert!(matches!(
             lizard.samples(id),
-            Err(Error::UnknownCounter { .. })
+            Err(Error::Usage(UsageError::UnknownCounter { .. }))
         ));
         assert!(matches!(
             lizard.is_enabled(id),
-            Err(Error::UnknownCounter { .. })
+            Err(Error::Usage(UsageError::UnknownCounter { .. }))
         ));
     }
-    assert!(matches!(lizard.start_capture(), Err(Error::NothingEnabled)));
-    assert!(matches!(lizard.stop_capture(), Err(Error::NotCapturing)));
+    assert!(matches!(
+        lizard.start_capture(),
+        Err(Error::Usage(UsageError::NothingEnabled))
+    ));
+    assert!(matches!(
+        lizard.stop_capture(),
+        Err(Error::Usage(UsageError::NotCapturing))
+    ));
     lizard.enable(1).unwrap();
     lizard.start_capture().unwrap();
-    assert!(matches!(lizard.start_capture(), Err(Error::CaptureRunning)));
+    assert!(matches!(
+        lizard.start_capture(),
+        Err(Error::Usage(UsageError::CaptureRunning))
+    ));
     lizard.stop_capture().unwrap();
 }
 
@@ -288,7 +298,10 @@ fn unreachable_gatord_without_hwcpipe_fails_with_both_reasons() {
     let Error::NoSource { gatord, hwcpipe } = err else {
         panic!("expected NoSource, got {err:?}");
     };
-    assert!(matches!(*gatord, Error::Transport(_)), "{gatord:?}");
+    assert!(
+        matches!(*gatord, Error::Gatord(GatordError::Transport(_))),
+        "{gatord:?}"
+    );
     assert!(matches!(*hwcpipe, Error::SourceDisabled), "{hwcpipe:?}");
 }
 

@@ -10,7 +10,7 @@ use common::{config_for, id_of};
 use gator_proto::client::ClientError;
 use gator_proto::response::ResponseError;
 use gatord_sim::{self as sim, Faults, SimConfig, SimSample, Stream};
-use lizard_core::{Error, Lizard, ProtocolFault};
+use lizard_core::{Error, GatordError, Lizard, ProtocolFault};
 
 fn samples(n: i64) -> Stream {
     Stream::Samples(
@@ -59,7 +59,10 @@ fn daemon_dying_mid_capture_returns_disconnected_promptly_and_keeps_samples() {
     std::thread::sleep(Duration::from_millis(20));
     let started = Instant::now();
     let err = lizard.stop_capture().unwrap_err();
-    assert!(matches!(err, Error::Disconnected), "{err:?}");
+    assert!(
+        matches!(err, Error::Gatord(GatordError::Disconnected)),
+        "{err:?}"
+    );
     assert!(
         started.elapsed() < Duration::from_secs(1),
         "prompt: {:?}",
@@ -103,7 +106,10 @@ fn missing_end_marker_hits_the_stop_deadline() {
     let started = Instant::now();
     let err = lizard.stop_capture().unwrap_err();
     let took = started.elapsed();
-    assert!(matches!(err, Error::StopTimeout(_)), "{err:?}");
+    assert!(
+        matches!(err, Error::Gatord(GatordError::StopTimeout(_))),
+        "{err:?}"
+    );
     assert!(err.is_retryable());
     assert!(
         took >= Duration::from_millis(300) && took < Duration::from_secs(2),
@@ -126,7 +132,7 @@ fn malformed_frame_is_reported_and_the_rest_kept() {
     let (mut lizard, id) = start_ccnt(&daemon);
     wait_frames(&daemon, 6);
     let err = lizard.stop_capture().unwrap_err();
-    let Error::MalformedFrames { count, .. } = err else {
+    let Error::Gatord(GatordError::MalformedFrames { count, .. }) = err else {
         panic!("expected MalformedFrames, got {err:?}");
     };
     assert_eq!(count, 1);
@@ -152,7 +158,10 @@ fn oversize_length_is_a_protocol_error_without_allocating() {
     std::thread::sleep(Duration::from_millis(50));
     let started = Instant::now();
     let err = lizard.stop_capture().unwrap_err();
-    assert!(matches!(err, Error::Protocol { .. }), "{err:?}");
+    assert!(
+        matches!(err, Error::Gatord(GatordError::Protocol { .. })),
+        "{err:?}"
+    );
     assert!(err.to_string().contains("protocol error"), "{err}");
     assert!(started.elapsed() < Duration::from_secs(1));
     assert_eq!(
@@ -183,7 +192,7 @@ fn busy_daemon_is_a_typed_retryable_error() {
     };
     let err = lizard.start_capture().unwrap_err();
     assert!(
-        matches!(err, Error::SessionInProgress { waited } if waited > Duration::ZERO),
+        matches!(err, Error::Gatord(GatordError::SessionInProgress { waited }) if waited > Duration::ZERO),
         "{err:?}"
     );
     assert!(err.is_retryable());
@@ -214,7 +223,10 @@ fn always_busy_daemon_fails_configure_with_the_reason() {
         panic!("expected NoSource, got {err:?}");
     };
     assert!(
-        matches!(*gatord, Error::SessionInProgress { .. }),
+        matches!(
+            *gatord,
+            Error::Gatord(GatordError::SessionInProgress { .. })
+        ),
         "{gatord:?}"
     );
     assert!(daemon.stats().busy_rejections >= 1);
@@ -235,10 +247,10 @@ fn malformed_events_document_fails_discovery_with_an_xml_error() {
     assert!(
         matches!(
             *gatord,
-            Error::Xml {
+            Error::Gatord(GatordError::Xml {
                 document: "events",
                 ..
-            }
+            })
         ),
         "{gatord:?}"
     );
@@ -257,13 +269,13 @@ fn too_small_message_limit_refuses_the_events_document() {
     assert!(
         matches!(
             &*gatord,
-            Error::Protocol {
+            Error::Gatord(GatordError::Protocol {
                 source: ProtocolFault::Client(ClientError::Response(ResponseError::TooLarge {
                     max: 64,
                     ..
                 })),
                 ..
-            }
+            })
         ),
         "{gatord:?}"
     );
@@ -312,7 +324,9 @@ fn silent_daemon_times_out_instead_of_hanging() {
     assert!(
         matches!(
             *gatord,
-            Error::Transport(lizard_core::TransportError::Timeout(..))
+            Error::Gatord(GatordError::Transport(
+                lizard_core::TransportError::Timeout(..)
+            ))
         ),
         "{gatord:?}"
     );
@@ -336,10 +350,10 @@ fn garbage_handshake_is_a_protocol_error() {
     assert!(
         matches!(
             &*gatord,
-            Error::Protocol {
+            Error::Gatord(GatordError::Protocol {
                 source: ProtocolFault::Client(ClientError::Handshake(_)),
                 ..
-            }
+            })
         ),
         "{gatord:?}"
     );
@@ -362,7 +376,10 @@ fn daemon_dying_mid_capture_is_seen_at_once_while_capturing() {
     let waited = wait_ended(&lizard);
     assert!(lizard.capture_ended(), "not seen after {waited:?}");
     assert!(lizard.is_capturing(), "seen, not stopped: the caller stops");
-    assert!(matches!(lizard.stop_capture(), Err(Error::Disconnected)));
+    assert!(matches!(
+        lizard.stop_capture(),
+        Err(Error::Gatord(GatordError::Disconnected))
+    ));
     assert_eq!(lizard.samples(id).unwrap().len(), 5);
     assert!(!lizard.capture_ended());
 }
@@ -383,7 +400,7 @@ fn daemon_error_during_capture_ends_it_with_the_text_and_keeps_samples() {
     assert!(lizard.capture_ended());
     let err = lizard.stop_capture().unwrap_err();
     assert!(
-        matches!(&err, Error::Daemon(text) if text == TEXT),
+        matches!(&err, Error::Gatord(GatordError::Daemon(text)) if text == TEXT),
         "{err:?}"
     );
     let expected: i64 = (0..3).map(|n| sim::synthetic_value(0, n)).sum();
@@ -454,9 +471,9 @@ fn counters_gatord_binds_no_key_to_read_not_bound() {
 
 #[test]
 fn session_in_progress_says_how_long_it_retried_and_claims_no_end() {
-    let text = Error::SessionInProgress {
+    let text = Error::Gatord(GatordError::SessionInProgress {
         waited: Duration::from_millis(2000),
-    }
+    })
     .to_string();
     assert!(text.contains("after 2.0 s of retries"), "{text}");
     let rest = text.replace("2.0 s", "");

@@ -4,6 +4,7 @@
 
 mod common;
 
+use lizard_core::DirectError;
 use std::time::Duration;
 
 use common::config_for;
@@ -50,7 +51,10 @@ fn software_cpu_counters_are_read_on_this_machine() {
                 panic!("{err:?}")
             };
             assert!(
-                matches!(**hwcpipe, Error::HwcPipeUnavailable { .. }),
+                matches!(
+                    **hwcpipe,
+                    Error::Direct(DirectError::HwcPipeUnavailable { .. })
+                ),
                 "{hwcpipe:?}"
             );
             return;
@@ -127,7 +131,10 @@ fn gpu_fault_mid_capture_is_reported_and_samples_kept() {
     device.inject(Fault::HangUp);
     std::thread::sleep(Duration::from_millis(10));
     let err = lizard.stop_capture().unwrap_err();
-    assert!(matches!(err, Error::HwcPipe(_)), "{err:?}");
+    assert!(
+        matches!(err, Error::Direct(DirectError::HwcPipe(_))),
+        "{err:?}"
+    );
     assert!(!lizard.is_capturing());
     assert!(
         !lizard.samples(cycles).unwrap().is_empty(),

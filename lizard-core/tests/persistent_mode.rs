@@ -3,6 +3,7 @@
 
 mod common;
 
+use lizard_core::GatordError;
 use std::time::Duration;
 
 use common::{config_for, id_of};
@@ -110,7 +111,10 @@ fn daemon_dying_between_pairs_is_disconnected_then_recovers() {
     lizard.start_capture().unwrap();
     std::thread::sleep(Duration::from_millis(100));
     let err = lizard.stop_capture().unwrap_err();
-    assert!(matches!(err, Error::Disconnected), "{err:?}");
+    assert!(
+        matches!(err, Error::Gatord(GatordError::Disconnected)),
+        "{err:?}"
+    );
     assert!(
         !lizard.samples(1).unwrap().is_empty(),
         "samples received before are kept"

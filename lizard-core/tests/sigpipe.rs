@@ -5,6 +5,7 @@
 
 mod common;
 
+use lizard_core::GatordError;
 use std::io::Read;
 use std::net::TcpListener;
 use std::os::fd::AsRawFd;
@@ -85,7 +86,10 @@ fn run_scenario(scenario: &str) {
             lizard.start_capture().unwrap();
             std::thread::sleep(Duration::from_millis(100));
             // APC_STOP goes to a socket the daemon has closed.
-            assert!(matches!(lizard.stop_capture(), Err(Error::Disconnected)));
+            assert!(matches!(
+                lizard.stop_capture(),
+                Err(Error::Gatord(GatordError::Disconnected))
+            ));
         }
         other => panic!("unknown scenario {other}"),
     }

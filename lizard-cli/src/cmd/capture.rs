@@ -1,5 +1,6 @@
 //! `lizard capture`: capture counters for a while and print their readings and time series.
 
+use lizard_core::GatordError;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
@@ -130,11 +131,11 @@ const SOURCE_FAILED: i32 = 3;
 /// that are warnings (a missing end marker, skipped malformed frames).
 fn failure_line(error: &EngineError, elapsed: Duration) -> Option<String> {
     match error {
-        EngineError::Disconnected => Some(format!(
+        EngineError::Gatord(GatordError::Disconnected) => Some(format!(
             "gatord closed the connection {:.2}s into the capture; the samples received before are written",
             elapsed.as_secs_f64()
         )),
-        EngineError::Daemon(text) => Some(format!(
+        EngineError::Gatord(GatordError::Daemon(text)) => Some(format!(
             "gatord reported an error during the capture: {text}"
         )),
         EngineError::NothingCaptured(_) => Some(format!("{error}; nothing was measured")),

@@ -9,6 +9,7 @@
 //! socket is shut down, which wakes the receiver at once. The receiver is always joined and both socket handles
 //! are closed when the session is dropped.
 
+use crate::GatordError;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -117,9 +118,9 @@ fn bind_keys(captured: &str, counters: &[Configured]) -> Result<(KeyMap, Vec<Cou
         }
     }
     if keys.is_empty() {
-        return Err(Error::KeysNotBound(
+        return Err(Error::Gatord(GatordError::KeysNotBound(
             counters.iter().map(|c| c.counter.clone()).collect(),
-        ));
+        )));
     }
     Ok((keys, unbound))
 }
@@ -226,8 +227,8 @@ impl Capture {
 
     /// Sends APC_STOP, waits up to `timeout` for the end marker, joins the receiver and closes the socket.
     ///
-    /// Errors, in order of precedence: [`Error::StopTimeout`], a framing or socket error,
-    /// [`Error::Disconnected`] (closed before the end marker), gatord's own error, [`Error::MalformedFrames`].
+    /// Errors, in order of precedence: [`GatordError::StopTimeout`], a framing or socket error,
+    /// [`GatordError::Disconnected`] (closed before the end marker), gatord's own error, [`GatordError::MalformedFrames`].
     /// Samples received before any of them stay in the store.
     pub(crate) fn stop(mut self, timeout: Duration) -> Result<(), Error> {
         self.finish(timeout)
@@ -256,9 +257,9 @@ impl Capture {
         };
         let exit = thread.join();
         self.writer.shutdown();
-        let exit = exit.map_err(|_| Error::ReceiverPanicked)?;
+        let exit = exit.map_err(|_| Error::Gatord(GatordError::ReceiverPanicked))?;
         if timed_out {
-            return Err(Error::StopTimeout(timeout));
+            return Err(Error::Gatord(GatordError::StopTimeout(timeout)));
         }
         if let Some(err) = exit.fatal {
             return Err(err);
@@ -267,13 +268,13 @@ impl Capture {
             return Err(err);
         }
         if exit.closed && !exit.ended {
-            return Err(Error::Disconnected);
+            return Err(Error::Gatord(GatordError::Disconnected));
         }
         if let Some(first) = exit.first_malformed {
-            return Err(Error::MalformedFrames {
+            return Err(Error::Gatord(GatordError::MalformedFrames {
                 count: exit.malformed,
                 first,
-            });
+            }));
         }
         Ok(())
     }
@@ -406,7 +407,7 @@ mod tests {
         assert_eq!(unbound, [2, 3]);
         assert!(matches!(
             bind_keys(captured, &counters[1..]),
-            Err(Error::KeysNotBound(_))
+            Err(Error::Gatord(GatordError::KeysNotBound(_)))
         ));
     }
 

@@ -4,6 +4,7 @@
 //! before anything is allocated for it, replies matched to commands); this module only moves bytes between it
 //! and the socket, and turns its events into results.
 
+use crate::GatordError;
 use gator_proto::client::{ClientError, Config as ClientConfig, Event, Session};
 use std::time::{Duration, Instant};
 
@@ -21,33 +22,35 @@ pub(crate) const READ_CHUNK: usize = 64 * 1024;
 pub(crate) fn daemon_error(payload: &[u8]) -> Error {
     let text = String::from_utf8_lossy(payload).trim().to_owned();
     if text.contains(SESSION_IN_PROGRESS) {
-        Error::SessionInProgress {
+        Error::Gatord(GatordError::SessionInProgress {
             waited: Duration::ZERO,
-        }
+        })
     } else {
-        Error::Daemon(text)
+        Error::Gatord(GatordError::Daemon(text))
     }
 }
 
 /// Maps a state-machine error to the engine error.
 pub(crate) fn protocol_error(what: &'static str, err: ClientError) -> Error {
-    Error::Protocol {
+    Error::Gatord(GatordError::Protocol {
         what,
         source: ProtocolFault::Client(err),
-    }
+    })
 }
 
 fn unexpected(what: &'static str, event: &Event) -> Error {
     match event {
         Event::DaemonError(text) => daemon_error(text),
-        Event::Closed | Event::EndOfCapture => Error::Transport(TransportError::Closed {
-            op: what,
-            source: None,
-        }),
-        other => Error::Protocol {
+        Event::Closed | Event::EndOfCapture => {
+            Error::Gatord(GatordError::Transport(TransportError::Closed {
+                op: what,
+                source: None,
+            }))
+        }
+        other => Error::Gatord(GatordError::Protocol {
             what,
             source: ProtocolFault::UnexpectedReply(event_name(other)),
-        },
+        }),
     }
 }
 
@@ -80,7 +83,7 @@ pub(crate) struct Connection {
 
 impl Connection {
     /// Connects, sends `STREAMLINE\n`, reads the `GATOR <n>\n` answer and PINGs: a daemon busy with another
-    /// session answers the first command with "Session already in progress" ([`Error::SessionInProgress`], which says how long this kept retrying).
+    /// session answers the first command with "Session already in progress" ([`GatordError::SessionInProgress`], which says how long this kept retrying).
     pub(crate) fn open(
         address: &GatordAddress,
         timeouts: Timeouts,
@@ -122,14 +125,16 @@ impl Connection {
         let mut pause = Duration::from_millis(1);
         loop {
             match Connection::open(address, timeouts, max_len) {
-                Err(Error::SessionInProgress { .. }) if Instant::now() + pause < deadline => {
+                Err(Error::Gatord(GatordError::SessionInProgress { .. }))
+                    if Instant::now() + pause < deadline =>
+                {
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(Duration::from_millis(100));
                 }
-                Err(Error::SessionInProgress { .. }) => {
-                    return Err(Error::SessionInProgress {
+                Err(Error::Gatord(GatordError::SessionInProgress { .. })) => {
+                    return Err(Error::Gatord(GatordError::SessionInProgress {
                         waited: started.elapsed(),
-                    })
+                    }))
                 }
                 other => return other,
             }
@@ -180,12 +185,12 @@ impl Connection {
         self.flush()?;
         match self.next_event(what)? {
             Event::Xml { document, .. } => {
-                String::from_utf8(document).map_err(|_| Error::NotUtf8(what))
+                String::from_utf8(document).map_err(|_| Error::Gatord(GatordError::NotUtf8(what)))
             }
-            Event::XmlRejected { message, .. } => Err(Error::Refused {
+            Event::XmlRejected { message, .. } => Err(Error::Gatord(GatordError::Refused {
                 what,
                 text: String::from_utf8_lossy(&message).into_owned(),
-            }),
+            })),
             other => Err(unexpected(what, &other)),
         }
     }
@@ -198,10 +203,10 @@ impl Connection {
         self.flush()?;
         match self.next_event(what)? {
             Event::Delivered => Ok(()),
-            Event::DeliveryRejected { message } => Err(Error::Refused {
+            Event::DeliveryRejected { message } => Err(Error::Gatord(GatordError::Refused {
                 what,
                 text: String::from_utf8_lossy(&message).into_owned(),
-            }),
+            })),
             other => Err(unexpected(what, &other)),
         }
     }
@@ -236,10 +241,10 @@ mod tests {
         assert!(
             matches!(
                 &err,
-                Error::Protocol {
+                Error::Gatord(GatordError::Protocol {
                     what: "requesting the events XML",
                     source: ProtocolFault::UnexpectedReply("ACK"),
-                }
+                })
             ),
             "{err:?}"
         );
@@ -248,10 +253,10 @@ mod tests {
         assert!(!err.to_string().contains("ACK"), "{err}");
         assert!(matches!(
             unexpected("stopping", &Event::Closed),
-            Error::Transport(TransportError::Closed {
+            Error::Gatord(GatordError::Transport(TransportError::Closed {
                 op: "stopping",
                 source: None
-            })
+            }))
         ));
     }
 }

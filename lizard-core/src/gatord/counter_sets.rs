@@ -10,8 +10,9 @@
 //!
 //! The engine offers each such event as a counter of its own ([`SetEvent`], named by
 //! [`SetEvent::key`]); at capture start the enabled events of a set get its listed slots in id order, the
-//! lowest-numbered slot first. More enabled events than slots is [`Error::TooManyEvents`].
+//! lowest-numbered slot first. More enabled events than slots is [`GatordError::TooManyEvents`].
 
+use crate::GatordError;
 use std::collections::HashSet;
 
 use gator_xml::Events;
@@ -70,8 +71,8 @@ pub(crate) fn listed_slots(events: &Events, available: &HashSet<String>) -> Vec<
 /// The configuration entries of the enabled gatord counters `enabled` (in id order): a fixed counter as
 /// itself; the set events of each set in the set's slots, the lowest id in the lowest listed slot.
 ///
-/// [`Error::TooManyEvents`] when a set has more enabled events than listed slots;
-/// [`Error::NoSlots`] for a set event whose set has no listed slot.
+/// [`GatordError::TooManyEvents`] when a set has more enabled events than listed slots;
+/// [`GatordError::NoSlots`] for a set event whose set has no listed slot.
 pub(crate) fn assign(enabled: &[&Counter], sets: &[SetSlots]) -> Result<Vec<Configured>, Error> {
     let mut used = vec![0usize; sets.len()];
     let mut out = Vec::with_capacity(enabled.len());
@@ -87,10 +88,10 @@ pub(crate) fn assign(enabled: &[&Counter], sets: &[SetSlots]) -> Result<Vec<Conf
         let index = sets
             .iter()
             .position(|s| &s.set == set)
-            .ok_or_else(|| Error::NoSlots { set: set.clone() })?;
+            .ok_or_else(|| Error::Gatord(GatordError::NoSlots { set: set.clone() }))?;
         let slots = &sets[index].slots;
         let Some(slot) = slots.get(used[index]) else {
-            return Err(Error::TooManyEvents {
+            return Err(Error::Gatord(GatordError::TooManyEvents {
                 set: set.clone(),
                 slots: slots.len(),
                 events: enabled
@@ -98,7 +99,7 @@ pub(crate) fn assign(enabled: &[&Counter], sets: &[SetSlots]) -> Result<Vec<Conf
                     .filter(|c| c.set_event.as_ref().is_some_and(|e| &e.set == set))
                     .map(|c| c.key.clone())
                     .collect(),
-            });
+            }));
         };
         used[index] += 1;
         out.push(Configured {
@@ -232,7 +233,7 @@ mod tests {
         assert!(assign(&refs[..2], &a72_slots(2)).is_ok());
         let err = assign(&refs, &a72_slots(2)).unwrap_err();
         match &err {
-            Error::TooManyEvents { set, slots, events } => {
+            Error::Gatord(GatordError::TooManyEvents { set, slots, events }) => {
                 assert_eq!(set, "ARMv8_Cortex_A72_cnt");
                 assert_eq!(*slots, 2);
                 assert_eq!(events.len(), 3);
@@ -243,7 +244,7 @@ mod tests {
         let other_set = counter(9, "X:0x01", Some(("X_cnt", 1)));
         assert!(matches!(
             assign(&[&other_set], &a72_slots(2)),
-            Err(Error::NoSlots { .. })
+            Err(Error::Gatord(GatordError::NoSlots { .. }))
         ));
     }
 }

@@ -7,6 +7,7 @@
 //! once (the first occurrence), so every gatord counter has exactly one capture key later. Set events come
 //! after the fixed counters so that the ids of the fixed counters do not depend on them.
 
+use crate::GatordError;
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -63,9 +64,11 @@ fn counters_and_derived(
     version: ProtocolVersion,
 ) -> Result<Discovered, Error> {
     let mut derived = Vec::new();
-    let events = Events::parse(events_xml).map_err(|source| Error::Xml {
-        document: "events",
-        source,
+    let events = Events::parse(events_xml).map_err(|source| {
+        Error::Gatord(GatordError::Xml {
+            document: "events",
+            source,
+        })
     })?;
     let available: HashSet<String> = xml::counter_names(counters_xml)?.into_iter().collect();
     let mut seen = HashSet::new();
@@ -224,10 +227,10 @@ mod tests {
         assert!(
             matches!(
                 err,
-                Error::Xml {
+                Error::Gatord(GatordError::Xml {
                     document: "events",
                     ..
-                }
+                })
             ),
             "{err:?}"
         );

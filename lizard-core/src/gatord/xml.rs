@@ -2,6 +2,7 @@
 //!
 //! Malformed documents are typed errors, never silently empty lists.
 
+use crate::GatordError;
 use gator_xml::{
     Captured, Configurations, CounterConfiguration, Counters, EventClass, SampleRate, Session,
 };
@@ -31,9 +32,11 @@ pub(crate) fn session(sample_rate: SampleRate, live_rate_ms: u32) -> String {
 
 /// The counter names of a `<counters>` document, in document order.
 pub(crate) fn counter_names(text: &str) -> Result<Vec<String>, Error> {
-    let counters = Counters::parse(text).map_err(|source| Error::Xml {
-        document: "counters",
-        source,
+    let counters = Counters::parse(text).map_err(|source| {
+        Error::Gatord(GatordError::Xml {
+            document: "counters",
+            source,
+        })
     })?;
     Ok(counters.names().map(str::to_owned).collect())
 }
@@ -52,21 +55,25 @@ pub(crate) struct CapturedKey {
 /// Every enabled counter of a `<captured>` document (constants are skipped). A key that does not fit
 /// gatord's 32-bit keys is an error.
 pub(crate) fn captured_keys(text: &str) -> Result<Vec<CapturedKey>, Error> {
-    let captured = Captured::parse(text).map_err(|source| Error::Xml {
-        document: "captured",
-        source,
+    let captured = Captured::parse(text).map_err(|source| {
+        Error::Gatord(GatordError::Xml {
+            document: "captured",
+            source,
+        })
     })?;
     captured
         .counters
         .iter()
         .filter(|c| c.class != Some(EventClass::Constant))
         .map(|c| {
-            let key = i32::try_from(c.key).map_err(|_| Error::Protocol {
-                what: "reading the captured key map",
-                source: ProtocolFault::KeyOutOfRange {
-                    counter: c.counter.clone(),
-                    key: c.key,
-                },
+            let key = i32::try_from(c.key).map_err(|_| {
+                Error::Gatord(GatordError::Protocol {
+                    what: "reading the captured key map",
+                    source: ProtocolFault::KeyOutOfRange {
+                        counter: c.counter.clone(),
+                        key: c.key,
+                    },
+                })
             })?;
             Ok(CapturedKey {
                 key,
@@ -134,33 +141,33 @@ mod tests {
     fn malformed_documents_are_errors() {
         assert!(matches!(
             counter_names("<counters>"),
-            Err(Error::Xml { .. })
+            Err(Error::Gatord(GatordError::Xml { .. }))
         ));
         assert!(matches!(
             counter_names("<captured/>"),
-            Err(Error::Xml { .. })
+            Err(Error::Gatord(GatordError::Xml { .. }))
         ));
         assert!(matches!(
             captured_keys(
                 "<captured><counters><counter key=\"zz\" type=\"a\"/></counters></captured>"
             ),
-            Err(Error::Xml { .. })
+            Err(Error::Gatord(GatordError::Xml { .. }))
         ));
         assert!(matches!(
             captured_keys(
                 "<captured><counters><counter key=\"0x1ffffffff\" type=\"a\"/></counters></captured>"
             ),
-            Err(Error::Protocol {
+            Err(Error::Gatord(GatordError::Protocol {
                 source: ProtocolFault::KeyOutOfRange {
                     key: 0x1_ffff_ffff,
                     ..
                 },
                 ..
-            })
+            }))
         ));
         assert!(matches!(
             captured_keys("<!DOCTYPE x [<!ENTITY a \"b\">]><captured/>"),
-            Err(Error::Xml { .. })
+            Err(Error::Gatord(GatordError::Xml { .. }))
         ));
     }
 

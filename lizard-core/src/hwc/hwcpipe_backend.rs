@@ -1,5 +1,6 @@
 //! [`HwcPipeBackend`]: the [`HwcBackend`] over `hwcpipe::HwcPipe` (CPU perf events, Mali GPU).
 
+use crate::DirectError;
 use hwcpipe::{Counter as HwcCounter, CpuCounter, GpuCounter, HwcPipe};
 
 use super::backend::{HwcBackend, HwcCounterInfo};
@@ -22,7 +23,7 @@ impl HwcPipeBackend {
     }
 
     /// Wraps an already built `HwcPipe` (for example one whose GPU profiler runs over a simulated kbase
-    /// device). Fails with [`Error::HwcPipeUnavailable`], carrying each side's reason, if it reads no counter.
+    /// device). Fails with [`DirectError::HwcPipeUnavailable`], carrying each side's reason, if it reads no counter.
     pub fn new(pipe: HwcPipe) -> Result<HwcPipeBackend, Error> {
         let counters: Vec<HwcCounter> = pipe
             .counters()
@@ -31,7 +32,7 @@ impl HwcPipeBackend {
             .collect();
         if counters.is_empty() {
             let (cpu, gpu) = pipe.into_errors();
-            return Err(Error::HwcPipeUnavailable { cpu, gpu });
+            return Err(Error::Direct(DirectError::HwcPipeUnavailable { cpu, gpu }));
         }
         Ok(HwcPipeBackend { pipe, counters })
     }

@@ -1,6 +1,7 @@
 //! The HWCPipe sampler thread: one sample at start, one per interval (sleeping in between, never spinning),
 //! one at stop, every sample written into the shared store.
 
+use crate::DirectError;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -111,7 +112,7 @@ impl Sampler {
         let _ = self.stop.send(());
         let result = match self.thread.join() {
             Ok(result) => result,
-            Err(_) => Err(Error::SamplerPanicked),
+            Err(_) => Err(Error::Direct(DirectError::SamplerPanicked)),
         };
         self.backend
             .lock()

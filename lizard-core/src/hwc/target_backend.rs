@@ -2,6 +2,7 @@
 //! ([`open_target`]), so the engine records the time series of another process, a command or whole CPUs like
 //! any other counter.
 
+use crate::DirectError;
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -137,7 +138,7 @@ impl HwcBackend for TargetBackend {
         }
         self.cpu
             .run()
-            .map_err(|e| EngineError::Backend(Box::new(e)))
+            .map_err(|e| EngineError::Direct(DirectError::Backend(Box::new(e))))
     }
 
     fn sample(&mut self, out: &mut Vec<(usize, Value)>) -> Result<(), EngineError> {
@@ -152,7 +153,7 @@ impl HwcBackend for TargetBackend {
         let readings = self
             .cpu
             .sample()
-            .map_err(|e| EngineError::Backend(Box::new(e)))?;
+            .map_err(|e| EngineError::Direct(DirectError::Backend(Box::new(e))))?;
         for &index in &self.enabled_cpu {
             if let Some(reading) = readings.get(index) {
                 out.push((index, Value::from(hwcpipe::Value::Int(reading.delta))));
