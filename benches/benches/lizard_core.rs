@@ -25,20 +25,19 @@ fn realistic_daemon() -> sim::SimHandle {
 
 fn engine(daemon: &sim::SimHandle, mode: CaptureMode) -> Lizard {
     let per_draw = Config::per_draw(daemon.address());
-    let config = Config {
-        hwcpipe: false,
-        timeouts: Timeouts {
-            connect: Duration::from_secs(2),
-            io: Duration::from_secs(2),
-        },
-        ..match mode {
+    let config = {
+        let mut config = match mode {
             CaptureMode::Persistent => per_draw,
-            CaptureMode::Reconnecting => Config {
-                mode,
-                live_rate_ms: Config::default().live_rate_ms,
-                ..per_draw
-            },
-        }
+            CaptureMode::Reconnecting => {
+                let mut config = per_draw;
+                config.mode = mode;
+                config.live_rate_ms = Config::default().live_rate_ms;
+                config
+            }
+        };
+        config.hwcpipe = false;
+        config.timeouts = Timeouts::new(Duration::from_secs(2), Duration::from_secs(2));
+        config
     };
     let mut lizard = Lizard::configure(config).expect("configure against the simulator");
     for name in ["Sim_ccnt", "Sim_memfree"] {

@@ -98,10 +98,8 @@ fn records_per_second(c: &mut Criterion, label: &str, payload_len: usize) {
     let name =
         SocketName::abstract_name(format!("lizard-trace-bench-{}-{label}", std::process::id()));
     let server = TraceServer::start(&name, ServerConfig::with_capacity(64 << 20)).unwrap();
-    let config = ClientConfig {
-        policy: SendPolicy::Block { timeout: WAIT },
-        ..ClientConfig::default()
-    };
+    let mut config = ClientConfig::default();
+    config.policy = SendPolicy::Block { timeout: WAIT };
     let mut client = TraceClient::connect_with(&name, config).unwrap();
     let raw = RawSink::new();
     let bytes = message_bytes(&payload);

@@ -19,6 +19,7 @@ pub const XML_DECLARATION: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>";
 
 /// Limits and options of a [`Session`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Config {
     /// Largest response payload accepted; a longer header is an error before anything is buffered for it.
     pub max_response_payload: u32,

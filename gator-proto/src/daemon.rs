@@ -16,6 +16,7 @@ pub const SESSION_IN_PROGRESS: &str = "Session already in progress";
 
 /// Options of a daemon [`Session`].
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Config {
     /// The protocol version announced in `GATOR <n>\n`; it also gates commands and responses.
     pub protocol_version: ProtocolVersion,

@@ -254,7 +254,11 @@ proptest! {
         v in prop_oneof![Just(ProtocolVersion::V670), Just(ProtocolVersion::V950)],
     ) {
         // The daemon plays a whole session, then the client hears it split at `cuts`.
-        let mut gatord = daemon::Session::new(daemon::Config { protocol_version: v, ..daemon::Config::default() });
+        let mut gatord = daemon::Session::new({
+            let mut config = daemon::Config::default();
+            config.protocol_version = v;
+            config
+        });
         let mut reference = client::Session::new(client::Config::default());
         reference.ping().unwrap();
         reference.request_xml("captured").unwrap();

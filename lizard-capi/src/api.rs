@@ -85,11 +85,12 @@ const MODE_ENV: &str = "LIZARD_GATORD_MODE";
 fn init_config(address: GatordAddress) -> Config {
     let per_draw = Config::per_draw(address);
     match std::env::var(MODE_ENV).as_deref() {
-        Ok("reconnecting") => Config {
-            mode: CaptureMode::Reconnecting,
-            live_rate_ms: Config::default().live_rate_ms,
-            ..per_draw
-        },
+        Ok("reconnecting") => {
+            let mut config = per_draw;
+            config.mode = CaptureMode::Reconnecting;
+            config.live_rate_ms = Config::default().live_rate_ms;
+            config
+        }
         _ => per_draw,
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use lizard_core::{
     error_chain, open_target, CommandWatch, Config, Counter, GatordAddress, HwcBackend, Lizard,
-    Source, Timeouts,
+    Source,
 };
 
 use crate::args::SourceArgs;
@@ -81,10 +81,8 @@ fn open_local(
 
 /// Builds the engine configuration the flags ask for (the local counters are a backend of their own).
 pub fn config(args: &SourceArgs, sample_interval: Option<Duration>) -> Result<Config, CliError> {
-    let mut config = Config {
-        hwcpipe: false,
-        ..Config::default()
-    };
+    let mut config = Config::default();
+    config.hwcpipe = false;
     config.gatord = if args.no_gatord {
         None
     } else if let Some(text) = &args.gatord {
@@ -93,10 +91,7 @@ pub fn config(args: &SourceArgs, sample_interval: Option<Duration>) -> Result<Co
                 .map_err(|_| CliError::BadAddress(text.clone()))?,
         )
     } else {
-        config.timeouts = Timeouts {
-            connect: PROBE_CONNECT_TIMEOUT,
-            ..Timeouts::default()
-        };
+        config.timeouts.connect = PROBE_CONNECT_TIMEOUT;
         Some(GatordAddress::default())
     };
     if let Some(interval) = sample_interval {
@@ -151,9 +146,10 @@ pub fn open(
             })?;
             local = Some(opened);
             Lizard::configure_with_backend(
-                Config {
-                    gatord: None,
-                    ..config.clone()
+                {
+                    let mut config = config.clone();
+                    config.gatord = None;
+                    config
                 },
                 backend,
             )

@@ -41,6 +41,7 @@ pub use gator_xml::SampleRate;
 
 /// Everything [`crate::Lizard::configure`] needs.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct Config {
     /// Where gatord listens; `None` does not use gatord at all.
     pub gatord: Option<GatordAddress>,

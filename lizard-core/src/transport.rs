@@ -119,11 +119,19 @@ impl FromStr for GatordAddress {
 
 /// Socket timeouts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Timeouts {
     /// Longest wait for a TCP connection to one resolved address.
     pub connect: Duration,
     /// Longest wait for any single read or write to make progress.
     pub io: Duration,
+}
+
+impl Timeouts {
+    /// `connect` for a TCP connection to one resolved address, `io` for any single read or write.
+    pub const fn new(connect: Duration, io: Duration) -> Timeouts {
+        Timeouts { connect, io }
+    }
 }
 
 impl Default for Timeouts {

@@ -45,10 +45,8 @@ impl Drop for Spinner {
 /// The engine over `target`'s counters with `names` enabled, captured for `window`: each counter's value.
 fn capture(target: &Target, names: &[&str], window: Duration) -> Result<Vec<i64>, TargetError> {
     let opened = open_target(target)?;
-    let config = Config {
-        sample_interval: Duration::from_millis(5),
-        ..Config::hwcpipe_only()
-    };
+    let mut config = Config::hwcpipe_only();
+    config.sample_interval = Duration::from_millis(5);
     let mut lizard = Lizard::configure_with_backend(config, opened.backend).expect("the engine");
     let ids: Vec<u32> = names
         .iter()

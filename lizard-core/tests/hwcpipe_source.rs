@@ -34,10 +34,11 @@ fn simulated_gpu() -> (HwcPipeBackend, hwcpipe::gpu::sim::SimHandle) {
 }
 
 fn no_gatord() -> Config {
-    Config {
-        gatord: None,
-        sample_interval: Duration::from_millis(1),
-        ..Config::default()
+    {
+        let mut config = Config::default();
+        config.gatord = None;
+        config.sample_interval = Duration::from_millis(1);
+        config
     }
 }
 

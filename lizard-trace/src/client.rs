@@ -33,6 +33,7 @@ pub enum SendPolicy {
 
 /// Client settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ClientConfig {
     /// What to do when the server is slow.
     pub policy: SendPolicy,

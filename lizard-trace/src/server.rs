@@ -36,6 +36,7 @@ const BATCH: usize = 64;
 
 /// Server settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ServerConfig {
     /// Ring capacity in bytes (ignored by [`TraceServer::start_with_ring`]).
     pub capacity: usize,

@@ -30,11 +30,9 @@ fn child_client() {
         panic!("child_client runs only as the child of another test, which sets {SOCKET_ENV}")
     });
     let name: SocketName = name.parse().unwrap();
-    let config = ClientConfig {
-        policy: SendPolicy::Block {
-            timeout: Duration::from_secs(10),
-        },
-        ..ClientConfig::default()
+    let mut config = ClientConfig::default();
+    config.policy = SendPolicy::Block {
+        timeout: Duration::from_secs(10),
     };
     let mut client = TraceClient::connect_with(&name, config).unwrap();
     // Bounded even if nobody kills it.

@@ -27,10 +27,8 @@ fn payload(client: usize, seq: u64) -> Vec<u8> {
 }
 
 fn run_clients(name: &SocketName) {
-    let config = ClientConfig {
-        policy: SendPolicy::Block { timeout: WAIT },
-        ..ClientConfig::default()
-    };
+    let mut config = ClientConfig::default();
+    config.policy = SendPolicy::Block { timeout: WAIT };
     let workers: Vec<_> = (0..CLIENTS)
         .map(|c| {
             let name = name.clone();

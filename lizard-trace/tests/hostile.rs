@@ -64,10 +64,8 @@ fn check(
 #[test]
 fn every_bad_message_is_rejected_and_counted_and_the_connection_survives() {
     let name = unique_name("hostile");
-    let config = ServerConfig {
-        max_payload: 1 << 20,
-        ..ServerConfig::with_capacity(8192)
-    };
+    let mut config = ServerConfig::with_capacity(8192);
+    config.max_payload = 1 << 20;
     let server = TraceServer::start(&name, config).unwrap();
     let conn = Connection::connect(&name).unwrap();
     let mut seq = 0;

@@ -104,11 +104,9 @@ fn drop_policy_counts_drops_as_client_seq_gaps() {
 fn block_policy_waits_then_drops_after_its_timeout() {
     let name = unique_name("block");
     let server = TraceServer::start(&name, ServerConfig::with_capacity(64 << 20)).unwrap();
-    let config = ClientConfig {
-        policy: SendPolicy::Block {
-            timeout: Duration::from_millis(20),
-        },
-        ..ClientConfig::default()
+    let mut config = ClientConfig::default();
+    config.policy = SendPolicy::Block {
+        timeout: Duration::from_millis(20),
     };
     let mut client = TraceClient::connect_with(&name, config).unwrap();
     let outcome = server.with_ring(|_| {
@@ -117,13 +115,11 @@ fn block_policy_waits_then_drops_after_its_timeout() {
     assert!(outcome.is_some(), "the queue never filled");
     assert_eq!(client.stats().dropped, 1);
     // Once the server drains, a generous timeout delivers everything.
-    let mut client = TraceClient::connect_with(
-        &name,
-        ClientConfig {
-            policy: SendPolicy::Block { timeout: WAIT },
-            ..ClientConfig::default()
-        },
-    )
+    let mut client = TraceClient::connect_with(&name, {
+        let mut config = ClientConfig::default();
+        config.policy = SendPolicy::Block { timeout: WAIT };
+        config
+    })
     .unwrap();
     for i in 0..5_000u32 {
         assert_eq!(
@@ -140,10 +136,8 @@ fn client_errors_are_typed() {
         TraceClient::connect(&name),
         Err(ClientError::Connect { .. })
     ));
-    let config = ClientConfig {
-        inline_threshold: 70_000,
-        ..ClientConfig::default()
-    };
+    let mut config = ClientConfig::default();
+    config.inline_threshold = 70_000;
     assert!(matches!(
         TraceClient::connect_with(&name, config),
         Err(ClientError::InlineThreshold {
@@ -270,10 +264,8 @@ fn server_start_errors_are_typed() {
 #[test]
 fn connections_beyond_the_limit_are_refused() {
     let name = unique_name("limit");
-    let config = ServerConfig {
-        max_clients: 2,
-        ..ServerConfig::with_capacity(1 << 16)
-    };
+    let mut config = ServerConfig::with_capacity(1 << 16);
+    config.max_clients = 2;
     let server = TraceServer::start(&name, config).unwrap();
     let mut a = TraceClient::connect(&name).unwrap();
     let mut b = TraceClient::connect(&name).unwrap();

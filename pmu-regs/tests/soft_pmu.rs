@@ -124,10 +124,8 @@ fn d_divides_by_64_only_while_lc_is_clear() {
 
 #[test]
 fn without_aarch32_d_is_res0_and_lc_res1() {
-    let config = SoftPmuConfig {
-        aarch32: false,
-        ..SoftPmuConfig::new(PmuVersion::V3p4, 1)
-    };
+    let mut config = SoftPmuConfig::new(PmuVersion::V3p4, 1);
+    config.aarch32 = false;
     let mut p = SoftPmu::new(config).unwrap();
     p.write(R::Pmcr, Pmcr::default().with_e(true).with_d(true).bits())
         .unwrap();
@@ -527,10 +525,8 @@ fn events_beyond_the_evtcount_width_match_no_counter() {
 
 #[test]
 fn pmcr_reads_identification() {
-    let config = SoftPmuConfig {
-        idcode: 0x0B,
-        ..SoftPmuConfig::new(PmuVersion::V3p1, 6)
-    };
+    let mut config = SoftPmuConfig::new(PmuVersion::V3p1, 6);
+    config.idcode = 0x0B;
     let p = SoftPmu::new(config).unwrap();
     let pmcr = Pmcr::from_bits(p.read(R::Pmcr).unwrap());
     assert_eq!((pmcr.imp(), pmcr.idcode(), pmcr.n()), (0x41, 0x0B, 6));

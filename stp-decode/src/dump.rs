@@ -28,6 +28,7 @@ pub enum Framing {
 
 /// Options for [`dump`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DumpOptions {
     /// Trace ID of the STM (`STMTCSR[22:16]`); ignored for [`Framing::Raw`].
     pub trace_id: u8,

@@ -80,11 +80,8 @@ fn tpiu_capture_decodes_like_the_etb_buffer() {
         tpiu.extend(&frame[6..]);
     }
     tpiu.splice(0..0, [0x00, 0x12, 0xFF]); // capture starts unaligned
-    let options = DumpOptions {
-        trace_id: 0x20,
-        framing: Framing::Formatted(FrameMode::Tpiu),
-        elements_only: false,
-    };
+    let mut options = DumpOptions::formatted(0x20);
+    options.framing = Framing::Formatted(FrameMode::Tpiu);
     let want = items(dump(&buffer, DumpOptions::formatted(0x20)));
     let got = items(dump(&tpiu, options));
     assert!(want.len() > 150);

@@ -93,9 +93,10 @@ pub(crate) fn serve(stream: TcpStream, shared: &Shared, busy: bool) {
     let mut conn = Conn {
         stream,
         shared,
-        session: Session::new(DaemonConfig {
-            protocol_version: shared.config.protocol,
-            ..DaemonConfig::default()
+        session: Session::new({
+            let mut config = DaemonConfig::default();
+            config.protocol_version = shared.config.protocol;
+            config
         }),
         bound,
         late: Vec::new(),

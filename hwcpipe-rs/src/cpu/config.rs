@@ -45,6 +45,7 @@ pub enum KernelCounting {
 
 /// The settings of a CPU profiler.
 #[derive(Debug)]
+#[non_exhaustive]
 pub struct CpuConfig {
     /// The counters to open, in the order they are reported. Duplicates are ignored.
     pub counters: Vec<CpuCounter>,

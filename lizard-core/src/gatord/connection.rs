@@ -90,10 +90,9 @@ impl Connection {
         max_len: u32,
     ) -> Result<Connection, Error> {
         let transport = Transport::connect(address, timeouts)?;
-        let session = Session::new(ClientConfig {
-            max_response_payload: max_len,
-            ..ClientConfig::default()
-        });
+        let mut config = ClientConfig::default();
+        config.max_response_payload = max_len;
+        let session = Session::new(config);
         let mut conn = Connection {
             transport,
             session,

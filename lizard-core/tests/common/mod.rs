@@ -9,14 +9,10 @@ use lizard_core::{Config, Timeouts};
 
 /// A gatord-only configuration for `daemon`, with deadlines short enough for tests.
 pub fn config_for(daemon: &SimHandle) -> Config {
-    Config {
-        timeouts: Timeouts {
-            connect: Duration::from_secs(2),
-            io: Duration::from_secs(2),
-        },
-        stop_timeout: Duration::from_secs(2),
-        ..Config::gatord_only(daemon.address())
-    }
+    let mut config = Config::gatord_only(daemon.address());
+    config.timeouts = Timeouts::new(Duration::from_secs(2), Duration::from_secs(2));
+    config.stop_timeout = Duration::from_secs(2);
+    config
 }
 
 /// The id of the counter whose gatord name is `key`.

@@ -25,6 +25,7 @@ use crate::version::PmuVersion;
 
 /// What the simulated PMU implements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SoftPmuConfig {
     /// The PMU version.
     pub version: PmuVersion,
