@@ -7,17 +7,33 @@ use lizard_core::GatordError;
 use std::time::Duration;
 
 use common::{config_for, id_of};
-use gatord_sim::{self as sim, Faults, SimConfig, SimSample, Stream};
-use lizard_core::{CaptureMode, Error, Lizard};
+use gatord_sim::{self as sim, Faults, SimConfig, SimHandle, SimSample, Stream};
+use lizard_core::{CaptureMode, CounterId, Error, Lizard};
+
+/// A persistent-mode engine on `daemon` whose reads wait at most `read_timeout` (`None`: the default).
+fn persistent(daemon: &SimHandle, read_timeout: Option<Duration>) -> Lizard {
+    let mut config = config_for(daemon);
+    config.mode = CaptureMode::Persistent;
+    if let Some(timeout) = read_timeout {
+        config.read_timeout = timeout;
+    }
+    Lizard::configure(config).unwrap()
+}
+
+/// Enables the counters `names` and returns their ids.
+fn enable<const N: usize>(lizard: &mut Lizard, names: [&str; N]) -> [CounterId; N] {
+    names.map(|name| {
+        let id = id_of(lizard, name);
+        lizard.enable(id).unwrap();
+        id
+    })
+}
 
 #[test]
 fn many_pairs_share_one_session_and_select_their_window() {
     let daemon = sim::start(SimConfig::quick()).unwrap();
-    let mut config = config_for(&daemon);
-    config.mode = CaptureMode::Persistent;
-    let mut lizard = Lizard::configure(config).unwrap();
-    let ccnt = id_of(&lizard, "Sim_ccnt");
-    lizard.enable(ccnt).unwrap();
+    let mut lizard = persistent(&daemon, None);
+    let [ccnt] = enable(&mut lizard, ["Sim_ccnt"]);
 
     lizard.start_capture().unwrap();
     std::thread::sleep(Duration::from_millis(10));
@@ -71,9 +87,7 @@ fn many_pairs_share_one_session_and_select_their_window() {
 #[test]
 fn changing_the_enabled_set_opens_a_new_session() {
     let daemon = sim::start(SimConfig::quick()).unwrap();
-    let mut config = config_for(&daemon);
-    config.mode = CaptureMode::Persistent;
-    let mut lizard = Lizard::configure(config).unwrap();
+    let mut lizard = persistent(&daemon, None);
     lizard.enable(1).unwrap();
     lizard.start_capture().unwrap();
     lizard.stop_capture().unwrap();
@@ -104,9 +118,7 @@ fn daemon_dying_between_pairs_is_disconnected_then_recovers() {
         ..SimConfig::quick()
     })
     .unwrap();
-    let mut config = config_for(&daemon);
-    config.mode = CaptureMode::Persistent;
-    let mut lizard = Lizard::configure(config).unwrap();
+    let mut lizard = persistent(&daemon, None);
     lizard.enable(1).unwrap();
     lizard.start_capture().unwrap();
     std::thread::sleep(Duration::from_millis(100));
@@ -147,13 +159,8 @@ fn sparse_daemon() -> sim::SimHandle {
 #[test]
 fn window_shorter_than_the_sample_period_reads_the_rule_not_zero() {
     let daemon = sparse_daemon();
-    let mut config = config_for(&daemon);
-    config.mode = CaptureMode::Persistent;
-    let mut lizard = Lizard::configure(config).unwrap();
-    let memfree = id_of(&lizard, "Sim_memfree");
-    let ccnt = id_of(&lizard, "Sim_ccnt");
-    lizard.enable(memfree).unwrap();
-    lizard.enable(ccnt).unwrap();
+    let mut lizard = persistent(&daemon, None);
+    let [memfree, ccnt] = enable(&mut lizard, ["Sim_memfree", "Sim_ccnt"]);
     // The first pair opens the session; the next pair falls between the samples at 300 ms and 2 s.
     lizard.start_capture().unwrap();
     lizard.stop_capture().unwrap();
@@ -203,14 +210,8 @@ fn a_delta_window_whose_closing_sample_never_comes_has_no_value_after_the_read_t
         ..SimConfig::quick()
     })
     .unwrap();
-    let mut config = config_for(&daemon);
-    config.mode = CaptureMode::Persistent;
-    config.read_timeout = Duration::from_millis(150);
-    let mut lizard = Lizard::configure(config).unwrap();
-    let memfree = id_of(&lizard, "Sim_memfree");
-    let ccnt = id_of(&lizard, "Sim_ccnt");
-    lizard.enable(memfree).unwrap();
-    lizard.enable(ccnt).unwrap();
+    let mut lizard = persistent(&daemon, Some(Duration::from_millis(150)));
+    let [memfree, ccnt] = enable(&mut lizard, ["Sim_memfree", "Sim_ccnt"]);
     lizard.start_capture().unwrap();
     lizard.stop_capture().unwrap();
     std::thread::sleep(Duration::from_millis(320));
@@ -257,14 +258,8 @@ fn daemon_silent_after_300_ms() -> sim::SimHandle {
 #[test]
 fn the_reads_of_one_window_share_one_read_timeout() {
     let daemon = daemon_silent_after_300_ms();
-    let mut config = config_for(&daemon);
-    config.mode = CaptureMode::Persistent;
-    config.read_timeout = Duration::from_secs(2);
-    let mut lizard = Lizard::configure(config).unwrap();
-    let ccnt = id_of(&lizard, "Sim_ccnt");
-    let instructions = id_of(&lizard, "Sim_instructions");
-    lizard.enable(ccnt).unwrap();
-    lizard.enable(instructions).unwrap();
+    let mut lizard = persistent(&daemon, Some(Duration::from_secs(2)));
+    let [ccnt, instructions] = enable(&mut lizard, ["Sim_ccnt", "Sim_instructions"]);
     lizard.start_capture().unwrap();
     lizard.stop_capture().unwrap();
     std::thread::sleep(Duration::from_millis(320));
@@ -354,14 +349,8 @@ fn a_counter_the_session_never_sends_stops_waiting_once_gatord_has_passed_the_wi
         ..SimConfig::quick()
     })
     .unwrap();
-    let mut config = config_for(&daemon);
-    config.mode = CaptureMode::Persistent;
-    config.read_timeout = Duration::from_secs(5);
-    let mut lizard = Lizard::configure(config).unwrap();
-    let memfree = id_of(&lizard, "Sim_memfree");
-    let ccnt = id_of(&lizard, "Sim_ccnt");
-    lizard.enable(memfree).unwrap();
-    lizard.enable(ccnt).unwrap();
+    let mut lizard = persistent(&daemon, Some(Duration::from_secs(5)));
+    let [memfree, ccnt] = enable(&mut lizard, ["Sim_memfree", "Sim_ccnt"]);
     lizard.start_capture().unwrap();
     lizard.stop_capture().unwrap();
     std::thread::sleep(Duration::from_millis(250));
