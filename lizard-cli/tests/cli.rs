@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{json, lizard, spawn_sim, stderr, stdout};
+use common::{gatord_capture, json, lizard, spawn_sim, stderr, stdout};
 use gator_proto::recorded::RecordedResponses;
 use gatord_sim::{self as sim, SimConfig, SimSample, Stream};
 use serde_json::Value;
@@ -57,18 +57,6 @@ fn scripted_sim() -> sim::SimHandle {
     streaming_sim(vec![sample(1_000, 100, 4096), sample(2_000, 300, 8192)])
 }
 
-/// `lizard capture` from the gatord at `address` alone, for 100 ms.
-fn gatord_capture(address: &str) -> Vec<&str> {
-    vec![
-        "capture",
-        "--gatord",
-        address,
-        "--no-hwcpipe",
-        "--duration",
-        "100ms",
-    ]
-}
-
 #[test]
 fn list_prints_local_counters_as_table_and_json() {
     if !perf_events_present() {
@@ -91,7 +79,7 @@ fn list_prints_local_counters_as_table_and_json() {
 fn capture_from_gatord_reduces_as_documented_in_every_format() {
     let sim = scripted_sim();
     let address = sim.local_addr().to_string();
-    let base = gatord_capture(&address);
+    let base = gatord_capture(&address, "100ms", &[]);
 
     let table = lizard(&[&base[..], &["--counters", "Sim_ccnt,Sim_memfree"]].concat());
     assert!(table.status.success(), "{}", stderr(&table));
@@ -186,7 +174,11 @@ fn a_megahertz_counter_is_written_in_hertz_with_unit_and_values_agreeing() {
     };
     let sim = streaming_sim(vec![sample(1_000, 1200), sample(2_000, 1800)]);
     let address = sim.local_addr().to_string();
-    let base = [&gatord_capture(&address)[..], &["--counters", "Sim_freq"]].concat();
+    let base = [
+        &gatord_capture(&address, "100ms", &[])[..],
+        &["--counters", "Sim_freq"],
+    ]
+    .concat();
     let out = lizard(&[&base[..], &["--format", "json"]].concat());
     assert!(out.status.success(), "{}", stderr(&out));
     let doc = json(&out);
@@ -471,18 +463,16 @@ fn capture_of_the_arm_cycle_counter_through_perf_data_on_loopback() {
         "--counting-only",
         "PERF_COUNT_SW_TASK_CLOCK",
     ]);
-    let output = lizard(&[
-        "capture",
-        "--gatord",
+    let output = lizard(&gatord_capture(
         &address,
-        "--no-hwcpipe",
-        "--duration",
         "300ms",
-        "--format",
-        "json",
-        "--counters",
-        "ARMv8_Cortex_A72_ccnt,PERF_COUNT_SW_TASK_CLOCK",
-    ]);
+        &[
+            "--format",
+            "json",
+            "--counters",
+            "ARMv8_Cortex_A72_ccnt,PERF_COUNT_SW_TASK_CLOCK",
+        ],
+    ));
     let _ = sim.kill();
     let _ = sim.wait();
     assert!(output.status.success(), "{}", stderr(&output));
@@ -517,16 +507,7 @@ fn capture_of_the_arm_cycle_counter_through_perf_data_on_loopback() {
 fn gatord_sim_serves_a_capture_in_both_protocol_generations() {
     for protocol in ["950", "670"] {
         let (mut child, address) = spawn_sim(&["--protocol", protocol]);
-        let output = lizard(&[
-            "capture",
-            "--gatord",
-            &address,
-            "--no-hwcpipe",
-            "--duration",
-            "200ms",
-            "--format",
-            "json",
-        ]);
+        let output = lizard(&gatord_capture(&address, "200ms", &["--format", "json"]));
         child.kill().ok();
         child.wait().ok();
         assert!(

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{counter, json, lizard, Sim};
+use common::{counter, gatord_capture, json, lizard, Sim};
 use gatord_sim::synthetic_event_value;
 use serde_json::Value;
 
@@ -46,19 +46,17 @@ fn list_shows_the_set_events_with_their_code() {
 fn capture_of_a_set_event_and_the_cycle_counter_gives_their_values() {
     let Some(events) = a72_events() else { return };
     let sim = a72_sim(&events);
-    let output = lizard(&[
-        "capture",
-        "--gatord",
+    let output = lizard(&gatord_capture(
         &sim.address,
-        "--no-hwcpipe",
-        "--duration",
         "300ms",
-        "--format",
-        "json",
-        "--counters",
-        // The event by its code; its counter name is ARMv8_Cortex_A72:INST_RETIRED.
-        "ARMv8_Cortex_A72_ccnt,ARMv8_Cortex_A72:0x08",
-    ]);
+        &[
+            "--format",
+            "json",
+            "--counters",
+            // The event by its code; its counter name is ARMv8_Cortex_A72:INST_RETIRED.
+            "ARMv8_Cortex_A72_ccnt,ARMv8_Cortex_A72:0x08",
+        ],
+    ));
     assert!(
         output.status.success(),
         "{}",
@@ -101,16 +99,11 @@ fn more_set_events_than_slots_fails_with_one_line() {
         "ARMv8_Cortex_A72:0x60",
     ]
     .join(",");
-    let output = lizard(&[
-        "capture",
-        "--gatord",
+    let output = lizard(&gatord_capture(
         &sim.address,
-        "--no-hwcpipe",
-        "--duration",
         "100ms",
-        "--counters",
-        &seven,
-    ]);
+        &["--counters", &seven],
+    ));
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     let line = stderr
@@ -127,16 +120,11 @@ fn more_set_events_than_slots_fails_with_one_line() {
 fn per_core_values_are_shown_on_request_and_the_outputs_say_which() {
     let Some(events) = a72_events() else { return };
     let sim = a72_sim(&events);
-    let base = [
-        "capture",
-        "--gatord",
+    let base = gatord_capture(
         &sim.address,
-        "--no-hwcpipe",
-        "--duration",
         "200ms",
-        "--counters",
-        "ARMv8_Cortex_A72:INST_RETIRED",
-    ];
+        &["--counters", "ARMv8_Cortex_A72:INST_RETIRED"],
+    );
     // Combined (the default): one sample per instant, the two cores added.
     let doc = json(&lizard(&[&base[..], &["--format", "json"]].concat()));
     assert_eq!(doc["cores"], "combined");

@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::{counter, json, lizard, stderr, stdout};
+use common::{counter, gatord_capture, json, lizard, stderr, stdout};
 
 /// The variable naming the daemon's binary.
 const GATORD_VAR: &str = "LIZARD_REAL_GATORD";
@@ -196,18 +196,11 @@ fn finish(mut child: Child) -> (i32, String, String, Duration) {
 /// The arguments of `lizard capture` from the daemon at `address` alone, for `duration`, of `counters`
 /// (comma-separated), as JSON.
 fn capture_args<'a>(address: &'a str, duration: &'a str, counters: &'a str) -> Vec<&'a str> {
-    vec![
-        "capture",
-        "--gatord",
+    gatord_capture(
         address,
-        "--no-hwcpipe",
-        "--duration",
         duration,
-        "--counters",
-        counters,
-        "--format",
-        "json",
-    ]
+        &["--counters", counters, "--format", "json"],
+    )
 }
 
 /// The `arm_loop` example (2 000 005 instructions exactly), built beside this test binary.

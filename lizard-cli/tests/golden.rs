@@ -12,7 +12,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use common::{gatord_data, lizard, stderr, stdout};
+use common::{gatord_capture, gatord_data, lizard, stderr, stdout};
 use gator_proto::recorded::RecordedResponses;
 use gator_proto::response::ResponseType;
 use gatord_sim::{self as sim, SimConfig, Stream};
@@ -166,18 +166,11 @@ fn capture_of_the_replayed_live_session_is_unchanged() {
     for format in ["json", "csv"] {
         let daemon = sim::start(config.clone()).unwrap();
         let address = daemon.local_addr().to_string();
-        let out = lizard(&[
-            "capture",
-            "--gatord",
+        let out = lizard(&gatord_capture(
             &address,
-            "--no-hwcpipe",
-            "--counters",
-            counters,
-            "--duration",
             "300ms",
-            "--format",
-            format,
-        ]);
+            &["--counters", counters, "--format", format],
+        ));
         assert!(out.status.success(), "{}", stderr(&out));
         let text = if format == "json" {
             let mut doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");

@@ -4,12 +4,16 @@
 //! headless Chromium (Debian's `chromium`). Without Chromium the browser test is a printed skip, except
 //! when `CI` is set: then it fails.
 
+mod common;
+
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use common::gatord_capture;
 
 /// The longest any program started here may run.
 const DEADLINE: Duration = Duration::from_secs(60);
@@ -161,14 +165,7 @@ fn capture_with_trace_records(dir: &Path) -> PathBuf {
     let json = dir.join("capture.json");
     let socket = format!("@lizard-report-{}", std::process::id());
     let capture = Command::new(env!("CARGO_BIN_EXE_lizard"))
-        .args([
-            "capture",
-            "--gatord",
-            &address,
-            "--no-hwcpipe",
-            "--duration",
-            "1500ms",
-        ])
+        .args(gatord_capture(&address, "1500ms", &[]))
         .args(["--format", "json", "--trace", &socket, "-o"])
         .arg(&json)
         .stdout(Stdio::piped())
@@ -284,18 +281,11 @@ fn capture_writes_the_report_itself() {
     let (_simulator, address) = simulator(&[]);
     let dir = scratch("direct");
     let page = dir.join("capture.html");
-    let output = lizard(&[
-        "capture",
-        "--gatord",
+    let output = lizard(&gatord_capture(
         &address,
-        "--no-hwcpipe",
-        "--duration",
         "300ms",
-        "--format",
-        "html",
-        "-o",
-        page.to_str().expect("utf-8"),
-    ]);
+        &["--format", "html", "-o", page.to_str().expect("utf-8")],
+    ));
     assert!(output.status.success(), "{}", text(&output.stderr));
     let html = std::fs::read_to_string(&page).expect("report");
     assert!(html.starts_with("<!DOCTYPE html>") && html.trim_end().ends_with("</html>"));

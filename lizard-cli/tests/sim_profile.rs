@@ -45,16 +45,11 @@ fn a_recorded_stream_survives_being_saved() {
     };
     let sim = gatord_sim::start(config).expect("start the simulator");
     let proxy = Proxy::start(sim.local_addr());
-    let out = common::lizard(&[
-        "capture",
-        "--gatord",
+    let out = common::lizard(&common::gatord_capture(
         &proxy.address(),
-        "--no-hwcpipe",
-        "--duration",
         "1s",
-        "--counters",
-        "Linux_meminfo_memfree",
-    ]);
+        &["--counters", "Linux_meminfo_memfree"],
+    ));
     assert!(out.status.success(), "{}", stderr(&out));
     let connections = proxy.finish();
     sim.shutdown();

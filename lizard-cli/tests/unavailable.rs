@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{counter, json, lizard, Sim};
+use common::{counter, gatord_capture, json, lizard, Sim};
 use serde_json::Value;
 
 #[test]
@@ -35,16 +35,11 @@ fn list_marks_the_counters_gatord_lists_but_never_sends() {
 #[test]
 fn capture_outputs_mark_a_counter_gatord_will_not_send() {
     let sim = Sim::start(&["--counting-only", "Sim_instructions"]);
-    let base = [
-        "capture",
-        "--gatord",
+    let base = gatord_capture(
         &sim.address,
-        "--no-hwcpipe",
-        "--duration",
         "100ms",
-        "--counters",
-        "Sim_ccnt,Sim_instructions",
-    ];
+        &["--counters", "Sim_ccnt,Sim_instructions"],
+    );
     let doc = json(&lizard(&[&base[..], &["--format", "json"]].concat()));
     let instructions = counter(&doc, "Sim_instructions");
     assert!(instructions["value"].is_null());

@@ -18,6 +18,21 @@ pub fn lizard(args: &[&str]) -> Output {
         .expect("run lizard")
 }
 
+/// The arguments of `lizard capture` from the gatord at `address` alone (no local counters) for
+/// `duration`, then `rest`.
+pub fn gatord_capture<'a>(address: &'a str, duration: &'a str, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "capture",
+        "--gatord",
+        address,
+        "--no-hwcpipe",
+        "--duration",
+        duration,
+    ];
+    args.extend_from_slice(rest);
+    args
+}
+
 /// Standard output as text.
 pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()

@@ -9,7 +9,6 @@ pub mod profile;
 pub mod proxy;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use gatord_sim::{PerfLeader, SimConfig, Stream, Timing};
@@ -61,12 +60,12 @@ impl Session {
         let proxy = Proxy::start(upstream);
         match self {
             Session::Capture => {
-                let out = Command::new(env!("CARGO_BIN_EXE_lizard"))
-                    .args(["capture", "--gatord", &proxy.address(), "--no-hwcpipe"])
-                    .args(["--duration", "3s", "--counters", &COUNTERS.join(",")])
-                    .args(["--format", "json"])
-                    .output()
-                    .expect("run lizard");
+                let counters = COUNTERS.join(",");
+                let out = crate::common::lizard(&crate::common::gatord_capture(
+                    &proxy.address(),
+                    "3s",
+                    &["--counters", &counters, "--format", "json"],
+                ));
                 assert!(
                     out.status.success(),
                     "{}",
