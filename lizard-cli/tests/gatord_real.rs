@@ -11,7 +11,7 @@ use std::fs;
 use std::io::Read;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use common::{counter, gatord_capture, json, lizard, stderr, stdout};
@@ -34,6 +34,13 @@ fn daemon_binary() -> Option<PathBuf> {
             None
         }
     }
+}
+
+/// The right to run the real daemon, held while a test does ([`ONE_DAEMON`]); `None`, with a printed
+/// skip, where the daemon is not here.
+fn one_daemon() -> Option<MutexGuard<'static, ()>> {
+    daemon_binary()?;
+    Some(ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner()))
 }
 
 /// A running gatord, killed when dropped.
@@ -224,8 +231,7 @@ const ARM_LOOP_INSTRUCTIONS: u64 = 2_000_005;
 
 #[test]
 fn list_shows_the_daemons_counters_and_the_cpus_programmable_events() {
-    let Some(_) = daemon_binary() else { return };
-    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(_one) = one_daemon() else { return };
     let daemon = Daemon::start(8101, &["ARMv8_Cortex_A72_ccnt", "Linux_meminfo_memfree"]);
     let out = lizard(&["list", "--gatord", &daemon.address(), "--no-hwcpipe"]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -259,8 +265,7 @@ fn list_shows_the_daemons_counters_and_the_cpus_programmable_events() {
 
 #[test]
 fn cycles_and_instructions_by_name_match_the_emulated_cpus_truth() {
-    let Some(_) = daemon_binary() else { return };
-    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(_one) = one_daemon() else { return };
     let local_program = arm_loop();
     // The same workload through the local perf path, before the daemon holds the PMU: lizard stat
     // counts arm_loop exactly.
@@ -343,8 +348,7 @@ fn cycles_and_instructions_by_name_match_the_emulated_cpus_truth() {
 
 #[test]
 fn idle_cycles_are_stated() {
-    let Some(_) = daemon_binary() else { return };
-    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(_one) = one_daemon() else { return };
     let daemon = Daemon::start(8103, &["ARMv8_Cortex_A72_ccnt"]);
     let out = lizard(&capture_args(
         &daemon.address(),
@@ -382,8 +386,7 @@ fn idle_cycles_are_stated() {
 
 #[test]
 fn memfree_follows_the_guests_meminfo() {
-    let Some(_) = daemon_binary() else { return };
-    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(_one) = one_daemon() else { return };
     let daemon = Daemon::start(8104, &["Linux_meminfo_memfree"]);
     let out = lizard(&capture_args(
         &daemon.address(),
@@ -406,8 +409,7 @@ fn memfree_follows_the_guests_meminfo() {
 
 #[test]
 fn a_second_client_is_told_the_session_is_busy() {
-    let Some(_) = daemon_binary() else { return };
-    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(_one) = one_daemon() else { return };
     let daemon = Daemon::start(8105, &["Linux_meminfo_memfree"]);
     let address = daemon.address();
     let first = spawn_lizard(&capture_args(&address, "5s", "Linux_meminfo_memfree"));
@@ -429,8 +431,7 @@ fn a_second_client_is_told_the_session_is_busy() {
 
 #[test]
 fn a_daemon_killed_mid_capture_is_exit_3_with_its_samples_kept() {
-    let Some(_) = daemon_binary() else { return };
-    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(_one) = one_daemon() else { return };
     let daemon = Daemon::start(8106, &["Linux_meminfo_memfree"]);
     let capture = spawn_lizard(&capture_args(
         &daemon.address(),
@@ -458,8 +459,7 @@ fn a_daemon_killed_mid_capture_is_exit_3_with_its_samples_kept() {
 
 #[test]
 fn a_daemon_that_stops_answering_ends_the_capture_in_bounded_time() {
-    let Some(_) = daemon_binary() else { return };
-    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(_one) = one_daemon() else { return };
     let daemon = Daemon::start(8107, &["Linux_meminfo_memfree"]);
     let capture = spawn_lizard(&capture_args(
         &daemon.address(),
@@ -479,8 +479,7 @@ fn a_daemon_that_stops_answering_ends_the_capture_in_bounded_time() {
 
 #[test]
 fn a_restarted_daemon_serves_the_next_capture() {
-    let Some(_) = daemon_binary() else { return };
-    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(_one) = one_daemon() else { return };
     let capture = |address: &str| lizard(&capture_args(address, "1s", "Linux_meminfo_memfree"));
     let first = Daemon::start(8108, &["Linux_meminfo_memfree"]);
     let out = capture(&first.address());
