@@ -1,18 +1,16 @@
 //! Error paths and arithmetic of the CPU profiler, driven through the `PerfSys` seam by the
-//! simulated perf kernel in `tests/support` (no bytes from outside: the records it returns are
+//! simulated perf kernel `hwcpipe::cpu::sim::FakePerf` (no bytes from outside: the records it returns are
 //! built in the kernel's `PERF_FORMAT_GROUP` layout).
-
-mod support;
 
 use std::sync::Arc;
 
 use hwcpipe::cpu::group_read::GroupReadError;
+use hwcpipe::cpu::sim::FakePerf;
 use hwcpipe::cpu::{
     CpuConfig, CpuCounter, CpuError, CpuProfiler, CpuTarget, KernelCounting, UnavailableReason,
 };
 use hwcpipe::sys::perf_event_attr::{flag, PERF_TYPE_HARDWARE, PERF_TYPE_RAW, PERF_TYPE_SOFTWARE};
 use hwcpipe::{Availability, Counter, Error, GpuCounter, HwcPipe, Value};
-use support::FakePerf;
 
 const SOFTWARE: [CpuCounter; 7] = CpuCounter::SOFTWARE;
 const TASK_CLOCK: u64 = 1;

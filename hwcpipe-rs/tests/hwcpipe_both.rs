@@ -3,16 +3,14 @@
 //! combined counter list, availability reasons from each side, and that one `sample()` carries
 //! integer CPU deltas and fractional-capable GPU values together. No recorded bytes are used.
 
-mod support;
-
 use std::sync::Arc;
 
+use hwcpipe::cpu::sim::FakePerf;
 use hwcpipe::gpu::{SimGpu, SimulatedKbase, Workload};
 use hwcpipe::{
     Availability, Counter, CpuConfig, CpuCounter, CpuProfiler, GpuCounter, GpuProfiler, HwcPipe,
     Unit, Value,
 };
-use support::FakePerf;
 
 fn pipe(gpu: SimGpu) -> (HwcPipe, Arc<FakePerf>) {
     let fake = Arc::new(FakePerf::new(2));

@@ -387,80 +387,20 @@ fn out_of_files(error: &CpuError) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use std::io;
-    use std::os::fd::{BorrowedFd, OwnedFd};
-
-    use crate::sys::{PerfEventAttr, PerfIoctl};
-
     use super::*;
+    use crate::cpu::sim::FakePerf;
 
-    /// A kernel that opens `left` events (as real descriptors of `/dev/null`, each read as a group of
-    /// one event that never ran) and refuses every later `perf_event_open` with `errno`.
-    #[derive(Debug)]
-    struct FakeKernel {
-        left: std::sync::atomic::AtomicUsize,
-        errno: i32,
-        paranoid: i32,
+    /// The simulated kernel at `perf_event_paranoid` `paranoid`, opening `left` events and refusing every
+    /// later open with `errno`.
+    fn opening(left: usize, errno: i32, paranoid: i32) -> Arc<FakePerf> {
+        let kernel = FakePerf::new(paranoid);
+        kernel.faults(|f| f.open_limit = Some((left, errno)));
+        Arc::new(kernel)
     }
 
-    impl FakeKernel {
-        /// Refuses every open with `EACCES`, at `perf_event_paranoid` 3.
-        fn refusing() -> Arc<Self> {
-            Self::opening(0, libc::EACCES, 3)
-        }
-
-        fn opening(left: usize, errno: i32, paranoid: i32) -> Arc<Self> {
-            Arc::new(FakeKernel {
-                left: std::sync::atomic::AtomicUsize::new(left),
-                errno,
-                paranoid,
-            })
-        }
-    }
-
-    impl PerfSys for FakeKernel {
-        fn perf_event_open(
-            &self,
-            _: &PerfEventAttr,
-            _: i32,
-            _: i32,
-            _: Option<BorrowedFd<'_>>,
-        ) -> io::Result<OwnedFd> {
-            use std::sync::atomic::Ordering;
-            if self
-                .left
-                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
-                .is_err()
-            {
-                return Err(io::Error::from_raw_os_error(self.errno));
-            }
-            Ok(std::fs::File::open("/dev/null")?.into())
-        }
-        /// nr 1, time enabled 0, time running 0, value 0, id 0.
-        fn read(&self, _: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
-            let record = [1u64, 0, 0, 0, 0];
-            let bytes: Vec<u8> = record.iter().flat_map(|w| w.to_ne_bytes()).collect();
-            let n = bytes.len().min(buf.len());
-            buf[..n].copy_from_slice(&bytes[..n]);
-            Ok(n)
-        }
-        fn ioctl(&self, _: BorrowedFd<'_>, _: PerfIoctl) -> io::Result<u64> {
-            Ok(0)
-        }
-        fn close(&self, fd: OwnedFd) -> io::Result<()> {
-            drop(fd);
-            Ok(())
-        }
-        fn perf_event_paranoid(&self) -> io::Result<i32> {
-            Ok(self.paranoid)
-        }
-        /// No Arm PMU is described, whatever the machine running the tests has.
-        fn arm_common_events(&self) -> Option<pmu_regs::CommonEventSet> {
-            None
-        }
-        fn arm_pmu_count(&self) -> usize {
-            0
-        }
+    /// The simulated kernel refusing every open with `EACCES`, at `perf_event_paranoid` 3.
+    fn refusing() -> Arc<FakePerf> {
+        opening(0, libc::EACCES, 3)
     }
 
     #[test]
@@ -468,7 +408,7 @@ mod tests {
         let own = Target::Pid(std::process::id() as i32);
         // None opens (the profiler fails), or the group leader opens and the rest do not.
         for left in [0, 1] {
-            let sys = FakeKernel::opening(left, libc::EMFILE, -1);
+            let sys = opening(left, libc::EMFILE, -1);
             let err =
                 TargetCounters::open_with(&own, &CpuCounter::SOFTWARE, KernelCounting::Auto, sys)
                     .unwrap_err();
@@ -485,7 +425,7 @@ mod tests {
             target,
             &CpuCounter::SOFTWARE,
             KernelCounting::Auto,
-            FakeKernel::refusing(),
+            refusing(),
         )
         .unwrap_err()
     }

@@ -16,6 +16,8 @@ mod opener;
 mod profiler;
 mod sample;
 pub mod scaling;
+#[cfg(any(test, feature = "sim"))]
+pub mod sim;
 pub mod user_read;
 
 pub use config::{CpuConfig, CpuTarget, KernelCounting};

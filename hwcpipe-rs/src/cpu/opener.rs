@@ -359,50 +359,12 @@ pub(super) fn open_failure(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::fd::BorrowedFd;
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use crate::cpu::sim::FakePerf;
+    use crate::sys::perf_event_attr::{PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE};
 
-    /// A kernel that opens every event (on `/dev/null`), refuses the configs in `refuse` with `errno`, and
-    /// numbers the events it opened.
-    #[derive(Debug, Default)]
-    struct Kernel {
-        refuse: Vec<u64>,
-        errno: i32,
-        next_id: AtomicU64,
-        pmus: usize,
-    }
-
-    impl PerfSys for Kernel {
-        fn perf_event_open(
-            &self,
-            attr: &PerfEventAttr,
-            _: i32,
-            _: i32,
-            _: Option<BorrowedFd<'_>>,
-        ) -> io::Result<OwnedFd> {
-            if self.refuse.contains(&attr.config) {
-                return Err(io::Error::from_raw_os_error(self.errno));
-            }
-            Ok(std::fs::File::open("/dev/null")?.into())
-        }
-        fn read(&self, _: BorrowedFd<'_>, _: &mut [u8]) -> io::Result<usize> {
-            Ok(0)
-        }
-        fn ioctl(&self, _: BorrowedFd<'_>, _: PerfIoctl) -> io::Result<u64> {
-            Ok(self.next_id.fetch_add(1, Ordering::Relaxed) + 1)
-        }
-        fn close(&self, _: OwnedFd) -> io::Result<()> {
-            Ok(())
-        }
-        fn arm_common_events(&self) -> Option<pmu_regs::CommonEventSet> {
-            None
-        }
-        fn arm_pmu_count(&self) -> usize {
-            self.pmus
-        }
-        fn perf_event_paranoid(&self) -> io::Result<i32> {
-            Ok(2)
-        }
+    /// The simulated kernel at `perf_event_paranoid` 2, opening every event.
+    fn fake_kernel() -> FakePerf {
+        FakePerf::new(2)
     }
 
     fn opener(sys: &dyn PerfSys) -> Opener<'_> {
@@ -432,7 +394,7 @@ mod tests {
 
     #[test]
     fn user_reads_are_for_the_calling_threads_own_counters_only() {
-        let kernel = Kernel::default();
+        let kernel = fake_kernel();
         assert_eq!(
             user_read_policy(UserReads::Off, 0, &kernel),
             Err(SyscallReason::NotRequested)
@@ -445,10 +407,8 @@ mod tests {
             user_read_policy(UserReads::Auto, 0, &kernel),
             Ok(current_thread_id())
         );
-        let big_little = Kernel {
-            pmus: 2,
-            ..Kernel::default()
-        };
+        let big_little = fake_kernel();
+        big_little.set_arm_pmu_count(2);
         let expected = if cfg!(target_arch = "aarch64") {
             Err(SyscallReason::HeterogeneousCpus)
         } else {
@@ -460,7 +420,7 @@ mod tests {
     #[test]
     fn software_events_share_a_group_and_hardware_events_fill_groups_of_the_pmus_size() {
         use CpuCounter::*;
-        let kernel = Kernel::default();
+        let kernel = fake_kernel();
         let mut opener = opener(&kernel);
         let requested = [
             Cycles,
@@ -498,11 +458,11 @@ mod tests {
     #[test]
     fn a_refused_event_is_unavailable_with_its_reason_and_the_rest_open() {
         use CpuCounter::*;
-        let kernel = Kernel {
-            refuse: vec![1],
-            errno: libc::ENOENT,
-            ..Kernel::default()
-        };
+        let kernel = fake_kernel();
+        kernel.faults(|f| {
+            f.open_errno.insert((PERF_TYPE_HARDWARE, 1), libc::ENOENT);
+            f.open_errno.insert((PERF_TYPE_SOFTWARE, 1), libc::ENOENT);
+        });
         let mut opener = opener(&kernel);
         // Hardware config 1 is Instructions, software config 1 is TaskClock: both refused.
         let plan = opener.plan(

@@ -1,6 +1,8 @@
-//! A simulated perf kernel behind the [`PerfSys`] seam: groups, ids, enable/disable/reset, the
-//! `PERF_FORMAT_GROUP` read layout, enabled/running times, and injected failures.
-#![allow(dead_code)]
+//! A simulated perf kernel behind the [`PerfSys`] seam, for tests of code that counts CPU events without
+//! the machine's PMU: groups, ids, enable/disable/reset, the `PERF_FORMAT_GROUP` read layout,
+//! enabled/running times, and injected failures. It answers every question of the seam itself (no Arm PMU,
+//! unless [`FakePerf::set_arm_events`] describes one; its own `perf_event_paranoid`), so a test never sees
+//! the host's kernel. Descriptors are real (of `/dev/null`), so they close like the kernel's.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -8,12 +10,12 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::sync::Mutex;
 
-use hwcpipe::cpu::group_read::{encode, record_len};
-use hwcpipe::sys::perf_event_attr::{
+use crate::cpu::group_read::{encode, record_len};
+use crate::sys::perf_event_attr::{
     flag, PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED,
     PERF_FORMAT_TOTAL_TIME_RUNNING,
 };
-use hwcpipe::sys::{PerfEventAttr, PerfIoctl, PerfSys};
+use crate::sys::{PerfEventAttr, PerfIoctl, PerfSys};
 
 /// One simulated event.
 #[derive(Debug, Clone)]
@@ -47,6 +49,9 @@ pub struct Faults {
     pub deny_kernel: bool,
     /// `EACCES` for every open.
     pub deny_all: bool,
+    /// Opens at most this many events, then refuses every later open with the errno (`EMFILE`: out of
+    /// descriptors).
+    pub open_limit: Option<(usize, i32)>,
     /// errno of `PERF_EVENT_IOC_*`.
     pub ioctl_errno: HashMap<&'static str, i32>,
     /// errno of `read`.
@@ -79,6 +84,7 @@ struct State {
     opened: Vec<PerfEventAttr>,
     closed: usize,
     arm_events: Option<pmu_regs::CommonEventSet>,
+    arm_pmus: usize,
 }
 
 impl FakePerf {
@@ -121,7 +127,15 @@ impl FakePerf {
     /// Describes an Arm PMU implementing the common events `events` (none is described by default,
     /// whatever the machine running the tests has).
     pub fn set_arm_events(&self, events: pmu_regs::CommonEventSet) {
-        self.state.lock().unwrap().arm_events = Some(events);
+        let mut s = self.state.lock().unwrap();
+        s.arm_events = Some(events);
+        s.arm_pmus = s.arm_pmus.max(1);
+    }
+
+    /// Describes `count` Arm PMUs (a big.LITTLE system has two), their events unknown unless
+    /// [`FakePerf::set_arm_events`] gives them.
+    pub fn set_arm_pmu_count(&self, count: usize) {
+        self.state.lock().unwrap().arm_pmus = count;
     }
 
     /// Number of `read` calls so far.
@@ -178,6 +192,11 @@ impl PerfSys for FakePerf {
         }
         if s.faults.deny_all || (s.faults.deny_kernel && !attr.has(flag::EXCLUDE_KERNEL)) {
             return Err(errno(libc::EACCES));
+        }
+        if let Some((limit, e)) = s.faults.open_limit {
+            if s.opened.len() >= limit {
+                return Err(errno(e));
+            }
         }
         let leader = match group {
             Some(fd) => {
@@ -296,8 +315,9 @@ impl PerfSys for FakePerf {
         self.state.lock().unwrap().arm_events
     }
 
-    /// One PMU once [`FakePerf::set_arm_events`] described one, else none.
+    /// As [`FakePerf::set_arm_pmu_count`] set, or one once [`FakePerf::set_arm_events`] described a PMU;
+    /// none by default.
     fn arm_pmu_count(&self) -> usize {
-        usize::from(self.state.lock().unwrap().arm_events.is_some())
+        self.state.lock().unwrap().arm_pmus
     }
 }
