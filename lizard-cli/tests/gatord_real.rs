@@ -555,6 +555,13 @@ fn c_demo() -> Option<(PathBuf, PathBuf)> {
     }
 }
 
+/// What the C-API tests need: the right to run the daemon ([`one_daemon`]), the C demo and `liblizard.so`
+/// ([`c_demo`]); `None`, with a printed skip, without any of them.
+fn c_api_fixture() -> Option<(MutexGuard<'static, ()>, PathBuf, PathBuf)> {
+    let (demo, library) = c_demo()?;
+    Some((one_daemon()?, demo, library))
+}
+
 /// `MemFree` of `/proc/meminfo`, in bytes.
 fn mem_free() -> f64 {
     fs::read_to_string("/proc/meminfo")
@@ -660,11 +667,9 @@ impl DemoRun {
 
 #[test]
 fn the_c_demo_reads_the_daemons_counters_per_draw() {
-    let Some(_) = daemon_binary() else { return };
-    let Some((demo, library)) = c_demo() else {
+    let Some((_one, demo, library)) = c_api_fixture() else {
         return;
     };
-    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
     let daemon = Daemon::start(8110, &["ARMv8_Cortex_A72_ccnt"]);
     // The demo as it ships: three draws of 2 000 000 loop iterations, every listed counter enabled
     // (those a counter set has no slot left for are refused).
@@ -698,11 +703,9 @@ fn the_c_demo_reads_the_daemons_counters_per_draw() {
 
 #[test]
 fn two_hundred_per_draw_pairs_through_the_c_api() {
-    let Some(_) = daemon_binary() else { return };
-    let Some((demo, library)) = c_demo() else {
+    let Some((_one, demo, library)) = c_api_fixture() else {
         return;
     };
-    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
     let daemon = Daemon::start(8111, &["ARMv8_Cortex_A72_ccnt"]);
     // 20 000 iterations: a window of about 0.15 ms, shorter than gatord's 1 ms sample period, so each
     // reading is its window's share of the sample that encloses it.
@@ -727,11 +730,10 @@ fn two_hundred_per_draw_pairs_through_the_c_api() {
 
 #[test]
 fn the_simulator_streams_as_the_daemon_does() {
-    let Some(_) = daemon_binary() else { return };
+    let Some(_one) = one_daemon() else { return };
     let Some(sim_config) = recording::simulated_arm_vm_daemon() else {
         return;
     };
-    let _one = ONE_DAEMON.lock().unwrap_or_else(|p| p.into_inner());
     let mut failures = Vec::new();
     for session in recording::Session::ALL {
         let daemon = Daemon::start(8112, &["ARMv8_Cortex_A72_ccnt"]);
