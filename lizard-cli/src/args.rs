@@ -178,8 +178,9 @@ pub struct CaptureArgs {
     /// given (a command still running then is killed).
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<Duration>,
-    /// The local sampling interval.
-    #[arg(long, default_value = "10ms", value_parser = parse_duration)]
+    /// The local counters' sampling interval (at least 100us; what each capture delivered of it, the
+    /// periods missed and the largest gap are in every output).
+    #[arg(long, default_value = "10ms", value_parser = parse_interval)]
     pub interval: Duration,
     /// Output format.
     #[arg(long, value_enum, default_value_t = CaptureFormat::Table)]
@@ -356,6 +357,19 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Duration::try_from_secs_f64(seconds).map_err(|_| format!("'{text}' is out of range"))
 }
 
+/// A sampling interval: a duration no shorter than the engine samples at.
+pub fn parse_interval(text: &str) -> Result<Duration, String> {
+    let interval = parse_duration(text)?;
+    if interval < lizard_core::MIN_SAMPLE_INTERVAL {
+        return Err(format!(
+            "'{text}' is shorter than the shortest sampling interval, {}us: a thread woken more often \
+             spends its time being woken and misses periods",
+            lizard_core::MIN_SAMPLE_INTERVAL.as_micros()
+        ));
+    }
+    Ok(interval)
+}
+
 /// CPU numbers, from a list such as `0-3,6`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuList(pub Vec<u32>);
@@ -392,6 +406,20 @@ mod tests {
         assert!(parse_duration("fast").is_err());
         assert!(parse_duration("3 parsecs").is_err());
         assert!(parse_duration("1e400").is_err());
+    }
+
+    #[test]
+    fn sampling_intervals_are_refused_below_the_engines_shortest() {
+        assert_eq!(parse_interval("100us"), Ok(Duration::from_micros(100)));
+        assert_eq!(parse_interval("10ms"), Ok(Duration::from_millis(10)));
+        for short in ["0", "0s", "99us", "50ns"] {
+            let error = parse_interval(short).unwrap_err();
+            assert!(
+                error.contains("shortest sampling interval, 100us"),
+                "{short}: {error}"
+            );
+        }
+        assert!(parse_interval("soon").is_err());
     }
 
     #[test]

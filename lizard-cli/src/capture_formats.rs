@@ -57,6 +57,9 @@ pub fn table(capture: &Capture) -> String {
     if let Some(note) = &capture.cores_note {
         text.push_str(&format!("\n{note}\n"));
     }
+    if let Some(sampling) = &capture.sampling {
+        text.push_str(&format!("\n{}\n", sampling.summary()));
+    }
     if !capture.trace_records.is_empty() {
         text.push_str(&format!(
             "\n{} trace records in the capture window\n",
@@ -104,6 +107,9 @@ pub fn csv(capture: &Capture) -> String {
     }
     if let Some(note) = &capture.cores_note {
         text.push_str(&format!("# {note}\n"));
+    }
+    if let Some(sampling) = &capture.sampling {
+        text.push_str(&format!("# {}\n", sampling.summary()));
     }
     text
 }
@@ -175,6 +181,7 @@ pub fn chrome_trace(capture: &Capture) -> String {
             "counters_without_value": counters_without_value,
             "cores": capture.cores,
             "cores_note": capture.cores_note,
+            "sampling": capture.sampling,
         },
     }))
 }

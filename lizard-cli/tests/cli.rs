@@ -219,9 +219,46 @@ fn capture_of_local_counters_writes_every_format() {
             format,
         ]);
         assert!(output.status.success(), "{format}: {}", stderr(&output));
-        if format == "json" || format == "chrome-trace" {
-            json(&output);
+        // Every output says how the local sampling went: periods expected, delivered, missed.
+        match format {
+            "json" => {
+                let sampling = &json(&output)["sampling"];
+                assert_eq!(sampling["interval_ns"], 5_000_000, "{sampling}");
+                let expected = sampling["expected"].as_u64().expect("expected");
+                let handled = sampling["delivered"].as_u64().expect("delivered")
+                    + sampling["missed"].as_u64().expect("missed");
+                assert!(
+                    (25..=31).contains(&expected) && handled <= expected && expected <= handled + 1,
+                    "{sampling}"
+                );
+                assert!(
+                    sampling["largest_gap_ns"].as_u64() >= Some(4_000_000),
+                    "{sampling}"
+                );
+            }
+            "chrome-trace" => {
+                let doc = json(&output);
+                assert!(doc["otherData"]["sampling"]["expected"].is_u64(), "{doc}");
+            }
+            _ => {
+                let text = stdout(&output);
+                assert!(
+                    text.contains("local sampling every 5 ms: "),
+                    "{format}: {text}"
+                );
+                assert!(text.contains(" periods sampled, "), "{format}: {text}");
+            }
         }
+    }
+    // Shorter than the engine samples at: refused before anything is opened, with the reason.
+    for interval in ["0s", "50us"] {
+        let output = lizard(&["capture", "--no-gatord", "--interval", interval]);
+        assert_eq!(output.status.code(), Some(2), "{interval}");
+        assert!(
+            stderr(&output).contains("shortest sampling interval, 100us"),
+            "{}",
+            stderr(&output)
+        );
     }
     let doc = json(&lizard(&[
         "capture",

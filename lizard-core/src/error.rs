@@ -73,6 +73,15 @@ pub enum UsageError {
     /// `stop_capture` with no capture running.
     #[error("no capture is running")]
     NotCapturing,
+    /// A direct-source sampling interval shorter than the engine samples at
+    /// ([`MIN_SAMPLE_INTERVAL`](crate::hwc::MIN_SAMPLE_INTERVAL)).
+    #[error("a sampling interval of {interval:?} is shorter than the shortest the engine samples at, {min:?}")]
+    SampleInterval {
+        /// The interval asked for.
+        interval: Duration,
+        /// The shortest accepted.
+        min: Duration,
+    },
     /// `start_capture` with no counter enabled.
     #[error("no counter is enabled")]
     NothingEnabled,

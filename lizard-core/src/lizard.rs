@@ -15,6 +15,7 @@ use crate::gatord::counter_sets::{self, SetSlots};
 use crate::gatord::discovery;
 use crate::hwc::backend::HwcBackend;
 use crate::hwc::sampler::{nanos_since, Sampler, SharedBackend};
+use crate::hwc::{Sampling, MIN_SAMPLE_INTERVAL};
 use crate::reduce;
 use crate::store::{Sample, SampleStore, Value, Window};
 use crate::transport::GatordAddress;
@@ -114,6 +115,8 @@ pub struct Lizard {
     /// deadline for all reads of the window, so that reading many counters whose samples never come costs
     /// one [`Config::read_timeout`](crate::Config::read_timeout), not one each.
     read_deadline: Mutex<Option<(Window, Instant)>>,
+    /// How the direct source's sampling went in the last stopped capture.
+    sampling: Option<Sampling>,
 }
 
 impl Lizard {
@@ -141,6 +144,12 @@ impl Lizard {
     }
 
     fn build(config: Config, backend: Result<Box<dyn HwcBackend>, Error>) -> Result<Lizard, Error> {
+        if config.sample_interval < MIN_SAMPLE_INTERVAL {
+            return Err(Error::Usage(UsageError::SampleInterval {
+                interval: config.sample_interval,
+                min: MIN_SAMPLE_INTERVAL,
+            }));
+        }
         let mut counters = Vec::new();
         let mut unavailable = Vec::new();
         let (gatord, gatord_error) = match &config.gatord {
@@ -216,6 +225,7 @@ impl Lizard {
             withheld: Vec::new(),
             captured: Vec::new(),
             read_deadline: Mutex::new(None),
+            sampling: None,
             enabled: vec![false; counters.len()],
             counters,
             gatord,
@@ -479,7 +489,8 @@ impl Lizard {
             .ok_or(Error::Usage(UsageError::NotCapturing))?;
         let ids = running.ids.clone();
         self.captured.clone_from(&ids);
-        let hwc_result = running.sampler.map_or(Ok(()), Sampler::stop);
+        let (hwc_result, sampling) = running.sampler.map_or((Ok(()), None), Sampler::stop);
+        self.sampling = sampling;
         let end_ns = self.now_ns();
         let gatord_result = match running.gatord {
             Some(capture) => {
@@ -609,6 +620,13 @@ impl Lizard {
                 }
             })
             .collect())
+    }
+
+    /// How the direct (HWCPipe) source's periodic sampling went in the last stopped capture: the periods
+    /// expected in the window, the samples delivered, the periods missed and the largest gap. `None` before
+    /// a capture that sampled the direct source has stopped.
+    pub fn sampling(&self) -> Option<Sampling> {
+        self.sampling
     }
 
     /// How many samples of counter `id` were dropped because its buffer was full.

@@ -4,7 +4,7 @@
 
 mod common;
 
-use lizard_core::DirectError;
+use lizard_core::{DirectError, UsageError};
 use std::time::Duration;
 
 use common::config_for;
@@ -34,12 +34,10 @@ fn simulated_gpu() -> (HwcPipeBackend, hwcpipe::gpu::sim::SimHandle) {
 }
 
 fn no_gatord() -> Config {
-    {
-        let mut config = Config::default();
-        config.gatord = None;
-        config.sample_interval = Duration::from_millis(1);
-        config
-    }
+    let mut config = Config::default();
+    config.gatord = None;
+    config.sample_interval = Duration::from_millis(1);
+    config
 }
 
 #[test]
@@ -119,6 +117,40 @@ fn simulated_mali_values_are_summed() {
         per_sample * samples.len() as f64
     );
     assert!(device.samples_taken() >= samples.len() as u64);
+    // The window's account: every period served or counted as missed, except one due at the stop.
+    let sampling = lizard.sampling().expect("the direct source sampled");
+    assert_eq!(sampling.interval, Duration::from_millis(1));
+    assert_eq!(
+        sampling.delivered as usize,
+        samples.len() - 2,
+        "start and stop samples aside"
+    );
+    let handled = sampling.delivered + sampling.missed;
+    assert!(
+        handled <= sampling.expected && sampling.expected <= handled + 1,
+        "{sampling:?}"
+    );
+    assert!(sampling.window >= Duration::from_millis(20), "{sampling:?}");
+    assert!(
+        sampling.largest_gap >= Duration::from_millis(1) - Duration::from_micros(1),
+        "{sampling:?}"
+    );
+}
+
+#[test]
+fn a_sampling_interval_below_the_shortest_is_refused() {
+    let (backend, _device) = simulated_gpu();
+    let mut config = no_gatord();
+    config.sample_interval = Duration::from_micros(50);
+    let err = Lizard::configure_with_backend(config, Box::new(backend)).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::Usage(UsageError::SampleInterval { interval, min })
+                if interval == Duration::from_micros(50) && min == lizard_core::MIN_SAMPLE_INTERVAL
+        ),
+        "{err:?}"
+    );
 }
 
 #[test]

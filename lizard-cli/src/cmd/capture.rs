@@ -90,6 +90,9 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         records,
     };
     let capture = collect::capture(lizard, &ids, mode, ending)?;
+    if let Some(sampling) = capture.sampling.filter(|s| s.missed > 0) {
+        eprintln!("lizard: warning: {}", sampling.summary());
+    }
     let text = match args.format {
         CaptureFormat::Table => capture_formats::table(&capture),
         CaptureFormat::Csv => capture_formats::csv(&capture),

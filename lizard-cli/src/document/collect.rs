@@ -9,7 +9,8 @@ use lizard_core::{
 use serde_json::Number;
 
 use super::{
-    Capture, CapturedCounter, CorePart, CounterInfo, SamplePoint, TraceRecord, SCHEMA_VERSION,
+    Capture, CapturedCounter, CorePart, CounterInfo, LocalSampling, SamplePoint, TraceRecord,
+    SCHEMA_VERSION,
 };
 use crate::cores::{self, Cores};
 use crate::output::{class_name, result_type_name, scope_name};
@@ -39,8 +40,17 @@ pub fn capture(
         .collect::<Result<Vec<_>, _>>()?;
     let window_ns = sample_span(&counters);
     let cores_note = cores_note(&counters, mode);
+    let sampling = lizard.sampling().map(|s| LocalSampling {
+        interval_ns: nanos(s.interval),
+        sampled_ns: nanos(s.window),
+        expected: s.expected,
+        delivered: s.delivered,
+        missed: s.missed,
+        largest_gap_ns: nanos(s.largest_gap),
+    });
     Ok(Capture {
         schema_version: SCHEMA_VERSION,
+        sampling,
         duration_s: window_ns.map(|[first, last]| (last - first) as f64 / 1e9),
         window_ns,
         wall_s: Some(ending.elapsed.as_secs_f64()),
@@ -50,6 +60,11 @@ pub fn capture(
         counters,
         trace_records: ending.records,
     })
+}
+
+/// A duration in whole nanoseconds, saturating.
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// What `counter` is, as the documents describe it. Its `units` are those of the values the tool writes (MHz

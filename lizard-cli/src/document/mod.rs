@@ -69,6 +69,9 @@ pub struct Capture {
     /// The sentence saying how per-core values were combined, when a counter was counted per core.
     #[serde(default)]
     pub cores_note: Option<String>,
+    /// How the local counters' periodic sampling went (absent when no local counter was captured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampling: Option<LocalSampling>,
     /// The captured counters, in the order they were chosen.
     pub counters: Vec<CapturedCounter>,
     /// The application trace records received during the capture window (`--trace`).
@@ -78,6 +81,40 @@ pub struct Capture {
 
 fn first_version() -> u32 {
     1
+}
+
+/// How the local (HWCPipe) counters' periodic sampling went over the capture window: one sample at the
+/// start, one per interval, one at the stop. A period the sampler woke too late for is missed, and counted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LocalSampling {
+    /// The interval asked for (`--interval`), in ns.
+    pub interval_ns: u64,
+    /// The window sampled, from the start sample to the stop sample, in ns.
+    pub sampled_ns: u64,
+    /// Whole periods in the window.
+    pub expected: u64,
+    /// Periodic samples taken (the start and stop samples not included).
+    pub delivered: u64,
+    /// Periods skipped because the sampler woke a whole period or more late.
+    pub missed: u64,
+    /// The longest time between two consecutive samples, in ns.
+    pub largest_gap_ns: u64,
+}
+
+impl LocalSampling {
+    /// One line for people: `local sampling every 10 ms: 99 of 100 periods sampled, 1 missed, largest gap
+    /// 20.3 ms`.
+    pub fn summary(&self) -> String {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        format!(
+            "local sampling every {} ms: {} of {} periods sampled, {} missed, largest gap {:.3} ms",
+            ms(self.interval_ns),
+            self.delivered,
+            self.expected,
+            self.missed,
+            ms(self.largest_gap_ns)
+        )
+    }
 }
 
 /// What a counter is, as `lizard list --format json` and the capture document describe it.

@@ -69,6 +69,18 @@ fn write_header(out: &mut String, capture: &Capture) -> fmt::Result {
     if let Some(wall) = capture.wall_s {
         writeln!(out, "<dt>command time</dt><dd>{wall:.3} s</dd>")?;
     }
+    if let Some(sampling) = &capture.sampling {
+        writeln!(
+            out,
+            "<dt>local sampling</dt><dd{}>{}</dd>",
+            if sampling.missed > 0 {
+                " class=\"warning\""
+            } else {
+                ""
+            },
+            Esc(&sampling.summary())
+        )?;
+    }
     let without = capture
         .counters
         .iter()
@@ -280,6 +292,8 @@ mod tests {
         Capture::from_json(
             r#"{
             "window_ns": [1000000, 5000000], "wall_s": 0.25, "warning": "gatord <sent> no end marker",
+            "sampling": {"interval_ns": 1000000, "sampled_ns": 4000000, "expected": 4, "delivered": 3,
+                         "missed": 1, "largest_gap_ns": 2000000},
             "counters": [
                 {"id": 1, "counter": "Sim_ccnt", "title": "Sim CPU", "name": "Cycles", "units": "cycles",
                  "class": "delta", "source": "gatord", "scope": "system", "value": 900,
@@ -368,6 +382,10 @@ mod tests {
         assert!(!section.contains("<svg"));
         assert!(page.contains("3, 1 without a value"));
         assert!(page.contains("<p class=\"warning\">warning: gatord &lt;sent&gt; no end marker"));
+        assert!(page.contains(
+            "<dt>local sampling</dt><dd class=\"warning\">local sampling every 1 ms: 3 of 4 periods \
+             sampled, 1 missed, largest gap 2.000 ms</dd>"
+        ));
     }
 
     #[test]
@@ -457,6 +475,7 @@ mod properties {
                 warning: None,
                 cores: crate::cores::Cores::Combined,
                 cores_note: None,
+                sampling: None,
                 counters,
                 trace_records: records,
             };

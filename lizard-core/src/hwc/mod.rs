@@ -3,10 +3,12 @@
 pub(crate) mod backend;
 mod hwcpipe_backend;
 pub(crate) mod sampler;
+mod sampling;
 mod target_backend;
 
 pub use backend::{HwcBackend, HwcCounterInfo};
 pub use hwcpipe_backend::HwcPipeBackend;
+pub use sampling::{Sampling, MIN_SAMPLE_INTERVAL};
 pub use target_backend::{open_target, CommandWatch, OpenedTarget};
 
 use crate::counter::{Counter, CounterClass, Source};

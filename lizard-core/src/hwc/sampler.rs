@@ -1,5 +1,6 @@
 //! The HWCPipe sampler thread: one sample at start, one per interval (sleeping in between, never spinning),
-//! one at stop, every sample written into the shared store.
+//! one at stop, every sample written into the shared store, and the window's account ([`Sampling`]): the
+//! periods expected, delivered and missed.
 
 use crate::DirectError;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -8,6 +9,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::backend::HwcBackend;
+use super::sampling::{Sampling, Tally};
 use crate::counter::CounterId;
 use crate::error::Error;
 use crate::store::{Sample, SampleStore, Value};
@@ -59,7 +61,7 @@ pub(crate) fn nanos_since(epoch: Instant) -> u64 {
 /// A running sampler thread.
 pub(crate) struct Sampler {
     stop: mpsc::Sender<()>,
-    thread: JoinHandle<Result<(), Error>>,
+    thread: JoinHandle<(Result<(), Error>, Sampling)>,
     backend: SharedBackend,
 }
 
@@ -92,11 +94,11 @@ impl Sampler {
                 .stop();
             return Err(err);
         }
+        let tally = Tally::new(Instant::now(), interval);
         let (stop, stop_rx) = mpsc::channel::<()>();
-        let interval = interval.max(Duration::from_micros(10));
         let thread = std::thread::Builder::new()
             .name("lizard-hwcpipe".into())
-            .spawn(move || run(pass, stop_rx, interval))
+            .spawn(move || run(pass, stop_rx, tally))
             .map_err(Error::Thread)?;
         Ok(Sampler {
             stop,
@@ -106,40 +108,49 @@ impl Sampler {
     }
 
     /// Signals the thread, which takes the stop sample and exits; joins it and stops the backend. Returns the
-    /// first sampling error, if any (samples stored before it are kept).
-    pub(crate) fn stop(self) -> Result<(), Error> {
+    /// first sampling error, if any (samples stored before it are kept), and the window's account (`None`
+    /// if the thread panicked).
+    pub(crate) fn stop(self) -> (Result<(), Error>, Option<Sampling>) {
         // A send error means the thread already ended (after an error); joining still collects its result.
         let _ = self.stop.send(());
-        let result = match self.thread.join() {
-            Ok(result) => result,
-            Err(_) => Err(Error::Direct(DirectError::SamplerPanicked)),
+        let (result, sampling) = match self.thread.join() {
+            Ok((result, sampling)) => (result, Some(sampling)),
+            Err(_) => (Err(Error::Direct(DirectError::SamplerPanicked)), None),
         };
         self.backend
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .stop();
-        result
+        (result, sampling)
     }
 }
 
-fn run(mut pass: Pass, stop: mpsc::Receiver<()>, interval: Duration) -> Result<(), Error> {
-    let mut next = Instant::now() + interval;
-    loop {
-        let wait = next.saturating_duration_since(Instant::now());
+/// The timer slack of the sampler thread: the kernel may delay its wake-ups by this much to batch them
+/// (50 µs by default for an ordinary thread, which would make every period at least that much late).
+const TIMER_SLACK_NS: u64 = 1_000;
+
+fn run(
+    mut pass: Pass,
+    stop: mpsc::Receiver<()>,
+    mut tally: Tally,
+) -> (Result<(), Error>, Sampling) {
+    // Best effort: without it the wake-ups are only later, which the tally counts.
+    let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(TIMER_SLACK_NS));
+    let result = loop {
+        let wait = tally.next_due().saturating_duration_since(Instant::now());
         match stop.recv_timeout(wait) {
             Err(RecvTimeoutError::Timeout) => {
-                pass.sample()?;
-                next += interval;
-                let now = Instant::now();
-                if next < now {
-                    // Sampling took longer than the interval: skip the missed ticks rather than burst.
-                    next = now + interval;
+                if let Err(err) = pass.sample() {
+                    break Err(err);
                 }
+                tally.sampled(Instant::now());
             }
-            Ok(()) | Err(RecvTimeoutError::Disconnected) => break,
+            Ok(()) | Err(RecvTimeoutError::Disconnected) => break Ok(()),
         }
-    }
-    pass.sample()
+    };
+    // The stop sample closes the window even after a sampling error (the samples before it are kept).
+    let last = pass.sample();
+    (result.and(last), tally.finish(Instant::now()))
 }
 
 #[cfg(test)]
@@ -200,7 +211,7 @@ mod tests {
             "start sample taken before returning"
         );
         std::thread::sleep(Duration::from_millis(30));
-        sampler.stop().unwrap();
+        sampler.stop().0.unwrap();
         let samples = store.samples(2, None).unwrap();
         assert!(
             samples.len() >= 3,
@@ -228,7 +239,7 @@ mod tests {
             Duration::from_secs(60),
         )
         .unwrap();
-        sampler.stop().unwrap();
+        sampler.stop().0.unwrap();
         assert_eq!(store.samples(1, None).unwrap().len(), 2);
     }
 
@@ -248,7 +259,7 @@ mod tests {
         )
         .unwrap();
         std::thread::sleep(Duration::from_millis(20));
-        let err = sampler.stop().unwrap_err();
+        let err = sampler.stop().0.unwrap_err();
         assert!(matches!(err, Error::NoCounters), "{err:?}");
         assert_eq!(store.samples(1, None).unwrap().len(), 2);
     }

@@ -1,0 +1,170 @@
+//! How the direct source's periodic sampling went: periods expected in the window, samples delivered,
+//! periods missed and the largest gap, so that a late or starved sampler is counted and shown, never silent.
+
+use std::time::{Duration, Instant};
+
+/// The shortest sampling interval the engine accepts for its direct (HWCPipe) source. Shorter intervals are
+/// refused with [`UsageError::SampleInterval`](crate::UsageError::SampleInterval): a thread woken that
+/// often spends more time being woken than counting, and misses periods.
+pub const MIN_SAMPLE_INTERVAL: Duration = Duration::from_micros(100);
+
+/// How the direct source's periodic sampling went over one capture window (from `start_capture` to
+/// `stop_capture`): the sampler takes one sample at the start, one per interval and one at the stop; a
+/// period it could not sample in time (the thread was woken late by a whole period or more) is missed and
+/// counted, not made up later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Sampling {
+    /// The interval asked for.
+    pub interval: Duration,
+    /// The window: from the start sample to the stop sample.
+    pub window: Duration,
+    /// Whole periods in the window: `window / interval`.
+    pub expected: u64,
+    /// Periodic samples taken (the start and stop samples not included).
+    pub delivered: u64,
+    /// Periods skipped because the sampler woke a whole period or more late.
+    pub missed: u64,
+    /// The longest time between two consecutive samples (start, periodic and stop samples).
+    pub largest_gap: Duration,
+}
+
+impl Sampling {
+    /// The share of the expected periods delivered, 0 to 1 (1 for a window shorter than one period).
+    pub fn delivered_fraction(&self) -> f64 {
+        if self.expected == 0 {
+            1.0
+        } else {
+            (self.delivered as f64 / self.expected as f64).min(1.0)
+        }
+    }
+}
+
+/// The sampler's running count: when the next sample is due, and what happened so far. Pure bookkeeping
+/// over the instants it is given, so its rules are tested without waiting.
+#[derive(Debug, Clone)]
+pub(crate) struct Tally {
+    interval: Duration,
+    started: Instant,
+    next: Instant,
+    last: Instant,
+    delivered: u64,
+    missed: u64,
+    largest_gap: Duration,
+}
+
+impl Tally {
+    /// The count for a window whose start sample was taken at `started`.
+    pub(crate) fn new(started: Instant, interval: Duration) -> Tally {
+        Tally {
+            interval,
+            started,
+            next: started + interval,
+            last: started,
+            delivered: 0,
+            missed: 0,
+            largest_gap: Duration::ZERO,
+        }
+    }
+
+    /// When the next periodic sample is due.
+    pub(crate) fn next_due(&self) -> Instant {
+        self.next
+    }
+
+    /// A periodic sample was taken at `at`. The next one is due a period after the one just served; the
+    /// periods already wholly past by `at` are missed.
+    pub(crate) fn sampled(&mut self, at: Instant) {
+        self.delivered += 1;
+        self.gap_to(at);
+        self.next += self.interval;
+        if self.next <= at {
+            let behind = at.duration_since(self.next).as_nanos() / self.interval.as_nanos().max(1);
+            let behind = u64::try_from(behind).unwrap_or(u64::MAX).saturating_add(1);
+            self.missed = self.missed.saturating_add(behind);
+            self.next += self
+                .interval
+                .saturating_mul(u32::try_from(behind).unwrap_or(u32::MAX));
+        }
+    }
+
+    /// The stop sample was taken at `at`: the window's account.
+    pub(crate) fn finish(mut self, at: Instant) -> Sampling {
+        self.gap_to(at);
+        let window = at.saturating_duration_since(self.started);
+        let expected = window.as_nanos() / self.interval.as_nanos().max(1);
+        Sampling {
+            interval: self.interval,
+            window,
+            expected: u64::try_from(expected).unwrap_or(u64::MAX),
+            delivered: self.delivered,
+            missed: self.missed,
+            largest_gap: self.largest_gap,
+        }
+    }
+
+    fn gap_to(&mut self, at: Instant) {
+        self.largest_gap = self
+            .largest_gap
+            .max(at.saturating_duration_since(self.last));
+        self.last = at;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn a_sampler_on_time_delivers_every_period() {
+        let t0 = Instant::now();
+        let mut tally = Tally::new(t0, MS);
+        for n in 1..=10 {
+            assert_eq!(tally.next_due(), t0 + MS * n);
+            tally.sampled(t0 + MS * n + Duration::from_micros(20));
+        }
+        let sampling = tally.finish(t0 + MS * 10 + Duration::from_micros(500));
+        assert_eq!(sampling.expected, 10);
+        assert_eq!(sampling.delivered, 10);
+        assert_eq!(sampling.missed, 0);
+        assert_eq!(sampling.largest_gap, Duration::from_micros(1020));
+        assert_eq!(sampling.delivered_fraction(), 1.0);
+    }
+
+    #[test]
+    fn a_late_wake_up_misses_the_periods_it_slept_through() {
+        let t0 = Instant::now();
+        let mut tally = Tally::new(t0, MS);
+        tally.sampled(t0 + MS);
+        // Woken 3.5 periods late for the sample due at 2 ms: the ones due at 3, 4 and 5 ms are past.
+        tally.sampled(t0 + MS * 2 + Duration::from_micros(3500));
+        assert_eq!(tally.next_due(), t0 + MS * 6);
+        tally.sampled(t0 + MS * 6);
+        let sampling = tally.finish(t0 + MS * 6);
+        assert_eq!((sampling.delivered, sampling.missed), (3, 3));
+        assert_eq!(sampling.expected, 6);
+        assert_eq!(sampling.largest_gap, Duration::from_micros(4500));
+        assert_eq!(sampling.delivered_fraction(), 0.5);
+    }
+
+    #[test]
+    fn a_late_wake_up_within_the_period_misses_nothing() {
+        let t0 = Instant::now();
+        let mut tally = Tally::new(t0, MS);
+        tally.sampled(t0 + MS + Duration::from_micros(999));
+        assert_eq!(tally.next_due(), t0 + MS * 2);
+        let sampling = tally.finish(t0 + MS * 2);
+        assert_eq!((sampling.delivered, sampling.missed), (1, 0));
+    }
+
+    #[test]
+    fn a_window_shorter_than_a_period_expects_nothing() {
+        let t0 = Instant::now();
+        let sampling = Tally::new(t0, MS).finish(t0 + Duration::from_micros(300));
+        assert_eq!((sampling.expected, sampling.delivered), (0, 0));
+        assert_eq!(sampling.delivered_fraction(), 1.0);
+        assert_eq!(sampling.largest_gap, Duration::from_micros(300));
+    }
+}
