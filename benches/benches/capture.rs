@@ -1,0 +1,132 @@
+//! What a local capture costs outside its counters: how many of the sampling periods the engine's direct
+//! source delivers and how much CPU it takes per wall-clock second (from `getrusage`), at 100 µs, 1 ms and
+//! 10 ms; and how much longer `lizard capture --duration D` runs than `sleep D` (interleaved runs, medians),
+//! the time spent outside the window.
+//!
+//! Not a criterion bench: each figure is a whole capture. Run with
+//! `cargo build --release -p lizard-cli && cargo bench -p lizard-benches --bench capture`; without the
+//! release `lizard` binary the command rows are skipped with a note. `LIZARD_BENCH_SECONDS` sets the
+//! sampling captures' length (1 s by default).
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use lizard_core::{Config, Lizard};
+
+/// CPU time (user + system) this process has used so far.
+fn cpu_time() -> Duration {
+    // SAFETY: `getrusage` writes one `rusage` into the zeroed value it is given.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_SELF, &mut usage);
+        usage
+    };
+    let time = |t: libc::timeval| {
+        Duration::from_secs(t.tv_sec as u64) + Duration::from_micros(t.tv_usec as u64)
+    };
+    time(usage.ru_utime) + time(usage.ru_stime)
+}
+
+/// One capture of every local CPU counter of this process for `window`, sampled every `interval`.
+fn sampling_row(interval: Duration, window: Duration) {
+    let mut config = Config::hwcpipe_only();
+    config.sample_interval = interval;
+    let mut lizard = match Lizard::configure(config) {
+        Ok(lizard) => lizard,
+        Err(err) => {
+            println!("sampling {interval:?}: skipped, no local counter here ({err})");
+            return;
+        }
+    };
+    let ids: Vec<u32> = lizard.counters().iter().map(|c| c.id).collect();
+    for id in ids {
+        lizard.enable(id).expect("a listed counter");
+    }
+    let (cpu_before, wall_before) = (cpu_time(), Instant::now());
+    lizard.start_capture().expect("start");
+    std::thread::sleep(window);
+    lizard.stop_capture().expect("stop");
+    let (cpu, wall) = (cpu_time() - cpu_before, wall_before.elapsed());
+    let s = lizard.sampling().expect("the direct source sampled");
+    println!(
+        "ratio sampling/{interval:?}/delivered = {:.4} x expected ({} of {} periods, {} missed, largest gap {:?})",
+        s.delivered_fraction(),
+        s.delivered,
+        s.expected,
+        s.missed,
+        s.largest_gap
+    );
+    println!(
+        "ratio sampling/{interval:?}/cpu = {:.4} x one core ({:?} CPU in {:?})",
+        cpu.as_secs_f64() / wall.as_secs_f64(),
+        cpu,
+        wall
+    );
+}
+
+/// The release `lizard` beside this bench's own binary (`target/release/deps/capture-…`).
+fn lizard_binary() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let path = exe.parent()?.parent()?.join("lizard");
+    path.exists().then_some(path)
+}
+
+fn run(program: &std::path::Path, args: &[&str]) -> Duration {
+    let started = Instant::now();
+    let status = Command::new(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run");
+    assert!(status.success(), "{} {args:?}: {status}", program.display());
+    started.elapsed()
+}
+
+fn median(mut values: Vec<Duration>) -> Duration {
+    values.sort_unstable();
+    values[values.len() / 2]
+}
+
+/// `lizard capture --duration D` against `sleep D`, interleaved, 7 rounds each.
+fn overhead_row(lizard: &std::path::Path, seconds: &str) {
+    let sleep = std::path::Path::new("/bin/sleep");
+    let duration = format!("{seconds}s");
+    let (mut capture, mut baseline) = (Vec::new(), Vec::new());
+    for _ in 0..7 {
+        baseline.push(run(sleep, &[seconds]));
+        capture.push(run(lizard, &["capture", "--duration", &duration]));
+    }
+    let (capture, baseline) = (median(capture), median(baseline));
+    println!(
+        "ratio capture_wall/{seconds}s = {:.4} x sleep ({:.1} ms over sleep {seconds}: {capture:?} against {baseline:?})",
+        capture.as_secs_f64() / baseline.as_secs_f64(),
+        (capture.as_secs_f64() - baseline.as_secs_f64()) * 1e3
+    );
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; a filter would be the next argument, which this bench does not take.
+    let window = std::env::var("LIZARD_BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .map_or(Duration::from_secs(1), Duration::from_secs_f64);
+    for interval in [
+        Duration::from_micros(100),
+        Duration::from_millis(1),
+        Duration::from_millis(10),
+    ] {
+        sampling_row(interval, window);
+    }
+    match lizard_binary() {
+        Some(lizard) => {
+            for seconds in ["0.1", "1"] {
+                overhead_row(&lizard, seconds);
+            }
+        }
+        None => println!(
+            "capture_wall: skipped, no release lizard beside this bench (cargo build --release -p lizard-cli)"
+        ),
+    }
+}
