@@ -48,6 +48,25 @@ pub const LZD_TYPE_INT: u32 = 8;
 /// `LZD_TYPE_DOUBLE`: `ReadCounterDouble` gives the exact value.
 pub const LZD_TYPE_DOUBLE: u32 = 9;
 
+/// `LizardSampling` (an extension beside the table, read with `LizardGetSampling`): how the local
+/// counters' periodic sampling went in the last stopped capture. 48 bytes everywhere.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LizardSampling {
+    /// The sampling interval, in ns.
+    pub interval_ns: u64,
+    /// The window sampled, from the start sample to the stop sample, in ns.
+    pub window_ns: u64,
+    /// Whole periods in the window.
+    pub expected: u64,
+    /// Periodic samples taken (the start and stop samples not included).
+    pub delivered: u64,
+    /// Periods skipped because the sampler woke a whole period or more late.
+    pub missed: u64,
+    /// The longest time between two consecutive samples, in ns.
+    pub largest_gap_ns: u64,
+}
+
 /// `struct LizardCounterDescription`: 72 bytes on LP64, 48 on ILP32.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]

@@ -336,6 +336,48 @@ pub unsafe extern "C" fn LoadApi(api: *mut *mut LizardApi) -> LzdResult {
     })
 }
 
+/// A duration in whole nanoseconds, saturating.
+fn nanos(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// `LizardGetSampling(ctx, &sampling)`: how the local counters' sampling went in the last stopped capture of
+/// `ctx`. `LZD_FAILURE` (and `*sampling` untouched) for a NULL pointer, an unknown `ctx`, or before a
+/// capture that sampled local counters has stopped.
+///
+/// # Safety
+/// `sampling` is NULL or points to writable memory for one `LizardSampling`.
+#[no_mangle]
+pub unsafe extern "C" fn LizardGetSampling(
+    ctx: LizardInstance,
+    sampling: *mut LizardSampling,
+) -> LzdResult {
+    boundary(LZD_FAILURE, || {
+        if sampling.is_null() {
+            return LZD_FAILURE;
+        }
+        match INSTANCES
+            .with(ctx, |instance| instance.lizard.sampling())
+            .flatten()
+        {
+            Some(s) => {
+                let out = LizardSampling {
+                    interval_ns: nanos(s.interval),
+                    window_ns: nanos(s.window),
+                    expected: s.expected,
+                    delivered: s.delivered,
+                    missed: s.missed,
+                    largest_gap_ns: nanos(s.largest_gap),
+                };
+                // SAFETY: `sampling` is non-NULL and, per this function's contract, writable for one value.
+                unsafe { sampling.write(out) };
+                LZD_OK
+            }
+            None => LZD_FAILURE,
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

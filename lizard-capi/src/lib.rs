@@ -1,9 +1,10 @@
 //! `liblizard.so`: the Lizard C API over [`lizard_core`].
 //!
-//! The library exports one symbol, `LoadApi`, which hands out the `LizardApi` function table described
-//! by the committed header `include/lizard/lizard_api.h`. The table, its enums and its structs are
-//! laid out exactly as in the original Lizard header (see [`abi`]), so callers written for the original
-//! library work unchanged. Unlike the original, no call can crash the host process: every exported
+//! The library exports `LoadApi`, which hands out the `LizardApi` function table described by the
+//! committed header `include/lizard/lizard_api.h`. The table, its enums and its structs are laid out
+//! exactly as in the original Lizard header (see [`abi`]), so callers written for the original library
+//! work unchanged. One extension sits beside the table, leaving its layout alone: `LizardGetSampling`,
+//! how the local counters' sampling went in the last capture. Unlike the original, no call can crash the host process: every exported
 //! function runs inside a panic boundary, checks every pointer and id, and never raises SIGPIPE.
 #![deny(missing_docs)]
 
@@ -12,4 +13,4 @@ mod api;
 mod panic;
 mod registry;
 
-pub use api::LoadApi;
+pub use api::{LizardGetSampling, LoadApi};

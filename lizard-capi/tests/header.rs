@@ -21,6 +21,7 @@ fn probe_source() -> PathBuf {
 fn expected() -> BTreeMap<String, i64> {
     type D = LizardCounterDescription;
     type A = LizardApi;
+    type S = LizardSampling;
     let pairs: Vec<(&str, usize)> = vec![
         ("sizeof.LizardCounterDescription", size_of::<D>()),
         ("sizeof.LizardApi", size_of::<A>()),
@@ -89,6 +90,16 @@ fn expected() -> BTreeMap<String, i64> {
             offset_of!(A, read_counter_double),
         ),
         ("sizeof.LZD_Result", size_of::<LzdResult>()),
+        ("sizeof.LizardSampling", size_of::<S>()),
+        ("LizardSampling.interval_ns", offset_of!(S, interval_ns)),
+        ("LizardSampling.window_ns", offset_of!(S, window_ns)),
+        ("LizardSampling.expected", offset_of!(S, expected)),
+        ("LizardSampling.delivered", offset_of!(S, delivered)),
+        ("LizardSampling.missed", offset_of!(S, missed)),
+        (
+            "LizardSampling.largest_gap_ns",
+            offset_of!(S, largest_gap_ns),
+        ),
     ];
     let values: Vec<(&str, i64)> = vec![
         ("LIZARD_VERSION_0_1", LIZARD_VERSION_0_1.into()),

@@ -191,6 +191,23 @@ typedef LZD_Result (*LZD_LoadApi_PFN)(struct LizardApi **api);
 
 LZD_Result LoadApi(struct LizardApi **api);
 
+/* An extension beside the table (the table keeps the original layout): how the local (HWCPipe) counters'
+ * periodic sampling went in the last stopped capture of ctx. The sampler takes one sample at StartCapture,
+ * one per interval and one at StopCapture; a period it woke a whole period or more late for is missed,
+ * and counted here, never made up. */
+typedef struct LizardSampling {
+    uint64_t interval_ns;    /* the sampling interval */
+    uint64_t window_ns;      /* from the start sample to the stop sample */
+    uint64_t expected;       /* whole periods in the window */
+    uint64_t delivered;      /* periodic samples taken (start and stop samples not included) */
+    uint64_t missed;         /* periods skipped: the sampler woke a whole period or more late */
+    uint64_t largest_gap_ns; /* the longest time between two consecutive samples */
+} LizardSampling;
+
+/* LZD_OK and *sampling written after a capture with local counters has stopped on ctx; LZD_FAILURE, with
+ * *sampling untouched, for a NULL sampling, an invalid ctx, or before such a capture. Thread-safe. */
+LZD_Result LizardGetSampling(LizardInstance ctx, LizardSampling *sampling);
+
 #ifdef __cplusplus
 }
 #endif

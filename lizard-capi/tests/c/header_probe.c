@@ -33,6 +33,13 @@ int main(void) {
     OFF(struct LizardApi, StopCapture);
     OFF(struct LizardApi, ReadCounterInt);
     OFF(struct LizardApi, ReadCounterDouble);
+    SHOW("sizeof.LizardSampling", sizeof(LizardSampling));
+    OFF(LizardSampling, interval_ns);
+    OFF(LizardSampling, window_ns);
+    OFF(LizardSampling, expected);
+    OFF(LizardSampling, delivered);
+    OFF(LizardSampling, missed);
+    OFF(LizardSampling, largest_gap_ns);
     SHOW("LIZARD_VERSION_0_1", LIZARD_VERSION_0_1);
     SHOW("LZD_OK", LZD_OK);
     SHOW("LZD_FAILURE", LZD_FAILURE);

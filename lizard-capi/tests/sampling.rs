@@ -1,0 +1,69 @@
+//! `LizardGetSampling`: how the local counters' sampling went in the last stopped capture, refused before
+//! one and for bad arguments, with the output untouched then.
+
+mod common;
+
+use std::ffi::CString;
+use std::net::TcpListener;
+use std::time::Duration;
+
+use common::{api, id_of};
+use lizard::abi::{LizardSampling, LZD_FAILURE, LZD_OK};
+use lizard::LizardGetSampling;
+
+#[test]
+fn sampling_is_reported_after_a_capture_and_refused_before() {
+    if !hwcpipe::sys::perf_event_open_implemented() {
+        eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
+        return;
+    }
+    let api = api();
+    // gatord absent: only the local counters remain.
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| i32::from(a.port()))
+        .expect("a free port");
+    let host = CString::new("127.0.0.1").unwrap();
+    // SAFETY: `host` is a NUL-terminated string alive for the call.
+    let ctx = unsafe { (api.init)(host.as_ptr(), port) };
+    assert!(!ctx.is_null());
+    let marker = LizardSampling {
+        missed: 77,
+        ..LizardSampling::default()
+    };
+    let mut out = marker;
+    // SAFETY: `out` is writable; NULL and unknown handles are part of the contract.
+    unsafe {
+        assert_eq!(
+            LizardGetSampling(ctx, &mut out),
+            LZD_FAILURE,
+            "no capture yet"
+        );
+        assert_eq!(LizardGetSampling(ctx, std::ptr::null_mut()), LZD_FAILURE);
+        assert_eq!(LizardGetSampling(0xdead as *mut _, &mut out), LZD_FAILURE);
+    }
+    assert_eq!(out, marker, "untouched on failure");
+    let id = id_of(api, ctx, "TaskClock");
+    // SAFETY: `ctx` came from Init and is destroyed once, at the end.
+    unsafe {
+        (api.enable_counter)(ctx, id);
+        assert_eq!((api.start_capture)(ctx), LZD_OK);
+        std::thread::sleep(Duration::from_millis(100));
+        assert_eq!((api.stop_capture)(ctx), LZD_OK);
+        assert_eq!(LizardGetSampling(ctx, &mut out), LZD_OK);
+        (api.destroy)(ctx);
+    }
+    assert!(out.interval_ns > 0, "{out:?}");
+    assert!(out.window_ns >= 100_000_000, "{out:?}");
+    assert_eq!(
+        out.expected,
+        out.window_ns / out.interval_ns,
+        "whole periods: {out:?}"
+    );
+    let handled = out.delivered + out.missed;
+    assert!(
+        handled <= out.expected && out.expected <= handled + 1,
+        "{out:?}"
+    );
+    assert!(out.largest_gap_ns >= out.interval_ns / 2, "{out:?}");
+}
