@@ -21,31 +21,43 @@ fn value_text(value: Option<&Number>) -> String {
     value.map_or_else(|| "null".to_owned(), Number::to_string)
 }
 
+/// How long a series' samples cover, first to last, as a table shows it (`1.493 s`; empty with fewer than
+/// two samples).
+fn covered_text(samples: &[SamplePoint]) -> String {
+    match (samples.first(), samples.last()) {
+        (Some(first), Some(last)) if samples.len() > 1 => {
+            format!("{:.3} s", (last.0 - first.0) as f64 / 1e9)
+        }
+        _ => String::new(),
+    }
+}
+
 /// The summary table: a row per counter and (with `--per-core`) one per core, then the notes.
 pub fn table(capture: &Capture) -> String {
     let mut table = Table::new(&[
-        "id", "source", "counter", "units", "class", "samples", "value",
+        "id", "source", "counter", "units", "class", "samples", "covers", "value",
     ]);
     for c in &capture.counters {
         let parts = c.per_core.iter().flatten();
-        let rows = std::iter::once((None, c.samples.len(), &c.value, &c.no_value)).chain(
+        let rows = std::iter::once((None, c.samples.as_slice(), &c.value, &c.no_value)).chain(
             parts.map(|part| {
                 (
                     Some(part.core),
-                    part.samples.len(),
+                    part.samples.as_slice(),
                     &part.value,
                     &part.no_value,
                 )
             }),
         );
-        for (core, count, value, no_value) in rows {
+        for (core, samples, value, no_value) in rows {
             table.row(vec![
                 c.info.id.to_string(),
                 c.info.source_label(),
                 series_name(c, core),
                 c.info.units.clone(),
                 c.info.class.clone(),
-                count.to_string(),
+                samples.len().to_string(),
+                covered_text(samples),
                 match value {
                     Some(value) => output::reading_text(value),
                     None => no_value.clone().unwrap_or_default(),

@@ -117,6 +117,69 @@ fn more_set_events_than_slots_fails_with_one_line() {
 }
 
 #[test]
+fn without_named_counters_each_set_is_filled_up_to_its_slots() {
+    let Some(events) = a72_events() else { return };
+    let sim = a72_sim(&events);
+    let output = lizard(&gatord_capture(
+        &sim.address,
+        "200ms",
+        &["--format", "json"],
+    ));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("counter set ARMv8_Cortex_A72_cnt has 6 slots"))
+        .unwrap_or_else(|| panic!("the choice is said: {stderr}"));
+    assert!(line.contains("its first 6 events are captured"), "{line}");
+    let doc = json(&output);
+    let captured: Vec<&str> = doc["counters"]
+        .as_array()
+        .expect("counters")
+        .iter()
+        .filter_map(|c| c["counter"].as_str())
+        .filter(|name| name.starts_with("ARMv8_Cortex_A72:"))
+        .collect();
+    assert_eq!(captured.len(), 6, "{captured:?}");
+    // Every event left out is named in the line, none of the captured ones.
+    let left_out = line
+        .split_once('(')
+        .and_then(|(_, rest)| rest.split_once(')'))
+        .map(|(names, _)| names)
+        .expect("the left-out events");
+    for name in &captured {
+        assert!(
+            !left_out.split(", ").any(|n| n == *name),
+            "{name} in {line}"
+        );
+    }
+    let listed = lizard(&[
+        "list",
+        "--gatord",
+        &sim.address,
+        "--no-hwcpipe",
+        "--format",
+        "json",
+    ]);
+    let set_events = json(&listed)["counters"]
+        .as_array()
+        .expect("counters")
+        .iter()
+        .filter(|c| {
+            c["counter"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("ARMv8_Cortex_A72:"))
+        })
+        .count();
+    assert_eq!(left_out.split(", ").count(), set_events - 6, "{line}");
+    // The cycle counter, not a set event, is captured beside them.
+    assert!(
+        counter(&doc, "ARMv8_Cortex_A72_ccnt")["value"].as_u64() > Some(0),
+        "{doc}"
+    );
+}
+
+#[test]
 fn per_core_values_are_shown_on_request_and_the_outputs_say_which() {
     let Some(events) = a72_events() else { return };
     let sim = a72_sim(&events);

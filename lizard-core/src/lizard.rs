@@ -1,6 +1,5 @@
 //! [`Lizard`]: the engine tying the counter list, the sources, the capture threads and the store together.
 
-use crate::{GatordError, UsageError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -19,6 +18,7 @@ use crate::hwc::{Sampling, MIN_SAMPLE_INTERVAL};
 use crate::reduce;
 use crate::store::{Sample, SampleStore, Value, Window};
 use crate::transport::GatordAddress;
+use crate::{GatordError, UsageError};
 
 /// The gatord source after discovery.
 #[derive(Debug)]

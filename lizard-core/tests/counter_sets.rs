@@ -6,11 +6,11 @@
 
 mod common;
 
-use lizard_core::GatordError;
 use std::time::Duration;
 
 use common::{config_for, gatord_data, id_of};
 use gatord_sim::{self as sim, synthetic_event_value, SimConfig, SimHandle, Stream, Timing};
+use lizard_core::GatordError;
 use lizard_core::{Error, Lizard, SetEvent};
 
 const CORES: u32 = 2;

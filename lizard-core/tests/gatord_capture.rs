@@ -5,12 +5,12 @@
 
 mod common;
 
-use lizard_core::{GatordError, UsageError};
 use std::time::Duration;
 
 use common::{config_for, id_of};
 use gatord_sim::{self as sim, SimConfig, SimSample, Stream};
 use lizard_core::{CounterClass, Error, Lizard, NoValue, ResultType, Source, Units, Value};
+use lizard_core::{GatordError, UsageError};
 
 fn sample(t: i64, values: &[(&str, i64)]) -> SimSample {
     SimSample {

@@ -4,7 +4,6 @@
 
 mod common;
 
-use lizard_core::{DirectError, UsageError};
 use std::time::Duration;
 
 use common::config_for;
@@ -14,6 +13,7 @@ use hwcpipe::HwcPipe;
 use lizard_core::{
     CaptureMode, Config, CounterClass, Error, HwcPipeBackend, Lizard, ResultType, Source, Value,
 };
+use lizard_core::{DirectError, UsageError};
 
 fn id_named(lizard: &Lizard, name: &str) -> u32 {
     lizard

@@ -3,11 +3,11 @@
 
 mod common;
 
-use lizard_core::GatordError;
 use std::time::Duration;
 
 use common::{config_for, id_of};
 use gatord_sim::{self as sim, Faults, SimConfig, SimHandle, SimSample, Stream};
+use lizard_core::GatordError;
 use lizard_core::{CaptureMode, CounterId, Error, Lizard};
 
 /// A persistent-mode engine on `daemon` whose reads wait at most `read_timeout` (`None`: the default).

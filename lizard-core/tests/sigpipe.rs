@@ -5,7 +5,6 @@
 
 mod common;
 
-use lizard_core::GatordError;
 use std::io::Read;
 use std::net::TcpListener;
 use std::os::fd::AsRawFd;
@@ -14,6 +13,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use gatord_sim::{self as sim, Faults, SimConfig};
+use lizard_core::GatordError;
 use lizard_core::{Error, Lizard, Timeouts, Transport};
 
 const CHILD: &str = "LIZARD_SIGPIPE_CHILD";

@@ -1,11 +1,10 @@
 //! `lizard capture`: capture counters for a while and print their readings and time series.
 
-use lizard_core::GatordError;
 use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use hwcpipe::counting::{self, Target};
-use lizard_core::{error_chain, Error as EngineError, Lizard};
+use lizard_core::{error_chain, Error as EngineError, GatordError, Lizard};
 
 use crate::args::{CaptureArgs, CaptureFormat};
 use crate::capture_formats;
@@ -46,13 +45,11 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
             || pid.is_some_and(counting::process_ended)
     };
     let lizard = &mut opened.lizard;
-    let ids: Vec<u32> = source::select(lizard.counters(), &args.counters)?
+    let chosen: Vec<u32> = source::select(lizard.counters(), &args.counters)?
         .iter()
         .map(|c| c.id)
         .collect();
-    for &id in &ids {
-        lizard.enable(id)?;
-    }
+    let ids = enable(lizard, &chosen, args.counters.is_empty())?;
     let trace = args.trace.as_deref().map(TraceWindow::start).transpose()?;
 
     let started = Instant::now();
@@ -121,6 +118,37 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         // Like `stat`, a counted command's exit status is the capture's.
         None => Ok(command_status.map_or(0, shell_status)),
     }
+}
+
+/// Enables `chosen` and returns the ids enabled. Without named counters (`fit`), the events of a programmable
+/// counter set beyond its slots are left out, one line per set saying which; named ones that do not fit
+/// are an error.
+fn enable(lizard: &mut Lizard, chosen: &[u32], fit: bool) -> Result<Vec<u32>, CliError> {
+    let mut enabled = Vec::with_capacity(chosen.len());
+    // Per set: its slots, and the events left out.
+    let mut left_out: Vec<(String, usize, Vec<String>)> = Vec::new();
+    for &id in chosen {
+        match lizard.enable(id) {
+            Ok(()) => enabled.push(id),
+            Err(EngineError::Gatord(GatordError::TooManyEvents { set, slots, events })) if fit => {
+                let name = events.last().cloned().unwrap_or_default();
+                match left_out.iter_mut().find(|(s, _, _)| *s == set) {
+                    Some((_, _, names)) => names.push(name),
+                    None => left_out.push((set, slots, vec![name])),
+                }
+            }
+            Err(other) => return Err(other.into()),
+        }
+    }
+    for (set, slots, names) in &left_out {
+        eprintln!(
+            "lizard: counter set {set} has {slots} slots: its first {slots} events are captured, {} left out \
+             ({}); name the events to capture with --counters",
+            names.len(),
+            names.join(", ")
+        );
+    }
+    Ok(enabled)
 }
 
 /// How long a capture without a command lasts when `--duration` is not given.

@@ -139,13 +139,19 @@ fn counter(lizard: &Lizard, id: u32, mode: Cores) -> Result<CapturedCounter, Eng
         ),
         _ => None,
     };
+    let samples = points(counter, &lizard.series(id)?);
+    let covered_s = match (samples.first(), samples.last()) {
+        (Some(first), Some(last)) if samples.len() > 1 => Some((last.0 - first.0) as f64 / 1e9),
+        _ => None,
+    };
     Ok(CapturedCounter {
         info: info(counter),
+        covered_s,
         value,
         no_value,
         unavailable,
         dropped: lizard.dropped(id)?,
-        samples: points(counter, &lizard.series(id)?),
+        samples,
         counted: per_core.then(|| "per core".to_owned()),
         per_core: parts,
     })

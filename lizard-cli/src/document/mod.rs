@@ -181,6 +181,11 @@ pub struct CapturedCounter {
     /// Samples the engine dropped (its store was full).
     #[serde(default)]
     pub dropped: u64,
+    /// The time from this counter's first sample to its last, in seconds (`None` with fewer than two
+    /// samples): shorter than the capture's window when its samples started late or ended early (gatord's
+    /// perf samples start after its polled counters), so a total is never taken for more than it covers.
+    #[serde(default)]
+    pub covered_s: Option<f64>,
     /// `[timestamp ns, value]` pairs, values scaled like the reading; a value that is not a number (NaN,
     /// infinite) is written `null`. Counters counted per core: the cores combined.
     pub samples: Vec<SamplePoint>,

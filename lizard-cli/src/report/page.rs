@@ -434,6 +434,7 @@ mod properties {
                 no_value: reason,
                 unavailable: None,
                 dropped: 0,
+                covered_s: None,
                 samples: samples
                     .into_iter()
                     .map(|(t, v)| (t, serde_json::Number::from_f64(v)))

@@ -9,7 +9,6 @@
 //! socket is shut down, which wakes the receiver at once. The receiver is always joined and both socket handles
 //! are closed when the session is dropped.
 
-use crate::GatordError;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -27,6 +26,7 @@ use crate::error::Error;
 use crate::hwc::sampler::nanos_since;
 use crate::store::SampleStore;
 use crate::transport::{GatordAddress, Timeouts, Transport, TransportError};
+use crate::GatordError;
 
 /// What opening a session needs.
 #[derive(Debug, Clone)]

@@ -4,7 +4,6 @@
 //! before anything is allocated for it, replies matched to commands); this module only moves bytes between it
 //! and the socket, and turns its events into results.
 
-use crate::GatordError;
 use gator_proto::client::{ClientError, Config as ClientConfig, Event, Session};
 use std::time::{Duration, Instant};
 
@@ -12,6 +11,7 @@ use gator_proto::ProtocolVersion;
 
 use crate::error::{Error, ProtocolFault};
 use crate::transport::{GatordAddress, Timeouts, Transport, TransportError};
+use crate::GatordError;
 
 use gator_proto::daemon::SESSION_IN_PROGRESS;
 

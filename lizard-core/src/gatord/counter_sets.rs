@@ -12,13 +12,13 @@
 //! [`SetEvent::key`]); at capture start the enabled events of a set get its listed slots in id order, the
 //! lowest-numbered slot first. More enabled events than slots is [`GatordError::TooManyEvents`].
 
-use crate::GatordError;
 use std::collections::HashSet;
 
 use gator_xml::Events;
 
 use crate::counter::{Counter, CounterId, SetEvent};
 use crate::error::Error;
+use crate::GatordError;
 
 /// The slots of one counter set that the daemon's counters document lists, by ascending slot index.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,6 @@
 //! once (the first occurrence), so every gatord counter has exactly one capture key later. Set events come
 //! after the fixed counters so that the ids of the fixed counters do not depend on them.
 
-use crate::GatordError;
 use std::collections::HashSet;
 use std::time::Duration;
 
@@ -20,6 +19,7 @@ use super::xml;
 use crate::counter::{Counter, CounterClass, ResultType, SetEvent, Source, Units};
 use crate::error::Error;
 use crate::transport::{GatordAddress, Timeouts};
+use crate::GatordError;
 
 /// What discovery found.
 #[derive(Debug, Clone)]

@@ -2,13 +2,13 @@
 //!
 //! Malformed documents are typed errors, never silently empty lists.
 
-use crate::GatordError;
 use gator_xml::{
     Captured, Configurations, CounterConfiguration, Counters, EventClass, SampleRate, Session,
 };
 
 use super::counter_sets::Configured;
 use crate::error::{Error, ProtocolFault};
+use crate::GatordError;
 
 /// The `<configurations revision="3">` document enabling `counters` (names escaped by the writer): a fixed
 /// counter by name, a counter-set slot with the event programmed into it (`event="0x8"`).

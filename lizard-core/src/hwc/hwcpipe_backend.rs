@@ -1,12 +1,12 @@
 //! [`HwcPipeBackend`]: the [`HwcBackend`] over `hwcpipe::HwcPipe` (CPU perf events, Mali GPU).
 
-use crate::DirectError;
 use hwcpipe::{Counter as HwcCounter, CpuCounter, GpuCounter, HwcPipe};
 
 use super::backend::{HwcBackend, HwcCounterInfo};
 use crate::counter::{ResultType, Source, Units};
 use crate::error::Error;
 use crate::store::Value;
+use crate::DirectError;
 
 /// HWCPipe as a direct counter source. Lists only the counters HWCPipe really reads on this machine (CPU
 /// first, then GPU, in HWCPipe's fixed enum order); every sample is the change since the previous one.

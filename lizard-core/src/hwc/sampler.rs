@@ -2,7 +2,6 @@
 //! one at stop, every sample written into the shared store, and the window's account ([`Sampling`]): the
 //! periods expected, delivered and missed.
 
-use crate::DirectError;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -13,6 +12,7 @@ use super::sampling::{Sampling, Tally};
 use crate::counter::CounterId;
 use crate::error::Error;
 use crate::store::{Sample, SampleStore, Value};
+use crate::DirectError;
 
 /// A backend shared between the engine and its sampler thread.
 pub(crate) type SharedBackend = Arc<Mutex<Box<dyn HwcBackend>>>;
