@@ -39,6 +39,9 @@ pub enum Command {
     TraceDump(TraceDumpArgs),
     /// Make the HTML report (charts and summary) of a capture saved with `capture --format json`.
     Report(ReportArgs),
+    /// Compare two captures saved with `capture --format json`, counter by counter; with
+    /// --max-increase, exit 5 when a counter grew past it (a CI gate).
+    Diff(DiffArgs),
 }
 
 /// Where counters come from.
@@ -329,6 +332,34 @@ pub struct ReportArgs {
     /// Write the HTML page to this file instead of standard output.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
+}
+
+/// `lizard diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The base capture's JSON document.
+    pub base: PathBuf,
+    /// The new capture's JSON document.
+    pub new: PathBuf,
+    /// The counters to judge with --max-increase, comma-separated (default: every counter in both).
+    /// A named counter that either capture lacks, or that has no value in one, fails the comparison.
+    #[arg(long, value_delimiter = ',')]
+    pub counters: Vec<String>,
+    /// Exit 5 when a judged counter's reading grew by more than this many percent of the base's (or from
+    /// 0 to more).
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    pub max_increase: Option<f64>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ListFormat::Table)]
+    pub format: ListFormat,
+}
+
+/// A percentage: a finite number, 0 or more.
+pub fn parse_percent(text: &str) -> Result<f64, String> {
+    match text.trim().trim_end_matches('%').parse::<f64>() {
+        Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
+        _ => Err(format!("'{text}' is not a percentage (try 5 or 2.5)")),
+    }
 }
 
 /// Parses `500ms`, `2s`, `1.5s`, `1m`, `250us` or a bare number of seconds.

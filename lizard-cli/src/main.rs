@@ -40,6 +40,7 @@ fn run(cli: &Cli) -> Result<i32, CliError> {
         Command::TraceServer(args) => cmd::trace::server(args),
         Command::TraceDump(args) => cmd::trace::dump(args),
         Command::Report(args) => cmd::report::run(args),
+        Command::Diff(args) => cmd::diff::run(args),
     }
 }
 

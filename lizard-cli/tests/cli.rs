@@ -1065,3 +1065,115 @@ fn stat_counts_every_instruction_of_a_known_program() {
         );
     }
 }
+
+/// `capture --format json` of a simulator streaming ccnt `ccnt` in two samples (and memfree 4096, 8192),
+/// saved under `name` in a scratch folder.
+fn saved_capture(name: &str, ccnt: [i64; 2]) -> std::path::PathBuf {
+    let sample = |t: i64, ccnt: i64, memfree: i64| SimSample {
+        timestamp_ns: t,
+        values: vec![("Sim_ccnt".into(), ccnt), ("Sim_memfree".into(), memfree)],
+    };
+    let daemon = streaming_sim(vec![
+        sample(1_000, ccnt[0], 4096),
+        sample(2_000, ccnt[1], 8192),
+    ]);
+    let dir = std::env::temp_dir().join(format!("lizard-diff-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch folder");
+    let path = dir.join(name);
+    let address = daemon.address().to_string();
+    let out = lizard(&gatord_capture(
+        &address,
+        "200ms",
+        &[
+            "--counters",
+            "Sim_ccnt,Sim_memfree",
+            "--format",
+            "json",
+            "-o",
+            path.to_str().expect("utf-8"),
+        ],
+    ));
+    assert!(out.status.success(), "{}", stderr(&out));
+    daemon.shutdown();
+    path
+}
+
+#[test]
+fn diff_reports_a_known_change_and_its_exit_status_follows_the_limit() {
+    // The same two samples, the new run's cycles 20 % more: 400 against 480.
+    let base = saved_capture("base.json", [100, 300]);
+    let new = saved_capture("new.json", [120, 360]);
+    let (base, new) = (base.to_str().unwrap(), new.to_str().unwrap());
+    let table = lizard(&["diff", base, new]);
+    assert_eq!(table.status.code(), Some(0), "{}", stderr(&table));
+    let row = stdout(&table)
+        .lines()
+        .find(|l| l.starts_with("Sim_ccnt"))
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("{}", stdout(&table)));
+    for cell in ["400", "480", "+80", "1.2000"] {
+        assert!(row.split_whitespace().any(|c| c == cell), "{cell} in {row}");
+    }
+    let doc = json(&lizard(&["diff", base, new, "--format", "json"]));
+    let ccnt = doc["counters"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["counter"] == "Sim_ccnt"))
+        .unwrap_or_else(|| panic!("{doc}"));
+    assert_eq!(
+        (ccnt["base"].as_f64(), ccnt["new"].as_f64()),
+        (Some(400.0), Some(480.0))
+    );
+    assert!(
+        (ccnt["ratio"].as_f64().unwrap() - 1.2).abs() < 1e-12,
+        "{ccnt}"
+    );
+    // memfree is the same in both: within any limit.
+    let judged = |limit: &str, counters: &str| {
+        lizard(&[
+            "diff",
+            base,
+            new,
+            "--max-increase",
+            limit,
+            "--counters",
+            counters,
+        ])
+    };
+    let past = judged("10", "Sim_ccnt");
+    assert_eq!(past.status.code(), Some(5));
+    assert!(
+        stderr(&past).contains("Sim_ccnt grew +20.00% (400 to 480 cycles), past the limit"),
+        "{}",
+        stderr(&past)
+    );
+    assert_eq!(judged("25", "Sim_ccnt").status.code(), Some(0));
+    assert_eq!(judged("0", "Sim_memfree").status.code(), Some(0));
+    // Every counter judged when none is named; a name in neither capture fails the comparison.
+    assert_eq!(
+        lizard(&["diff", base, new, "--max-increase", "10"])
+            .status
+            .code(),
+        Some(5)
+    );
+    let missing = judged("50", "Sim_nothing");
+    assert_eq!(missing.status.code(), Some(5));
+    assert!(
+        stderr(&missing).contains("Sim_nothing is in neither capture"),
+        "{}",
+        stderr(&missing)
+    );
+    // What is not a capture is refused with one line, exit 4, as `report` does.
+    let bad = lizard(&["diff", base, "/dev/null"]);
+    assert_eq!(bad.status.code(), Some(4));
+    assert!(
+        stderr(&bad).starts_with("lizard: /dev/null"),
+        "{}",
+        stderr(&bad)
+    );
+    assert_eq!(
+        lizard(&["diff", base, new, "--max-increase", "-1"])
+            .status
+            .code(),
+        Some(2)
+    );
+}

@@ -9,6 +9,7 @@
 //! keep reading them.
 
 pub mod collect;
+pub mod diff;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Number;

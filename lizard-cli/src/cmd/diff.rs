@@ -1,0 +1,108 @@
+//! `lizard diff BASE.json NEW.json`: two captures compared counter by counter, and with `--max-increase` a
+//! gate that fails (exit 5) when a judged counter grew past it.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::args::{DiffArgs, ListFormat};
+use crate::document::diff::{self, CounterChange, Regression};
+use crate::document::Capture;
+use crate::error::CliError;
+use crate::output;
+use crate::table::Table;
+
+/// The exit status when a judged counter grew past `--max-increase`.
+const REGRESSED: i32 = 5;
+
+/// Runs `lizard diff`.
+pub fn run(args: &DiffArgs) -> Result<i32, CliError> {
+    let base = read(&args.base)?;
+    let new = read(&args.new)?;
+    let changes = diff::compare(&base, &new);
+    let regressions = args
+        .max_increase
+        .map(|limit| diff::regressions(&changes, &args.counters, limit))
+        .unwrap_or_default();
+    let text = match args.format {
+        ListFormat::Table => table(&base, &new, &changes),
+        ListFormat::Json => output::to_json(&json!({
+            "base": { "path": args.base, "duration_s": base.duration_s },
+            "new": { "path": args.new, "duration_s": new.duration_s },
+            "counters": changes,
+            "max_increase_percent": args.max_increase,
+            "regressed": regressions.iter().map(regression_text).collect::<Vec<_>>(),
+        })),
+    };
+    output::write(None, &text)?;
+    for regression in &regressions {
+        eprintln!("lizard: {}", regression_text(regression));
+    }
+    Ok(if regressions.is_empty() { 0 } else { REGRESSED })
+}
+
+fn read(path: &Path) -> Result<Capture, CliError> {
+    let text = std::fs::read_to_string(path).map_err(|e| CliError::file(path, e))?;
+    Capture::from_json(&text).map_err(|source| CliError::BadCapture {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// One line saying why a counter fails the comparison.
+fn regression_text(regression: &Regression<'_>) -> String {
+    match regression {
+        Regression::Grew(c) => match c.percent() {
+            Some(p) => format!(
+                "{} grew {p:+.2}% ({} to {} {}), past the limit",
+                c.counter,
+                number(c.base),
+                number(c.new),
+                c.units
+            ),
+            None => format!("{} grew from 0 to {} {}", c.counter, number(c.new), c.units),
+        },
+        Regression::Unjudged(c) => format!(
+            "{} cannot be judged: {}",
+            c.counter,
+            c.note.as_deref().unwrap_or("no value")
+        ),
+        Regression::Missing(name) => format!("{name} is in neither capture"),
+    }
+}
+
+/// A reading as the table shows it: integers as they are, fractions to at most six decimals.
+fn number(value: Option<f64>) -> String {
+    value
+        .and_then(serde_json::Number::from_f64)
+        .map_or_else(String::new, |n| output::reading_text(&n))
+}
+
+fn table(base: &Capture, new: &Capture, changes: &[CounterChange]) -> String {
+    let mut table = Table::new(&["counter", "units", "base", "new", "change", "ratio", "note"]);
+    for c in changes {
+        table.row(vec![
+            c.counter.clone(),
+            c.units.clone(),
+            number(c.base),
+            number(c.new),
+            c.change.map_or_else(String::new, |d| {
+                let sign = if d > 0.0 { "+" } else { "" };
+                format!("{sign}{}", number(Some(d)))
+            }),
+            c.ratio.map_or_else(String::new, |r| format!("{r:.4}")),
+            c.note.clone().unwrap_or_default(),
+        ]);
+    }
+    let window = |c: &Capture| {
+        c.duration_s
+            .map_or_else(|| "no samples".to_owned(), |s| format!("{s:.3} s"))
+    };
+    format!(
+        "{}\nwindows: base {}, new {} (readings are compared as they are: totals of delta counters, \
+         means of absolute ones)\n",
+        table.render(),
+        window(base),
+        window(new)
+    )
+}
