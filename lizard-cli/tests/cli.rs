@@ -1103,8 +1103,28 @@ fn diff_reports_a_known_change_and_its_exit_status_follows_the_limit() {
     // The same two samples, the new run's cycles 20 % more: 400 against 480.
     let base = saved_capture("base.json", [100, 300]);
     let new = saved_capture("new.json", [120, 360]);
+    // Each run says what ran and where.
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&base).expect("saved")).expect("JSON");
+    let run = &saved["run"];
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").expect("osrelease");
+    assert_eq!(run["kernel"], format!("Linux {}", release.trim()), "{run}");
+    assert_eq!(run["lizard_version"], env!("CARGO_PKG_VERSION"), "{run}");
+    assert!(run["command"]
+        .as_array()
+        .is_some_and(|c| c.iter().any(|a| a == "Sim_ccnt,Sim_memfree")));
+    assert!(run["gatord_protocol"].as_i64() > Some(0), "{run}");
+    assert!(
+        !run["online_cpus"].as_array().expect("CPUs").is_empty(),
+        "{run}"
+    );
     let (base, new) = (base.to_str().unwrap(), new.to_str().unwrap());
     let table = lizard(&["diff", base, new]);
+    assert!(
+        stdout(&table).contains("base run: lizard "),
+        "{}",
+        stdout(&table)
+    );
     assert_eq!(table.status.code(), Some(0), "{}", stderr(&table));
     let row = stdout(&table)
         .lines()

@@ -174,6 +174,13 @@ fn capture_of_the_replayed_live_session_is_unchanged() {
         assert!(out.status.success(), "{}", stderr(&out));
         let text = if format == "json" {
             let mut doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+            // What ran and where depends on the machine: present, then left out.
+            let run = doc
+                .as_object_mut()
+                .and_then(|d| d.remove("run"))
+                .expect("the run's facts");
+            assert_eq!(run["lizard_version"], env!("CARGO_PKG_VERSION"), "{run}");
+            assert_eq!(run["command"][1], "capture", "{run}");
             without_times(&mut doc);
             serde_json::to_string_pretty(&doc).unwrap() + "\n"
         } else {

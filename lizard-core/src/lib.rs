@@ -8,6 +8,7 @@ pub mod error;
 mod gatord;
 pub mod hwc;
 mod lizard;
+pub mod machine;
 pub mod reduce;
 pub mod store;
 pub mod transport;
@@ -22,5 +23,6 @@ pub use hwc::{
     MIN_SAMPLE_INTERVAL,
 };
 pub use lizard::{CoreReading, Lizard};
+pub use machine::Machine;
 pub use store::{Sample, SampleStore, Value, Window};
 pub use transport::{GatordAddress, Timeouts, Transport, TransportError};

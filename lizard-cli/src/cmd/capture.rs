@@ -85,6 +85,7 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         elapsed,
         stop_error: stop_error.as_ref(),
         records,
+        command: std::env::args().collect(),
     };
     let capture = collect::capture(lizard, &ids, mode, ending)?;
     if let Some(sampling) = capture.sampling.filter(|s| s.missed > 0) {

@@ -98,11 +98,18 @@ fn table(base: &Capture, new: &Capture, changes: &[CounterChange]) -> String {
         c.duration_s
             .map_or_else(|| "no samples".to_owned(), |s| format!("{s:.3} s"))
     };
+    let run = |c: &Capture| {
+        c.run
+            .as_ref()
+            .map_or_else(|| "not recorded".to_owned(), |r| r.summary())
+    };
     format!(
         "{}\nwindows: base {}, new {} (readings are compared as they are: totals of delta counters, \
-         means of absolute ones)\n",
+         means of absolute ones)\nbase run: {}\nnew run:  {}\n",
         table.render(),
         window(base),
-        window(new)
+        window(new),
+        run(base),
+        run(new)
     )
 }

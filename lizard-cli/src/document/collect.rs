@@ -4,13 +4,13 @@
 use std::time::Duration;
 
 use lizard_core::{
-    error_chain, Counter, Error as EngineError, Lizard, NoValue, ResultType, Sample, Value,
+    error_chain, Counter, Error as EngineError, Lizard, Machine, NoValue, ResultType, Sample, Value,
 };
 use serde_json::Number;
 
 use super::{
-    Capture, CapturedCounter, CorePart, CounterInfo, LocalSampling, SamplePoint, TraceRecord,
-    SCHEMA_VERSION,
+    Capture, CapturedCounter, CoreId, CorePart, CounterInfo, LocalSampling, RunInfo, SamplePoint,
+    TraceRecord, SCHEMA_VERSION,
 };
 use crate::cores::{self, Cores};
 use crate::output::{class_name, result_type_name, scope_name};
@@ -24,6 +24,8 @@ pub struct Ending<'a> {
     pub stop_error: Option<&'a EngineError>,
     /// The trace records of the capture window.
     pub records: Vec<TraceRecord>,
+    /// The command line of the capture.
+    pub command: Vec<String>,
 }
 
 /// The document of the capture of counters `ids` that `lizard` has just stopped. A counter the source lists
@@ -48,8 +50,28 @@ pub fn capture(
         missed: s.missed,
         largest_gap_ns: nanos(s.largest_gap),
     });
+    let machine = Machine::this();
+    let run = RunInfo {
+        lizard_version: env!("CARGO_PKG_VERSION").to_owned(),
+        command: ending.command,
+        host: machine.host,
+        kernel: machine.kernel,
+        arch: machine.arch.to_owned(),
+        online_cpus: machine.online_cpus,
+        cores: machine
+            .midr
+            .into_iter()
+            .map(|(cpu, midr)| CoreId {
+                cpu,
+                midr: format!("{midr:#x}"),
+            })
+            .collect(),
+        cpu_model: machine.cpu_model,
+        gatord_protocol: lizard.protocol_version().map(|v| v.0),
+    };
     Ok(Capture {
         schema_version: SCHEMA_VERSION,
+        run: Some(run),
         sampling,
         duration_s: window_ns.map(|[first, last]| (last - first) as f64 / 1e9),
         window_ns,

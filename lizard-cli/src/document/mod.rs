@@ -70,6 +70,10 @@ pub struct Capture {
     /// The sentence saying how per-core values were combined, when a counter was counted per core.
     #[serde(default)]
     pub cores_note: Option<String>,
+    /// What ran and where: the tool, the command line, the machine (absent in documents written before
+    /// it was added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunInfo>,
     /// How the local counters' periodic sampling went (absent when no local counter was captured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampling: Option<LocalSampling>,
@@ -82,6 +86,68 @@ pub struct Capture {
 
 fn first_version() -> u32 {
     1
+}
+
+/// What ran and where, so that two runs can be told apart and compared (`lizard diff`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// The version of `lizard` that captured.
+    pub lizard_version: String,
+    /// The command line of the capture (`lizard capture --duration 2s -- ./app`).
+    pub command: Vec<String>,
+    /// The machine's host name, when the kernel gives one.
+    #[serde(default)]
+    pub host: Option<String>,
+    /// The kernel (`Linux 6.1.0-13-arm64`).
+    #[serde(default)]
+    pub kernel: Option<String>,
+    /// The architecture (`aarch64`, `x86_64`).
+    #[serde(default)]
+    pub arch: String,
+    /// The online CPUs.
+    #[serde(default)]
+    pub online_cpus: Vec<u32>,
+    /// Each online CPU's MIDR_EL1 (Arm), naming its core design: `{"cpu": 0, "midr": "0x410fd083"}`.
+    #[serde(default)]
+    pub cores: Vec<CoreId>,
+    /// The CPU model the kernel names (other architectures).
+    #[serde(default)]
+    pub cpu_model: Option<String>,
+    /// The gatord protocol version of the session, when gatord was a source.
+    #[serde(default)]
+    pub gatord_protocol: Option<i64>,
+}
+
+impl RunInfo {
+    /// One line for people: `lizard 0.1.0 on board, Linux 6.1.0-13-arm64, aarch64, 4 CPUs`.
+    pub fn summary(&self) -> String {
+        let mut text = format!("lizard {}", self.lizard_version);
+        if let Some(host) = &self.host {
+            text.push_str(&format!(" on {host}"));
+        }
+        for part in [self.kernel.as_deref(), Some(self.arch.as_str())]
+            .into_iter()
+            .flatten()
+            .filter(|p| !p.is_empty())
+        {
+            text.push_str(&format!(", {part}"));
+        }
+        match self.online_cpus.len() {
+            0 => {}
+            1 => text.push_str(", 1 CPU"),
+            n => text.push_str(&format!(", {n} CPUs")),
+        }
+        text
+    }
+}
+
+/// One CPU and its MIDR_EL1.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoreId {
+    /// The CPU number.
+    pub cpu: u32,
+    /// Its MIDR_EL1, in hexadecimal (`0x410fd083`).
+    pub midr: String,
 }
 
 /// How the local (HWCPipe) counters' periodic sampling went over the capture window: one sample at the

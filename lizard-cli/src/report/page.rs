@@ -66,6 +66,9 @@ fn write_header(out: &mut String, capture: &Capture) -> fmt::Result {
         )?,
         None => out.push_str("<dt>capture window</dt><dd>none: no counter got a sample</dd>\n"),
     }
+    if let Some(run) = &capture.run {
+        writeln!(out, "<dt>run</dt><dd>{}</dd>", Esc(&run.summary()))?;
+    }
     if let Some(wall) = capture.wall_s {
         writeln!(out, "<dt>command time</dt><dd>{wall:.3} s</dd>")?;
     }
@@ -476,6 +479,7 @@ mod properties {
                 warning: None,
                 cores: crate::cores::Cores::Combined,
                 cores_note: None,
+                run: None,
                 sampling: None,
                 counters,
                 trace_records: records,
