@@ -312,6 +312,16 @@ pub struct TraceServerArgs {
     /// Stop after this long (default: until Ctrl-C).
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<Duration>,
+    /// Also admit clients of these user ids (comma-separated). By default only clients of the server's
+    /// own user and root are admitted; others are closed at once and counted.
+    #[arg(long, value_delimiter = ',', value_name = "UID")]
+    pub allow_uid: Vec<u32>,
+    /// Also admit clients whose effective group id is one of these (comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "GID")]
+    pub allow_gid: Vec<u32>,
+    /// Admit clients of every user (an abstract socket has no file permissions to limit them).
+    #[arg(long, conflicts_with_all = ["allow_uid", "allow_gid"])]
+    pub allow_anyone: bool,
 }
 
 /// `lizard trace-dump`.

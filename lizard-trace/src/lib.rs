@@ -24,6 +24,6 @@ pub use error::{
 };
 pub use head::{RecordHead, RecordMeta, HEAD_LEN};
 pub use ring::{Directory, Record, Since, TraceRing};
-pub use server::{Rejections, ServerConfig, ServerStats, TraceServer};
+pub use server::{PeerPolicy, Rejections, ServerConfig, ServerStats, TraceServer};
 pub use socket_name::SocketName;
 pub use tag::{FileTag, ModuleTag};

@@ -34,8 +34,55 @@ const ACCEPT_PAUSE: Duration = Duration::from_millis(10);
 /// Messages read from one client before the server turns to the others.
 const BATCH: usize = 64;
 
+/// Who may connect, decided on the credentials the kernel records at `connect` (`SO_PEERCRED`): an
+/// abstract socket has no file and so no permissions, so the server itself admits or refuses each peer.
+/// A refused peer is closed at once, counted in [`ServerStats::peers_refused`], and never stores a record.
+///
+/// The default admits the server's own user and root only.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct PeerPolicy {
+    /// Peers of any user are admitted (for a path socket whose file mode already decides, or a device
+    /// where every app may trace).
+    pub anyone: bool,
+    /// User ids admitted besides the server's own and root.
+    pub uids: Vec<u32>,
+    /// Group ids whose members are admitted: the peer's effective group id at `connect`, as the kernel
+    /// records it (supplementary groups are not recorded).
+    pub gids: Vec<u32>,
+}
+
+impl PeerPolicy {
+    /// Every peer admitted.
+    pub fn anyone() -> PeerPolicy {
+        PeerPolicy {
+            anyone: true,
+            ..PeerPolicy::default()
+        }
+    }
+
+    /// The server's own user and root, and besides them the users `uids` and the members of the groups
+    /// `gids`.
+    pub fn allowing(uids: &[u32], gids: &[u32]) -> PeerPolicy {
+        PeerPolicy {
+            anyone: false,
+            uids: uids.to_vec(),
+            gids: gids.to_vec(),
+        }
+    }
+
+    /// Whether a peer of user `uid` and group `gid` is admitted by a server running as `server_uid`.
+    pub fn admits(&self, server_uid: u32, uid: u32, gid: u32) -> bool {
+        self.anyone
+            || uid == server_uid
+            || uid == 0
+            || self.uids.contains(&uid)
+            || self.gids.contains(&gid)
+    }
+}
+
 /// Server settings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ServerConfig {
     /// Ring capacity in bytes (ignored by [`TraceServer::start_with_ring`]).
@@ -44,6 +91,8 @@ pub struct ServerConfig {
     pub max_payload: u32,
     /// Connections beyond this many are closed at once and counted in [`ServerStats::connections_refused`].
     pub max_clients: usize,
+    /// Who may connect (by default the server's own user and root).
+    pub peers: PeerPolicy,
 }
 
 impl Default for ServerConfig {
@@ -52,6 +101,7 @@ impl Default for ServerConfig {
             capacity: DEFAULT_CAPACITY,
             max_payload: DEFAULT_MAX_PAYLOAD,
             max_clients: DEFAULT_MAX_CLIENTS,
+            peers: PeerPolicy::default(),
         }
     }
 }
@@ -96,6 +146,9 @@ pub struct ServerStats {
     pub connections_accepted: u64,
     /// Connections closed at once because [`ServerConfig::max_clients`] were connected.
     pub connections_refused: u64,
+    /// Connections closed at once because [`ServerConfig::peers`] does not admit the peer's user (or its
+    /// credentials could not be read).
+    pub peers_refused: u64,
     /// Clients connected now.
     pub clients_connected: u64,
     /// Connections that ended (the client closed, exited or died).
@@ -205,6 +258,7 @@ impl TraceServer {
                     clients: Vec::new(),
                     shared: thread_shared,
                     config,
+                    server_uid: sys::effective_uid(),
                     buf: vec![0; MESSAGE_HEAD_LEN + MAX_INLINE_PAYLOAD],
                 };
                 server.run();
@@ -357,6 +411,8 @@ struct Loop {
     shared: Arc<Shared>,
     /// Settings.
     config: ServerConfig,
+    /// The server's effective user id, always admitted.
+    server_uid: u32,
     /// Receive buffer: one message head and the largest inline payload.
     buf: Vec<u8>,
 }
@@ -419,13 +475,22 @@ impl Loop {
                     return;
                 }
             };
+            let peer = sys::peer_credentials(fd.as_fd());
             let mut state = self.shared.lock();
+            let admitted = peer
+                .as_ref()
+                .is_ok_and(|p| self.config.peers.admits(self.server_uid, p.uid, p.gid));
+            if !admitted {
+                // Dropping `fd` closes the connection before anything of it is read.
+                state.stats.peers_refused += 1;
+                continue;
+            }
             if self.clients.len() >= self.config.max_clients {
                 state.stats.connections_refused += 1;
                 continue;
             }
             state.stats.connections_accepted += 1;
-            let pid = sys::peer_pid(fd.as_fd()).unwrap_or(0);
+            let pid = peer.map_or(0, |p| p.pid);
             self.clients.push(Client { fd, pid });
         }
     }

@@ -92,10 +92,30 @@ pub(crate) fn accept(listener: BorrowedFd<'_>) -> io::Result<Option<OwnedFd>> {
     }
 }
 
-/// The process id of the peer of a connected UNIX socket, as the kernel recorded it at `connect` time.
-pub(crate) fn peer_pid(fd: BorrowedFd<'_>) -> io::Result<u32> {
+/// The credentials of the peer of a connected UNIX socket, as the kernel recorded them at `connect` time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Peer {
+    /// Its process id.
+    pub(crate) pid: u32,
+    /// Its effective user id.
+    pub(crate) uid: u32,
+    /// Its effective group id.
+    pub(crate) gid: u32,
+}
+
+/// The credentials of the peer of a connected UNIX socket (`SO_PEERCRED`).
+pub(crate) fn peer_credentials(fd: BorrowedFd<'_>) -> io::Result<Peer> {
     let cred = rustix::net::sockopt::socket_peercred(fd)?;
-    Ok(u32::try_from(cred.pid.as_raw_nonzero().get()).unwrap_or(0))
+    Ok(Peer {
+        pid: u32::try_from(cred.pid.as_raw_nonzero().get()).unwrap_or(0),
+        uid: cred.uid.as_raw(),
+        gid: cred.gid.as_raw(),
+    })
+}
+
+/// This process's effective user id.
+pub(crate) fn effective_uid() -> u32 {
+    rustix::process::geteuid().as_raw()
 }
 
 /// The most descriptors one received message may carry before `MSG_CTRUNC` (the kernel closes the rest); a

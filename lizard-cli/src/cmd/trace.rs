@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use lizard_trace::{ServerConfig, SocketName, TraceRing, TraceServer};
+use lizard_trace::{PeerPolicy, ServerConfig, SocketName, TraceRing, TraceServer};
 use serde_json::json;
 
 use crate::args::{TextFormat, TraceDumpArgs, TraceServerArgs};
@@ -19,14 +19,20 @@ pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
         .parse()
         .map_err(|e| CliError::Other(format!("bad socket name '{}': {e}", args.socket)))?;
     let capacity = args.capacity;
-    let server = TraceServer::start(&name, ServerConfig::with_capacity(capacity)).map_err(|e| {
+    let mut config = ServerConfig::with_capacity(capacity);
+    config.peers = match args.allow_anyone {
+        true => PeerPolicy::anyone(),
+        false => PeerPolicy::allowing(&args.allow_uid, &args.allow_gid),
+    };
+    let admitted = admitted_text(&config.peers);
+    let server = TraceServer::start(&name, config).map_err(|e| {
         CliError::Other(format!(
             "cannot start the trace server on '{}': {e}",
             args.socket
         ))
     })?;
     eprintln!(
-        "trace-server: listening on {} ({} bytes of ring); Ctrl-C stops",
+        "trace-server: listening on {} ({} bytes of ring; admitting {admitted}); Ctrl-C stops",
         args.socket, capacity
     );
     match args.duration {
@@ -46,6 +52,22 @@ pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
         eprintln!("trace-server: saved to {}", path.display());
     }
     Ok(0)
+}
+
+/// Who `peers` admits, for the banner: `every user`, or `this user and root` with the allowed ids.
+fn admitted_text(peers: &PeerPolicy) -> String {
+    if peers.anyone {
+        return "every user".to_owned();
+    }
+    let list = |ids: &[u32]| ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
+    let mut text = "this user and root".to_owned();
+    if !peers.uids.is_empty() {
+        text.push_str(&format!(", uids {}", list(&peers.uids)));
+    }
+    if !peers.gids.is_empty() {
+        text.push_str(&format!(", gids {}", list(&peers.gids)));
+    }
+    text
 }
 
 /// Runs `lizard trace-dump`.
