@@ -219,23 +219,49 @@ impl TraceRing {
     ///
     /// Fails only when head plus payload exceed the capacity; the ring is then unchanged.
     pub fn push(&mut self, meta: &RecordMeta, payload: &[u8]) -> Result<u64, RingError> {
-        let seq = self.next_seq;
-        self.store(seq, meta, payload)?;
-        self.next_seq += 1;
-        Ok(seq)
+        self.push_noting(meta, payload, |_, _| {})
     }
 
-    /// Stores a record with a given sequence number, overwriting the oldest records until it fits.
-    fn store(&mut self, seq: u64, meta: &RecordMeta, payload: &[u8]) -> Result<(), RingError> {
+    /// Like [`push`](Self::push), calling `overwritten(client_pid, bytes)` for every record it overwrites to
+    /// make room (what a server keeping each client's share needs).
+    pub fn push_noting(
+        &mut self,
+        meta: &RecordMeta,
+        payload: &[u8],
+        mut overwritten: impl FnMut(u32, u64),
+    ) -> Result<u64, RingError> {
+        let seq = self.next_seq;
         let (size, len) = self.record_size(payload)?;
         let pos = loop {
             if let Some(pos) = self.free_slot(size) {
                 break pos;
             }
-            self.evict_oldest();
+            let (pid, bytes) = self.evict_oldest();
+            overwritten(pid, bytes);
         };
         self.write_record(pos, seq, len, meta, payload);
-        Ok(())
+        self.next_seq += 1;
+        Ok(seq)
+    }
+
+    /// The client process of the oldest record, the next to be overwritten (`None` when empty).
+    pub fn oldest_client(&self) -> Option<u32> {
+        self.iter().next().map(|r| r.client_pid())
+    }
+
+    /// Whether a record with `payload_len` bytes of payload would be stored without overwriting any.
+    pub fn fits_without_overwriting(&self, payload_len: usize) -> bool {
+        let size = HEAD_LEN.saturating_add(payload_len);
+        if size > self.capacity {
+            return false;
+        }
+        if self.count == 0 {
+            return true;
+        }
+        match self.wrap_end {
+            None => self.capacity - self.head >= size || self.tail >= size,
+            Some(_) => self.tail - self.head >= size,
+        }
     }
 
     /// Head plus payload size of a record, if it can fit the ring at all.
@@ -338,9 +364,11 @@ impl TraceRing {
         }
     }
 
-    /// Drops the oldest record.
-    fn evict_oldest(&mut self) {
+    /// Drops the oldest record; returns its client's process id and its size.
+    fn evict_oldest(&mut self) -> (u32, u64) {
         let size = self.record_size_at(self.tail);
+        let mut pid = [0; 4];
+        pid.copy_from_slice(&self.buf[self.tail + 54..self.tail + 58]);
         self.tail += size;
         self.count -= 1;
         self.bytes_used -= size as u64;
@@ -355,6 +383,7 @@ impl TraceRing {
             self.head = 0;
             self.wrap_end = None;
         }
+        (u32::from_le_bytes(pid), size as u64)
     }
 
     /// Size of the record stored at `pos` (head plus payload).

@@ -1,6 +1,7 @@
 //! [`TraceServer`]: a thread that accepts trace clients on a UNIX socket and stores their records in a
 //! [`TraceRing`].
 
+use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
@@ -12,7 +13,7 @@ use std::time::{Duration, Instant};
 use rustix::io::Errno;
 
 use crate::error::{MessageError, RingFileError, ServerError};
-use crate::head::RecordMeta;
+use crate::head::{RecordMeta, HEAD_LEN};
 use crate::memfd;
 use crate::message::{Message, PayloadKind, MAX_INLINE_PAYLOAD, MESSAGE_HEAD_LEN};
 use crate::ring::{Directory, TraceRing};
@@ -130,12 +131,21 @@ pub struct Rejections {
     pub bad_memfd: u64,
     /// Records larger than the whole ring.
     pub too_large_for_ring: u64,
+    /// Records refused because their client already held its share of the ring (the capacity divided
+    /// among the connected client processes) and the oldest record was another client's: one client
+    /// cannot overwrite the others' records.
+    pub over_share: u64,
 }
 
 impl Rejections {
     /// All rejected messages.
     pub fn total(&self) -> u64 {
-        self.malformed + self.oversized + self.bad_fds + self.bad_memfd + self.too_large_for_ring
+        self.malformed
+            + self.oversized
+            + self.bad_fds
+            + self.bad_memfd
+            + self.too_large_for_ring
+            + self.over_share
     }
 }
 
@@ -174,6 +184,8 @@ struct State {
     stats: ServerStats,
     /// False once the server thread has ended.
     running: bool,
+    /// Bytes of records each client process holds in the ring, by process id.
+    held: HashMap<u32, u64>,
 }
 
 /// The shared state and the condition signalled when it changes.
@@ -239,9 +251,11 @@ impl TraceServer {
             });
         }
         let listener = bind(name)?;
+        let ring_capacity = ring.capacity() as u64;
         let (wake, wake_rx) = UnixStream::pair().map_err(ServerError::Thread)?;
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
+                held: held_by_client(&ring),
                 ring,
                 stats: ServerStats::default(),
                 running: true,
@@ -259,6 +273,7 @@ impl TraceServer {
                     shared: thread_shared,
                     config,
                     server_uid: sys::effective_uid(),
+                    ring_capacity,
                     buf: vec![0; MESSAGE_HEAD_LEN + MAX_INLINE_PAYLOAD],
                 };
                 server.run();
@@ -357,6 +372,15 @@ impl Drop for TraceServer {
     }
 }
 
+/// Bytes of records each client process holds in `ring`.
+fn held_by_client(ring: &TraceRing) -> HashMap<u32, u64> {
+    let mut held = HashMap::new();
+    for record in ring.iter() {
+        *held.entry(record.client_pid()).or_insert(0) += (HEAD_LEN + record.payload().len()) as u64;
+    }
+    held
+}
+
 /// Binds the listening socket, replacing a stale socket file no server answers on.
 fn bind(name: &SocketName) -> Result<OwnedFd, ServerError> {
     let listen_err = |source| ServerError::Listen {
@@ -397,6 +421,8 @@ enum Reject {
     BadMemfd,
     /// See [`Rejections::too_large_for_ring`].
     TooLargeForRing,
+    /// See [`Rejections::over_share`].
+    OverShare,
 }
 
 /// The server thread's state.
@@ -413,6 +439,8 @@ struct Loop {
     config: ServerConfig,
     /// The server's effective user id, always admitted.
     server_uid: u32,
+    /// The ring's capacity in bytes.
+    ring_capacity: u64,
     /// Receive buffer: one message head and the largest inline payload.
     buf: Vec<u8>,
 }
@@ -519,6 +547,7 @@ impl Loop {
                 Err(Reject::BadFds) => rejected.bad_fds += 1,
                 Err(Reject::BadMemfd) => rejected.bad_memfd += 1,
                 Err(Reject::TooLargeForRing) => rejected.too_large_for_ring += 1,
+                Err(Reject::OverShare) => rejected.over_share += 1,
             }
         }
         true
@@ -546,16 +575,30 @@ impl Loop {
             client_pid: pid,
             client_seq: head.client_seq,
         };
+        let share = self.share();
         let shared = &self.shared;
         let store = |payload: &[u8]| {
             let mut state = shared.lock();
-            state.ring.push(&meta, payload)?;
+            let size = (HEAD_LEN + payload.len()) as u64;
+            let held = state.held.get(&pid).copied().unwrap_or(0);
+            // Beyond its share a client's record is stored only when the oldest record is its own (it then
+            // overwrites its own oldest): a flood costs the flooder its newest records, never the others'.
+            if held.saturating_add(size) > share && state.ring.oldest_client() != Some(pid) {
+                return Ok(Err(Reject::OverShare));
+            }
+            let State { ring, held, .. } = &mut *state;
+            ring.push_noting(&meta, payload, |owner, bytes| {
+                if let Some(h) = held.get_mut(&owner) {
+                    *h = h.saturating_sub(bytes);
+                }
+            })?;
+            *held.entry(pid).or_insert(0) += size;
             state.stats.records_stored += 1;
             state.stats.payload_bytes_stored += payload.len() as u64;
             if head.kind == PayloadKind::Memfd {
                 state.stats.records_memfd += 1;
             }
-            Ok::<(), crate::error::RingError>(())
+            Ok::<Result<(), Reject>, crate::error::RingError>(Ok(()))
         };
         let stored = match head.kind {
             PayloadKind::Inline if received.fds.is_empty() => store(message.inline),
@@ -568,6 +611,14 @@ impl Loop {
                     .map_err(|_| Reject::BadMemfd)?
             }
         };
-        stored.map_err(|_| Reject::TooLargeForRing)
+        stored.map_err(|_| Reject::TooLargeForRing)?
+    }
+
+    /// Each client process's share of the ring: the capacity divided among the processes connected now.
+    fn share(&self) -> u64 {
+        let mut pids: Vec<u32> = self.clients.iter().map(|c| c.pid).collect();
+        pids.sort_unstable();
+        pids.dedup();
+        self.ring_capacity / pids.len().max(1) as u64
     }
 }

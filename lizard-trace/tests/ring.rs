@@ -192,4 +192,36 @@ proptest! {
             }
         }
     }
+
+    /// `fits_without_overwriting` says exactly whether a push overwrites, and `push_noting` names every
+    /// record it overwrites: their owners and sizes add up to what left the ring.
+    #[test]
+    fn overwrites_are_foretold_and_noted(capacity in 66usize..3000,
+                                         sizes in proptest::collection::vec(0usize..800, 1..150)) {
+        let mut ring = TraceRing::new(capacity).unwrap();
+        for (i, &len) in sizes.iter().enumerate() {
+            let i = i as u64;
+            let mut record = meta(i);
+            record.client_pid = 1000 + (i % 3) as u32;
+            let fits = ring.fits_without_overwriting(len);
+            let before = ring.directory();
+            let held_before: Vec<(u32, u64)> =
+                ring.iter().map(|r| (r.client_pid(), (HEAD_LEN + r.payload().len()) as u64)).collect();
+            let mut noted = Vec::new();
+            match ring.push_noting(&record, &payload(i, len), |pid, bytes| noted.push((pid, bytes))) {
+                Ok(_) => {}
+                Err(RingError::RecordTooLarge { .. }) => {
+                    prop_assert!(!fits);
+                    continue;
+                }
+                Err(other) => prop_assert!(false, "{other:?}"),
+            }
+            let after = ring.directory();
+            let overwritten = after.records_overwritten - before.records_overwritten;
+            prop_assert_eq!(fits, overwritten == 0, "fits {} but {} overwritten", fits, overwritten);
+            prop_assert_eq!(noted.len() as u64, overwritten);
+            // The oldest records, in order.
+            prop_assert_eq!(&noted[..], &held_before[..noted.len()]);
+        }
+    }
 }
