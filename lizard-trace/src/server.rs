@@ -29,6 +29,9 @@ pub const DEFAULT_MAX_PAYLOAD: u32 = 16 << 20;
 /// Default largest number of clients connected at once.
 pub const DEFAULT_MAX_CLIENTS: usize = 256;
 
+/// Default largest number of connections one client process may hold at once.
+pub const DEFAULT_MAX_CLIENTS_PER_PROCESS: usize = 16;
+
 /// Pause after a failed `accept`.
 const ACCEPT_PAUSE: Duration = Duration::from_millis(10);
 
@@ -92,6 +95,9 @@ pub struct ServerConfig {
     pub max_payload: u32,
     /// Connections beyond this many are closed at once and counted in [`ServerStats::connections_refused`].
     pub max_clients: usize,
+    /// Connections of one process beyond this many at once are closed and counted in
+    /// [`ServerStats::connections_refused_per_process`], so one process cannot take every slot.
+    pub max_clients_per_process: usize,
     /// Who may connect (by default the server's own user and root).
     pub peers: PeerPolicy,
 }
@@ -102,6 +108,7 @@ impl Default for ServerConfig {
             capacity: DEFAULT_CAPACITY,
             max_payload: DEFAULT_MAX_PAYLOAD,
             max_clients: DEFAULT_MAX_CLIENTS,
+            max_clients_per_process: DEFAULT_MAX_CLIENTS_PER_PROCESS,
             peers: PeerPolicy::default(),
         }
     }
@@ -156,6 +163,9 @@ pub struct ServerStats {
     pub connections_accepted: u64,
     /// Connections closed at once because [`ServerConfig::max_clients`] were connected.
     pub connections_refused: u64,
+    /// Connections closed at once because their process already held
+    /// [`ServerConfig::max_clients_per_process`] connections.
+    pub connections_refused_per_process: u64,
     /// Connections closed at once because [`ServerConfig::peers`] does not admit the peer's user (or its
     /// credentials could not be read).
     pub peers_refused: u64,
@@ -517,8 +527,14 @@ impl Loop {
                 state.stats.connections_refused += 1;
                 continue;
             }
-            state.stats.connections_accepted += 1;
             let pid = peer.map_or(0, |p| p.pid);
+            if self.clients.iter().filter(|c| c.pid == pid).count()
+                >= self.config.max_clients_per_process
+            {
+                state.stats.connections_refused_per_process += 1;
+                continue;
+            }
+            state.stats.connections_accepted += 1;
             self.clients.push(Client { fd, pid });
         }
     }

@@ -284,3 +284,40 @@ fn connections_beyond_the_limit_are_refused() {
     assert!(done, "{stats:?}");
     assert_eq!(stats.disconnects, 2);
 }
+
+#[test]
+fn one_process_cannot_take_every_connection() {
+    let name = unique_name("per-process");
+    let mut config = ServerConfig::with_capacity(1 << 16);
+    config.max_clients = 8;
+    config.max_clients_per_process = 3;
+    let server = TraceServer::start(&name, config).unwrap();
+    // This process holds three connections; its fourth and fifth are refused and counted by reason.
+    let mut held: Vec<TraceClient> = (0..3)
+        .map(|_| TraceClient::connect(&name).unwrap())
+        .collect();
+    let (stats, done) = server.wait_until(WAIT, |s| s.connections_accepted == 3);
+    assert!(done, "{stats:?}");
+    let mut refused: Vec<TraceClient> = (0..2)
+        .map(|_| TraceClient::connect(&name).unwrap())
+        .collect();
+    let (stats, done) = server.wait_until(WAIT, |s| s.connections_refused_per_process == 2);
+    assert!(done, "{stats:?}");
+    assert_eq!(
+        (stats.connections_refused, stats.clients_connected),
+        (0, 3),
+        "{stats:?}"
+    );
+    assert!(refused.iter_mut().all(|c| c.record("r", b"").is_err()));
+    for client in &mut held {
+        assert_eq!(client.record("held", b"").unwrap(), Delivery::Sent);
+    }
+    wait_for(&server, 3, 0);
+    // A freed slot is this process's again.
+    held.pop();
+    let (stats, done) = server.wait_until(WAIT, |s| s.clients_connected == 2);
+    assert!(done, "{stats:?}");
+    let mut again = TraceClient::connect(&name).unwrap();
+    assert_eq!(again.record("again", b"").unwrap(), Delivery::Sent);
+    wait_for(&server, 4, 0);
+}
