@@ -4,18 +4,11 @@
 mod common;
 
 use std::ffi::{CStr, CString};
-use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use common::{api, id_of};
+use common::{api, closed_port, id_of};
 use lizard::abi::{LizardApi, LizardCounterDescription, LizardInstance, LZD_OK};
-
-/// A loopback port nothing listens on: gatord is absent, so only the local counters remain.
-fn closed_port() -> i32 {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    i32::from(listener.local_addr().expect("address").port())
-}
 
 /// `Init` with `LIZARD_COUNT` set to `spec`.
 fn init_counting(api: &LizardApi, spec: &str) -> LizardInstance {

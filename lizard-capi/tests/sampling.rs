@@ -4,10 +4,9 @@
 mod common;
 
 use std::ffi::CString;
-use std::net::TcpListener;
 use std::time::Duration;
 
-use common::{api, id_of};
+use common::{api, closed_port, id_of};
 use lizard::abi::{LizardSampling, LZD_FAILURE, LZD_OK};
 use lizard::LizardGetSampling;
 
@@ -18,11 +17,7 @@ fn sampling_is_reported_after_a_capture_and_refused_before() {
         return;
     }
     let api = api();
-    // gatord absent: only the local counters remain.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| i32::from(a.port()))
-        .expect("a free port");
+    let port = closed_port();
     let host = CString::new("127.0.0.1").unwrap();
     // SAFETY: `host` is a NUL-terminated string alive for the call.
     let ctx = unsafe { (api.init)(host.as_ptr(), port) };

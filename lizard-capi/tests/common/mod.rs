@@ -1,4 +1,5 @@
-//! Helpers shared by the C ABI tests: the function table as a C caller gets it, and counter lookup by name.
+//! Helpers shared by the C ABI tests: the function table as a C caller gets it, a port no gatord answers
+//! on, and counter lookup by name.
 
 #![allow(dead_code)]
 
@@ -13,6 +14,12 @@ pub fn api() -> &'static LizardApi {
     assert_eq!(unsafe { lizard::LoadApi(&mut table) }, LZD_OK);
     // SAFETY: LoadApi pointed it at the library's static table, valid for the life of the process.
     unsafe { &*table }
+}
+
+/// A loopback port nothing listens on: gatord is absent, so only the local counters remain.
+pub fn closed_port() -> i32 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    i32::from(listener.local_addr().expect("address").port())
 }
 
 /// The id of the counter whose short name is `name`.
