@@ -50,14 +50,11 @@ fuzz_target!(|data: &[u8]| {
     }
 
     let trace_id = control & 0x7F;
-    let options = DumpOptions {
-        trace_id,
-        framing: if control & 0x40 != 0 {
-            Framing::Raw
-        } else {
-            Framing::Formatted(mode)
-        },
-        elements_only: false,
+    let mut options = DumpOptions::formatted(trace_id);
+    options.framing = if control & 0x40 != 0 {
+        Framing::Raw
+    } else {
+        Framing::Formatted(mode)
     };
     let mut ended = false;
     let records: Vec<Record> = dump(buffer, options).collect();

@@ -20,10 +20,10 @@ fuzz_target!(|script: Script| {
     } else {
         ProtocolVersion::V670
     };
-    let mut session = Session::new(Config {
-        protocol_version: version,
-        max_command_payload: 1 << 12,
-    });
+    let mut config = Config::default();
+    config.protocol_version = version;
+    config.max_command_payload = 1 << 12;
+    let mut session = Session::new(config);
     let mut out = Vec::new();
     let mut failed = false;
     for chunk in &script.chunks {

@@ -102,11 +102,9 @@ fn exercise_value_types(bits: u64, version: PmuVersion) {
 
 fuzz_target!(|input: Input| {
     let version = PmuVersion::ALL[usize::from(input.version) % PmuVersion::ALL.len()];
-    let config = SoftPmuConfig {
-        aarch32: input.counters & 0x80 == 0,
-        export: input.counters & 0x40 == 0,
-        ..SoftPmuConfig::new(version, input.counters & 0x3F)
-    };
+    let mut config = SoftPmuConfig::new(version, input.counters & 0x3F);
+    config.aarch32 = input.counters & 0x80 == 0;
+    config.export = input.counters & 0x40 == 0;
     let Ok(mut pmu) = SoftPmu::new(config) else {
         // Only more than 31 counters is refused.
         assert!(input.counters & 0x3F > 31);

@@ -40,11 +40,10 @@ const KINDS: [&str; 6] = [
 ];
 
 fuzz_target!(|script: Script| {
-    let config = Config {
-        max_response_payload: if script.small_limit { 64 } else { 1 << 20 },
-        max_command_payload: 1 << 12,
-        legacy_version_line: script.legacy_line.then_some(671),
-    };
+    let mut config = Config::default();
+    config.max_response_payload = if script.small_limit { 64 } else { 1 << 20 };
+    config.max_command_payload = 1 << 12;
+    config.legacy_version_line = script.legacy_line.then_some(671);
     let mut session = Session::new(config);
     let mut sent = Vec::new();
     let mut failed = false;
