@@ -36,13 +36,9 @@ impl CounterChange {
 
 /// Every counter of either capture: the base's in its order, then those only in the new one.
 pub fn compare(base: &Capture, new: &Capture) -> Vec<CounterChange> {
-    let find = |capture: &'_ Capture, name: &str| -> Option<CapturedCounter> {
-        capture
-            .counters
-            .iter()
-            .find(|c| c.counter_name() == name)
-            .cloned()
-    };
+    fn find<'c>(capture: &'c Capture, name: &str) -> Option<&'c CapturedCounter> {
+        capture.counters.iter().find(|c| c.counter_name() == name)
+    }
     let mut names: Vec<&str> = base.counters.iter().map(|c| c.counter_name()).collect();
     for c in &new.counters {
         if !names.contains(&c.counter_name()) {
@@ -51,7 +47,7 @@ pub fn compare(base: &Capture, new: &Capture) -> Vec<CounterChange> {
     }
     names
         .into_iter()
-        .map(|name| change(name, find(base, name).as_ref(), find(new, name).as_ref()))
+        .map(|name| change(name, find(base, name), find(new, name)))
         .collect()
 }
 
