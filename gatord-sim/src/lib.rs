@@ -13,5 +13,5 @@ mod workload;
 pub use config::{Faults, SimConfig, SimSample, Stream, Timing};
 pub use mali_events::UnknownGpu;
 pub use perf::PerfLeader;
-pub use server::{start, SimHandle, SimStats};
+pub use server::{start, SimHandle, SimStats, MAX_CONNECTIONS};
 pub use workload::{synthetic_event_value, synthetic_value, DEFAULT_EVENTS_XML};

@@ -11,6 +11,10 @@ use super::config::SimConfig;
 use super::connection::serve;
 use super::documents;
 
+/// The most connections served at once (one session and the others waiting to be told it is busy); more
+/// are closed at once and counted in [`SimStats::connections_refused`], so idle peers cannot pile up threads.
+pub const MAX_CONNECTIONS: usize = 32;
+
 /// Counters of what a simulator did, for tests and the CLI.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SimStats {
@@ -18,6 +22,8 @@ pub struct SimStats {
     pub connections: u64,
     /// Connections answered "Session already in progress".
     pub busy_rejections: u64,
+    /// Connections closed at once because [`MAX_CONNECTIONS`] were being served.
+    pub connections_refused: u64,
     /// `<configurations>` documents delivered (and saved).
     pub configurations: u64,
     /// APC_START commands obeyed.
@@ -32,6 +38,7 @@ pub struct SimStats {
 pub(crate) struct Stats {
     pub(crate) connections: AtomicU64,
     pub(crate) busy_rejections: AtomicU64,
+    pub(crate) connections_refused: AtomicU64,
     pub(crate) configurations: AtomicU64,
     pub(crate) captures: AtomicU64,
     pub(crate) frames: AtomicU64,
@@ -47,6 +54,7 @@ impl Stats {
         SimStats {
             connections: self.connections.load(Ordering::Relaxed),
             busy_rejections: self.busy_rejections.load(Ordering::Relaxed),
+            connections_refused: self.connections_refused.load(Ordering::Relaxed),
             configurations: self.configurations.load(Ordering::Relaxed),
             captures: self.captures.load(Ordering::Relaxed),
             frames: self.frames.load(Ordering::Relaxed),
@@ -144,6 +152,12 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
             break;
         }
         let Ok(stream) = stream else { continue };
+        threads.retain(|t| !t.is_finished());
+        if threads.len() >= MAX_CONNECTIONS {
+            // Dropping the stream closes it before anything is read or written.
+            Stats::bump(&shared.stats.connections_refused);
+            continue;
+        }
         Stats::bump(&shared.stats.connections);
         next_id += 1;
         let id = next_id;
@@ -179,7 +193,6 @@ fn accept_loop(listener: TcpListener, shared: Arc<Shared>) {
                 }
             }
         }
-        threads.retain(|t| !t.is_finished());
     }
     for thread in threads {
         let _ = thread.join();

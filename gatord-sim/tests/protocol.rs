@@ -151,3 +151,41 @@ fn second_connection_gets_session_already_in_progress() {
     );
     assert_eq!(daemon.stats().busy_rejections, 1);
 }
+
+#[test]
+fn idle_connections_beyond_the_limit_are_closed_and_counted_and_the_daemon_serves_again() {
+    let daemon = sim::start(SimConfig::quick()).unwrap();
+    let idle: Vec<TcpStream> = (0..sim::MAX_CONNECTIONS)
+        .map(|_| TcpStream::connect(daemon.local_addr()).unwrap())
+        .collect();
+    // The accept loop takes them in order; wait (bounded) until it has.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while daemon.stats().connections < sim::MAX_CONNECTIONS as u64 {
+        assert!(std::time::Instant::now() < deadline, "{:?}", daemon.stats());
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // One more is closed at once: it reads end of stream without sending anything.
+    let mut extra = TcpStream::connect(daemon.local_addr()).unwrap();
+    extra
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    assert_eq!(extra.read(&mut byte).unwrap(), 0);
+    assert_eq!(daemon.stats().connections_refused, 1);
+    // Once the idle peers leave, a client is served again.
+    drop(idle);
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let mut stream = TcpStream::connect(daemon.local_addr()).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
+        stream.write_all(b"VERSION 671\nSTREAMLINE\n").unwrap();
+        if stream.read(&mut byte).is_ok_and(|n| n == 1) {
+            assert_eq!(byte[0], b'G');
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{:?}", daemon.stats());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

@@ -664,11 +664,21 @@ fn trace_server_keeps_records_that_trace_dump_prints() {
     ]));
     let records = doc["records"].as_array().expect("records");
     assert_eq!(records.len(), 5);
+    // The ledger: this process stored five, all still held, nothing lost.
+    let clients = doc["clients"].as_array().expect("clients");
+    assert_eq!(clients.len(), 1, "{clients:?}");
+    assert_eq!(clients[0]["pid"], std::process::id());
+    let count = |key: &str| clients[0][key].as_u64();
+    assert_eq!(
+        (count("stored"), count("held"), count("refused")),
+        (Some(5), Some(5), Some(0))
+    );
     assert!(records
         .iter()
         .all(|r| r["module"] == "render" && r["payload_len"] == 32));
     let text = lizard(&["trace-dump", ring.to_str().expect("utf-8")]);
     assert!(stdout(&text).contains("render"));
+    assert!(stdout(&text).contains("clients:"), "{}", stdout(&text));
     let bad = lizard(&[
         "trace-dump",
         Path::new("/nonexistent").to_str().expect("utf-8"),

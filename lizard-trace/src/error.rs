@@ -230,6 +230,13 @@ pub enum RingFileError {
         /// Sequence number in the head.
         found: u64,
     },
+    /// A client account of the ledger is invalid: beyond the most accounts a ledger holds, out of pid order,
+    /// or with more records overwritten than stored.
+    #[error("client account {index}: invalid (too many accounts, pids out of order or counts that disagree)")]
+    Ledger {
+        /// Position of the account (or the count, when there are too many).
+        index: u64,
+    },
     /// The records do not fit the capacity.
     #[error("records need more than the capacity of {capacity} bytes")]
     Overfull {

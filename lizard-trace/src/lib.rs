@@ -6,6 +6,7 @@ pub mod client;
 pub mod clock;
 pub mod error;
 pub mod head;
+pub mod ledger;
 pub mod memfd;
 pub mod message;
 pub mod ring;
@@ -23,6 +24,7 @@ pub use error::{
     TagError,
 };
 pub use head::{RecordHead, RecordMeta, HEAD_LEN};
+pub use ledger::{ClientAccount, ClientLedger};
 pub use ring::{Directory, Record, Since, TraceRing};
 pub use server::{PeerPolicy, Rejections, ServerConfig, ServerStats, TraceServer};
 pub use socket_name::SocketName;

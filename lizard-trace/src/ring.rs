@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::error::RingError;
 use crate::head::{RecordHead, RecordMeta, HEAD_LEN};
+use crate::ledger::ClientLedger;
 
 /// The ring's directory: what it holds and what it lost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -124,6 +125,8 @@ pub struct TraceRing {
     bytes_used: u64,
     /// Records overwritten.
     overwritten: u64,
+    /// What each client stored, lost and had refused.
+    ledger: ClientLedger,
 }
 
 impl fmt::Debug for TraceRing {
@@ -169,6 +172,7 @@ impl TraceRing {
             next_seq,
             bytes_used: 0,
             overwritten,
+            ledger: ClientLedger::new(),
         })
     }
 
@@ -185,6 +189,7 @@ impl TraceRing {
             next_seq: 0,
             bytes_used: 0,
             overwritten: 0,
+            ledger: ClientLedger::new(),
         }
     }
 
@@ -237,11 +242,28 @@ impl TraceRing {
                 break pos;
             }
             let (pid, bytes) = self.evict_oldest();
+            self.ledger.note_overwritten(pid);
             overwritten(pid, bytes);
         };
         self.write_record(pos, seq, len, meta, payload);
+        self.ledger.note_stored(meta.client_pid);
         self.next_seq += 1;
         Ok(seq)
+    }
+
+    /// What each client process stored, lost to overwriting and had refused.
+    pub fn ledger(&self) -> &ClientLedger {
+        &self.ledger
+    }
+
+    /// Counts a message of `pid` that was refused, so the ledger (and a saved ring) says whose it was.
+    pub fn note_refused(&mut self, pid: u32) {
+        self.ledger.note_refused(pid);
+    }
+
+    /// The ledger, for the loader to restore.
+    pub(crate) fn ledger_mut(&mut self) -> &mut ClientLedger {
+        &mut self.ledger
     }
 
     /// The client process of the oldest record, the next to be overwritten (`None` when empty).

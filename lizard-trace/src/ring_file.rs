@@ -1,9 +1,10 @@
-//! Saving a [`TraceRing`] to a file and loading it back (format version 1, little-endian).
+//! Saving a [`TraceRing`] to a file and loading it back (format version 2, little-endian; version 1 files,
+//! which end after the records, still load, with an empty ledger).
 //!
 //! | Offset | Size | Field |
 //! |---|---|---|
 //! | 0 | 8 | magic `LZTRRING` |
-//! | 8 | 4 | format version, [`FORMAT_VERSION`] |
+//! | 8 | 4 | format version, [`RING_FILE_VERSION`] |
 //! | 12 | 4 | record head size, 66 |
 //! | 16 | 8 | capacity |
 //! | 24 | 8 | first sequence number |
@@ -13,6 +14,8 @@
 //! | 56 | 8 | records overwritten |
 //! | 64 | 8 | offset of the oldest record in the ring buffer, so a loaded ring overwrites exactly as the saved one |
 //! | 72 | … | the records, oldest first, each a head ([`crate::head`]) and its payload, nothing between them |
+//! | … | 4 | number of client accounts (version 2), at most [`ClientLedger::MAX_ACCOUNTS`] |
+//! | … | 36 each | the accounts by ascending pid: pid (4), records stored (8), overwritten (8), messages refused (8), connections refused (8) |
 //!
 //! Loading checks everything before trusting it: the directory against itself, each head, each sequence number
 //! against its position, every length against the capacity (nothing is allocated from a length in the file
@@ -23,8 +26,15 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 use crate::error::RingFileError;
-use crate::head::{RecordHead, FORMAT_VERSION, HEAD_LEN};
+use crate::head::{RecordHead, HEAD_LEN};
+use crate::ledger::{ClientAccount, ClientLedger};
 use crate::ring::TraceRing;
+
+/// The ring file format version written; version 1 (no ledger) is still read.
+pub const RING_FILE_VERSION: u32 = 2;
+
+/// Bytes of one saved client account.
+const ACCOUNT_LEN: usize = 36;
 
 /// First bytes of a ring file.
 pub const RING_FILE_MAGIC: [u8; 8] = *b"LZTRRING";
@@ -64,6 +74,40 @@ fn u32_at(bytes: &[u8; RING_FILE_HEADER_LEN], at: usize) -> u32 {
     u32::from_le_bytes(v)
 }
 
+/// Reads the ledger section: a count, then that many accounts by ascending pid.
+fn read_ledger<R: Read>(input: &mut R, ledger: &mut ClientLedger) -> Result<(), RingFileError> {
+    let mut count = [0u8; 4];
+    read_exact_or(input, &mut count, "the client ledger")?;
+    let count = u32::from_le_bytes(count);
+    if count as usize > ClientLedger::MAX_ACCOUNTS {
+        return Err(RingFileError::Ledger {
+            index: u64::from(count),
+        });
+    }
+    for index in 0..count {
+        let mut bytes = [0u8; ACCOUNT_LEN];
+        read_exact_or(input, &mut bytes, "a client account")?;
+        let u64_at = |at: usize| {
+            let mut v = [0; 8];
+            v.copy_from_slice(&bytes[at..at + 8]);
+            u64::from_le_bytes(v)
+        };
+        let account = ClientAccount {
+            pid: u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]),
+            stored: u64_at(4),
+            overwritten: u64_at(12),
+            refused: u64_at(20),
+            connections_refused: u64_at(28),
+        };
+        if account.overwritten > account.stored || !ledger.restore(account) {
+            return Err(RingFileError::Ledger {
+                index: u64::from(index),
+            });
+        }
+    }
+    Ok(())
+}
+
 impl TraceRing {
     /// Writes the ring to `path` (created or replaced).
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), RingFileError> {
@@ -78,7 +122,7 @@ impl TraceRing {
         let dir = self.directory();
         let mut header = [0u8; RING_FILE_HEADER_LEN];
         header[0..8].copy_from_slice(&RING_FILE_MAGIC);
-        header[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+        header[8..12].copy_from_slice(&RING_FILE_VERSION.to_le_bytes());
         header[12..16].copy_from_slice(&(HEAD_LEN as u32).to_le_bytes());
         header[16..24].copy_from_slice(&dir.capacity.to_le_bytes());
         header[24..32].copy_from_slice(&dir.first_seq.to_le_bytes());
@@ -91,6 +135,17 @@ impl TraceRing {
         for record in self.iter() {
             out.write_all(&record.head().encode())?;
             out.write_all(record.payload())?;
+        }
+        let ledger = self.ledger();
+        out.write_all(&(ledger.len() as u32).to_le_bytes())?;
+        for account in ledger.accounts() {
+            let mut bytes = [0u8; ACCOUNT_LEN];
+            bytes[0..4].copy_from_slice(&account.pid.to_le_bytes());
+            bytes[4..12].copy_from_slice(&account.stored.to_le_bytes());
+            bytes[12..20].copy_from_slice(&account.overwritten.to_le_bytes());
+            bytes[20..28].copy_from_slice(&account.refused.to_le_bytes());
+            bytes[28..36].copy_from_slice(&account.connections_refused.to_le_bytes());
+            out.write_all(&bytes)?;
         }
         Ok(())
     }
@@ -112,7 +167,7 @@ impl TraceRing {
             return Err(RingFileError::BadMagic);
         }
         let version = u32_at(&header, 8);
-        if version != FORMAT_VERSION {
+        if version != 1 && version != RING_FILE_VERSION {
             return Err(RingFileError::UnsupportedVersion(version));
         }
         let head_len = u32_at(&header, 12);
@@ -204,6 +259,9 @@ impl TraceRing {
                 expected: used,
             });
         }
+        if version >= 2 {
+            read_ledger(input, ring.ledger_mut())?;
+        }
         let mut probe = [0u8; 1];
         match input.read(&mut probe) {
             Ok(0) => Ok(ring),
@@ -242,11 +300,66 @@ mod tests {
         let ring = ring_with(3, 1000);
         let bytes = bytes_of(&ring);
         assert_eq!(&bytes[0..8], b"LZTRRING");
-        assert_eq!(&bytes[8..16], &[1, 0, 0, 0, 66, 0, 0, 0]);
+        assert_eq!(&bytes[8..16], &[2, 0, 0, 0, 66, 0, 0, 0]);
         assert_eq!(&bytes[16..24], &1000u64.to_le_bytes());
         assert_eq!(&bytes[32..40], &3u64.to_le_bytes());
         assert_eq!(&bytes[64..72], &[0; 8]);
-        assert_eq!(bytes.len(), 72 + 3 * 66 + 10 + 20);
+        // The records, then one account (pid 0, three records stored).
+        let ledger = 72 + 3 * 66 + 10 + 20;
+        assert_eq!(&bytes[ledger..ledger + 8], &[1, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(&bytes[ledger + 8..ledger + 16], &3u64.to_le_bytes());
+        assert_eq!(bytes.len(), ledger + 4 + 36);
+    }
+
+    #[test]
+    fn the_ledger_round_trips_and_a_version_1_file_still_loads() {
+        let mut ring = TraceRing::new(400).unwrap();
+        for pid in [30, 10, 20, 10] {
+            let meta = RecordMeta {
+                client_pid: pid,
+                ..RecordMeta::new("m", "f", 1).unwrap()
+            };
+            ring.push(&meta, &[0; 60]).unwrap();
+        }
+        ring.note_refused(20);
+        let bytes = bytes_of(&ring);
+        let back = TraceRing::read_from(&mut &bytes[..], 1 << 20).unwrap();
+        assert_eq!(back.ledger(), ring.ledger());
+        // Three records fit; the fourth overwrote the first, pid 30's.
+        let ten = back.ledger().get(10).unwrap();
+        assert_eq!((ten.stored, ten.overwritten, ten.refused), (2, 0, 0));
+        let thirty = back.ledger().get(30).unwrap();
+        assert_eq!((thirty.stored, thirty.overwritten), (1, 1));
+        assert_eq!(back.ledger().get(20).unwrap().refused, 1);
+        // Version 1: the same records and no ledger section.
+        let mut v1 = bytes[..bytes.len() - 4 - 3 * 36].to_vec();
+        v1[8] = 1;
+        let old = TraceRing::read_from(&mut &v1[..], 1 << 20).unwrap();
+        assert!(old.iter().eq(ring.iter()));
+        assert!(old.ledger().is_empty());
+    }
+
+    #[test]
+    fn ledger_errors() {
+        let mut ring = TraceRing::new(400).unwrap();
+        for pid in [1, 2] {
+            ring.note_refused(pid);
+        }
+        let good = bytes_of(&ring);
+        let at = good.len() - 4 - 2 * 36;
+        let load = |b: &[u8]| TraceRing::read_from(&mut &b[..], 1 << 20).unwrap_err();
+        let mut b = good.clone();
+        b[at..at + 4].copy_from_slice(&5000u32.to_le_bytes());
+        assert!(matches!(load(&b), RingFileError::Ledger { index: 5000 }));
+        let mut b = good.clone();
+        b[at + 4 + 36] = 1; // the second account's pid equals the first's
+        assert!(matches!(load(&b), RingFileError::Ledger { index: 1 }));
+        let mut b = good.clone();
+        b[at + 4 + 12] = 1; // overwritten 1 of 0 stored
+        assert!(matches!(load(&b), RingFileError::Ledger { index: 0 }));
+        let mut b = good.clone();
+        b[at] = 3;
+        assert!(matches!(load(&b), RingFileError::Truncated { .. }));
     }
 
     #[test]
@@ -277,8 +390,8 @@ mod tests {
         b[0] = b'X';
         assert!(matches!(load(&b), RingFileError::BadMagic));
         let mut b = good.clone();
-        b[8] = 2;
-        assert!(matches!(load(&b), RingFileError::UnsupportedVersion(2)));
+        b[8] = 3;
+        assert!(matches!(load(&b), RingFileError::UnsupportedVersion(3)));
         let mut b = good.clone();
         b[12] = 65;
         assert!(matches!(load(&b), RingFileError::HeadSize(65)));

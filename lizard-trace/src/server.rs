@@ -14,6 +14,7 @@ use rustix::io::Errno;
 
 use crate::error::{MessageError, RingFileError, ServerError};
 use crate::head::{RecordMeta, HEAD_LEN};
+use crate::ledger::ClientLedger;
 use crate::memfd;
 use crate::message::{Message, PayloadKind, MAX_INLINE_PAYLOAD, MESSAGE_HEAD_LEN};
 use crate::ring::{Directory, TraceRing};
@@ -325,6 +326,11 @@ impl TraceServer {
         f(&self.shared.lock().ring)
     }
 
+    /// A copy of the ring's ledger: what each client process stored, lost to overwriting and had refused.
+    pub fn ledger(&self) -> ClientLedger {
+        self.shared.lock().ring.ledger().clone()
+    }
+
     /// Saves a snapshot of the ring to `path`.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<(), RingFileError> {
         self.with_ring(|ring| ring.save(path))
@@ -518,20 +524,23 @@ impl Loop {
             let admitted = peer
                 .as_ref()
                 .is_ok_and(|p| self.config.peers.admits(self.server_uid, p.uid, p.gid));
+            let pid = peer.as_ref().map_or(0, |p| p.pid);
             if !admitted {
                 // Dropping `fd` closes the connection before anything of it is read.
                 state.stats.peers_refused += 1;
+                state.ring.ledger_mut().note_connection_refused(pid);
                 continue;
             }
             if self.clients.len() >= self.config.max_clients {
                 state.stats.connections_refused += 1;
+                state.ring.ledger_mut().note_connection_refused(pid);
                 continue;
             }
-            let pid = peer.map_or(0, |p| p.pid);
             if self.clients.iter().filter(|c| c.pid == pid).count()
                 >= self.config.max_clients_per_process
             {
                 state.stats.connections_refused_per_process += 1;
+                state.ring.ledger_mut().note_connection_refused(pid);
                 continue;
             }
             state.stats.connections_accepted += 1;
@@ -555,6 +564,9 @@ impl Loop {
             let pid = self.clients[index].pid;
             let outcome = self.handle(pid, received);
             let mut state = self.shared.lock();
+            if outcome.is_err() {
+                state.ring.note_refused(pid);
+            }
             let rejected = &mut state.stats.rejected;
             match outcome {
                 Ok(()) => {}

@@ -87,4 +87,19 @@ fn a_flooding_client_keeps_to_its_share() {
         stats.rejected.over_share,
         "{stats:?}"
     );
+    // The ledger says whose records were refused and overwritten: all of them the flooder's.
+    let ledger = server.ledger();
+    let calm = ledger
+        .get(std::process::id())
+        .expect("the calm client's account");
+    assert_eq!((calm.stored, calm.overwritten, calm.refused), (10, 0, 0));
+    let flood = ledger.get(flooder.id()).expect("the flooder's account");
+    assert_eq!(flood.stored + flood.refused, FLOOD, "{flood:?}");
+    assert_eq!(flood.refused, stats.rejected.over_share);
+    // And a saved ring keeps the ledger.
+    let path = std::env::temp_dir().join(format!("lizard-fair-share-{}.ring", std::process::id()));
+    server.save(&path).unwrap();
+    let saved = lizard_trace::TraceRing::load(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(saved.ledger(), &ledger);
 }

@@ -238,3 +238,78 @@ fn garbage_streams_never_stop_the_server() {
     assert_eq!(stats.rejected.malformed, 2 * MESSAGE_HEAD_LEN as u64);
     assert!(server.is_running());
 }
+
+/// Descriptors open in this process (the server runs in it too).
+fn open_descriptors() -> usize {
+    std::fs::read_dir("/proc/self/fd").unwrap().count()
+}
+
+/// Set in the child process that runs [`descriptor_flood`] alone.
+const ALONE_ENV: &str = "LIZARD_TRACE_TEST_ALONE";
+
+/// Runs the descriptor flood in a child process of its own (this test binary again, one test, one thread),
+/// so no other test opens or closes descriptors while it counts them.
+#[test]
+fn a_descriptor_flood_leaves_the_server_working_and_its_descriptor_table_as_it_was() {
+    const TEST: &str =
+        "a_descriptor_flood_leaves_the_server_working_and_its_descriptor_table_as_it_was";
+    if std::env::var_os(ALONE_ENV).is_some() {
+        return descriptor_flood();
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", TEST, "--test-threads=1", "--nocapture"])
+        .env(ALONE_ENV, "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && text.contains("1 passed"),
+        "the flood failed: {}\n{text}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn descriptor_flood() {
+    let name = unique_name("fd-flood");
+    let server = TraceServer::start(&name, ServerConfig::with_capacity(1 << 20)).unwrap();
+    let calm = Connection::connect(&name).unwrap();
+    let rude = Connection::connect(&name).unwrap();
+    let (stats, both) = server.wait_until(WAIT, |s| s.clients_connected == 2);
+    assert!(both, "{stats:?}");
+    let payload = memfd::sealed_payload(&[9; 100]).unwrap();
+    let baseline = open_descriptors();
+    // 500 messages of 36 descriptors each (more than the 12 the server receives) and 500 of 12, then 500
+    // valid memfd records: 24,500 descriptors passed in all, far more than a descriptor table holds.
+    let many: Vec<BorrowedFd<'_>> = (0..36).map(|_| payload.as_fd()).collect();
+    let mut sent_bad = 0u64;
+    for round in 0..1000u64 {
+        let fds = if round % 2 == 0 {
+            &many[..]
+        } else {
+            &many[..12]
+        };
+        rude.send_fds(&memfd_head(100, round), fds).unwrap();
+        sent_bad += 1;
+        if round % 100 == 0 {
+            calm.send(&inline(b"calm", round), None).unwrap();
+        }
+    }
+    for round in 0..500u64 {
+        rude.send(&memfd_head(100, round), Some(payload.as_fd()))
+            .unwrap();
+    }
+    let stats = wait_for(&server, 10 + 500, sent_bad);
+    assert_eq!(stats.rejected.bad_fds, sent_bad, "{stats:?}");
+    assert_eq!(stats.records_memfd, 500, "{stats:?}");
+    assert_eq!(stats.clients_connected, 2, "{stats:?}");
+    // Every descriptor the server received it closed: the table is as before the flood.
+    assert_eq!(open_descriptors(), baseline);
+    // And it still serves: a new client is admitted and stored.
+    let late = Connection::connect(&name).unwrap();
+    late.send(&inline(b"late", 0), None).unwrap();
+    wait_for(&server, 10 + 500 + 1, sent_bad);
+    let ledger = server.ledger();
+    let own = ledger.get(std::process::id()).unwrap();
+    assert_eq!((own.stored, own.refused), (511, sent_bad));
+}

@@ -38,9 +38,9 @@ fn child_of_another_user() {
     }
 }
 
-/// Runs the child against `name` and waits for it.
-fn run_child(name: &SocketName) {
-    let status = Command::new(std::env::current_exe().unwrap())
+/// Runs the child against `name`, waits for it and returns its pid.
+fn run_child(name: &SocketName) -> u32 {
+    let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
             "--exact",
             "child_of_another_user",
@@ -50,9 +50,11 @@ fn run_child(name: &SocketName) {
         .env(SOCKET_ENV, name.to_string())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status()
+        .spawn()
         .unwrap();
+    let status = child.wait().unwrap();
     assert!(status.success(), "the child failed: {status}");
+    child.id()
 }
 
 /// Whether this process runs as root, after saying why not.
@@ -78,9 +80,15 @@ fn another_users_client_is_refused_by_default_and_the_server_goes_on() {
     }
     let name = unique_name("peer-default");
     let server = server(&name, PeerPolicy::default());
-    run_child(&name);
+    let child = run_child(&name);
     let (stats, refused) = server.wait_until(WAIT, |s| s.peers_refused == 1);
     assert!(refused, "{stats:?}");
+    let account = server.ledger().get(child).copied();
+    assert_eq!(
+        account.map(|a| (a.connections_refused, a.stored)),
+        Some((1, 0)),
+        "the refused child's account: {account:?}"
+    );
     assert_eq!(
         (stats.connections_accepted, stats.records_stored),
         (0, 0),

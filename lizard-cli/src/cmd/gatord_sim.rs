@@ -66,8 +66,14 @@ pub fn run(args: &GatordSimArgs) -> Result<i32, CliError> {
     }
     let stats = handle.stats();
     eprintln!(
-        "gatord-sim: {} connections, {} captures, {} frames sent",
-        stats.connections, stats.captures, stats.frames
+        "gatord-sim: {} connections ({} told a session was in progress, {} closed over the limit of {}), \
+         {} captures, {} frames sent",
+        stats.connections,
+        stats.busy_rejections,
+        stats.connections_refused,
+        gatord_sim::MAX_CONNECTIONS,
+        stats.captures,
+        stats.frames
     );
     handle.shutdown();
     Ok(0)

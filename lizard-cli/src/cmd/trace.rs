@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use lizard_trace::{PeerPolicy, ServerConfig, SocketName, TraceRing, TraceServer};
+use lizard_trace::{ClientLedger, PeerPolicy, ServerConfig, SocketName, TraceRing, TraceServer};
 use serde_json::json;
 
 use crate::args::{TextFormat, TraceDumpArgs, TraceServerArgs};
@@ -95,7 +95,12 @@ pub fn dump(args: &TraceDumpArgs) -> Result<i32, CliError> {
                     r.payload().len().to_string(),
                 ]);
             }
-            format!("{:?}\n{}", ring.directory(), table.render())
+            format!(
+                "{:?}\n{}\nclients:\n{}",
+                ring.directory(),
+                table.render(),
+                clients_table(&ring).render()
+            )
         }
         TextFormat::Json => {
             let records: Vec<_> = ring
@@ -114,10 +119,60 @@ pub fn dump(args: &TraceDumpArgs) -> Result<i32, CliError> {
                     })
                 })
                 .collect();
+            let clients: Vec<_> = ring
+                .ledger()
+                .accounts()
+                .map(|a| {
+                    json!({
+                        "pid": a.pid,
+                        "stored": a.stored,
+                        "overwritten": a.overwritten,
+                        "refused": a.refused,
+                        "connections_refused": a.connections_refused,
+                        "held": held_by(&ring, a.pid),
+                    })
+                })
+                .collect();
             let d = ring.directory();
-            output::to_json(&json!({ "directory": format!("{d:?}"), "records": records }))
+            output::to_json(&json!({
+                "directory": format!("{d:?}"),
+                "records": records,
+                "clients": clients,
+            }))
         }
     };
     output::write(None, &text)?;
     Ok(0)
+}
+
+/// Records of `pid` the ring holds now.
+fn held_by(ring: &TraceRing, pid: u32) -> usize {
+    ring.iter().filter(|r| r.client_pid() == pid).count()
+}
+
+/// The ring's ledger as a table: what each client process stored, still has, lost and had refused.
+fn clients_table(ring: &TraceRing) -> Table {
+    let mut table = Table::new(&[
+        "pid",
+        "stored",
+        "held",
+        "overwritten",
+        "refused",
+        "connections_refused",
+    ]);
+    for a in ring.ledger().accounts() {
+        let pid = match a.pid {
+            ClientLedger::OTHERS => "others".to_owned(),
+            pid => pid.to_string(),
+        };
+        table.row(vec![
+            pid,
+            a.stored.to_string(),
+            held_by(ring, a.pid).to_string(),
+            a.overwritten.to_string(),
+            a.refused.to_string(),
+            a.connections_refused.to_string(),
+        ]);
+    }
+    table
 }
