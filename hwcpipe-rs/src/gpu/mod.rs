@@ -49,10 +49,12 @@
 pub mod counter;
 pub mod device;
 pub mod dump;
+pub mod equation;
 pub mod error;
 pub mod formula;
 pub mod ioctl;
 pub mod kinstr;
+pub mod mali_counter;
 pub mod mali_device;
 pub mod product;
 pub mod profiler;
@@ -66,6 +68,10 @@ pub mod vinstr;
 pub use counter::{GpuCounter, GpuUnit, UnknownGpuCounter};
 pub use device::{Fd, IoctlArg, KbaseDevice, PollOutcome};
 pub use error::{GpuError, Unavailable};
+pub use mali_counter::{
+    CounterSource, MaliConstants, MaliCounter, MaliCounterInfo, MaliCounters, MaliUnavailable,
+    MaliValues,
+};
 pub use mali_device::MaliDevice;
 pub use product::{Family, Product};
 pub use profiler::{Backend, GpuInfo, GpuProfiler, GpuSample};

@@ -1,8 +1,11 @@
 //! Counter name → (block, index) tables and product ids.
 //!
-//! Mali-G31 onwards come from Arm's counter database ([`arm_spec`], generated); Midgard layouts,
-//! which that database lacks, are in [`midgard`].
+//! Mali-G31 onwards come from Arm's counter database ([`arm_spec`] for layouts and products,
+//! [`arm_counters`] for every counter's meaning, both generated); Midgard layouts, which that database
+//! lacks, are in [`midgard`].
 
+#[rustfmt::skip]
+pub mod arm_counters;
 pub mod arm_spec;
 pub mod midgard;
 
@@ -84,4 +87,38 @@ pub struct SpecProduct {
 /// The generated layout called `gpu`.
 pub fn spec_layout(gpu: &str) -> Option<&'static HardwareLayout> {
     arm_spec::SPEC_LAYOUTS.iter().find(|l| l.gpu == gpu)
+}
+
+/// One counter entry of Arm's database: a hardware counter (named by `source`) or a derived one (by
+/// `equation`), for the GPUs in `gpus`. A machine name can have several entries, each for other GPUs.
+#[derive(Debug)]
+pub struct SpecCounter {
+    /// Arm's machine name, e.g. `"MaliGPUActiveCy"`.
+    pub machine_name: &'static str,
+    /// Arm's stable id of the counter.
+    pub stable_id: u32,
+    /// Name for people, e.g. `"GPU active cycles"`.
+    pub human_name: &'static str,
+    /// The group it is shown in.
+    pub group: &'static str,
+    /// Units as the database writes them (`"cycles"`, `"percent"`, `"bytes"`, …).
+    pub units: &'static str,
+    /// Arm's short description.
+    pub description: &'static str,
+    /// Hardware counter names: the source name, then its aliases (empty for a derived counter).
+    pub source: &'static [&'static str],
+    /// The equation of a derived counter or constant.
+    pub equation: Option<&'static str>,
+    /// The GPUs that have it: bit `i` stands for `arm_counters::SPEC_COUNTER_GPUS[i]`.
+    pub gpus: u16,
+}
+
+impl SpecCounter {
+    /// Whether the GPU of layout `gpu` (a [`HardwareLayout::gpu`]) has this entry.
+    pub fn supports(&self, gpu: &str) -> bool {
+        arm_counters::SPEC_COUNTER_GPUS
+            .iter()
+            .position(|g| *g == gpu)
+            .is_some_and(|i| self.gpus & (1 << i) != 0)
+    }
 }
