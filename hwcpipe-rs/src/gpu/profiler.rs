@@ -2,7 +2,7 @@
 //! into [`GpuCounter`] values.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::counter::GpuCounter;
 use super::device::KbaseDevice;
@@ -10,6 +10,7 @@ use super::dump::{BlockLayout, BlockSums};
 use super::error::{GpuError, Unavailable};
 use super::formula::{resolve, Resolved};
 use super::kinstr::{self, EnumInfo, KinstrReader};
+use super::mali_counter::{MaliConstants, MaliCounters, MaliValues};
 use super::mali_device::MaliDevice;
 use super::product::{codename, identify, Product};
 use super::props::{read_props, GpuProps};
@@ -114,6 +115,12 @@ pub struct GpuProfiler {
     sums: BlockSums,
     sample: GpuSample,
     timeout: Duration,
+    /// Every counter of Arm's database for this GPU.
+    mali: MaliCounters,
+    /// When the interval of the next sample began (host clock): `run()` or the previous sample.
+    interval_start: Option<Instant>,
+    /// Seconds the last sample covered.
+    last_span_s: f64,
 }
 
 impl std::fmt::Debug for GpuProfiler {
@@ -316,6 +323,9 @@ impl GpuProfiler {
             sums: BlockSums::default(),
             sample: GpuSample::default(),
             timeout: DEFAULT_TIMEOUT,
+            mali: MaliCounters::for_layout(layout_table, layout.values_per_block),
+            interval_start: None,
+            last_span_s: 0.0,
         };
         profiler.reader = Some(profiler.open_reader()?);
         Ok(profiler)
@@ -420,7 +430,31 @@ impl GpuProfiler {
             (None, _) => return Err(GpuError::NotRunning),
         }
         self.running = true;
+        self.interval_start = Some(Instant::now());
         Ok(())
+    }
+
+    /// Every counter Arm's database documents for this GPU, hardware and derived, with the reason for each
+    /// one this GPU and driver cannot give (empty for a GPU the database lacks, such as Midgard).
+    pub fn mali_counters(&self) -> &MaliCounters {
+        &self.mali
+    }
+
+    /// The device constants of Arm's equations, with the span of the last sample.
+    pub fn mali_constants(&self) -> MaliConstants {
+        MaliConstants {
+            shader_cores: self.info.props.num_cores(),
+            l2_slices: self.info.props.l2_slices,
+            ext_bus_bytes: self.info.props.bus_width_bytes(),
+            time_span_s: self.last_span_s,
+        }
+    }
+
+    /// Every available [`mali_counters`](Self::mali_counters) value of the last [`sample`](Self::sample)
+    /// (all counters of the dump are read, whichever [`GpuCounter`]s are enabled). The span of a sample, for
+    /// the rates, is measured on the host clock from `run()` or the previous sample.
+    pub fn mali_values(&self, out: &mut MaliValues) {
+        self.mali.evaluate(&self.sums, &self.mali_constants(), out);
     }
 
     /// The driver's dump period while counting with [`run_periodic`](Self::run_periodic).
@@ -447,6 +481,11 @@ impl GpuProfiler {
             Some(Reader::Kinstr(r)) => r.sample(dev, timeout, sums)?.timestamp_stop,
             None => return Err(GpuError::NotRunning),
         };
+        let now = Instant::now();
+        self.last_span_s = self
+            .interval_start
+            .map_or(0.0, |start| now.duration_since(start).as_secs_f64());
+        self.interval_start = Some(now);
         self.sample.present = 0;
         self.sample.timestamp_ns = timestamp;
         for &counter in &self.enabled {
