@@ -42,6 +42,9 @@ pub enum Command {
     /// Compare two captures saved with `capture --format json`, counter by counter; with
     /// --max-increase, exit 5 when a counter grew past it (a CI gate).
     Diff(DiffArgs),
+    /// Serve counters to Prometheus (OpenMetrics / Prometheus text at http://HOST:PORT/metrics),
+    /// sampling them window after window until Ctrl-C or SIGTERM.
+    Serve(ServeArgs),
 }
 
 /// Where counters come from.
@@ -202,6 +205,43 @@ pub struct CaptureArgs {
     /// What the local CPU counters count.
     #[command(flatten)]
     pub target: TargetArgs,
+}
+
+/// `lizard serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Counter sources.
+    #[command(flatten)]
+    pub source: SourceArgs,
+    /// Counters to serve, by name, comma-separated (default: every counter, each gatord counter set
+    /// filled up to its slots).
+    #[arg(long, value_delimiter = ',')]
+    pub counters: Vec<String>,
+    /// Where to listen, HOST:PORT. Loopback by default; name another interface's address (or 0.0.0.0)
+    /// to be scraped from other hosts.
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:9477")]
+    pub listen: std::net::SocketAddr,
+    /// The sampling window (at least 100ms): a scrape answers with the last window closed, delta
+    /// counters as totals since the start, absolute ones as the window's level.
+    #[arg(long, default_value = "1s", value_parser = parse_window)]
+    pub interval: Duration,
+    /// What the local CPU counters count.
+    #[command(flatten)]
+    pub target: TargetArgs,
+}
+
+/// The shortest `lizard serve` window.
+const MIN_WINDOW: Duration = Duration::from_millis(100);
+
+/// A `lizard serve` window: a duration of at least 100 ms.
+pub fn parse_window(text: &str) -> Result<Duration, String> {
+    let window = parse_duration(text)?;
+    if window < MIN_WINDOW {
+        return Err(format!(
+            "'{text}' is shorter than the shortest window, 100ms: scrapers read at most every second"
+        ));
+    }
+    Ok(window)
 }
 
 /// `lizard stat`.

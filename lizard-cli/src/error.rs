@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use lizard_core::serve::ServeError;
+
 /// Why a subcommand failed.
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -57,6 +59,9 @@ pub enum CliError {
     /// The capture engine failed.
     #[error("{0}")]
     Engine(#[from] lizard_core::Error),
+    /// The exporter could not start.
+    #[error(transparent)]
+    Serve(#[from] lizard_core::serve::ServeError),
     /// Arguments that do not go together or are missing, phrased for the user.
     #[error("{0}")]
     Usage(String),
@@ -81,7 +86,11 @@ impl CliError {
             CliError::Engine(lizard_core::Error::Gatord(
                 lizard_core::GatordError::TooManyEvents { .. },
             )) => 2,
-            CliError::Engine(_) | CliError::Other(_) => 1,
+            // An address in use or not this host's, or nothing to serve: an argument to change.
+            CliError::Serve(ServeError::Bind { .. } | ServeError::NothingEnabled) => 2,
+            // The engine could not capture its first window: the source is unreachable or refused.
+            CliError::Serve(ServeError::FirstWindow(_)) => 3,
+            CliError::Engine(_) | CliError::Serve(_) | CliError::Other(_) => 1,
         }
     }
 

@@ -41,6 +41,7 @@ fn run(cli: &Cli) -> Result<i32, CliError> {
         Command::TraceDump(args) => cmd::trace::dump(args),
         Command::Report(args) => cmd::report::run(args),
         Command::Diff(args) => cmd::diff::run(args),
+        Command::Serve(args) => cmd::serve::run(args),
     }
 }
 

@@ -26,7 +26,13 @@ pub enum Purpose {
     Capture,
     /// Listing: where the default is refused, the counters are probed on this process and labelled so.
     List,
+    /// Serving (`lizard serve`): counting as for a capture, with gatord's windows in one session.
+    Serve,
 }
+
+/// How often gatord flushes what it captured while `lizard serve` keeps one session open: a window's
+/// closing sample then arrives within about 10 ms of its end.
+const SERVE_LIVE_RATE_MS: u32 = 10;
 
 /// An opened engine and a line saying which sources it uses.
 pub struct Opened {
@@ -72,7 +78,9 @@ fn open_local(
     }
     match local(Target::system_wide(false)?, None) {
         Err(refused) if refused.is_refusal() => match purpose {
-            Purpose::Capture => Err(TargetError::DefaultRefused(Box::new(refused))),
+            Purpose::Capture | Purpose::Serve => {
+                Err(TargetError::DefaultRefused(Box::new(refused)))
+            }
             Purpose::List => local(Target::Probe, Some(error_chain(&refused))),
         },
         other => other,
@@ -108,7 +116,11 @@ pub fn open(
     purpose: Purpose,
     sample_interval: Option<Duration>,
 ) -> Result<Opened, CliError> {
-    let config = config(args, sample_interval)?;
+    let mut config = config(args, sample_interval)?;
+    if purpose == Purpose::Serve {
+        config.mode = lizard_core::CaptureMode::Persistent;
+        config.live_rate_ms = SERVE_LIVE_RATE_MS;
+    }
     let address = config.gatord.as_ref().map(ToString::to_string);
     let implicit = args.gatord.is_none() && !args.no_gatord;
     if args.no_hwcpipe && target.is_some() {

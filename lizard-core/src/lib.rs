@@ -10,6 +10,8 @@ pub mod hwc;
 mod lizard;
 pub mod machine;
 pub mod reduce;
+#[cfg(feature = "serve")]
+pub mod serve;
 pub mod store;
 pub mod transport;
 mod units;

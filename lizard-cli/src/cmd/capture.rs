@@ -124,7 +124,7 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
 /// Enables `chosen` and returns the ids enabled. Without named counters (`fit`), the events of a programmable
 /// counter set beyond its slots are left out, one line per set saying which; named ones that do not fit
 /// are an error.
-fn enable(lizard: &mut Lizard, chosen: &[u32], fit: bool) -> Result<Vec<u32>, CliError> {
+pub(crate) fn enable(lizard: &mut Lizard, chosen: &[u32], fit: bool) -> Result<Vec<u32>, CliError> {
     let mut enabled = Vec::with_capacity(chosen.len());
     // Per set: its slots, and the events left out.
     let mut left_out: Vec<(String, usize, Vec<String>)> = Vec::new();

@@ -7,6 +7,7 @@ pub mod events;
 pub mod gatord_sim;
 pub mod list;
 pub mod report;
+pub mod serve;
 pub mod stat;
 pub mod stm_dump;
 pub mod trace;
