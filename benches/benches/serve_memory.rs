@@ -66,7 +66,11 @@ fn main() {
             return;
         };
         if let Some(rest) = line.split("http://").nth(1) {
-            break rest.split('/').next().and_then(|a| a.parse().ok()).expect("an address");
+            break rest
+                .split('/')
+                .next()
+                .and_then(|a| a.parse().ok())
+                .expect("an address");
         }
     };
     std::thread::spawn(move || lines.for_each(drop));

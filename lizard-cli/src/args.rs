@@ -362,6 +362,21 @@ pub struct TraceServerArgs {
     /// Admit clients of every user (an abstract socket has no file permissions to limit them).
     #[arg(long, conflicts_with_all = ["allow_uid", "allow_gid"])]
     pub allow_anyone: bool,
+    /// With a path --socket: the socket file's permission bits, in octal (e.g. 660: the server's user and
+    /// group may connect; the kernel refuses everyone else before the server sees them).
+    #[arg(long, value_name = "OCTAL", value_parser = parse_mode)]
+    pub socket_mode: Option<u32>,
+}
+
+/// Permission bits in octal (`660`, `0o600`, `0600`).
+pub fn parse_mode(text: &str) -> Result<u32, String> {
+    let digits = text.trim().trim_start_matches("0o");
+    match u32::from_str_radix(digits, 8) {
+        Ok(mode) if mode <= 0o777 => Ok(mode),
+        _ => Err(format!(
+            "'{text}' is not permission bits in octal (000 to 777, e.g. 660)"
+        )),
+    }
 }
 
 /// `lizard trace-dump`.

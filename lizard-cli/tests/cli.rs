@@ -687,6 +687,20 @@ fn trace_server_keeps_records_that_trace_dump_prints() {
 }
 
 #[test]
+fn trace_server_socket_mode_needs_a_path_and_octal_bits() {
+    let abstract_name = lizard(&["trace-server", "--socket", "@x", "--socket-mode", "600"]);
+    assert_eq!(abstract_name.status.code(), Some(2));
+    assert!(
+        stderr(&abstract_name).contains("--socket-mode needs a path socket"),
+        "{}",
+        stderr(&abstract_name)
+    );
+    let bad_bits = lizard(&["trace-server", "--socket", "/tmp/x", "--socket-mode", "999"]);
+    assert_eq!(bad_bits.status.code(), Some(2));
+    assert!(stderr(&bad_bits).contains("not permission bits in octal"));
+}
+
+#[test]
 fn ctrl_c_stops_a_capture_cleanly_and_still_writes_the_output() {
     if !perf_events_present() {
         return;

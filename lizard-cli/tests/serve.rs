@@ -119,7 +119,10 @@ fn serves_gatords_counters_and_stops_cleanly_on_sigterm() {
             .any(|l| l.starts_with(cycles) && !l.ends_with(" 0")),
         "{text}"
     );
-    assert!(text.contains("# TYPE lizard_sim_memfree_bytes gauge\n"), "{text}");
+    assert!(
+        text.contains("# TYPE lizard_sim_memfree_bytes gauge\n"),
+        "{text}"
+    );
     assert!(text.contains("gatord_protocol=\"950\""), "{text}");
     let (code, rest) = served.terminate();
     assert_eq!(code, 0, "{rest}");
@@ -148,7 +151,11 @@ fn a_listen_address_in_use_exits_2_naming_it() {
     );
     let output = lizard(&["serve", "--no-gatord", "--interval", "10ms"]);
     assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(stderr(&output).contains("shortest window"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("shortest window"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 /// Percent-encodes a query-string value.
@@ -163,7 +170,10 @@ fn encode(text: &str) -> String {
 
 /// Prometheus' answer to the instant query `query`: its `data.result` array.
 fn query(prometheus: SocketAddr, query: &str) -> Option<Vec<Value>> {
-    let body = get(prometheus, &format!("/api/v1/query?query={}", encode(query)))?;
+    let body = get(
+        prometheus,
+        &format!("/api/v1/query?query={}", encode(query)),
+    )?;
     let answer: Value = serde_json::from_str(&body).ok()?;
     answer["data"]["result"].as_array().cloned()
 }
@@ -171,7 +181,12 @@ fn query(prometheus: SocketAddr, query: &str) -> Option<Vec<Value>> {
 /// The CPU seconds (user + system) process `pid` has used, from `/proc/PID/stat`.
 fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
     // After the command: state is field 3, utime 14 and stime 15 (1-based), in clock ticks.
     let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
     // SAFETY: sysconf has no preconditions.
@@ -202,7 +217,9 @@ fn a_real_prometheus_scrapes_the_exporter_and_rates_a_busy_loop_right() {
             std::env::var_os("CI").is_none(),
             "CI is set and there is no prometheus binary (.ci/run installs Debian's `prometheus`)"
         );
-        println!("skipped: no prometheus binary (Debian's `prometheus` package; .ci/run installs it)");
+        println!(
+            "skipped: no prometheus binary (Debian's `prometheus` package; .ci/run installs it)"
+        );
         return;
     };
     let mut busy = Command::new("sh")
@@ -244,7 +261,10 @@ fn a_real_prometheus_scrapes_the_exporter_and_rates_a_busy_loop_right() {
     let web = SocketAddr::from(([127, 0, 0, 1], free_port()));
     let prometheus = Command::new(prometheus)
         .arg(format!("--config.file={}", config.display()))
-        .arg(format!("--storage.tsdb.path={}", dir.join("data").display()))
+        .arg(format!(
+            "--storage.tsdb.path={}",
+            dir.join("data").display()
+        ))
         .arg(format!("--web.listen-address={web}"))
         .arg("--log.level=warn")
         .stdout(Stdio::null())
@@ -272,7 +292,10 @@ fn a_real_prometheus_scrapes_the_exporter_and_rates_a_busy_loop_right() {
     assert_eq!(series["source"], "local", "{series}");
     assert_eq!(series["job"], "lizard", "{series}");
     assert_eq!(series["instance"], served.address.to_string(), "{series}");
-    assert!(series["host"].as_str().is_some_and(|h| !h.is_empty()), "{series}");
+    assert!(
+        series["host"].as_str().is_some_and(|h| !h.is_empty()),
+        "{series}"
+    );
     let info = query(web, "lizard_device_info").expect("the device info");
     assert!(info[0]["metric"]["arch"].is_string(), "{info:?}");
 
@@ -280,10 +303,13 @@ fn a_real_prometheus_scrapes_the_exporter_and_rates_a_busy_loop_right() {
     std::thread::sleep(Duration::from_secs(8));
     let span = 6.0;
     let cpu_before = cpu_seconds(busy_pid);
-    let rate = query(web, &format!("rate(lizard_task_clock_seconds_total[{span}s])"))
-        .and_then(|r| r.first().cloned())
-        .and_then(|r| r["value"][1].as_str().and_then(|v| v.parse::<f64>().ok()))
-        .expect("a rate");
+    let rate = query(
+        web,
+        &format!("rate(lizard_task_clock_seconds_total[{span}s])"),
+    )
+    .and_then(|r| r.first().cloned())
+    .and_then(|r| r["value"][1].as_str().and_then(|v| v.parse::<f64>().ok()))
+    .expect("a rate");
     let elapsed = started.elapsed().as_secs_f64();
     let kernel_rate = (cpu_before - cpu_at_start) / elapsed;
     println!(

@@ -80,8 +80,14 @@ fn a_scrape_gives_every_enabled_counter_as_a_counter_or_a_gauge_with_its_labels(
     let first = scrape(address);
     assert!(first.starts_with("HTTP/1.1 200 OK\r\n"), "{first}");
     assert!(first.contains("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"));
-    assert!(first.contains("# TYPE lizard_sim_ccnt_total counter\n"), "{first}");
-    assert!(first.contains("# TYPE lizard_sim_memfree_bytes gauge\n"), "{first}");
+    assert!(
+        first.contains("# TYPE lizard_sim_ccnt_total counter\n"),
+        "{first}"
+    );
+    assert!(
+        first.contains("# TYPE lizard_sim_memfree_bytes gauge\n"),
+        "{first}"
+    );
     let cycles = "lizard_sim_ccnt_total{counter=\"Sim_ccnt\",source=\"gatord\",host=\"test-host\"}";
     let memfree =
         "lizard_sim_memfree_bytes{counter=\"Sim_memfree\",source=\"gatord\",host=\"test-host\"}";
@@ -96,7 +102,10 @@ fn a_scrape_gives_every_enabled_counter_as_a_counter_or_a_gauge_with_its_labels(
     wait_for(&exporter, |a| a.windows >= 6);
     let second = scrape(address);
     let after = value(&second, cycles).unwrap();
-    assert!(after > before, "a delta counter's total only grows: {before} then {after}");
+    assert!(
+        after > before,
+        "a delta counter's total only grows: {before} then {after}"
+    );
     let windows = value(&second, "lizard_windows_total{host=\"test-host\"}").unwrap();
     assert!(windows >= 6.0);
 
@@ -105,7 +114,10 @@ fn a_scrape_gives_every_enabled_counter_as_a_counter_or_a_gauge_with_its_labels(
         b"GET /metrics HTTP/1.1\r\nAccept: application/openmetrics-text; version=1.0.0\r\n\r\n",
     );
     assert!(open.contains("application/openmetrics-text; version=1.0.0"));
-    assert!(open.contains("# UNIT lizard_sim_memfree_bytes bytes\n"), "{open}");
+    assert!(
+        open.contains("# UNIT lizard_sim_memfree_bytes bytes\n"),
+        "{open}"
+    );
     assert!(open.ends_with("# EOF\n"));
 
     let account = exporter.account();
@@ -121,8 +133,11 @@ fn bad_requests_are_refused_by_reason_and_the_next_scrape_is_answered() {
     let exporter = Exporter::start(engine(&daemon, &["Sim_ccnt"]), serve_config()).unwrap();
     let address = exporter.local_addr();
 
-    assert!(send(address, b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n")
-        .starts_with("HTTP/1.1 400 "));
+    assert!(send(
+        address,
+        b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n"
+    )
+    .starts_with("HTTP/1.1 400 "));
     let mut huge = b"GET /metrics HTTP/1.1\r\nCookie: ".to_vec();
     huge.resize(64 * 1024, b'x');
     assert!(send(address, &huge).starts_with("HTTP/1.1 431 "));
@@ -141,7 +156,13 @@ fn bad_requests_are_refused_by_reason_and_the_next_scrape_is_answered() {
 
     let refused = exporter.account().refused;
     assert_eq!(
-        (refused.malformed, refused.too_large, refused.method, refused.not_found, refused.incomplete),
+        (
+            refused.malformed,
+            refused.too_large,
+            refused.method,
+            refused.not_found,
+            refused.incomplete
+        ),
         (1, 1, 1, 1, 2),
         "{refused:?}"
     );

@@ -101,6 +101,10 @@ pub struct ServerConfig {
     pub max_clients_per_process: usize,
     /// Who may connect (by default the server's own user and root).
     pub peers: PeerPolicy,
+    /// For a path socket, the permission bits its file gets (`0o660`: the server's user and group may
+    /// connect); the kernel refuses `connect` to any other user before the server sees it. `None` (the
+    /// default) leaves what the umask gives. Ignored for an abstract name, which has no file.
+    pub socket_mode: Option<u32>,
 }
 
 impl Default for ServerConfig {
@@ -111,6 +115,7 @@ impl Default for ServerConfig {
             max_clients: DEFAULT_MAX_CLIENTS,
             max_clients_per_process: DEFAULT_MAX_CLIENTS_PER_PROCESS,
             peers: PeerPolicy::default(),
+            socket_mode: None,
         }
     }
 }
@@ -261,7 +266,7 @@ impl TraceServer {
                 max: MAX_SOCKET_NAME_LEN,
             });
         }
-        let listener = bind(name)?;
+        let listener = bind(name, config.socket_mode)?;
         let ring_capacity = ring.capacity() as u64;
         let (wake, wake_rx) = UnixStream::pair().map_err(ServerError::Thread)?;
         let shared = Arc::new(Shared {
@@ -398,17 +403,17 @@ fn held_by_client(ring: &TraceRing) -> HashMap<u32, u64> {
 }
 
 /// Binds the listening socket, replacing a stale socket file no server answers on.
-fn bind(name: &SocketName) -> Result<OwnedFd, ServerError> {
+fn bind(name: &SocketName, mode: Option<u32>) -> Result<OwnedFd, ServerError> {
     let listen_err = |source| ServerError::Listen {
         name: name.clone(),
         source,
     };
-    match sys::listen(name, 128) {
+    match sys::listen(name, 128, mode) {
         Ok(fd) => Ok(fd),
         Err(err) if err.raw_os_error() == Some(Errno::ADDRINUSE.raw_os_error()) => match name {
             SocketName::Path(path) if sys::connect(name).is_err() => {
                 std::fs::remove_file(path).map_err(listen_err)?;
-                sys::listen(name, 128).map_err(listen_err)
+                sys::listen(name, 128, mode).map_err(listen_err)
             }
             _ => Err(ServerError::InUse(name.clone())),
         },

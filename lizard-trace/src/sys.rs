@@ -65,11 +65,19 @@ fn seqpacket_socket() -> io::Result<OwnedFd> {
     )?)
 }
 
-/// Creates a listening, non-blocking `SOCK_SEQPACKET` socket bound to `name`.
-pub(crate) fn listen(name: &SocketName, backlog: i32) -> io::Result<OwnedFd> {
+/// Creates a listening, non-blocking `SOCK_SEQPACKET` socket bound to `name`. A path socket's file gets
+/// `mode` (its permission bits) between `bind` and `listen`, so no peer can connect while the file still has
+/// the mode the umask gave it (a connect before `listen` is refused by the kernel).
+pub(crate) fn listen(name: &SocketName, backlog: i32, mode: Option<u32>) -> io::Result<OwnedFd> {
     let address = socket_address(name)?;
     let fd = seqpacket_socket()?;
     rustix::net::bind(&fd, &address)?;
+    if let (SocketName::Path(path), Some(mode)) = (name, mode) {
+        rustix::fs::chmod(
+            path.as_path(),
+            rustix::fs::Mode::from_raw_mode(mode & 0o777),
+        )?;
+    }
     rustix::net::listen(&fd, backlog)?;
     rustix::io::ioctl_fionbio(&fd, true)?;
     Ok(fd)

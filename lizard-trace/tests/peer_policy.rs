@@ -133,6 +133,53 @@ fn another_users_client_is_admitted_when_its_user_or_group_is_allowed() {
 }
 
 #[test]
+fn a_path_sockets_file_mode_keeps_another_user_out_before_the_server_sees_it() {
+    if !root() {
+        return;
+    }
+    for (mode, admitted) in [(0o600, false), (0o666, true)] {
+        let path = std::env::temp_dir().join(format!(
+            "lizard-peer-mode-{mode:o}-{}.sock",
+            std::process::id()
+        ));
+        let name = SocketName::path(&path);
+        let mut config = ServerConfig::with_capacity(1 << 20);
+        // The server itself would admit anyone: only the file's mode decides here.
+        config.peers = PeerPolicy::anyone();
+        config.socket_mode = Some(mode);
+        let server = TraceServer::start(&name, config).unwrap();
+        let bits = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&path).unwrap().permissions(),
+        );
+        assert_eq!(bits & 0o777, mode, "the socket file's mode");
+        run_child(&name);
+        // The child has ended: a record it sent is already queued, so a refusal needs no long wait.
+        let wait = match admitted {
+            true => WAIT,
+            false => std::time::Duration::from_millis(500),
+        };
+        let (stats, stored) = server.wait_until(wait, |s| s.records_stored == 1);
+        assert_eq!(stored, admitted, "mode {mode:o}: {stats:?}");
+        if !admitted {
+            assert_eq!(
+                (stats.connections_accepted, stats.peers_refused),
+                (0, 0),
+                "the kernel refused the connect: {stats:?}"
+            );
+            let mut own = TraceClient::connect(&name).unwrap();
+            assert_eq!(own.record("own-user", b"x").unwrap(), Delivery::Sent);
+            let (stats, stored) = server.wait_until(WAIT, |s| s.records_stored == 1);
+            assert!(stored, "the server's own user is still served: {stats:?}");
+        }
+        drop(server);
+        assert!(
+            !path.exists(),
+            "the socket file is removed when the server stops"
+        );
+    }
+}
+
+#[test]
 fn the_policy_admits_the_servers_user_root_and_the_allowed() {
     let policy = PeerPolicy::allowing(&[10], &[20]);
     assert!(policy.admits(1000, 1000, 1000), "the server's own user");

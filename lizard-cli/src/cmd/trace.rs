@@ -24,6 +24,13 @@ pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
         true => PeerPolicy::anyone(),
         false => PeerPolicy::allowing(&args.allow_uid, &args.allow_gid),
     };
+    if args.socket_mode.is_some() && !matches!(name, SocketName::Path(_)) {
+        return Err(CliError::Usage(format!(
+            "--socket-mode needs a path socket: '{}' is an abstract name, which has no file",
+            args.socket
+        )));
+    }
+    config.socket_mode = args.socket_mode;
     let admitted = admitted_text(&config.peers);
     let server = TraceServer::start(&name, config).map_err(|e| {
         CliError::Other(format!(
@@ -32,8 +39,11 @@ pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
         ))
     })?;
     eprintln!(
-        "trace-server: listening on {} ({} bytes of ring; admitting {admitted}); Ctrl-C stops",
-        args.socket, capacity
+        "trace-server: listening on {}{} ({} bytes of ring; admitting {admitted}); Ctrl-C stops",
+        args.socket,
+        args.socket_mode
+            .map_or_else(String::new, |m| format!(" (file mode {m:03o})")),
+        capacity
     );
     match args.duration {
         Some(duration) => {

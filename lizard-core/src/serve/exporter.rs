@@ -214,7 +214,14 @@ fn answer(stream: &mut std::net::TcpStream, route: Route, shared: &Shared, deadl
             shared.update_account(|a| a.scrapes += 1);
             let rendered = shared.rendered();
             let body = rendered.get(format).as_bytes();
-            http::respond(stream, "200 OK", format.content_type(), body, head_only, deadline);
+            http::respond(
+                stream,
+                "200 OK",
+                format.content_type(),
+                body,
+                head_only,
+                deadline,
+            );
         }
         Route::Index { head_only } => {
             let body = b"lizard: counters as OpenMetrics / Prometheus text at /metrics\n";

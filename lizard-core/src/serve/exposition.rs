@@ -107,7 +107,15 @@ pub fn render(
             Kind::Counter => ("counter", "_total"),
             Kind::Gauge => ("gauge", ""),
         };
-        family(&mut out, format, &s.metric.name, kind, suffix, s.metric.unit, &s.help);
+        family(
+            &mut out,
+            format,
+            &s.metric.name,
+            kind,
+            suffix,
+            s.metric.unit,
+            &s.help,
+        );
         if let Some(value) = s.value {
             sample(&mut out, &s.metric.name, suffix, &labels, value);
         }
@@ -117,7 +125,12 @@ pub fn render(
     let info = own("device");
     let mut labels = format!("host=\"{host}\"");
     for (k, v) in &device.info {
-        let _ = write!(labels, ",{}=\"{}\"", super::metric_name::snake_case(k), escape_label(v));
+        let _ = write!(
+            labels,
+            ",{}=\"{}\"",
+            super::metric_name::snake_case(k),
+            escape_label(v)
+        );
     }
     let help = "The device the counters are read on (always 1).";
     match format {
@@ -164,7 +177,13 @@ pub fn render(
     );
     for s in series {
         let labels = format!("counter=\"{}\",host=\"{host}\"", escape_label(&s.key));
-        sample(&mut out, &without, "_total", &labels, s.windows_without_value as f64);
+        sample(
+            &mut out,
+            &without,
+            "_total",
+            &labels,
+            s.windows_without_value as f64,
+        );
     }
 
     let refused = own("http_refused");
@@ -285,13 +304,21 @@ mod tests {
     fn device() -> DeviceLabels {
         DeviceLabels::new(
             "box\"1",
-            vec![("kernel".into(), "Linux 6.1".into()), ("MIDR".into(), "0x410fd083".into())],
+            vec![
+                ("kernel".into(), "Linux 6.1".into()),
+                ("MIDR".into(), "0x410fd083".into()),
+            ],
         )
     }
 
     #[test]
     fn prometheus_text_names_types_and_labels_every_counter() {
-        let text = render(Format::Prometheus, &series(), &device(), &Account::default());
+        let text = render(
+            Format::Prometheus,
+            &series(),
+            &device(),
+            &Account::default(),
+        );
         assert!(text.contains("# HELP lizard_task_clock_seconds_total Task clock\\nin ns\n"));
         assert!(text.contains("# TYPE lizard_task_clock_seconds_total counter\n"));
         assert!(text.contains(
@@ -311,7 +338,12 @@ mod tests {
 
     #[test]
     fn openmetrics_has_units_info_and_eof() {
-        let text = render(Format::OpenMetrics, &series(), &device(), &Account::default());
+        let text = render(
+            Format::OpenMetrics,
+            &series(),
+            &device(),
+            &Account::default(),
+        );
         assert!(text.contains(
             "# TYPE lizard_task_clock_seconds counter\n# UNIT lizard_task_clock_seconds seconds\n"
         ));

@@ -158,7 +158,14 @@ pub fn respond(
 pub fn refuse(stream: &mut TcpStream, refusal: Refusal, deadline: Duration) {
     if let Some((status, body)) = refusal.answer() {
         let content_type = "text/plain; charset=utf-8";
-        respond(stream, status, content_type, body.as_bytes(), false, deadline);
+        respond(
+            stream,
+            status,
+            content_type,
+            body.as_bytes(),
+            false,
+            deadline,
+        );
     }
 }
 
@@ -199,9 +206,18 @@ mod tests {
 
     #[test]
     fn bad_requests_are_refused_by_reason() {
-        assert_eq!(parse(b"\x16\x03\x01\x00\xa5\x01\r\n\r\n"), Err(Refusal::Malformed));
-        assert_eq!(parse(b"POST /metrics HTTP/1.1\r\n\r\n"), Err(Refusal::Method));
-        assert_eq!(parse(b"GET /admin HTTP/1.1\r\n\r\n"), Err(Refusal::NotFound));
+        assert_eq!(
+            parse(b"\x16\x03\x01\x00\xa5\x01\r\n\r\n"),
+            Err(Refusal::Malformed)
+        );
+        assert_eq!(
+            parse(b"POST /metrics HTTP/1.1\r\n\r\n"),
+            Err(Refusal::Method)
+        );
+        assert_eq!(
+            parse(b"GET /admin HTTP/1.1\r\n\r\n"),
+            Err(Refusal::NotFound)
+        );
         let mut long = b"GET /metrics HTTP/1.1\r\nX: ".to_vec();
         long.resize(MAX_REQUEST_HEAD, b'a');
         assert_eq!(parse(&long), Err(Refusal::TooLarge));

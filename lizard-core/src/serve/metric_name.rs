@@ -95,7 +95,10 @@ mod tests {
             "armv8_cortex_a72_inst_retired"
         );
         assert_eq!(snake_case("Linux_meminfo_memfree"), "linux_meminfo_memfree");
-        assert_eq!(snake_case("ARM_Mali-G71_GPU_ACTIVE"), "arm_mali_g71_gpu_active");
+        assert_eq!(
+            snake_case("ARM_Mali-G71_GPU_ACTIVE"),
+            "arm_mali_g71_gpu_active"
+        );
         assert_eq!(snake_case("__a  b__"), "a_b");
         assert_eq!(snake_case("3d"), "counter_3d");
         assert_eq!(snake_case("µ"), "counter_");
@@ -112,6 +115,9 @@ mod tests {
         let bytes = MetricName::new("Linux_meminfo_memfree_bytes", &Units::Bytes);
         assert_eq!(bytes.name, "lizard_linux_meminfo_memfree_bytes");
         let count = MetricName::new("ContextSwitches", &Units::Other("switches".into()));
-        assert_eq!((count.name.as_str(), count.unit), ("lizard_context_switches", None));
+        assert_eq!(
+            (count.name.as_str(), count.unit),
+            ("lizard_context_switches", None)
+        );
     }
 }

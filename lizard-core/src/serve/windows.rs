@@ -183,9 +183,7 @@ impl Windows {
         stop: &Receiver<()>,
     ) -> Lizard {
         loop {
-            let wait = running.map_or(self.interval, |s| {
-                self.interval.saturating_sub(s.elapsed())
-            });
+            let wait = running.map_or(self.interval, |s| self.interval.saturating_sub(s.elapsed()));
             let stopping = !matches!(stop.recv_timeout(wait), Err(RecvTimeoutError::Timeout));
             if let Some(started) = running.take() {
                 self.close(started, shared);
