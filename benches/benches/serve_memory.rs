@@ -63,6 +63,7 @@ fn main() {
         let Some(Ok(line)) = lines.next() else {
             println!("serve_memory: lizard serve did not start");
             let _ = child.kill();
+            let _ = child.wait();
             return;
         };
         if let Some(rest) = line.split("http://").nth(1) {

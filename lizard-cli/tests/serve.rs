@@ -92,13 +92,6 @@ fn get(address: SocketAddr, path: &str) -> Option<String> {
         .or_else(|| head.starts_with("HTTP/1.0 200").then(|| body.to_owned()))
 }
 
-/// The value of the sample line beginning with `series`.
-fn sample(text: &str, series: &str) -> Option<f64> {
-    text.lines()
-        .find_map(|l| l.strip_prefix(series))
-        .and_then(|v| v.trim().parse().ok())
-}
-
 #[test]
 fn serves_gatords_counters_and_stops_cleanly_on_sigterm() {
     let sim = Sim::start(&[]);
