@@ -65,7 +65,18 @@ fn capture_gives_the_gpu_counters_with_values_from_the_driver() {
         cycles > 0.0 && cycles % 1000.0 == 0.0,
         "{gpu}: GpuCycles {cycles}"
     );
-    println!("lizard capture on {gpu}: {with_values} GPU counters with values, GpuCycles {cycles}");
+    // The run document names the GPU the driver identified and the driver's interface version.
+    let product = doc["run"]["gpu"].as_str().expect("run.gpu");
+    let driver = doc["run"]["gpu_driver"].as_str().expect("run.gpu_driver");
+    assert!(product.starts_with("Mali-"), "{gpu}: {product}");
+    assert!(
+        driver.starts_with("JM ") || driver.starts_with("CSF "),
+        "{gpu}: {driver}"
+    );
+    println!(
+        "lizard capture on {gpu}: {product} (kbase {driver}), {with_values} GPU counters with values, \
+         GpuCycles {cycles}"
+    );
 }
 
 #[test]

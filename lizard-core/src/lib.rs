@@ -21,8 +21,8 @@ pub use counter::{Counter, CounterClass, CounterId, ResultType, SetEvent, Source
 pub use error::{error_chain, DirectError, Error, GatordError, NoValue, ProtocolFault, UsageError};
 pub use gatord::apc::{FrameSink, KeyMap, SinkError, Unavailable};
 pub use hwc::{
-    open_target, CommandWatch, HwcBackend, HwcCounterInfo, HwcPipeBackend, OpenedTarget, Sampling,
-    MIN_SAMPLE_INTERVAL,
+    open_target, CommandWatch, GpuDevice, HwcBackend, HwcCounterInfo, HwcPipeBackend, OpenedTarget,
+    Sampling, MIN_SAMPLE_INTERVAL,
 };
 pub use lizard::{CoreReading, Lizard};
 pub use machine::Machine;

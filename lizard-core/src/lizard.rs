@@ -12,7 +12,7 @@ use crate::gatord::apc::Unavailable;
 use crate::gatord::capture::{Capture, Plan};
 use crate::gatord::counter_sets::{self, SetSlots};
 use crate::gatord::discovery;
-use crate::hwc::backend::HwcBackend;
+use crate::hwc::backend::{GpuDevice, HwcBackend};
 use crate::hwc::sampler::{nanos_since, Sampler, SharedBackend};
 use crate::hwc::{Sampling, MIN_SAMPLE_INTERVAL};
 use crate::reduce;
@@ -99,6 +99,8 @@ pub struct Lizard {
     gatord_error: Option<Error>,
     hwc: Option<HwcSource>,
     hwc_error: Option<Error>,
+    /// The GPU the direct source reads, if any.
+    gpu: Option<GpuDevice>,
     store: Arc<SampleStore>,
     epoch: Instant,
     running: Option<Running>,
@@ -183,6 +185,7 @@ impl Lizard {
                 }
             }
         };
+        let mut gpu = None;
         let (hwc, hwc_error) = match backend {
             Err(err) => (None, Some(err)),
             Ok(backend) => {
@@ -193,6 +196,7 @@ impl Lizard {
                     let first_id = counters.len() as CounterId + 1;
                     let count = infos.len();
                     let scope = backend.cpu_scope();
+                    gpu = backend.gpu();
                     counters.extend(
                         infos
                             .into_iter()
@@ -232,6 +236,7 @@ impl Lizard {
             gatord_error,
             hwc,
             hwc_error,
+            gpu,
             store,
             epoch: Instant::now(),
             running: None,
@@ -279,6 +284,11 @@ impl Lizard {
     /// Why HWCPipe gives no counters (`None` when it does).
     pub fn hwcpipe_error(&self) -> Option<&Error> {
         self.hwc_error.as_ref()
+    }
+
+    /// The GPU whose counters the direct source reads (product and driver version), if it reads one.
+    pub fn gpu(&self) -> Option<&GpuDevice> {
+        self.gpu.as_ref()
     }
 
     /// The protocol version gatord announced at discovery (`None` without gatord).

@@ -91,6 +91,22 @@ fn software_cpu_counters_are_read_on_this_machine() {
 }
 
 #[test]
+fn the_engine_names_the_gpu_and_driver_its_direct_source_reads() {
+    let (backend, _device) = simulated_gpu();
+    let lizard = Lizard::configure_with_backend(no_gatord(), Box::new(backend)).unwrap();
+    let gpu = lizard.gpu().expect("the simulated GPU");
+    assert_eq!(gpu.product, "Mali-G78");
+    assert!(gpu.driver.starts_with("JM 11."), "{gpu:?}");
+
+    let cpu_only = HwcPipe::from_profilers(None, None);
+    if let Ok(backend) = HwcPipeBackend::new(cpu_only) {
+        if let Ok(lizard) = Lizard::configure_with_backend(no_gatord(), Box::new(backend)) {
+            assert_eq!(lizard.gpu(), None);
+        }
+    }
+}
+
+#[test]
 fn simulated_mali_values_are_summed() {
     let (backend, device) = simulated_gpu();
     let mut lizard = Lizard::configure_with_backend(no_gatord(), Box::new(backend)).unwrap();

@@ -68,6 +68,8 @@ pub fn capture(
             .collect(),
         cpu_model: machine.cpu_model,
         gatord_protocol: lizard.protocol_version().map(|v| v.0),
+        gpu: lizard.gpu().map(|g| g.product.clone()),
+        gpu_driver: lizard.gpu().map(|g| g.driver.clone()),
     };
     Ok(Capture {
         schema_version: SCHEMA_VERSION,

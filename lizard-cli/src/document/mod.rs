@@ -116,6 +116,12 @@ pub struct RunInfo {
     /// The gatord protocol version of the session, when gatord was a source.
     #[serde(default)]
     pub gatord_protocol: Option<i64>,
+    /// The Mali GPU the local counters read (`Mali-G78`), when they read one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
+    /// Its kbase driver's interface version (`JM 11.40`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_driver: Option<String>,
 }
 
 impl RunInfo {
@@ -136,6 +142,12 @@ impl RunInfo {
             0 => {}
             1 => text.push_str(", 1 CPU"),
             n => text.push_str(&format!(", {n} CPUs")),
+        }
+        if let Some(gpu) = &self.gpu {
+            text.push_str(&format!(", {gpu}"));
+            if let Some(driver) = &self.gpu_driver {
+                text.push_str(&format!(" (kbase {driver})"));
+            }
         }
         text
     }

@@ -21,6 +21,15 @@ pub struct HwcCounterInfo {
     pub result_type: ResultType,
 }
 
+/// The GPU a [`HwcBackend`] reads, as its driver identified it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GpuDevice {
+    /// The product (`Mali-G78`).
+    pub product: String,
+    /// The kbase driver's interface version (`JM 11.40`).
+    pub driver: String,
+}
+
 /// A source of counters read directly (no daemon): it lists its counters once, then samples the enabled ones.
 ///
 /// Call order: [`counters`](HwcBackend::counters) at configure time; then, per capture,
@@ -40,5 +49,9 @@ pub trait HwcBackend: Send + fmt::Debug {
     /// counts something else (a command, a process by pid, whole CPUs).
     fn cpu_scope(&self) -> String {
         "this process".to_owned()
+    }
+    /// The GPU whose counters this backend reads, if it reads one.
+    fn gpu(&self) -> Option<GpuDevice> {
+        None
     }
 }

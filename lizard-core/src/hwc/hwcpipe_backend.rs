@@ -2,7 +2,7 @@
 
 use hwcpipe::{Counter as HwcCounter, CpuCounter, GpuCounter, HwcPipe};
 
-use super::backend::{HwcBackend, HwcCounterInfo};
+use super::backend::{GpuDevice, HwcBackend, HwcCounterInfo};
 use crate::counter::{ResultType, Source, Units};
 use crate::error::Error;
 use crate::store::Value;
@@ -39,6 +39,16 @@ impl HwcPipeBackend {
 }
 
 impl HwcBackend for HwcPipeBackend {
+    fn gpu(&self) -> Option<GpuDevice> {
+        self.pipe.gpu_profiler().map(|profiler| {
+            let info = profiler.info();
+            GpuDevice {
+                product: info.product.name.to_owned(),
+                driver: info.version.to_string(),
+            }
+        })
+    }
+
     fn counters(&self) -> Vec<HwcCounterInfo> {
         self.counters
             .iter()

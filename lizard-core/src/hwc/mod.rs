@@ -6,7 +6,7 @@ pub(crate) mod sampler;
 mod sampling;
 mod target_backend;
 
-pub use backend::{HwcBackend, HwcCounterInfo};
+pub use backend::{GpuDevice, HwcBackend, HwcCounterInfo};
 pub use hwcpipe_backend::HwcPipeBackend;
 pub use sampling::{Sampling, MIN_SAMPLE_INTERVAL};
 pub use target_backend::{open_target, CommandWatch, OpenedTarget};

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use hwcpipe::counting::{Target, TargetCounters, TargetError};
 use hwcpipe::{CpuCounter, GpuCounter, HwcPipe};
 
-use super::{HwcBackend, HwcCounterInfo, HwcPipeBackend};
+use super::{GpuDevice, HwcBackend, HwcCounterInfo, HwcPipeBackend};
 use crate::counter::{ResultType, Source};
 use crate::error::Error as EngineError;
 use crate::store::Value;
@@ -101,6 +101,10 @@ impl TargetBackend {
 }
 
 impl HwcBackend for TargetBackend {
+    fn gpu(&self) -> Option<GpuDevice> {
+        self.gpu.as_ref().and_then(HwcBackend::gpu)
+    }
+
     fn counters(&self) -> Vec<HwcCounterInfo> {
         let mut infos: Vec<HwcCounterInfo> = self
             .cpu

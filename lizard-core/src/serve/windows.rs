@@ -205,7 +205,8 @@ impl Windows {
 }
 
 /// The device labels of `machine` read through `lizard`: the host, and as info the kernel, architecture,
-/// online CPUs, each core's MIDR (Arm) or the CPU model, and the gatord protocol when gatord is used.
+/// online CPUs, each core's MIDR (Arm) or the CPU model, the Mali GPU and its driver's interface version
+/// when the direct source reads one, and the gatord protocol when gatord is used.
 pub fn device_labels(machine: &Machine, lizard: &Lizard) -> DeviceLabels {
     let mut info = Vec::new();
     if let Some(kernel) = &machine.kernel {
@@ -224,6 +225,10 @@ pub fn device_labels(machine: &Machine, lizard: &Lizard) -> DeviceLabels {
     }
     if let Some(model) = &machine.cpu_model {
         info.push(("cpu_model".into(), model.clone()));
+    }
+    if let Some(gpu) = lizard.gpu() {
+        info.push(("gpu".into(), gpu.product.clone()));
+        info.push(("gpu_driver".into(), gpu.driver.clone()));
     }
     if let Some(version) = lizard.protocol_version() {
         info.push(("gatord_protocol".into(), version.0.to_string()));
