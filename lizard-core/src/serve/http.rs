@@ -133,7 +133,8 @@ pub fn read_request(stream: &mut TcpStream, deadline: Duration) -> Result<Route,
     }
 }
 
-/// Writes a whole response (`Connection: close`) within `deadline`; errors are the peer's loss only.
+/// Writes a whole response (`Connection: close`) within `deadline`, however slowly the peer reads: what
+/// is not written by then is dropped with the connection. Errors are the peer's loss only.
 pub fn respond(
     stream: &mut TcpStream,
     status: &str,
@@ -146,12 +147,22 @@ pub fn respond(
         "HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         body.len()
     );
-    let _ = stream.set_write_timeout(Some(deadline));
-    let _ = stream.write_all(head.as_bytes());
-    if !head_only {
-        let _ = stream.write_all(body);
+    let until = Instant::now() + deadline;
+    let body = if head_only { &[][..] } else { body };
+    for mut part in [head.as_bytes(), body] {
+        while !part.is_empty() {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() || stream.set_write_timeout(Some(left)).is_err() {
+                return;
+            }
+            match stream.write(part) {
+                Ok(0) => return,
+                Ok(n) => part = &part[n..],
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
+        }
     }
-    let _ = stream.flush();
 }
 
 /// Answers a refused request, where it takes an answer.
