@@ -106,8 +106,10 @@ fn a_scrape_gives_every_enabled_counter_as_a_counter_or_a_gauge_with_its_labels(
         after > before,
         "a delta counter's total only grows: {before} then {after}"
     );
+    // The account counts a window just before its exposition is written: a scrape may still show the one
+    // before.
     let windows = value(&second, "lizard_windows_total{host=\"test-host\"}").unwrap();
-    assert!(windows >= 6.0);
+    assert!(windows >= 5.0, "{second}");
 
     let open = send(
         address,
@@ -187,9 +189,17 @@ fn a_daemon_that_dies_fails_windows_that_are_counted_and_the_exporter_keeps_answ
         matches!(&*error, Error::Gatord(GatordError::Disconnected)),
         "{error:?}"
     );
-    let text = scrape(exporter.local_addr());
-    let failures = value(&text, "lizard_window_failures_total{host=\"test-host\"}").unwrap();
-    assert!(failures >= 1.0, "{text}");
+    // The exposition is written when the failed window has been closed, just after it is counted.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = scrape(exporter.local_addr());
+        let failures = value(&text, "lizard_window_failures_total{host=\"test-host\"}").unwrap();
+        if failures >= 1.0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{text}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[test]
