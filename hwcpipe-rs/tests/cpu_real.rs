@@ -196,6 +196,51 @@ fn an_existing_process_is_measured_by_pid() {
     assert!(ns > 0, "task-clock of pid {pid}: {ns}");
 }
 
+/// A busy process's two clocks in one group count through every run of the profiler, not only the first
+/// (lizard serve's back-to-back windows): each 200 ms of each run reads at least half of it on both clocks.
+/// Enabling every member of the group with `PERF_IOC_FLAG_GROUP` left the cpu-clock member of another
+/// task's group at 0 after the first run on Linux 6.18, until the task was next scheduled in.
+#[test]
+fn another_processs_clocks_count_in_every_run_not_only_the_first() {
+    if !perf_events_present() {
+        return;
+    }
+    struct Spinner(std::process::Child);
+    impl Drop for Spinner {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let spinner = Spinner(
+        Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let pid = spinner.0.id() as i32;
+    let counters = [CpuCounter::TaskClock, CpuCounter::CpuClock];
+    let config = CpuConfig::new(&counters).target(CpuTarget::Pid(pid));
+    let mut p = CpuProfiler::new(config).expect("counters of a child of ours");
+    for run in 1..=4 {
+        p.run().unwrap();
+        let started = Instant::now();
+        std::thread::sleep(Duration::from_millis(200));
+        let sample = p.sample().unwrap();
+        let wall = started.elapsed().as_nanos() as u64;
+        for counter in counters {
+            let ns = sample.get(counter).unwrap();
+            assert!(
+                ns >= wall / 2,
+                "run {run}: {} of the busy pid {pid} counted {ns} ns in {wall} ns",
+                counter.name()
+            );
+        }
+        p.stop().unwrap();
+    }
+}
+
 #[test]
 fn a_program_that_does_not_exist_is_a_spawn_error() {
     if !perf_events_present() {

@@ -232,15 +232,20 @@ impl CpuProfiler {
         let first_exec = matches!(self.child, ChildState::Gated(_)) && !self.started_once;
         for group in &mut self.groups {
             let leader = group.fds[0].as_fd();
+            // The group starts and stops with its leader alone: the members stay enabled from their
+            // opening. Disabling and enabling every member (PERF_IOC_FLAG_GROUP) leaves the clock
+            // members of another task's group off until that task is next scheduled in (Linux 6.18:
+            // a busy process's cpu-clock read 0 for whole windows after the first), see
+            // `tests/cpu_real.rs`.
             if group.user.is_some() {
                 // Reset only while the group is off the PMU: a reset of a counting event publishes
                 // a page whose offset is off by a wrap until the counter is next programmed (see
                 // pmu-regs' `tests/user_read.rs`); enabling it again programs the counter.
-                ioctl(sys, leader, PerfIoctl::DisableGroup)?;
+                ioctl(sys, leader, PerfIoctl::Disable)?;
             }
             ioctl(sys, leader, PerfIoctl::ResetGroup)?;
             if !first_exec {
-                ioctl(sys, leader, PerfIoctl::EnableGroup)?;
+                ioctl(sys, leader, PerfIoctl::Enable)?;
             }
             group.baseline(sys)?;
         }
@@ -330,11 +335,7 @@ impl CpuProfiler {
         }
         self.running = false;
         for group in &self.groups {
-            ioctl(
-                self.sys.as_ref(),
-                group.fds[0].as_fd(),
-                PerfIoctl::DisableGroup,
-            )?;
+            ioctl(self.sys.as_ref(), group.fds[0].as_fd(), PerfIoctl::Disable)?;
         }
         Ok(())
     }

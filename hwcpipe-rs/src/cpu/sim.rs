@@ -101,12 +101,20 @@ impl FakePerf {
         f(&mut self.state.lock().unwrap().faults);
     }
 
-    /// Lets `ns` nanoseconds pass: every enabled event is enabled for `ns`, runs for `running`
-    /// of them, and counts `per_config(config)` more.
+    /// Lets `ns` nanoseconds pass: every counting event (enabled, and a member's leader enabled too, as
+    /// the kernel schedules a group) is enabled for `ns`, runs for `running` of them, and counts
+    /// `per_config(config)` more.
     pub fn advance(&self, ns: u64, running: u64, per_config: impl Fn(u64) -> u64) {
         let mut s = self.state.lock().unwrap();
+        let leaders_on: Vec<i32> = s
+            .events
+            .iter()
+            .filter(|(_, (e, _))| e.leader.is_none() && e.enabled)
+            .map(|(fd, _)| *fd)
+            .collect();
         for (event, _) in s.events.values_mut() {
-            if event.enabled {
+            let group_on = event.leader.is_none_or(|l| leaders_on.contains(&l));
+            if event.enabled && group_on {
                 event.time_enabled += ns;
                 event.time_running += running;
                 event.count += per_config(event.attr.config);
@@ -220,7 +228,7 @@ impl PerfSys for FakePerf {
             count: 0,
             time_enabled: 0,
             time_running: 0,
-            enabled: leader.is_none() && !attr.has(flag::DISABLED),
+            enabled: !attr.has(flag::DISABLED),
         };
         s.opened.push(*attr);
         s.events.insert(owned.as_raw_fd(), (event, file));
@@ -281,14 +289,15 @@ impl PerfSys for FakePerf {
         if request == PerfIoctl::Id {
             return Ok(event.id);
         }
+        let whole_group = !matches!(request, PerfIoctl::Enable | PerfIoctl::Disable);
         let group = s
             .events
             .iter_mut()
-            .filter(|(fd, (e, _))| **fd == raw || e.leader == Some(raw));
+            .filter(|(fd, (e, _))| **fd == raw || (whole_group && e.leader == Some(raw)));
         for (_, (event, _)) in group {
             match request {
-                PerfIoctl::EnableGroup => event.enabled = true,
-                PerfIoctl::DisableGroup => event.enabled = false,
+                PerfIoctl::EnableGroup | PerfIoctl::Enable => event.enabled = true,
+                PerfIoctl::DisableGroup | PerfIoctl::Disable => event.enabled = false,
                 PerfIoctl::ResetGroup => event.count = 0,
                 PerfIoctl::Id => unreachable!(),
             }

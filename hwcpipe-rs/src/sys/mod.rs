@@ -48,10 +48,16 @@ const PARANOID_PATH: &str = "/proc/sys/kernel/perf_event_paranoid";
 /// A perf `ioctl` on an event descriptor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PerfIoctl {
-    /// `PERF_EVENT_IOC_ENABLE` with `PERF_IOC_FLAG_GROUP`: start the whole group.
+    /// `PERF_EVENT_IOC_ENABLE` with `PERF_IOC_FLAG_GROUP`: enable the leader and every member.
     EnableGroup,
-    /// `PERF_EVENT_IOC_DISABLE` with `PERF_IOC_FLAG_GROUP`: stop the whole group.
+    /// `PERF_EVENT_IOC_DISABLE` with `PERF_IOC_FLAG_GROUP`: disable the leader and every member.
     DisableGroup,
+    /// `PERF_EVENT_IOC_ENABLE` on one event. On a group leader the whole group starts counting with it,
+    /// its members still enabled from their opening.
+    Enable,
+    /// `PERF_EVENT_IOC_DISABLE` on one event. On a group leader the whole group stops counting with it and
+    /// its members stay enabled, ready for the leader's next [`Enable`](Self::Enable).
+    Disable,
     /// `PERF_EVENT_IOC_RESET` with `PERF_IOC_FLAG_GROUP`: zero every count of the group.
     ResetGroup,
     /// `PERF_EVENT_IOC_ID`: the kernel's unique id of the event (the value returned).
@@ -62,8 +68,8 @@ impl PerfIoctl {
     /// The name of the request as the kernel headers spell it.
     pub fn name(self) -> &'static str {
         match self {
-            PerfIoctl::EnableGroup => "PERF_EVENT_IOC_ENABLE",
-            PerfIoctl::DisableGroup => "PERF_EVENT_IOC_DISABLE",
+            PerfIoctl::EnableGroup | PerfIoctl::Enable => "PERF_EVENT_IOC_ENABLE",
+            PerfIoctl::DisableGroup | PerfIoctl::Disable => "PERF_EVENT_IOC_DISABLE",
             PerfIoctl::ResetGroup => "PERF_EVENT_IOC_RESET",
             PerfIoctl::Id => "PERF_EVENT_IOC_ID",
         }
@@ -203,6 +209,8 @@ impl PerfSys for LinuxPerf {
         let (code, group) = match request {
             PerfIoctl::EnableGroup => (PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP),
             PerfIoctl::DisableGroup => (PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP),
+            PerfIoctl::Enable => (PERF_EVENT_IOC_ENABLE, 0),
+            PerfIoctl::Disable => (PERF_EVENT_IOC_DISABLE, 0),
             PerfIoctl::ResetGroup => (PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP),
             PerfIoctl::Id => {
                 let mut id: u64 = 0;
