@@ -94,6 +94,7 @@ fn get(address: SocketAddr, path: &str) -> Option<String> {
 
 #[test]
 fn serves_gatords_counters_and_stops_cleanly_on_sigterm() {
+    let _serial = one_at_a_time();
     let sim = Sim::start(&[]);
     let served = Served::start(&[
         "--gatord",
@@ -125,6 +126,7 @@ fn serves_gatords_counters_and_stops_cleanly_on_sigterm() {
 
 #[test]
 fn a_listen_address_in_use_exits_2_naming_it() {
+    let _serial = one_at_a_time();
     let sim = Sim::start(&[]);
     let taken = TcpListener::bind("127.0.0.1:0").unwrap();
     let address = taken.local_addr().unwrap().to_string();
@@ -161,11 +163,17 @@ fn encode(text: &str) -> String {
         .collect()
 }
 
-/// Prometheus' answer to the instant query `query`: its `data.result` array.
+/// Prometheus' answer to the instant query `query` now: its `data.result` array.
 fn query(prometheus: SocketAddr, query: &str) -> Option<Vec<Value>> {
+    query_at(prometheus, query, None)
+}
+
+/// Prometheus' answer to the instant query `query` evaluated at `time` (Unix seconds; now if `None`).
+fn query_at(prometheus: SocketAddr, query: &str, time: Option<f64>) -> Option<Vec<Value>> {
+    let at = time.map_or(String::new(), |t| format!("&time={t:.3}"));
     let body = get(
         prometheus,
-        &format!("/api/v1/query?query={}", encode(query)),
+        &format!("/api/v1/query?query={}{at}", encode(query)),
     )?;
     let answer: Value = serde_json::from_str(&body).ok()?;
     answer["data"]["result"].as_array().cloned()
@@ -195,13 +203,78 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// How far Prometheus' `rate()` of the task clock may be from the kernel's account of the loop's CPU time:
-/// the two cover slightly different spans (Prometheus' samples fall on its scrapes, the kernel's on this
-/// test's reads), and the exporter's windows leave microseconds between them.
+/// The state letter of process `pid` (`R`, `S`, `T` for stopped, …) from `/proc/PID/stat`.
+fn state(pid: u32) -> char {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    stat.rsplit_once(')')
+        .unwrap()
+        .1
+        .trim_start()
+        .chars()
+        .next()
+        .unwrap()
+}
+
+/// Sends `signal` to `pid`.
+fn signal(pid: u32, signal: i32) {
+    // SAFETY: kill(2) with a pid this test spawned and has not reaped.
+    assert_eq!(unsafe { libc::kill(pid as i32, signal) }, 0);
+}
+
+/// The latest value Prometheus holds of the instant vector `expr`, if any.
+fn latest(prometheus: SocketAddr, expr: &str) -> Option<f64> {
+    query(prometheus, expr)?
+        .first()?
+        .get("value")?
+        .get(1)?
+        .as_str()?
+        .parse()
+        .ok()
+}
+
+/// Seconds since the Unix epoch, as Prometheus' query API takes them.
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+/// Kills and reaps the processes a test started, however it ends (a process left running would hold the
+/// test binary's output open).
+struct KillOnDrop(Vec<Child>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// How far Prometheus' `rate()` of the task clock, taken inside the run, may be from the kernel's account of
+/// the loop's CPU time: Prometheus' samples are the exporter's totals as of its latest window (up to one
+/// window and one scrape interval old), so a rate over a few seconds moves by that lag's change.
 const RATE_TOLERANCE: f64 = 0.15;
+
+/// How far the total Prometheus holds once the loop is stopped may be from the kernel's account: nothing
+/// lags then, so only the two clocks' granularity is left (the kernel's is one tick, 10 ms at most).
+const TOTAL_TOLERANCE: f64 = 0.03;
+
+/// The serve tests run one at a time: the Prometheus test's busy loop takes a core of its own, and a test
+/// scheduled beside it would starve the exporter it measures.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 #[test]
 fn a_real_prometheus_scrapes_the_exporter_and_rates_a_busy_loop_right() {
+    let _serial = one_at_a_time();
     let Some(prometheus) = ["/usr/bin/prometheus", "/usr/local/bin/prometheus"]
         .into_iter()
         .find(|p| Path::new(p).exists())
@@ -215,19 +288,21 @@ fn a_real_prometheus_scrapes_the_exporter_and_rates_a_busy_loop_right() {
         );
         return;
     };
-    let mut busy = Command::new("sh")
-        .args(["-c", "while :; do :; done"])
+    // The loop stops itself before it spins, so every CPU second it uses falls inside the exporter's count.
+    let busy = Command::new("sh")
+        .args(["-c", "kill -STOP $$; while :; do :; done"])
+        .stdout(Stdio::null())
         .spawn()
         .expect("a busy loop");
     let busy_pid = busy.id();
-    struct KillOnDrop(Vec<Child>);
-    impl Drop for KillOnDrop {
-        fn drop(&mut self) {
-            for child in &mut self.0 {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
-        }
+    let mut children = KillOnDrop(vec![busy]);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while state(busy_pid) != 'T' {
+        assert!(
+            Instant::now() < deadline,
+            "the busy loop never stopped itself"
+        );
+        std::thread::sleep(Duration::from_millis(10));
     }
     let served = Served::start(&[
         "--no-gatord",
@@ -252,21 +327,21 @@ fn a_real_prometheus_scrapes_the_exporter_and_rates_a_busy_loop_right() {
     )
     .unwrap();
     let web = SocketAddr::from(([127, 0, 0, 1], free_port()));
-    let prometheus = Command::new(prometheus)
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!(
-            "--storage.tsdb.path={}",
-            dir.join("data").display()
-        ))
-        .arg(format!("--web.listen-address={web}"))
-        .arg("--log.level=warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start prometheus");
-    let _children = KillOnDrop(vec![prometheus]);
+    children.0.push(
+        Command::new(prometheus)
+            .arg(format!("--config.file={}", config.display()))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address={web}"))
+            .arg("--log.level=warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start prometheus"),
+    );
     let started = Instant::now();
-    let cpu_at_start = cpu_seconds(busy_pid);
 
     // Wait for the series with its labels (Prometheus adds job and instance).
     let series = loop {
@@ -292,30 +367,57 @@ fn a_real_prometheus_scrapes_the_exporter_and_rates_a_busy_loop_right() {
     let info = query(web, "lizard_device_info").expect("the device info");
     assert!(info[0]["metric"]["arch"].is_string(), "{info:?}");
 
-    // Eight more scrapes, then the rate over the last six seconds against the kernel's account.
-    std::thread::sleep(Duration::from_secs(8));
+    // Nine seconds of spinning, then the loop stops again.
+    let cpu_at_start = cpu_seconds(busy_pid);
+    signal(busy_pid, libc::SIGCONT);
+    let spin_started = Instant::now();
+    let unix_at_start = unix_now();
+    std::thread::sleep(Duration::from_secs(9));
+    signal(busy_pid, libc::SIGSTOP);
+    let spun = spin_started.elapsed().as_secs_f64();
+    let cpu = cpu_seconds(busy_pid) - cpu_at_start;
+    let kernel_rate = cpu / spun;
+
+    // rate() over seconds 2 to 8 of the spin, away from its edges.
     let span = 6.0;
-    let cpu_before = cpu_seconds(busy_pid);
-    let rate = query(
+    let rate = query_at(
         web,
         &format!("rate(lizard_task_clock_seconds_total[{span}s])"),
-    )
-    .and_then(|r| r.first().cloned())
-    .and_then(|r| r["value"][1].as_str().and_then(|v| v.parse::<f64>().ok()))
-    .expect("a rate");
-    let elapsed = started.elapsed().as_secs_f64();
-    let kernel_rate = (cpu_before - cpu_at_start) / elapsed;
+        Some(unix_at_start + 8.0),
+    );
+    let rate = rate
+        .as_ref()
+        .and_then(|r| r.first())
+        .and_then(|r| r["value"][1].as_str())
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or_else(|| panic!("no rate: {rate:?}"));
+
+    // The total once the exporter's windows and Prometheus' scrapes have caught up with the stop.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let mut total = None;
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1100));
+        let now = latest(web, "lizard_task_clock_seconds_total");
+        if now.is_some() && now == total {
+            break;
+        }
+        total = now;
+    }
+    let total = total.expect("a total");
     println!(
-        "Prometheus rate(task clock) {rate:.3} CPU-s/s; the kernel's account of the loop {kernel_rate:.3} \
-         over {elapsed:.1}s; tolerance {RATE_TOLERANCE}"
+        "The loop spun {spun:.2}s using {cpu:.3} CPU-s ({kernel_rate:.3}/s by the kernel); Prometheus: \
+         rate() {rate:.3}/s (tolerance {RATE_TOLERANCE}), total {total:.3} CPU-s (tolerance {TOTAL_TOLERANCE})"
     );
     assert!(
         (rate - kernel_rate).abs() <= RATE_TOLERANCE * kernel_rate,
         "rate {rate} against {kernel_rate}"
     );
+    assert!(
+        (total - cpu).abs() <= TOTAL_TOLERANCE * cpu,
+        "total {total} against {cpu}"
+    );
     let (code, rest) = served.terminate();
     assert_eq!(code, 0, "{rest}");
-    let _ = busy.kill();
-    let _ = busy.wait();
+    drop(children);
     let _ = std::fs::remove_dir_all(&dir);
 }
