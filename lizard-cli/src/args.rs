@@ -132,6 +132,18 @@ pub enum CaptureFormat {
     ChromeTrace,
     /// One self-contained HTML page: a chart per counter and the summary table (see `lizard report`).
     Html,
+    /// A native Perfetto trace (protobuf, `.pftrace`): counter tracks with units, Mali counters as GPU
+    /// counters, trace records as instants. Binary: needs --output or a pipe.
+    Perfetto,
+}
+
+/// Output formats of `report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormat {
+    /// One self-contained HTML page: a chart per counter and the summary table.
+    Html,
+    /// A native Perfetto trace (protobuf, `.pftrace`), as `capture --format perfetto` writes it.
+    Perfetto,
 }
 
 /// Output formats of `apc-dump`.
@@ -394,9 +406,12 @@ pub struct TraceDumpArgs {
 pub struct ReportArgs {
     /// A capture's JSON document (`lizard capture --format json -o capture.json`).
     pub capture: PathBuf,
-    /// Write the HTML page to this file instead of standard output.
+    /// Write the output to this file instead of standard output.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormat::Html)]
+    pub format: ReportFormat,
 }
 
 /// `lizard diff`.

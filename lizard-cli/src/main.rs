@@ -17,6 +17,7 @@ mod exit_status;
 mod interrupt;
 mod names;
 mod output;
+mod perfetto_format;
 mod report;
 mod source;
 mod table;

@@ -86,6 +86,36 @@ pub fn write(path: Option<&Path>, text: &str) -> Result<(), CliError> {
     }
 }
 
+/// Writes binary output through `write` to `path`, or to standard output when `path` is `None` and it is
+/// not a terminal (`what` names the format in the refusal).
+pub fn write_binary(
+    path: Option<&Path>,
+    what: &str,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), CliError> {
+    use std::io::IsTerminal;
+    match path {
+        Some(path) => {
+            let file = std::fs::File::create(path).map_err(|e| CliError::file(path, e))?;
+            let mut out = std::io::BufWriter::new(file);
+            write(&mut out)
+                .and_then(|()| out.flush())
+                .map_err(|e| CliError::file(path, e))
+        }
+        None if std::io::stdout().is_terminal() => Err(CliError::Usage(format!(
+            "{what} is binary: write it to a file with --output FILE, or pipe it"
+        ))),
+        None => {
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            match write(&mut out).and_then(|()| out.flush()) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                Err(e) => Err(CliError::file("<stdout>", e)),
+                Ok(()) => Ok(()),
+            }
+        }
+    }
+}
+
 /// Standard output for listings written as they are produced (buffered, never held whole in memory).
 /// A closed pipe (`lizard stm-dump ... | head`) ends the output quietly: [`Stream::is_closed`] turns true
 /// and later writes are dropped.

@@ -9,6 +9,8 @@ mod gatord;
 pub mod hwc;
 mod lizard;
 pub mod machine;
+#[cfg(feature = "perfetto")]
+pub mod perfetto;
 pub mod reduce;
 #[cfg(feature = "serve")]
 pub mod serve;

@@ -366,6 +366,18 @@ impl Lizard {
         nanos_since(self.epoch)
     }
 
+    /// The host's `CLOCK_BOOTTIME` at the engine's time zero (where [`now_ns`](Self::now_ns) reads 0), in
+    /// nanoseconds: adding it to a sample's timestamp puts the sample on the clock other traces of this
+    /// machine use (Perfetto's default). Read now, so within microseconds of the truth.
+    pub fn boottime_at_zero_ns(&self) -> u64 {
+        let now = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
+        let boottime = u64::try_from(now.tv_sec)
+            .unwrap_or(0)
+            .saturating_mul(1_000_000_000)
+            .saturating_add(u64::try_from(now.tv_nsec).unwrap_or(0));
+        boottime.saturating_sub(self.now_ns())
+    }
+
     fn enabled_ids(&self, pick: impl Fn(Source) -> bool) -> Vec<CounterId> {
         self.counters
             .iter()

@@ -14,6 +14,7 @@ use crate::error::CliError;
 use crate::exit_status::shell_status;
 use crate::interrupt;
 use crate::output;
+use crate::perfetto_format;
 use crate::report;
 use crate::source::{self, Purpose};
 use crate::trace_window::TraceWindow;
@@ -92,6 +93,12 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         eprintln!("lizard: warning: {}", sampling.summary());
     }
     let text = match args.format {
+        CaptureFormat::Perfetto => {
+            output::write_binary(args.output.as_deref(), "a Perfetto trace", |out| {
+                perfetto_format::write(&capture, out)
+            })?;
+            String::new()
+        }
         CaptureFormat::Table => capture_formats::table(&capture),
         CaptureFormat::Csv => capture_formats::csv(&capture),
         CaptureFormat::Json => capture.to_json(),
@@ -99,7 +106,9 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         // The same document `lizard report` reads back: the same capture, the same page.
         CaptureFormat::Html => report::html(&capture),
     };
-    output::write(args.output.as_deref(), &text)?;
+    if args.format != CaptureFormat::Perfetto {
+        output::write(args.output.as_deref(), &text)?;
+    }
     let command_status = opened.watch.as_ref().and_then(|watch| {
         if watch.killed() {
             eprintln!(

@@ -1,9 +1,11 @@
-//! `lizard report FILE`: the HTML report of a capture saved with `lizard capture --format json`.
+//! `lizard report FILE`: the HTML report of a capture saved with `lizard capture --format json`, or
+//! (`--format perfetto`) the capture as a native Perfetto trace.
 
-use crate::args::ReportArgs;
+use crate::args::{ReportArgs, ReportFormat};
 use crate::document::Capture;
 use crate::error::CliError;
 use crate::output;
+use crate::perfetto_format;
 use crate::report;
 
 /// Runs `lizard report`.
@@ -14,6 +16,13 @@ pub fn run(args: &ReportArgs) -> Result<i32, CliError> {
         path: args.capture.clone(),
         source,
     })?;
-    output::write(args.output.as_deref(), &report::html(&capture))?;
+    match args.format {
+        ReportFormat::Html => output::write(args.output.as_deref(), &report::html(&capture))?,
+        ReportFormat::Perfetto => {
+            output::write_binary(args.output.as_deref(), "a Perfetto trace", |out| {
+                perfetto_format::write(&capture, out)
+            })?
+        }
+    }
     Ok(0)
 }

@@ -470,11 +470,13 @@ mod properties {
             counters in proptest::collection::vec(counter(), 0..4),
             records in proptest::collection::vec(record(), 0..4),
             window in proptest::option::of((any::<u64>(), any::<u64>())),
+            boottime in proptest::option::of(any::<u64>()),
         ) {
             let capture = Capture {
                 schema_version: crate::document::SCHEMA_VERSION,
                 duration_s: None,
                 window_ns: window.map(|(a, b)| [a, b]),
+                boottime_zero_ns: boottime,
                 wall_s: Some(1.0),
                 warning: None,
                 cores: crate::cores::Cores::Combined,
@@ -484,6 +486,13 @@ mod properties {
                 counters,
                 trace_records: records,
             };
+            // The Perfetto trace of any document is written whole and decodes.
+            let mut trace = Vec::new();
+            crate::perfetto_format::write(&capture, &mut trace).unwrap();
+            let packets = <lizard_core::perfetto::proto::Trace as prost::Message>::decode(trace.as_slice())
+                .unwrap()
+                .packet;
+            prop_assert!(packets.len() >= 2);
             let page = html(&capture);
             prop_assert!(page.trim_end().ends_with("</html>"));
             prop_assert!(!page.contains("NaN") && !page.contains("inf"));

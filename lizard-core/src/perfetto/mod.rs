@@ -1,0 +1,30 @@
+//! Native Perfetto traces (feature `perfetto`): counter tracks with their units, Mali GPU counters as
+//! Perfetto's GPU counters, instants on process tracks, written packet by packet.
+//!
+//! A Perfetto trace is a sequence of `TracePacket`s, each the `packet` field (1) of the `Trace` message;
+//! [`TraceWriter`] encodes one packet at a time and writes it at once, so memory does not grow with the
+//! length of the trace. The messages are the subset of Perfetto's schema this writer uses
+//! ([`proto`], field numbers from `protos/perfetto/trace/`), encoded by `prost`.
+//!
+//! ```
+//! use lizard_core::perfetto::{Clock, CounterTrack, CounterValue, TraceWriter, Unit};
+//!
+//! let mut trace = TraceWriter::new(Vec::new(), Clock::Boottime { zero_ns: 1_000_000 })?;
+//! let group = trace.group("cpu (process 42)", None)?;
+//! let clock = trace.counter_track(&CounterTrack {
+//!     unit: Unit::TimeNs,
+//!     incremental: true,
+//!     ..CounterTrack::new("TaskClock", Some(group))
+//! })?;
+//! trace.counter(clock, 10_000_000, CounterValue::Int(9_950_000))?;
+//! let bytes = trace.finish()?;
+//! assert_eq!(bytes[0], 0x0a); // Trace.packet, length-delimited
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+pub mod proto;
+mod writer;
+
+pub use writer::{
+    Arg, Clock, CounterTrack, CounterValue, GpuCounterSpec, GpuUnit, TraceWriter, TrackId, Unit,
+};

@@ -1,0 +1,542 @@
+//! [`TraceWriter`]: tracks, counter values, GPU counters and instants, one packet at a time.
+
+use std::io::{self, Write};
+
+use prost::Message;
+
+use super::proto::{
+    self, ClockSnapshot, CounterDescriptor, DebugAnnotation, GpuCounter, GpuCounterDescriptor,
+    GpuCounterEvent, GpuCounterSpecMessage, ProcessDescriptor, Trace, TracePacket, TrackDescriptor,
+    TrackEvent,
+};
+
+/// The sequence every packet of a [`TraceWriter`] is on.
+const SEQUENCE: u32 = 1;
+
+/// Where a [`TraceWriter`]'s timestamps are on the trace's clock (`CLOCK_BOOTTIME`, Perfetto's default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// Timestamps given to the writer are nanoseconds after `zero_ns` of the host's `CLOCK_BOOTTIME`: the
+    /// trace lines up with other traces of the same machine.
+    Boottime {
+        /// `CLOCK_BOOTTIME` at the writer's time zero.
+        zero_ns: u64,
+    },
+    /// Only the time since the capture's start is known: the trace's time zero is that start.
+    CaptureStart,
+}
+
+impl Clock {
+    fn zero_ns(self) -> u64 {
+        match self {
+            Clock::Boottime { zero_ns } => zero_ns,
+            Clock::CaptureStart => 0,
+        }
+    }
+}
+
+/// A track of the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TrackId(u64);
+
+/// The unit of a counter track's values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unit {
+    /// Nanoseconds (`UNIT_TIME_NS`).
+    TimeNs,
+    /// Bytes (`UNIT_SIZE_BYTES`).
+    Bytes,
+    /// A count of events (`UNIT_COUNT`).
+    Count,
+    /// Any other unit, by name (`unit_name`: `Hz`, `cycles`, `°C`, …).
+    Named(String),
+}
+
+/// A counter track's description.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CounterTrack<'a> {
+    /// The track's name.
+    pub name: &'a str,
+    /// The track it nests under (a group, a process, a CPU).
+    pub parent: Option<TrackId>,
+    /// What the counter counts, for people.
+    pub description: &'a str,
+    /// The values' unit.
+    pub unit: Unit,
+    /// What each written value is multiplied by to be in `unit` (1: written in the unit).
+    pub multiplier: i64,
+    /// Each value is the change since the previous one (a delta counter): readers show the running total.
+    pub incremental: bool,
+    /// Categories, e.g. the source.
+    pub categories: &'a [&'a str],
+}
+
+impl<'a> CounterTrack<'a> {
+    /// A track named `name` under `parent`, counting in [`Unit::Count`], values written as they are.
+    pub fn new(name: &'a str, parent: Option<TrackId>) -> Self {
+        CounterTrack {
+            name,
+            parent,
+            description: "",
+            unit: Unit::Count,
+            multiplier: 1,
+            incremental: false,
+            categories: &[],
+        }
+    }
+}
+
+/// A counter value.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CounterValue {
+    /// An integer.
+    Int(i64),
+    /// A floating-point number.
+    Float(f64),
+}
+
+/// A named value shown with an instant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Arg<'a> {
+    /// Text.
+    Str(&'a str),
+    /// An unsigned integer.
+    Uint(u64),
+    /// A signed integer.
+    Int(i64),
+    /// A floating-point number.
+    Float(f64),
+}
+
+/// `GpuCounterDescriptor.MeasureUnit`: what a GPU counter's values are in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GpuUnit {
+    /// A plain count (`NONE`).
+    None,
+    /// Bytes (`BYTE`).
+    Byte,
+    /// Nanoseconds (`NANOSECOND`).
+    Nanosecond,
+    /// Hertz (`HERTZ`).
+    Hertz,
+    /// Percent (`PERCENT`).
+    Percent,
+    /// Vertices (`VERTEX`).
+    Vertex,
+    /// Pixels (`PIXEL`).
+    Pixel,
+    /// Primitives (`PRIMITIVE`).
+    Primitive,
+    /// Fragments (`FRAGMENT`).
+    Fragment,
+    /// Instructions (`INSTRUCTION`).
+    Instruction,
+}
+
+impl GpuUnit {
+    /// The schema's number of the unit.
+    fn number(self) -> i32 {
+        match self {
+            GpuUnit::None => 0,
+            GpuUnit::Byte => 7,
+            GpuUnit::Hertz => 13,
+            GpuUnit::Nanosecond => 19,
+            GpuUnit::Vertex => 25,
+            GpuUnit::Pixel => 26,
+            GpuUnit::Percent => 37,
+            GpuUnit::Primitive => 38,
+            GpuUnit::Fragment => 39,
+            GpuUnit::Instruction => 40,
+        }
+    }
+}
+
+/// One GPU counter of the trace.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GpuCounterSpec<'a> {
+    /// The counter's number in [`TraceWriter::gpu_values`].
+    pub id: u32,
+    /// Its name (Perfetto UI's track name).
+    pub name: &'a str,
+    /// What it counts.
+    pub description: &'a str,
+    /// The values' unit.
+    pub unit: GpuUnit,
+}
+
+/// Writes a Perfetto trace to `W`, packet by packet (nothing is kept but the next track number): give
+/// tracks first, then their values, in any time order.
+#[derive(Debug)]
+pub struct TraceWriter<W: Write> {
+    out: W,
+    clock: Clock,
+    next_uuid: u64,
+    first_packet: bool,
+    gpu_described: bool,
+    buf: Vec<u8>,
+}
+
+impl<W: Write> TraceWriter<W> {
+    /// Starts a trace on `out`: its first packet clears the sequence's state and states the clock.
+    pub fn new(out: W, clock: Clock) -> io::Result<Self> {
+        let mut writer = TraceWriter {
+            out,
+            clock,
+            next_uuid: 1,
+            first_packet: true,
+            gpu_described: false,
+            buf: Vec::with_capacity(256),
+        };
+        let snapshot = ClockSnapshot {
+            clocks: vec![proto::Clock {
+                clock_id: Some(proto::BUILTIN_CLOCK_BOOTTIME as u32),
+                timestamp: Some(clock.zero_ns()),
+            }],
+            primary_trace_clock: Some(proto::BUILTIN_CLOCK_BOOTTIME),
+        };
+        writer.packet(TracePacket {
+            timestamp: Some(clock.zero_ns()),
+            clock_snapshot: Some(snapshot),
+            ..TracePacket::default()
+        })?;
+        Ok(writer)
+    }
+
+    /// A track that only groups others: `name` under `parent` (top level when `None`).
+    pub fn group(&mut self, name: &str, parent: Option<TrackId>) -> io::Result<TrackId> {
+        self.group_described(name, "", parent)
+    }
+
+    /// A grouping track with a description for people.
+    pub fn group_described(
+        &mut self,
+        name: &str,
+        description: &str,
+        parent: Option<TrackId>,
+    ) -> io::Result<TrackId> {
+        let id = self.uuid();
+        self.track(TrackDescriptor {
+            uuid: Some(id.0),
+            parent_uuid: parent.map(|p| p.0),
+            name: Some(name.to_owned()),
+            description: (!description.is_empty()).then(|| description.to_owned()),
+            ..TrackDescriptor::default()
+        })?;
+        Ok(id)
+    }
+
+    /// The track of process `pid`, named `name`.
+    pub fn process(&mut self, pid: i32, name: &str) -> io::Result<TrackId> {
+        let id = self.uuid();
+        self.track(TrackDescriptor {
+            uuid: Some(id.0),
+            process: Some(ProcessDescriptor {
+                pid: Some(pid),
+                process_name: (!name.is_empty()).then(|| name.to_owned()),
+            }),
+            ..TrackDescriptor::default()
+        })?;
+        Ok(id)
+    }
+
+    /// A counter track.
+    pub fn counter_track(&mut self, track: &CounterTrack<'_>) -> io::Result<TrackId> {
+        let id = self.uuid();
+        let (unit, unit_name) = match &track.unit {
+            Unit::TimeNs => (Some(proto::UNIT_TIME_NS), None),
+            Unit::Bytes => (Some(proto::UNIT_SIZE_BYTES), None),
+            Unit::Count => (Some(proto::UNIT_COUNT), None),
+            Unit::Named(name) => (None, Some(name.clone())),
+        };
+        self.track(TrackDescriptor {
+            uuid: Some(id.0),
+            parent_uuid: track.parent.map(|p| p.0),
+            name: Some(track.name.to_owned()),
+            description: (!track.description.is_empty()).then(|| track.description.to_owned()),
+            counter: Some(CounterDescriptor {
+                categories: track.categories.iter().map(|c| (*c).to_owned()).collect(),
+                unit,
+                unit_name,
+                unit_multiplier: (track.multiplier != 1).then_some(track.multiplier),
+                is_incremental: track.incremental.then_some(true),
+            }),
+            ..TrackDescriptor::default()
+        })?;
+        Ok(id)
+    }
+
+    /// A value of counter track `track` at `t_ns` (nanoseconds after the clock's zero).
+    pub fn counter(&mut self, track: TrackId, t_ns: u64, value: CounterValue) -> io::Result<()> {
+        let (counter_value, double_counter_value) = match value {
+            CounterValue::Int(v) => (Some(v), None),
+            CounterValue::Float(v) => (None, Some(v)),
+        };
+        self.event(
+            t_ns,
+            TrackEvent {
+                r#type: Some(proto::TYPE_COUNTER),
+                track_uuid: Some(track.0),
+                counter_value,
+                double_counter_value,
+                ..TrackEvent::default()
+            },
+        )
+    }
+
+    /// An instant named `name` on `track` at `t_ns`, with `args` shown beside it.
+    pub fn instant(
+        &mut self,
+        track: TrackId,
+        t_ns: u64,
+        name: &str,
+        category: &str,
+        args: &[(&str, Arg<'_>)],
+    ) -> io::Result<()> {
+        let debug_annotations = args
+            .iter()
+            .map(|(name, arg)| {
+                let mut annotation = DebugAnnotation {
+                    name: Some((*name).to_owned()),
+                    ..DebugAnnotation::default()
+                };
+                match *arg {
+                    Arg::Str(text) => annotation.string_value = Some(text.to_owned()),
+                    Arg::Uint(v) => annotation.uint_value = Some(v),
+                    Arg::Int(v) => annotation.int_value = Some(v),
+                    Arg::Float(v) => annotation.double_value = Some(v),
+                }
+                annotation
+            })
+            .collect();
+        self.event(
+            t_ns,
+            TrackEvent {
+                r#type: Some(proto::TYPE_INSTANT),
+                track_uuid: Some(track.0),
+                name: Some(name.to_owned()),
+                categories: [category]
+                    .iter()
+                    .filter(|c| !c.is_empty())
+                    .map(|c| (*c).to_owned())
+                    .collect(),
+                debug_annotations,
+                ..TrackEvent::default()
+            },
+        )
+    }
+
+    /// One sample of GPU `gpu`'s counters at `t_ns`: `(id, value)` by the ids of `specs`. The first call
+    /// of the trace also describes the counters (`specs`; later calls may pass an empty slice).
+    pub fn gpu_values(
+        &mut self,
+        gpu: i32,
+        t_ns: u64,
+        specs: &[GpuCounterSpec<'_>],
+        values: &[(u32, CounterValue)],
+    ) -> io::Result<()> {
+        let counter_descriptor = (!self.gpu_described).then(|| GpuCounterDescriptor {
+            specs: specs
+                .iter()
+                .map(|spec| GpuCounterSpecMessage {
+                    counter_id: Some(spec.id),
+                    name: Some(spec.name.to_owned()),
+                    description: (!spec.description.is_empty())
+                        .then(|| spec.description.to_owned()),
+                    numerator_units: match spec.unit {
+                        GpuUnit::None => Vec::new(),
+                        unit => vec![unit.number()],
+                    },
+                    denominator_units: Vec::new(),
+                })
+                .collect(),
+        });
+        self.gpu_described = true;
+        let counters = values
+            .iter()
+            .map(|&(id, value)| match value {
+                CounterValue::Int(v) => GpuCounter {
+                    counter_id: Some(id),
+                    int_value: Some(v),
+                    double_value: None,
+                },
+                CounterValue::Float(v) => GpuCounter {
+                    counter_id: Some(id),
+                    int_value: None,
+                    double_value: Some(v),
+                },
+            })
+            .collect();
+        let timestamp = self.timestamp(t_ns);
+        self.packet(TracePacket {
+            timestamp: Some(timestamp),
+            gpu_counter_event: Some(GpuCounterEvent {
+                counter_descriptor,
+                counters,
+                gpu_id: Some(gpu),
+            }),
+            ..TracePacket::default()
+        })
+    }
+
+    /// Flushes and returns the output.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    fn uuid(&mut self) -> TrackId {
+        let id = TrackId(self.next_uuid);
+        self.next_uuid += 1;
+        id
+    }
+
+    fn timestamp(&self, t_ns: u64) -> u64 {
+        self.clock.zero_ns().saturating_add(t_ns)
+    }
+
+    fn track(&mut self, descriptor: TrackDescriptor) -> io::Result<()> {
+        self.packet(TracePacket {
+            track_descriptor: Some(descriptor),
+            ..TracePacket::default()
+        })
+    }
+
+    fn event(&mut self, t_ns: u64, event: TrackEvent) -> io::Result<()> {
+        let timestamp = self.timestamp(t_ns);
+        self.packet(TracePacket {
+            timestamp: Some(timestamp),
+            track_event: Some(event),
+            ..TracePacket::default()
+        })
+    }
+
+    /// Writes `packet` as the next `Trace.packet` field, on the writer's sequence.
+    fn packet(&mut self, mut packet: TracePacket) -> io::Result<()> {
+        packet.trusted_packet_sequence_id = Some(SEQUENCE);
+        if self.first_packet {
+            packet.sequence_flags = Some(proto::SEQ_INCREMENTAL_STATE_CLEARED);
+            packet.first_packet_on_sequence = Some(true);
+            self.first_packet = false;
+        }
+        self.buf.clear();
+        // Trace { packet: [packet] } is the packet's field 1 and nothing else: one packet of the file.
+        Trace {
+            packet: vec![packet],
+        }
+        .encode(&mut self.buf)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        self.out.write_all(&self.buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The packets of `bytes`, decoded with the writer's own subset of the schema.
+    fn packets(bytes: &[u8]) -> Vec<TracePacket> {
+        Trace::decode(bytes).expect("a trace").packet
+    }
+
+    #[test]
+    fn the_first_packet_clears_the_sequence_and_states_the_clock() {
+        let trace = TraceWriter::new(Vec::new(), Clock::Boottime { zero_ns: 5_000 }).unwrap();
+        let packets = packets(&trace.finish().unwrap());
+        assert_eq!(packets.len(), 1);
+        let first = &packets[0];
+        assert_eq!(
+            first.sequence_flags,
+            Some(proto::SEQ_INCREMENTAL_STATE_CLEARED)
+        );
+        assert_eq!(first.trusted_packet_sequence_id, Some(SEQUENCE));
+        let snapshot = first.clock_snapshot.as_ref().unwrap();
+        assert_eq!(snapshot.clocks[0].timestamp, Some(5_000));
+        assert_eq!(
+            snapshot.primary_trace_clock,
+            Some(proto::BUILTIN_CLOCK_BOOTTIME)
+        );
+    }
+
+    #[test]
+    fn a_counter_track_keeps_its_unit_multiplier_and_values_on_the_clock() {
+        let mut trace = TraceWriter::new(Vec::new(), Clock::Boottime { zero_ns: 1_000 }).unwrap();
+        let group = trace.group("gatord", None).unwrap();
+        let freq = trace
+            .counter_track(&CounterTrack {
+                unit: Unit::Named("Hz".into()),
+                multiplier: 1_000_000,
+                ..CounterTrack::new("freq", Some(group))
+            })
+            .unwrap();
+        trace.counter(freq, 10, CounterValue::Int(1_800)).unwrap();
+        trace.counter(freq, 20, CounterValue::Float(0.5)).unwrap();
+        let packets = packets(&trace.finish().unwrap());
+        let track = packets[2].track_descriptor.as_ref().unwrap();
+        assert_eq!(
+            track.parent_uuid,
+            packets[1].track_descriptor.as_ref().unwrap().uuid
+        );
+        let counter = track.counter.as_ref().unwrap();
+        assert_eq!(counter.unit_name.as_deref(), Some("Hz"));
+        assert_eq!(counter.unit_multiplier, Some(1_000_000));
+        assert_eq!(counter.is_incremental, None);
+        assert_eq!(packets[3].timestamp, Some(1_010));
+        let event = packets[3].track_event.as_ref().unwrap();
+        assert_eq!(event.track_uuid, track.uuid);
+        assert_eq!(event.counter_value, Some(1_800));
+        let event = packets[4].track_event.as_ref().unwrap();
+        assert_eq!(event.double_counter_value, Some(0.5));
+        assert!(packets[1..].iter().all(|p| p.sequence_flags.is_none()));
+    }
+
+    #[test]
+    fn only_the_first_gpu_event_describes_the_counters() {
+        let mut trace = TraceWriter::new(Vec::new(), Clock::CaptureStart).unwrap();
+        let specs = [GpuCounterSpec {
+            id: 7,
+            name: "GpuCycles",
+            description: "GPU active cycles",
+            unit: GpuUnit::None,
+        }];
+        trace
+            .gpu_values(0, 100, &specs, &[(7, CounterValue::Int(42))])
+            .unwrap();
+        trace
+            .gpu_values(0, 200, &specs, &[(7, CounterValue::Int(43))])
+            .unwrap();
+        let packets = packets(&trace.finish().unwrap());
+        let first = packets[1].gpu_counter_event.as_ref().unwrap();
+        let spec = &first.counter_descriptor.as_ref().unwrap().specs[0];
+        assert_eq!(
+            (spec.counter_id, spec.name.as_deref()),
+            (Some(7), Some("GpuCycles"))
+        );
+        assert!(packets[2]
+            .gpu_counter_event
+            .as_ref()
+            .unwrap()
+            .counter_descriptor
+            .is_none());
+        assert_eq!(
+            packets[2].gpu_counter_event.as_ref().unwrap().counters[0].int_value,
+            Some(43)
+        );
+        assert_eq!(packets[2].timestamp, Some(200));
+    }
+
+    #[test]
+    fn memory_stays_one_packet_whatever_the_length() {
+        // The writer keeps one packet's bytes: after a million values its buffer is as large as after one.
+        let mut trace = TraceWriter::new(io::sink(), Clock::CaptureStart).unwrap();
+        let track = trace.counter_track(&CounterTrack::new("c", None)).unwrap();
+        trace.counter(track, 0, CounterValue::Int(1)).unwrap();
+        let after_one = trace.buf.capacity();
+        for t in 0..1_000_000 {
+            trace
+                .counter(track, t, CounterValue::Int(t as i64))
+                .unwrap();
+        }
+        assert_eq!(trace.buf.capacity(), after_one);
+    }
+}
