@@ -169,10 +169,14 @@ pub(crate) fn captured_document(
         backtrace_processing: Some("none".to_owned()),
         kind: Some("Perf".to_owned()),
         protocol: u32::try_from(protocol).ok(),
+        // As gatord 9.7.2 describes itself (`gatord_build_id="oss"`, `os="linux"`), with a model of its own.
         target: Some(Target {
             sample_rate: Some(1009),
             name: Some("lizard-sim".to_owned()),
             cores: Some(1),
+            gatord_build_id: Some("oss".to_owned()),
+            supports_live: Some(true),
+            os: Some("linux".to_owned()),
             ..Target::default()
         }),
         counters: counters.chain(constants).collect(),

@@ -1138,12 +1138,21 @@ fn diff_reports_a_known_change_and_its_exit_status_follows_the_limit() {
         .as_array()
         .is_some_and(|c| c.iter().any(|a| a == "Sim_ccnt,Sim_memfree")));
     assert!(run["gatord_protocol"].as_i64() > Some(0), "{run}");
+    // The daemon as its `<captured>` target describes it (the simulator's, as gatord 9.7.2 writes it).
+    assert_eq!(run["gatord"]["build_id"], "oss", "{run}");
+    assert_eq!(run["gatord"]["model"], "lizard-sim", "{run}");
+    assert_eq!(run["gatord"]["os"], "linux", "{run}");
     assert!(
         !run["online_cpus"].as_array().expect("CPUs").is_empty(),
         "{run}"
     );
     let (base, new) = (base.to_str().unwrap(), new.to_str().unwrap());
     let table = lizard(&["diff", base, new]);
+    assert!(
+        stdout(&table).contains(", gatord build oss on lizard-sim"),
+        "{}",
+        stdout(&table)
+    );
     assert!(
         stdout(&table).contains("base run: lizard "),
         "{}",

@@ -401,6 +401,16 @@ fn memfree_follows_the_guests_meminfo() {
         .unwrap_or_else(|| panic!("no memfree: {doc}"));
     let off = (free - truth).abs() / truth;
     assert!(off < 0.02, "memfree {free} against /proc/meminfo {truth}");
+    // The run names the daemon as its `<captured>` target does: an open-source build and its checksum.
+    let gatord = &doc["run"]["gatord"];
+    assert_eq!(gatord["build_id"], "oss", "{gatord}");
+    assert_eq!(gatord["os"], "linux", "{gatord}");
+    let md5 = gatord["src_md5sum"].as_str().unwrap_or_default();
+    assert!(
+        md5.len() == 32 && md5.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{gatord}"
+    );
+    println!("real gatord: {gatord}");
     println!(
         "real gatord: Linux_meminfo_memfree {free:.0} B against /proc/meminfo {truth:.0} B ({:.2} % apart)",
         off * 100.0

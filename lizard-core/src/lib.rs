@@ -22,6 +22,7 @@ pub use config::{CaptureMode, Config, SampleRate, PER_DRAW_LIVE_RATE_MS};
 pub use counter::{Counter, CounterClass, CounterId, ResultType, SetEvent, Source, Units};
 pub use error::{error_chain, DirectError, Error, GatordError, NoValue, ProtocolFault, UsageError};
 pub use gatord::apc::{FrameSink, KeyMap, SinkError, Unavailable};
+pub use gatord::xml::GatordDevice;
 pub use hwc::{
     open_target, CommandWatch, GpuDevice, HwcBackend, HwcCounterInfo, HwcPipeBackend, OpenedTarget,
     Sampling, MIN_SAMPLE_INTERVAL,

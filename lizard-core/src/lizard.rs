@@ -12,6 +12,7 @@ use crate::gatord::apc::Unavailable;
 use crate::gatord::capture::{Capture, Plan};
 use crate::gatord::counter_sets::{self, SetSlots};
 use crate::gatord::discovery;
+use crate::gatord::xml::GatordDevice;
 use crate::hwc::backend::{GpuDevice, HwcBackend};
 use crate::hwc::sampler::{nanos_since, Sampler, SharedBackend};
 use crate::hwc::{Sampling, MIN_SAMPLE_INTERVAL};
@@ -119,6 +120,8 @@ pub struct Lizard {
     read_deadline: Mutex<Option<(Window, Instant)>>,
     /// How the direct source's sampling went in the last stopped capture.
     sampling: Option<Sampling>,
+    /// The daemon and machine as the latest gatord session described them.
+    gatord_device: Option<GatordDevice>,
 }
 
 impl Lizard {
@@ -230,6 +233,7 @@ impl Lizard {
             captured: Vec::new(),
             read_deadline: Mutex::new(None),
             sampling: None,
+            gatord_device: None,
             enabled: vec![false; counters.len()],
             counters,
             gatord,
@@ -289,6 +293,12 @@ impl Lizard {
     /// The GPU whose counters the direct source reads (product and driver version), if it reads one.
     pub fn gpu(&self) -> Option<&GpuDevice> {
         self.gpu.as_ref()
+    }
+
+    /// The daemon and the machine it runs on, as gatord described them at the start of the latest capture
+    /// that used it (its build id and source checksum, the model, OS, CPU id); `None` before one.
+    pub fn gatord_device(&self) -> Option<&GatordDevice> {
+        self.gatord_device.as_ref()
     }
 
     /// The protocol version gatord announced at discovery (`None` without gatord).
@@ -439,11 +449,13 @@ impl Lizard {
                         let _ = old.stop(self.config.stop_timeout);
                     }
                     let capture = Capture::open(&plan, Arc::clone(&self.store), self.epoch)?;
+                    self.gatord_device = capture.target().cloned();
                     self.persistent = Some(capture);
                 }
             } else {
                 let plan = self.plan(gatord, &gatord_ids)?;
                 let capture = Capture::open(&plan, Arc::clone(&self.store), self.epoch)?;
+                self.gatord_device = capture.target().cloned();
                 own_gatord = Some(capture);
             }
         }

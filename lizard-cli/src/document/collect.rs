@@ -9,8 +9,8 @@ use lizard_core::{
 use serde_json::Number;
 
 use super::{
-    Capture, CapturedCounter, CoreId, CorePart, CounterInfo, LocalSampling, RunInfo, SamplePoint,
-    TraceRecord, SCHEMA_VERSION,
+    Capture, CapturedCounter, CoreId, CorePart, CounterInfo, GatordInfo, LocalSampling, RunInfo,
+    SamplePoint, TraceRecord, SCHEMA_VERSION,
 };
 use crate::cores::{self, Cores};
 use crate::output::{class_name, result_type_name, scope_name};
@@ -68,6 +68,16 @@ pub fn capture(
             .collect(),
         cpu_model: machine.cpu_model,
         gatord_protocol: lizard.protocol_version().map(|v| v.0),
+        gatord: lizard.gatord_device().map(|d| GatordInfo {
+            build_id: d.build_id.clone(),
+            src_md5sum: d.src_md5sum.clone(),
+            model: d.model.clone(),
+            os: d.os.clone(),
+            os_version: d.os_version.clone(),
+            cpuid: d.cpuid.map(|id| format!("{id:#x}")),
+            cores: d.cores,
+            gpu: d.gpu.clone(),
+        }),
         gpu: lizard.gpu().map(|g| g.product.clone()),
         gpu_driver: lizard.gpu().map(|g| g.driver.clone()),
     };

@@ -121,6 +121,9 @@ pub struct RunInfo {
     /// The gatord protocol version of the session, when gatord was a source.
     #[serde(default)]
     pub gatord_protocol: Option<i64>,
+    /// The daemon and its machine as gatord described them at the capture's start, when gatord was a source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gatord: Option<GatordInfo>,
     /// The Mali GPU the local counters read (`Mali-G78`), when they read one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<String>,
@@ -148,6 +151,15 @@ impl RunInfo {
             1 => text.push_str(", 1 CPU"),
             n => text.push_str(&format!(", {n} CPUs")),
         }
+        if let Some(gatord) = &self.gatord {
+            text.push_str(", gatord");
+            if let Some(build) = &gatord.build_id {
+                text.push_str(&format!(" build {build}"));
+            }
+            if let Some(model) = &gatord.model {
+                text.push_str(&format!(" on {model}"));
+            }
+        }
         if let Some(gpu) = &self.gpu {
             text.push_str(&format!(", {gpu}"));
             if let Some(driver) = &self.gpu_driver {
@@ -156,6 +168,36 @@ impl RunInfo {
         }
         text
     }
+}
+
+/// The gatord daemon of a capture and the machine it runs on (its `<captured>` document's `<target>`): gatord
+/// has no product version on the wire, so its build id and source checksum identify it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GatordInfo {
+    /// `gatord_build_id` (`oss`: built from Arm's open sources).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_id: Option<String>,
+    /// `gatord_src_md5sum`: the checksum of the daemon's sources.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub src_md5sum: Option<String>,
+    /// The machine's model (`unknown` on x86).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The operating system (`linux`, `android`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os: Option<String>,
+    /// The operating system's version, when gatord gives it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub os_version: Option<String>,
+    /// The highest core's `(implementer << 12) | part number` in hexadecimal (`0xfffff`: other).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpuid: Option<String>,
+    /// The CPU count.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cores: Option<u32>,
+    /// The Mali GPU gatord names, if it sees one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
 }
 
 /// One CPU and its MIDR_EL1.

@@ -19,7 +19,7 @@ use gator_proto::client::{Event, Session};
 use super::apc::{FrameSink, KeyMap, SinkError, Unavailable};
 use super::connection::{daemon_error, protocol_error, Connection, READ_CHUNK};
 use super::counter_sets::Configured;
-use super::xml;
+use super::xml::{self, GatordDevice};
 use crate::config::SampleRate;
 use crate::counter::CounterId;
 use crate::error::Error;
@@ -84,6 +84,7 @@ struct Exit {
 #[derive(Debug)]
 pub(crate) struct Capture {
     counters: Vec<CounterId>,
+    target: Option<GatordDevice>,
     session: Arc<Mutex<Session>>,
     writer: Transport,
     shared: Arc<Shared>,
@@ -141,6 +142,7 @@ impl Capture {
         )?;
         let captured = conn.request_xml("captured")?;
         let (keys, unbound) = bind_keys(&captured, &plan.counters)?;
+        let target = xml::captured_target(&captured);
         let version = conn.version();
         let offset_ns = nanos_since(epoch);
         let (session, reader, writer) = conn.start_capture()?;
@@ -162,12 +164,18 @@ impl Capture {
         };
         Ok(Capture {
             counters: plan.counters.iter().map(|c| c.id).collect(),
+            target,
             session,
             writer,
             shared,
             done,
             thread: Some(thread),
         })
+    }
+
+    /// The daemon and machine as the session's `<captured>` document described them.
+    pub(crate) fn target(&self) -> Option<&GatordDevice> {
+        self.target.as_ref()
     }
 
     /// The counters this session captures.

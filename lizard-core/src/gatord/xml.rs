@@ -41,6 +41,46 @@ pub(crate) fn counter_names(text: &str) -> Result<Vec<String>, Error> {
     Ok(counters.names().map(str::to_owned).collect())
 }
 
+/// The daemon and the machine it runs on, as gatord describes them in the `<target>` of its `<captured>`
+/// document at every capture's start. gatord sends no product version over the protocol: its build id and
+/// the checksum of its sources are what identify the daemon (with the protocol version of the handshake).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GatordDevice {
+    /// `gatord_build_id` (`oss` for a build from Arm's open sources).
+    pub build_id: Option<String>,
+    /// `gatord_src_md5sum`: the checksum of the daemon's sources.
+    pub src_md5sum: Option<String>,
+    /// `name`: the machine's model (`unknown` on x86).
+    pub model: Option<String>,
+    /// `os` (`linux`, `android`).
+    pub os: Option<String>,
+    /// `os_version`.
+    pub os_version: Option<String>,
+    /// `cpuid`: `(implementer << 12) | part number` of the highest core; `0xfffff` for "other".
+    pub cpuid: Option<u32>,
+    /// `cores`: the CPU count.
+    pub cores: Option<u32>,
+    /// `gpu_public_name`, when gatord sees a Mali GPU.
+    pub gpu: Option<String>,
+}
+
+/// The `<target>` of a `<captured>` document; `None` when the document has none or does not parse (the keys
+/// are read by [`captured_keys`], which reports a malformed document).
+pub(crate) fn captured_target(text: &str) -> Option<GatordDevice> {
+    let target = Captured::parse(text).ok()?.target?;
+    Some(GatordDevice {
+        build_id: target.gatord_build_id,
+        src_md5sum: target.gatord_src_md5sum,
+        model: target.name,
+        os: target.os,
+        os_version: target.os_version,
+        cpuid: target.cpuid,
+        cores: target.cores,
+        gpu: target.gpu_public_name,
+    })
+}
+
 /// One enabled counter of a `<captured>` document.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct CapturedKey {
@@ -87,6 +127,25 @@ pub(crate) fn captured_keys(text: &str) -> Result<Vec<CapturedKey>, Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn real_captured_target_names_the_daemon() {
+        let Some(captured) = test_data::gatord_text("live-session/resp-captured.xml") else {
+            return;
+        };
+        let target = captured_target(&captured).expect("a target");
+        assert_eq!(target.build_id.as_deref(), Some("oss"));
+        assert_eq!(
+            target.src_md5sum.as_deref(),
+            Some("be1ca66ced80517b878f8f70509aab66")
+        );
+        assert_eq!(
+            (target.os.as_deref(), target.cpuid),
+            (Some("linux"), Some(0xfffff))
+        );
+        assert_eq!(captured_target("<captured"), None);
+        assert_eq!(captured_target("<captured version=\"1\"/>"), None);
+    }
 
     #[test]
     fn real_captured_key_map() {
