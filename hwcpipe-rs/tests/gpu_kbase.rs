@@ -22,8 +22,8 @@ use hwcpipe::gpu::tables::BlockKind;
 use hwcpipe::gpu::version::{set_flags, version_check};
 use hwcpipe::gpu::vinstr::VinstrReader;
 use hwcpipe::gpu::{
-    Backend, Fd, GpuCounter, GpuError, GpuProfiler, IoctlArg, KbaseDevice, MaliDevice, PollOutcome,
-    SimConfig, SimulatedKbase, Workload,
+    Backend, Fd, GpuCounter, GpuError, GpuProfiler, IoctlArg, KbaseDevice, MaliDevice, MaliValues,
+    PollOutcome, SimConfig, SimulatedKbase, Workload,
 };
 use kbase_dummy::{
     check_sample, distinct, dumps_in, injected, loaded_gpu, present, set_counters, warm_up,
@@ -77,6 +77,7 @@ fn every_counter_comes_back_exact_through_each_reader_the_driver_offers() {
         profiler.run().expect("run");
         empty_first += warm_up(&mut profiler, &distinct);
         let mut checked = 0;
+        let mut database = 0;
         let mut last = 0;
         for n in 0..5usize {
             let sample = profiler.sample().expect("sample").clone();
@@ -88,8 +89,21 @@ fn every_counter_comes_back_exact_through_each_reader_the_driver_offers() {
             // One manual dump per sample: each sample is exactly one dump's counts (the model
             // reports the injected values again at every dump).
             checked += check_sample(&profiler, &sample, &distinct, 1);
+            database = check_database(&profiler, &gpu);
         }
         profiler.stop().expect("stop");
+        let catalog = profiler.mali_counters();
+        let derived = catalog
+            .iter()
+            .filter(|(_, c)| c.is_available() && !c.is_hardware())
+            .count();
+        println!(
+            "kbase {gpu}: {database} of {} counters of Arm's database for {} exact through the driver \
+             ({derived} of them derived by Arm's equations), {} not readable",
+            catalog.len(),
+            catalog.gpu(),
+            catalog.len() - catalog.iter().filter(|(_, c)| c.is_available()).count()
+        );
         println!(
             "kbase {gpu}: {} ({:?}), driver {}, reader {backend:?}, layout from {:?} ({} blocks), \
              {} of {} HWCPipe counters available, {checked} injected values exact over 5 samples \
@@ -130,6 +144,46 @@ fn raw_device() -> (
     assert_eq!(props.shader_core_mask, kbase_dummy::CORE_MASK);
     assert_eq!(props.l2_slices, kbase_dummy::L2_SLICES);
     (dev, version, layout, Some(info))
+}
+
+/// The injected values of every present block, summed per kind as the driver's dump should give them.
+fn injected_sums() -> BlockSums {
+    let mut sums = BlockSums::default();
+    for kind in BlockKind::ALL {
+        for instance in 0..64 {
+            if present(kind, instance) {
+                sums.add_block(
+                    kind,
+                    (0..64).map(|index| injected(&distinct, kind, instance, index)),
+                );
+            }
+        }
+    }
+    sums
+}
+
+/// Every counter of Arm's database for this GPU, as the profiler computes it from the driver's dump,
+/// against the same catalog evaluated over the injected values directly: hardware counters summed over
+/// their blocks and every derived counter's equation (the equations themselves are checked against an
+/// independent evaluator of the database in `tests/mali_counters.rs`). Returns how many were compared.
+fn check_database(profiler: &GpuProfiler, gpu: &str) -> usize {
+    let catalog = profiler.mali_counters();
+    assert!(!catalog.is_empty(), "{gpu}: no database catalog");
+    let mut got = MaliValues::default();
+    profiler.mali_values(&mut got);
+    let mut want = MaliValues::default();
+    catalog.evaluate(&injected_sums(), &profiler.mali_constants(), &mut want);
+    let mut compared = 0;
+    for (counter, info) in catalog.iter() {
+        assert_eq!(
+            got.get(counter),
+            want.get(counter),
+            "{gpu}: {} through the driver",
+            info.name()
+        );
+        compared += usize::from(info.is_available());
+    }
+    compared
 }
 
 fn check_sums(sums: &BlockSums, what: &str) -> usize {

@@ -358,6 +358,29 @@ fn stat_counts_a_command_and_exits_with_its_status() {
 }
 
 #[test]
+fn stat_names_an_unknown_counter_and_what_a_database_counter_needs() {
+    // A typo: the closest name, exit 2, nothing counted.
+    let typo = lizard(&["stat", "--counters", "TaskClok", "--", "true"]);
+    assert_eq!(typo.status.code(), Some(2), "{}", stderr(&typo));
+    assert!(
+        stderr(&typo).contains("unknown counter 'TaskClok', did you mean 'TaskClock'?"),
+        "{}",
+        stderr(&typo)
+    );
+    // A counter of Arm's Mali database is read from the GPU: without one it is unknown, and says why.
+    if std::path::Path::new("/dev/mali0").exists() {
+        return;
+    }
+    let database = lizard(&["stat", "--counters", "MaliGPUActiveCy", "--", "true"]);
+    assert_eq!(database.status.code(), Some(2), "{}", stderr(&database));
+    assert!(
+        stderr(&database).contains("counters of Arm's Mali database need a Mali GPU: no Mali GPU"),
+        "{}",
+        stderr(&database)
+    );
+}
+
+#[test]
 fn events_lists_the_shipped_mali_fragments() {
     let file = data("gatord-9.7.2/events/events-Mali-G78_hw.xml");
     let text = std::fs::read_to_string(&file).expect("events file");

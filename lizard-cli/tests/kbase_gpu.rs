@@ -117,5 +117,49 @@ fn list_and_stat_show_the_gpu_counters_or_why_not() {
         .unwrap_or_else(|| panic!("{gpu}: no GpuCycles row: {doc}"));
     assert!(cycles % 1000.0 == 0.0, "{gpu}: GpuCycles {cycles}");
     assert!(doc["gpu_unavailable"].is_null(), "{doc}");
-    println!("lizard list and stat on {gpu}: GPU counters listed and counted");
+
+    // Every counter of Arm's database the GPU has: listed (the rest named with the reason) and counted
+    // by name.
+    let listed = json(&lizard(&["list", "--no-gatord", "--format", "json"]));
+    let database: Vec<&serde_json::Value> = listed["counters"]
+        .as_array()
+        .expect("counters")
+        .iter()
+        .filter(|c| {
+            c["category"]
+                .as_str()
+                .is_some_and(|c| c.ends_with("(Arm's database)"))
+        })
+        .collect();
+    let unreadable = listed["unreadable"].as_array().expect("unreadable").len();
+    assert!(
+        database.len() > 100,
+        "{gpu}: {} database counters",
+        database.len()
+    );
+    let derived = database.iter().filter(|c| c["class"] == "absolute").count();
+    let stat_json = lizard(&[
+        "stat",
+        "--counters",
+        "MaliGPUActiveCy",
+        "--format",
+        "json",
+        "--",
+        "true",
+    ]);
+    assert!(stat_json.status.success(), "{}", stderr(&stat_json));
+    let doc = json(&stat_json);
+    let active = doc["counters"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["counter"] == "MaliGPUActiveCy")
+        .and_then(|r| r["value"].as_f64())
+        .unwrap_or_else(|| panic!("{gpu}: no MaliGPUActiveCy: {doc}"));
+    assert!(active % 1000.0 == 0.0, "{gpu}: MaliGPUActiveCy {active}");
+    println!(
+        "lizard list and stat on {gpu}: GPU counters listed and counted; {} counters of Arm's database \
+         listed ({derived} percentages or rates), {unreadable} not readable here; MaliGPUActiveCy {active}",
+        database.len()
+    );
 }

@@ -179,19 +179,11 @@ fn query_at(prometheus: SocketAddr, query: &str, time: Option<f64>) -> Option<Ve
     answer["data"]["result"].as_array().cloned()
 }
 
-/// The CPU seconds (user + system) process `pid` has used, from `/proc/PID/stat`.
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .unwrap()
-        .1
-        .split_whitespace()
-        .collect();
-    // After the command: state is field 3, utime 14 and stime 15 (1-based), in clock ticks.
-    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
-    // SAFETY: sysconf has no preconditions.
-    ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+/// The CPU seconds process `pid` has run, from the scheduler's own account (`/proc/PID/schedstat`, in ns).
+fn run_seconds(pid: u32) -> f64 {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/schedstat")).unwrap();
+    let ns: u64 = text.split_whitespace().next().unwrap().parse().unwrap();
+    ns as f64 / 1e9
 }
 
 /// A port no one listens on now.
@@ -258,9 +250,11 @@ impl Drop for KillOnDrop {
 /// window and one scrape interval old), so a rate over a few seconds moves by that lag's change.
 const RATE_TOLERANCE: f64 = 0.15;
 
-/// How far the total Prometheus holds once the loop is stopped may be from the kernel's account: nothing
-/// lags then, so only the two clocks' granularity is left (the kernel's is one tick, 10 ms at most).
-const TOTAL_TOLERANCE: f64 = 0.03;
+/// How far the total Prometheus holds once the loop is stopped may be from the scheduler's account of the
+/// loop's run time: nothing lags then, but the task clock the exporter counts and the scheduler's runtime
+/// are two clocks of the kernel. They agree within 1 % on a quiet machine; under a parallel build they were
+/// seen up to 6 % apart (the exporter's total above the scheduler's).
+const TOTAL_TOLERANCE: f64 = 0.08;
 
 /// The serve tests run one at a time: the Prometheus test's busy loop takes a core of its own, and a test
 /// scheduled beside it would starve the exporter it measures.
@@ -368,14 +362,15 @@ fn a_real_prometheus_scrapes_the_exporter_and_rates_a_busy_loop_right() {
     assert!(info[0]["metric"]["arch"].is_string(), "{info:?}");
 
     // Nine seconds of spinning, then the loop stops again.
-    let cpu_at_start = cpu_seconds(busy_pid);
+    let run_at_start = run_seconds(busy_pid);
     signal(busy_pid, libc::SIGCONT);
     let spin_started = Instant::now();
     let unix_at_start = unix_now();
     std::thread::sleep(Duration::from_secs(9));
     signal(busy_pid, libc::SIGSTOP);
     let spun = spin_started.elapsed().as_secs_f64();
-    let cpu = cpu_seconds(busy_pid) - cpu_at_start;
+    let cpu = run_seconds(busy_pid) - run_at_start;
+
     let kernel_rate = cpu / spun;
 
     // rate() over seconds 2 to 8 of the spin, away from its edges.

@@ -25,7 +25,7 @@ pub use gatord::apc::{FrameSink, KeyMap, SinkError, Unavailable};
 pub use gatord::xml::GatordDevice;
 pub use hwc::{
     open_target, CommandWatch, GpuDevice, HwcBackend, HwcCounterInfo, HwcPipeBackend, OpenedTarget,
-    Sampling, MIN_SAMPLE_INTERVAL,
+    Sampling, UnreadableCounter, MIN_SAMPLE_INTERVAL,
 };
 pub use lizard::{CoreReading, Lizard};
 pub use machine::Machine;

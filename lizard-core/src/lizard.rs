@@ -13,7 +13,7 @@ use crate::gatord::capture::{Capture, Plan};
 use crate::gatord::counter_sets::{self, SetSlots};
 use crate::gatord::discovery;
 use crate::gatord::xml::GatordDevice;
-use crate::hwc::backend::{GpuDevice, HwcBackend};
+use crate::hwc::backend::{GpuDevice, HwcBackend, UnreadableCounter};
 use crate::hwc::sampler::{nanos_since, Sampler, SharedBackend};
 use crate::hwc::{Sampling, MIN_SAMPLE_INTERVAL};
 use crate::reduce;
@@ -122,6 +122,8 @@ pub struct Lizard {
     sampling: Option<Sampling>,
     /// The daemon and machine as the latest gatord session described them.
     gatord_device: Option<GatordDevice>,
+    /// What the direct source knows of but cannot read.
+    unreadable: Vec<UnreadableCounter>,
 }
 
 impl Lizard {
@@ -189,6 +191,7 @@ impl Lizard {
             }
         };
         let mut gpu = None;
+        let mut unreadable = Vec::new();
         let (hwc, hwc_error) = match backend {
             Err(err) => (None, Some(err)),
             Ok(backend) => {
@@ -200,6 +203,7 @@ impl Lizard {
                     let count = infos.len();
                     let scope = backend.cpu_scope();
                     gpu = backend.gpu();
+                    unreadable = backend.unreadable();
                     counters.extend(
                         infos
                             .into_iter()
@@ -234,6 +238,7 @@ impl Lizard {
             read_deadline: Mutex::new(None),
             sampling: None,
             gatord_device: None,
+            unreadable,
             enabled: vec![false; counters.len()],
             counters,
             gatord,
@@ -293,6 +298,12 @@ impl Lizard {
     /// The GPU whose counters the direct source reads (product and driver version), if it reads one.
     pub fn gpu(&self) -> Option<&GpuDevice> {
         self.gpu.as_ref()
+    }
+
+    /// Counters the direct source knows of but cannot read here, with the reason (for example a counter of
+    /// Arm's database that the GPU's layout lacks or whose equation needs one); they have no id.
+    pub fn unreadable(&self) -> &[UnreadableCounter] {
+        &self.unreadable
     }
 
     /// The daemon and the machine it runs on, as gatord described them at the start of the latest capture

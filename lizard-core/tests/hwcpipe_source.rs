@@ -8,7 +8,9 @@ use std::time::Duration;
 
 use common::config_for;
 use gatord_sim::{self as sim, SimConfig};
-use hwcpipe::gpu::{Fault, GpuProfiler, SimGpu, SimulatedKbase, Workload};
+use hwcpipe::gpu::{
+    CounterSource, Fault, GpuProfiler, MaliValues, SimGpu, SimulatedKbase, Workload,
+};
 use hwcpipe::HwcPipe;
 use lizard_core::{
     CaptureMode, Config, CounterClass, Error, HwcPipeBackend, Lizard, ResultType, Source, Value,
@@ -234,4 +236,88 @@ fn gatord_and_gpu_together_ids_continue_and_both_threads_store() {
         );
         assert!(lizard.read_double(gpu_cycles).unwrap() > 0.0);
     }
+}
+
+#[test]
+fn every_database_counter_of_the_simulated_g78_is_listed_and_read_as_hwcpipe_computes_it() {
+    let workload = || Workload::from_fn(|_, _, _, _| 7);
+    // The reference: hwcpipe's own catalog and one sample's values over an identical device.
+    let mut reference =
+        GpuProfiler::with_device(SimulatedKbase::new(SimGpu::G78, workload())).unwrap();
+    let catalog = reference.mali_counters().clone();
+    reference.run().unwrap();
+    reference.sample().unwrap();
+    let mut expected = MaliValues::default();
+    reference.mali_values(&mut expected);
+
+    let device = SimulatedKbase::new(SimGpu::G78, workload());
+    let pipe = HwcPipe::from_profilers(None, Some(Ok(GpuProfiler::with_device(device).unwrap())));
+    let backend = HwcPipeBackend::new(pipe).unwrap();
+    let mut lizard = Lizard::configure_with_backend(no_gatord(), Box::new(backend)).unwrap();
+    let available: Vec<_> = catalog.iter().filter(|(_, c)| c.is_available()).collect();
+    let listed: Vec<_> = lizard
+        .counters()
+        .iter()
+        .filter(|c| c.category.ends_with("(Arm's database)"))
+        .cloned()
+        .collect();
+    assert_eq!(listed.len(), available.len());
+    let unreadable = lizard.unreadable().len();
+    assert_eq!(unreadable, catalog.len() - available.len());
+    assert!(lizard.unreadable().iter().all(|u| !u.reason.is_empty()));
+    for c in &listed {
+        lizard.enable(c.id).unwrap();
+    }
+    lizard.start_capture().unwrap();
+    std::thread::sleep(Duration::from_millis(10));
+    lizard.stop_capture().unwrap();
+
+    let mut checked = 0;
+    for (counter, info) in &available {
+        let c = listed.iter().find(|c| c.name == info.name()).unwrap();
+        let time_based = matches!(info.source, CounterSource::Derived { equation } if equation.contains("TIME_SPAN"));
+        let samples = lizard.samples(c.id).unwrap();
+        let Some(Ok(want)) = expected.get(*counter) else {
+            // No value in the reference sample (a division by zero): none in the capture either.
+            assert!(samples.is_empty(), "{}: {samples:?}", c.name);
+            continue;
+        };
+        assert!(samples.len() >= 2, "{}", c.name);
+        if time_based {
+            continue;
+        }
+        for s in &samples {
+            assert_eq!(s.value, Value::Float(want), "{}", c.name);
+        }
+        let reading = lizard.read_double(c.id).unwrap();
+        let whole = match c.class {
+            CounterClass::Delta => want * samples.len() as f64,
+            _ => want,
+        };
+        assert!(
+            (reading - whole).abs() <= 1e-9 * whole.abs(),
+            "{}: {reading} against {whole}",
+            c.name
+        );
+        checked += 1;
+    }
+    let active = listed
+        .iter()
+        .find(|c| c.name == "MaliGPUActiveCy")
+        .expect("GPU active cycles");
+    assert_eq!(
+        (active.class, active.result_type),
+        (CounterClass::Delta, ResultType::Floating)
+    );
+    let percent = listed
+        .iter()
+        .find(|c| c.units.to_string() == "%")
+        .expect("a percentage");
+    assert_eq!(percent.class, CounterClass::Absolute, "{}", percent.name);
+    println!(
+        "Mali-G78 (simulated): {} database counters listed, {} unreadable, {checked} checked against hwcpipe",
+        listed.len(),
+        unreadable
+    );
+    assert!(checked > 100, "{checked}");
 }

@@ -1,4 +1,5 @@
-//! `lizard list`: the counters every source offers.
+//! `lizard list`: the counters every source offers, and those the direct source knows of but cannot read
+//! here (with the reason).
 
 use serde_json::json;
 
@@ -42,7 +43,19 @@ pub fn run(args: &ListArgs) -> Result<i32, CliError> {
                     note,
                 ]);
             }
-            table.render()
+            let mut text = table.render();
+            // Counters the direct source knows of but cannot read here have no id: listed after the table.
+            let unreadable = opened.lizard.unreadable();
+            if !unreadable.is_empty() {
+                text.push_str(&format!(
+                    "\n{} more counter(s) of Arm's database for this GPU are not readable here:\n",
+                    unreadable.len()
+                ));
+                for u in unreadable {
+                    text.push_str(&format!("  {}: {}\n", u.name, u.reason));
+                }
+            }
+            text
         }
         ListFormat::Json => {
             let list = counters
@@ -55,7 +68,13 @@ pub fn run(args: &ListArgs) -> Result<i32, CliError> {
                     Ok(entry)
                 })
                 .collect::<Result<Vec<_>, CliError>>()?;
-            output::to_json(&json!({ "counters": list }))
+            let unreadable: Vec<_> = opened
+                .lizard
+                .unreadable()
+                .iter()
+                .map(|u| json!({ "name": u.name, "reason": u.reason }))
+                .collect();
+            output::to_json(&json!({ "counters": list, "unreadable": unreadable }))
         }
     };
     output::write(None, &text)?;

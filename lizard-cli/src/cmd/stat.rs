@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use hwcpipe::counting::{self, Target, TargetCounters};
-use hwcpipe::gpu::{GpuCounter, GpuProfiler};
+use hwcpipe::gpu::{GpuCounter, GpuProfiler, MaliCounter, MaliValues};
 use hwcpipe::{CpuCounter, KernelCounting};
 use lizard_core::error_chain;
 use serde_json::json;
@@ -17,12 +17,20 @@ use crate::interrupt;
 use crate::output;
 use crate::table::Table;
 
+/// The counters `names` asks for: CPU, HWCPipe GPU, and the other names, which may be counters of Arm's
+/// database for the Mali GPU (checked once the GPU is open). No names: every CPU and HWCPipe GPU counter.
+type Chosen = (Vec<CpuCounter>, Vec<GpuCounter>, Vec<String>);
+
 /// The CPU and GPU counters named in `names`, or all of them.
-fn counters(names: &[String]) -> Result<(Vec<CpuCounter>, Vec<GpuCounter>), CliError> {
+fn counters(names: &[String]) -> Chosen {
     if names.is_empty() {
-        return Ok((CpuCounter::ALL.to_vec(), GpuCounter::ALL.to_vec()));
+        return (
+            CpuCounter::ALL.to_vec(),
+            GpuCounter::ALL.to_vec(),
+            Vec::new(),
+        );
     }
-    let (mut cpu, mut gpu) = (Vec::new(), Vec::new());
+    let (mut cpu, mut gpu, mut database) = (Vec::new(), Vec::new(), Vec::new());
     for name in names {
         let wanted = name.trim();
         if let Some(c) = CpuCounter::ALL
@@ -36,29 +44,46 @@ fn counters(names: &[String]) -> Result<(Vec<CpuCounter>, Vec<GpuCounter>), CliE
         {
             gpu.push(g);
         } else {
-            let known = CpuCounter::ALL
-                .iter()
-                .map(|c| c.name())
-                .chain(GpuCounter::ALL.iter().map(|g| g.name()));
-            return Err(CliError::UnknownCounter {
-                name: name.clone(),
-                hint: crate::names::hint(name, known),
-            });
+            database.push(wanted.to_owned());
         }
     }
-    Ok((cpu, gpu))
+    (cpu, gpu, database)
+}
+
+/// `name` is no counter here: the hint names the closest CPU, HWCPipe GPU or database counters.
+fn unknown(name: &str, database: &[&str]) -> CliError {
+    let known = CpuCounter::ALL
+        .iter()
+        .map(|c| c.name())
+        .chain(GpuCounter::ALL.iter().map(|g| g.name()))
+        .chain(database.iter().copied());
+    CliError::UnknownCounter {
+        name: name.to_owned(),
+        hint: crate::names::hint(name, known),
+    }
+}
+
+/// One counter of Arm's database asked for, and its value over the counting.
+struct DatabaseValue {
+    counter: MaliCounter,
+    name: &'static str,
+    units: &'static str,
+    value: Option<f64>,
 }
 
 /// The Mali GPU's chosen counters over the counting, or why there are none.
 struct GpuCounting {
     profiler: Result<GpuProfiler, String>,
     values: Vec<(GpuCounter, f64)>,
+    database: Vec<DatabaseValue>,
 }
 
 impl GpuCounting {
-    /// Opens the GPU and enables `chosen` (those it can measure); nothing asked, nothing opened.
-    fn open(chosen: &[GpuCounter]) -> GpuCounting {
-        let profiler = if chosen.is_empty() {
+    /// Opens the GPU and enables `chosen` (those it can measure) and the database counters named in
+    /// `database`; nothing asked, nothing opened. A name that is no counter of this GPU's database (or any
+    /// name, without a GPU to read it) is an unknown counter.
+    fn open(chosen: &[GpuCounter], database: &[String]) -> Result<GpuCounting, CliError> {
+        let profiler = if chosen.is_empty() && database.is_empty() {
             Err(String::new())
         } else {
             GpuProfiler::open()
@@ -73,10 +98,45 @@ impl GpuCounting {
                     Ok(p)
                 })
         };
-        GpuCounting {
+        let mut resolved = Vec::new();
+        for name in database {
+            let catalog = match &profiler {
+                Ok(p) => p.mali_counters(),
+                Err(reason) => {
+                    let mut error = unknown(name, &[]);
+                    if let CliError::UnknownCounter { hint, .. } = &mut error {
+                        hint.push_str(&format!(
+                            " (counters of Arm's Mali database need a Mali GPU: {reason})"
+                        ));
+                    }
+                    return Err(error);
+                }
+            };
+            let names: Vec<&str> = catalog.iter().map(|(_, c)| c.name()).collect();
+            let found = catalog
+                .iter()
+                .find(|(_, c)| c.name().eq_ignore_ascii_case(name));
+            let Some((counter, info)) = found else {
+                return Err(unknown(name, &names));
+            };
+            if let Err(reason) = &info.availability {
+                return Err(CliError::Usage(format!(
+                    "{} cannot be counted on this GPU: {reason}",
+                    info.name()
+                )));
+            }
+            resolved.push(DatabaseValue {
+                counter,
+                name: info.name(),
+                units: info.spec.units,
+                value: None,
+            });
+        }
+        Ok(GpuCounting {
             profiler,
             values: Vec::new(),
-        }
+            database: resolved,
+        })
     }
 
     fn run(&mut self) {
@@ -93,6 +153,13 @@ impl GpuCounting {
             match p.sample() {
                 Ok(sample) => self.values = sample.iter().collect(),
                 Err(e) => self.profiler = Err(error_chain(&e)),
+            }
+            if let Ok(p) = &self.profiler {
+                let mut values = MaliValues::default();
+                p.mali_values(&mut values);
+                for d in &mut self.database {
+                    d.value = values.get(d.counter).and_then(Result::ok);
+                }
             }
             if let Ok(p) = &mut self.profiler {
                 let _ = p.stop();
@@ -142,7 +209,7 @@ fn wait(
 /// Runs `lizard stat`.
 pub fn run(args: &StatArgs) -> Result<i32, CliError> {
     interrupt::install();
-    let (chosen, chosen_gpu) = counters(&args.counters)?;
+    let (chosen, chosen_gpu, chosen_database) = counters(&args.counters);
     let target = args.target.target()?.ok_or_else(|| {
         CliError::Usage(
             "say what to count: `-- CMD ARGS…`, --pid PID, --system-wide or --cpu LIST".into(),
@@ -156,8 +223,9 @@ pub fn run(args: &StatArgs) -> Result<i32, CliError> {
     } else {
         KernelCounting::Auto
     };
+    // The GPU first: it says which of the other names are counters of its database.
+    let mut gpu = GpuCounting::open(&chosen_gpu, &chosen_database)?;
     let mut counting = TargetCounters::open(&target, &chosen, kernel)?;
-    let mut gpu = GpuCounting::open(&chosen_gpu);
     let started = Instant::now();
     gpu.run();
     counting.run()?;
@@ -194,6 +262,17 @@ pub fn run(args: &StatArgs) -> Result<i32, CliError> {
                     "value": value,
                     "multiplexed": false,
                     "unavailable": null,
+                    "source": "gpu",
+                })
+            }));
+            rows.extend(gpu.database.iter().map(|d| {
+                json!({
+                    "counter": d.name,
+                    "cpu": null,
+                    "unit": d.units,
+                    "value": d.value,
+                    "multiplexed": false,
+                    "unavailable": d.value.is_none().then_some("no value over the counting (a division by zero)"),
                     "source": "gpu",
                 })
             }));
@@ -268,6 +347,14 @@ fn table(
             format!("{value}"),
             counter.unit().to_string(),
             "Mali GPU (whole GPU)".to_owned(),
+        ]);
+    }
+    for d in &gpu.database {
+        table.row(vec![
+            d.name.to_owned(),
+            d.value.map_or_else(|| "-".to_owned(), |v| format!("{v}")),
+            d.units.to_owned(),
+            "Mali GPU (Arm's database)".to_owned(),
         ]);
     }
     let gpu_note = match gpu.unavailable() {

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::counter::{ResultType, Source, Units};
+use crate::counter::{CounterClass, ResultType, Source, Units};
 use crate::error::Error;
 use crate::store::Value;
 
@@ -19,6 +19,20 @@ pub struct HwcCounterInfo {
     pub source: Source,
     /// Integer or fractional values.
     pub result_type: ResultType,
+    /// How samples combine: [`CounterClass::Delta`] (a per-sample change, summed) or
+    /// [`CounterClass::Absolute`] (a per-sample level, rate or ratio, averaged).
+    pub class: CounterClass,
+    /// The group it is shown in (`None`: the source's default category).
+    pub category: Option<String>,
+}
+
+/// A counter the backend knows of but cannot read here, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnreadableCounter {
+    /// The counter's name.
+    pub name: String,
+    /// Why it is not read.
+    pub reason: String,
 }
 
 /// The GPU a [`HwcBackend`] reads, as its driver identified it.
@@ -49,6 +63,11 @@ pub trait HwcBackend: Send + fmt::Debug {
     /// counts something else (a command, a process by pid, whole CPUs).
     fn cpu_scope(&self) -> String {
         "this process".to_owned()
+    }
+    /// Counters this backend knows of but cannot read on this machine (a Mali database counter the GPU or
+    /// driver cannot give), with the reason; none by default.
+    fn unreadable(&self) -> Vec<UnreadableCounter> {
+        Vec::new()
     }
     /// The GPU whose counters this backend reads, if it reads one.
     fn gpu(&self) -> Option<GpuDevice> {

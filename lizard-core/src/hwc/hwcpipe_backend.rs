@@ -1,19 +1,29 @@
-//! [`HwcPipeBackend`]: the [`HwcBackend`] over `hwcpipe::HwcPipe` (CPU perf events, Mali GPU).
+//! [`HwcPipeBackend`]: the [`HwcBackend`] over `hwcpipe::HwcPipe` (CPU perf events, Mali GPU), with every
+//! counter Arm's database documents for the GPU beside HWCPipe's own.
 
+use hwcpipe::gpu::{CounterSource, MaliCounter, MaliValues};
 use hwcpipe::{Counter as HwcCounter, CpuCounter, GpuCounter, HwcPipe};
 
-use super::backend::{GpuDevice, HwcBackend, HwcCounterInfo};
-use crate::counter::{ResultType, Source, Units};
+use super::backend::{GpuDevice, HwcBackend, HwcCounterInfo, UnreadableCounter};
+use crate::counter::{CounterClass, ResultType, Source, Units};
 use crate::error::Error;
 use crate::store::Value;
 use crate::DirectError;
 
-/// HWCPipe as a direct counter source. Lists only the counters HWCPipe really reads on this machine (CPU
-/// first, then GPU, in HWCPipe's fixed enum order); every sample is the change since the previous one.
+/// HWCPipe as a direct counter source. Lists only the counters HWCPipe really reads on this machine: CPU
+/// first, then GPU, in HWCPipe's fixed enum order, then every counter of Arm's database the GPU and driver
+/// give (by machine name, `MaliGPUActiveCy`: hardware counters summed over their blocks, derived counters
+/// computed per sample by Arm's equations). Every sample is the change since the previous one; a derived
+/// percentage or rate is that sample's value.
 #[derive(Debug)]
 pub struct HwcPipeBackend {
     pipe: HwcPipe,
     counters: Vec<HwcCounter>,
+    /// The database counters listed after `counters`, in database order.
+    mali: Vec<MaliCounter>,
+    /// `(index into counters(), counter)` of the enabled database counters.
+    mali_enabled: Vec<(usize, MaliCounter)>,
+    mali_values: MaliValues,
 }
 
 impl HwcPipeBackend {
@@ -34,7 +44,42 @@ impl HwcPipeBackend {
             let (cpu, gpu) = pipe.into_errors();
             return Err(Error::Direct(DirectError::HwcPipeUnavailable { cpu, gpu }));
         }
-        Ok(HwcPipeBackend { pipe, counters })
+        let mali = pipe
+            .gpu_profiler()
+            .map(|profiler| {
+                profiler
+                    .mali_counters()
+                    .iter()
+                    .filter(|(_, info)| info.is_available())
+                    .map(|(counter, _)| counter)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(HwcPipeBackend {
+            pipe,
+            counters,
+            mali,
+            mali_enabled: Vec::new(),
+            mali_values: MaliValues::default(),
+        })
+    }
+}
+
+/// How a database counter's per-sample values combine: hardware counts and derived counts are summed; a
+/// percentage or a rate (`bytes/second`) is averaged.
+fn database_class(units: &str, derived: bool) -> CounterClass {
+    if derived && (units == "percent" || units.contains('/')) {
+        CounterClass::Absolute
+    } else {
+        CounterClass::Delta
+    }
+}
+
+/// The engine's unit for a database unit.
+fn database_units(units: &str) -> Units {
+    match units {
+        "percent" => Units::Other("%".to_owned()),
+        other => Units::parse(other),
     }
 }
 
@@ -50,7 +95,8 @@ impl HwcBackend for HwcPipeBackend {
     }
 
     fn counters(&self) -> Vec<HwcCounterInfo> {
-        self.counters
+        let mut infos: Vec<HwcCounterInfo> = self
+            .counters
             .iter()
             .map(|&counter| {
                 let info = counter.info();
@@ -64,7 +110,47 @@ impl HwcBackend for HwcPipeBackend {
                     units: Units::from(info.unit),
                     source,
                     result_type,
+                    class: CounterClass::Delta,
+                    category: None,
                 }
+            })
+            .collect();
+        let Some(catalog) = self.pipe.gpu_profiler().map(|p| p.mali_counters()) else {
+            return infos;
+        };
+        infos.extend(self.mali.iter().filter_map(|&counter| {
+            let info = catalog.info(counter)?;
+            let spec = info.spec;
+            let derived = matches!(info.source, CounterSource::Derived { .. });
+            let mut description = format!("{}: {}", spec.human_name, spec.description.trim());
+            if let Some(caveat) = info.caveat {
+                description.push_str(&format!(" (caveat: {caveat})"));
+            }
+            Some(HwcCounterInfo {
+                name: spec.machine_name.to_owned(),
+                description,
+                units: database_units(spec.units),
+                source: Source::HwcPipeGpu,
+                result_type: ResultType::Floating,
+                class: database_class(spec.units, derived),
+                category: Some(format!("Mali {} (Arm's database)", spec.group)),
+            })
+        }));
+        infos
+    }
+
+    fn unreadable(&self) -> Vec<UnreadableCounter> {
+        let Some(catalog) = self.pipe.gpu_profiler().map(|p| p.mali_counters()) else {
+            return Vec::new();
+        };
+        catalog
+            .iter()
+            .filter_map(|(_, info)| {
+                let reason = info.availability.as_ref().err()?;
+                Some(UnreadableCounter {
+                    name: info.name().to_owned(),
+                    reason: reason.to_string(),
+                })
             })
             .collect()
     }
@@ -72,10 +158,17 @@ impl HwcBackend for HwcPipeBackend {
     fn start(&mut self, enabled: &[usize]) -> Result<(), Error> {
         let mut cpu: Vec<CpuCounter> = Vec::new();
         let mut gpu: Vec<GpuCounter> = Vec::new();
-        for counter in enabled.iter().filter_map(|&i| self.counters.get(i)) {
-            match *counter {
-                HwcCounter::Cpu(c) => cpu.push(c),
-                HwcCounter::Gpu(g) => gpu.push(g),
+        self.mali_enabled.clear();
+        for &index in enabled {
+            match self.counters.get(index) {
+                Some(HwcCounter::Cpu(c)) => cpu.push(*c),
+                Some(HwcCounter::Gpu(g)) => gpu.push(*g),
+                None => {
+                    let database = index.checked_sub(self.counters.len());
+                    if let Some(&mali) = database.and_then(|i| self.mali.get(i)) {
+                        self.mali_enabled.push((index, mali));
+                    }
+                }
             }
         }
         self.pipe.set_enabled_cpu_counters(&cpu)?;
@@ -91,11 +184,37 @@ impl HwcBackend for HwcPipeBackend {
                 out.push((index, Value::from(value)));
             }
         }
+        if self.mali_enabled.is_empty() {
+            return Ok(());
+        }
+        if let Some(profiler) = self.pipe.gpu_profiler() {
+            profiler.mali_values(&mut self.mali_values);
+            // A sample whose equation has no value (a division by zero) gives none for that counter.
+            out.extend(self.mali_enabled.iter().filter_map(|&(index, counter)| {
+                let value = self.mali_values.get(counter)?.ok()?;
+                Some((index, Value::Float(value)))
+            }));
+        }
         Ok(())
     }
 
     fn stop(&mut self) {
         // Stopping only disables counting; an error here leaves nothing to undo.
         let _ = self.pipe.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentages_and_rates_average_and_counts_add() {
+        assert_eq!(database_class("percent", true), CounterClass::Absolute);
+        assert_eq!(database_class("bytes/second", true), CounterClass::Absolute);
+        assert_eq!(database_class("cycles", true), CounterClass::Delta);
+        assert_eq!(database_class("cycles", false), CounterClass::Delta);
+        assert_eq!(database_units("bytes"), Units::Bytes);
+        assert_eq!(database_units("percent"), Units::Other("%".into()));
     }
 }

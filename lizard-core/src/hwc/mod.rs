@@ -6,12 +6,12 @@ pub(crate) mod sampler;
 mod sampling;
 mod target_backend;
 
-pub use backend::{GpuDevice, HwcBackend, HwcCounterInfo};
+pub use backend::{GpuDevice, HwcBackend, HwcCounterInfo, UnreadableCounter};
 pub use hwcpipe_backend::HwcPipeBackend;
 pub use sampling::{Sampling, MIN_SAMPLE_INTERVAL};
 pub use target_backend::{open_target, CommandWatch, OpenedTarget};
 
-use crate::counter::{Counter, CounterClass, Source};
+use crate::counter::{Counter, Source};
 use crate::error::Error;
 
 /// Opens HWCPipe on this machine (CPU perf events and, if present, the Mali GPU).
@@ -27,9 +27,9 @@ pub const CPU_TITLE: &str = "HWCPipe CPU (this process)";
 /// The title of the direct GPU counters (the whole Mali GPU).
 pub const GPU_TITLE: &str = "HWCPipe GPU";
 
-/// The engine counter for a backend counter (id assigned later). Every direct counter reports per-sample
-/// deltas, so it is a delta counter: readings are sums over the capture. Key and name are both the HWCPipe
-/// counter name; the title is [`GPU_TITLE`], or `HWCPipe CPU (cpu_scope)` ([`CPU_TITLE`] for this process).
+/// The engine counter for a backend counter (id assigned later), of the class the backend gives (HWCPipe's
+/// counters and hardware counts are per-sample deltas, summed over the capture; a Mali database
+/// percentage or rate is averaged). Key and name are both the backend's counter name; the title is [`GPU_TITLE`], or `HWCPipe CPU (cpu_scope)` ([`CPU_TITLE`] for this process).
 pub(crate) fn counter_from(info: HwcCounterInfo, cpu_scope: &str) -> Counter {
     let (title, category) = match info.source {
         Source::HwcPipeGpu => (GPU_TITLE.to_owned(), "HWCPipe GPU Counter"),
@@ -41,10 +41,10 @@ pub(crate) fn counter_from(info: HwcCounterInfo, cpu_scope: &str) -> Counter {
         name: info.name,
         title,
         description: info.description,
-        category: category.to_owned(),
+        category: info.category.unwrap_or_else(|| category.to_owned()),
         multiplier: 1.0,
         units: info.units,
-        class: CounterClass::Delta,
+        class: info.class,
         source: info.source,
         result_type: info.result_type,
         set_event: None,
@@ -54,7 +54,7 @@ pub(crate) fn counter_from(info: HwcCounterInfo, cpu_scope: &str) -> Counter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter::{ResultType, Units};
+    use crate::counter::{CounterClass, ResultType, Units};
 
     fn info(source: Source) -> HwcCounterInfo {
         HwcCounterInfo {
@@ -63,6 +63,8 @@ mod tests {
             units: Units::parse("ns"),
             source,
             result_type: ResultType::Integer,
+            class: CounterClass::Delta,
+            category: None,
         }
     }
 

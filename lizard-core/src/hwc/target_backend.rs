@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use hwcpipe::counting::{Target, TargetCounters, TargetError};
 use hwcpipe::{CpuCounter, GpuCounter, HwcPipe};
 
-use super::{GpuDevice, HwcBackend, HwcCounterInfo, HwcPipeBackend};
-use crate::counter::{ResultType, Source};
+use super::{GpuDevice, HwcBackend, HwcCounterInfo, HwcPipeBackend, UnreadableCounter};
+use crate::counter::{CounterClass, ResultType, Source};
 use crate::error::Error as EngineError;
 use crate::store::Value;
 use crate::units::Units;
@@ -118,6 +118,8 @@ impl HwcBackend for TargetBackend {
                     units: Units::from(info.unit),
                     source: Source::HwcPipeCpu,
                     result_type: ResultType::Integer,
+                    class: CounterClass::Delta,
+                    category: None,
                 }
             })
             .collect();
@@ -184,6 +186,12 @@ impl HwcBackend for TargetBackend {
                 }
             }
         }
+    }
+
+    fn unreadable(&self) -> Vec<UnreadableCounter> {
+        self.gpu
+            .as_ref()
+            .map_or_else(Vec::new, HwcBackend::unreadable)
     }
 
     fn cpu_scope(&self) -> String {
