@@ -262,6 +262,10 @@ pub struct StatArgs {
     /// Counters to count, by name, comma-separated (default: all CPU counters).
     #[arg(long, value_delimiter = ',')]
     pub counters: Vec<String>,
+    /// Also compute the CPU metrics (IPC, branch and cache effectiveness, top-down cycle accounting) from
+    /// the same counting, counting their inputs too; each one the CPU cannot give says why.
+    #[arg(long)]
+    pub metrics: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,

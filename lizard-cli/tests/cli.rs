@@ -358,6 +358,59 @@ fn stat_counts_a_command_and_exits_with_its_status() {
 }
 
 #[test]
+fn stat_metrics_are_the_ratios_of_the_counted_rows_or_say_why_not() {
+    if !perf_events_present() {
+        return;
+    }
+    let output = lizard(&["stat", "--metrics", "--format", "json", "--", "true"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = json(&output);
+    let row = |name: &str| {
+        doc["counters"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["counter"] == name && r["cpu"].is_null())
+            .and_then(|r| r["value"].as_f64())
+    };
+    let metrics = doc["metrics"].as_array().expect("metrics");
+    assert_eq!(metrics.len(), 7, "{doc}");
+    for m in metrics {
+        assert!(
+            m["value"].is_number() != m["unavailable"].is_string(),
+            "a value or why not: {m}"
+        );
+    }
+    let ipc = metrics.iter().find(|m| m["metric"] == "IPC").unwrap();
+    match (row("Instructions"), row("Cycles")) {
+        (Some(instructions), Some(cycles)) if cycles > 0.0 => {
+            let value = ipc["value"].as_f64().expect("IPC");
+            assert!((value - instructions / cycles).abs() < 1e-9, "{ipc}");
+        }
+        _ => assert!(
+            ipc["unavailable"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("needs ")),
+            "{ipc}"
+        ),
+    }
+    // Events this crate does not count are named.
+    let frontend = metrics
+        .iter()
+        .find(|m| m["metric"] == "Frontend stalled cycles")
+        .unwrap();
+    assert!(
+        frontend["unavailable"]
+            .as_str()
+            .is_some_and(|r| r.contains("STALL_FRONTEND")),
+        "{frontend}"
+    );
+    // Without --metrics there are none.
+    let plain = json(&lizard(&["stat", "--format", "json", "--", "true"]));
+    assert!(plain["metrics"].is_null(), "{plain}");
+}
+
+#[test]
 fn stat_names_an_unknown_counter_and_what_a_database_counter_needs() {
     // A typo: the closest name, exit 2, nothing counted.
     let typo = lizard(&["stat", "--counters", "TaskClok", "--", "true"]);
@@ -1111,6 +1164,23 @@ fn stat_counts_every_instruction_of_a_known_program() {
             "{row}: every instruction of the loop program, and nothing else"
         );
     }
+    // Under -icount shift=0 every instruction takes one cycle: IPC is 1.00.
+    let output = lizard(&["stat", "--metrics", "--format", "json", "--", program]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc = json(&output);
+    let metrics = doc["metrics"].as_array().expect("metrics");
+    let ipc = metrics
+        .iter()
+        .find(|m| m["metric"] == "IPC")
+        .and_then(|m| m["value"].as_f64())
+        .unwrap_or_else(|| panic!("no IPC: {doc}"));
+    assert!((ipc - 1.0).abs() < 0.02, "IPC {ipc}: {doc}");
+    let unavailable: Vec<String> = metrics
+        .iter()
+        .filter(|m| m["value"].is_null())
+        .map(|m| format!("{}: {}", m["metric"], m["unavailable"]))
+        .collect();
+    println!("lizard stat --metrics of arm_loop under -icount: IPC {ipc:.4}; unavailable: {unavailable:?}");
 }
 
 /// `capture --format json` of a simulator streaming ccnt `ccnt` in two samples (and memfree 4096, 8192),

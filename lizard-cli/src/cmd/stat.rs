@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use hwcpipe::counting::{self, Target, TargetCounters};
+use hwcpipe::cpu::{CpuMetric, MetricValue, METRICS};
 use hwcpipe::gpu::{GpuCounter, GpuProfiler, MaliCounter, MaliValues};
 use hwcpipe::{CpuCounter, KernelCounting};
 use lizard_core::error_chain;
@@ -209,7 +210,15 @@ fn wait(
 /// Runs `lizard stat`.
 pub fn run(args: &StatArgs) -> Result<i32, CliError> {
     interrupt::install();
-    let (chosen, chosen_gpu, chosen_database) = counters(&args.counters);
+    let (mut chosen, chosen_gpu, chosen_database) = counters(&args.counters);
+    if args.metrics {
+        // Every metric's inputs are counted in the same counting.
+        for input in METRICS.iter().flat_map(CpuMetric::inputs) {
+            if !chosen.contains(&input) {
+                chosen.push(input);
+            }
+        }
+    }
     let target = args.target.target()?.ok_or_else(|| {
         CliError::Usage(
             "say what to count: `-- CMD ARGS…`, --pid PID, --system-wide or --cpu LIST".into(),
@@ -235,8 +244,21 @@ pub fn run(args: &StatArgs) -> Result<i32, CliError> {
     gpu.finish();
     counting.stop();
 
+    let metrics: Vec<(&CpuMetric, MetricValue)> = match args.metrics {
+        true => METRICS
+            .iter()
+            .map(|m| (m, m.evaluate(|c| total(&counting, c))))
+            .collect(),
+        false => Vec::new(),
+    };
     let text = match args.format {
-        ListFormat::Table => table(&counting, &chosen, &gpu, elapsed, code),
+        ListFormat::Table => {
+            let mut text = table(&counting, &chosen, &gpu, elapsed, code);
+            if args.metrics {
+                text.push_str(&metrics_table(&metrics));
+            }
+            text
+        }
         ListFormat::Json => {
             let mut rows: Vec<_> = counting
                 .series()
@@ -295,6 +317,21 @@ pub fn run(args: &StatArgs) -> Result<i32, CliError> {
                 "kernel_excluded": counting.kernel_excluded(),
                 "gpu_unavailable": gpu.unavailable(),
                 "counters": rows,
+                "metrics": args.metrics.then(|| metrics.iter().map(|(m, value)| {
+                    let (value, scaled, unavailable) = match value {
+                        MetricValue::Value { value, scaled } => (Some(*value), *scaled, None),
+                        MetricValue::Unavailable(reason) => (None, false, Some(reason.as_str())),
+                    };
+                    json!({
+                        "metric": m.name,
+                        "group": m.group,
+                        "formula": m.formula,
+                        "unit": m.unit,
+                        "value": value,
+                        "scaled": scaled,
+                        "unavailable": unavailable,
+                    })
+                }).collect::<Vec<_>>()),
             }))
         }
     };
@@ -304,6 +341,51 @@ pub fn run(args: &StatArgs) -> Result<i32, CliError> {
         ListFormat::Json => output::write(None, &text)?,
     }
     Ok(code)
+}
+
+/// `counter`'s total over every series that counts it (all CPUs, all threads), and whether any was
+/// multiplexed; or why it was not counted.
+fn total(counting: &TargetCounters, counter: CpuCounter) -> Result<(u64, bool), String> {
+    if let Some((_, reason)) = counting.unavailable().iter().find(|(c, _)| *c == counter) {
+        return Err(reason.clone());
+    }
+    let mut found = None;
+    for (series, reading) in counting.series().iter().zip(counting.readings()) {
+        if series.counter == counter {
+            let (sum, scaled) = found.unwrap_or((0u64, false));
+            found = Some((
+                sum.saturating_add(reading.total),
+                scaled | reading.multiplexed,
+            ));
+        }
+    }
+    found.ok_or_else(|| "not counted".to_owned())
+}
+
+/// The metrics as a table: each value with its unit, or why it has none.
+fn metrics_table(metrics: &[(&CpuMetric, MetricValue)]) -> String {
+    let mut table = Table::new(&["metric", "value", "unit", "group", "note"]);
+    for (m, value) in metrics {
+        let (value, note) = match value {
+            MetricValue::Value { value, scaled } => (
+                format!("{value:.2}"),
+                if *scaled {
+                    "inputs scaled (multiplexed)".to_owned()
+                } else {
+                    String::new()
+                },
+            ),
+            MetricValue::Unavailable(reason) => ("-".to_owned(), format!("unavailable: {reason}")),
+        };
+        table.row(vec![
+            m.name.to_owned(),
+            value,
+            m.unit.to_owned(),
+            m.group.to_owned(),
+            note,
+        ]);
+    }
+    format!("\nMetrics:\n\n{}", table.render())
 }
 
 /// Whether counting has no end but Ctrl-C: CPUs without `--duration`.
