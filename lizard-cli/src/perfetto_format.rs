@@ -87,16 +87,7 @@ pub fn write(capture: &Capture, out: impl Write) -> io::Result<()> {
                 }
             }
         }
-        if c.value.is_none() {
-            let reason = c.no_value.as_deref().unwrap_or("no value");
-            trace.instant(
-                top,
-                start,
-                &format!("{}: no value", c.counter_name()),
-                "no value",
-                &[("reason", Arg::Str(reason))],
-            )?;
-        }
+        mark_without_value(&mut trace, c, top, start)?;
     }
 
     gpu_counters(&mut trace, capture, top, start)?;
@@ -164,16 +155,7 @@ fn gpu_counters<W: Write>(
                 instants.entry(*t).or_default().push((id as u32, value));
             }
         }
-        if c.value.is_none() {
-            let reason = c.no_value.as_deref().unwrap_or("no value");
-            trace.instant(
-                top,
-                start,
-                &format!("{}: no value", c.counter_name()),
-                "no value",
-                &[("reason", Arg::Str(reason))],
-            )?;
-        }
+        mark_without_value(trace, c, top, start)?;
     }
     if instants.is_empty() {
         // The counters are still described, so that Perfetto lists them.
@@ -183,6 +165,26 @@ fn gpu_counters<W: Write>(
         trace.gpu_values(GPU_ID, t, &specs, &values)?;
     }
     Ok(())
+}
+
+/// A counter without a value, as an instant on the top track at the window's start with the reason.
+fn mark_without_value<W: Write>(
+    trace: &mut TraceWriter<W>,
+    c: &CapturedCounter,
+    top: TrackId,
+    start: u64,
+) -> io::Result<()> {
+    if c.value.is_some() {
+        return Ok(());
+    }
+    let reason = c.no_value.as_deref().unwrap_or("no value");
+    trace.instant(
+        top,
+        start,
+        &format!("{}: no value", c.counter_name()),
+        "no value",
+        &[("reason", Arg::Str(reason))],
+    )
 }
 
 /// The top track's description: the run, the clock, and what the capture lost or noted.

@@ -48,6 +48,17 @@ fn run(args: &[&str]) {
     assert!(output.status.success(), "{args:?}: {}", stderr(&output));
 }
 
+/// `lizard capture --no-gatord SELECTION --duration DURATION --format json` saved at `path`, and the
+/// document read back.
+fn local_capture(path: &Path, selection: &[&str], duration: &str) -> Value {
+    let mut args = vec!["capture", "--no-gatord"];
+    args.extend_from_slice(selection);
+    args.extend_from_slice(&["--duration", duration, "--format", "json", "-o"]);
+    args.push(path.to_str().unwrap());
+    run(&args);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 /// The document saved at `path`, converted to a Perfetto trace by `lizard report --format perfetto`, decoded.
 fn converted(path: &Path) -> Option<Value> {
     let trace = path.with_extension("pftrace");
@@ -226,18 +237,7 @@ fn a_gatord_sim_capture_becomes_a_trace_with_every_counters_track_unit_and_value
 fn a_local_per_cpu_capture_becomes_a_trace_with_each_cpus_tracks_under_it() {
     let dir = scratch("local");
     let doc_path = dir.join("capture.json");
-    run(&[
-        "capture",
-        "--no-gatord",
-        "--per-cpu",
-        "--duration",
-        "300ms",
-        "--format",
-        "json",
-        "-o",
-        doc_path.to_str().unwrap(),
-    ]);
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&doc_path).unwrap()).unwrap();
+    let doc = local_capture(&doc_path, &["--per-cpu"], "300ms");
     let Some(trace) = converted(&doc_path) else {
         return;
     };
@@ -322,20 +322,11 @@ fn mali_counters_become_perfetto_gpu_counters_and_trace_records_instants_of_thei
     // counters are relabelled as the GPU's (the conversion reads only the document).
     let dir = scratch("gpu");
     let doc_path = dir.join("capture.json");
-    run(&[
-        "capture",
-        "--no-gatord",
-        "--counters",
-        "TaskClock,PageFaults,ContextSwitches",
-        "--duration",
+    let mut doc = local_capture(
+        &doc_path,
+        &["--counters", "TaskClock,PageFaults,ContextSwitches"],
         "200ms",
-        "--format",
-        "json",
-        "-o",
-        doc_path.to_str().unwrap(),
-    ]);
-    let mut doc: Value =
-        serde_json::from_str(&std::fs::read_to_string(&doc_path).unwrap()).unwrap();
+    );
     for c in doc["counters"].as_array_mut().unwrap().iter_mut().take(2) {
         c["source"] = json!("gpu");
         c["scope"] = json!("gpu");
@@ -407,18 +398,7 @@ fn a_perfetto_trace_is_not_written_to_a_terminal() {
     }
     let dir = scratch("tty");
     let doc_path = dir.join("capture.json");
-    run(&[
-        "capture",
-        "--no-gatord",
-        "--counters",
-        "TaskClock",
-        "--duration",
-        "50ms",
-        "--format",
-        "json",
-        "-o",
-        doc_path.to_str().unwrap(),
-    ]);
+    local_capture(&doc_path, &["--counters", "TaskClock"], "50ms");
     let command = format!(
         "{} report {} --format perfetto",
         env!("CARGO_BIN_EXE_lizard"),
