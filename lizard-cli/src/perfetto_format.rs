@@ -10,8 +10,9 @@
 //!   when every value is a whole multiple of it;
 //! - a counter's per-core parts, and a counter of one CPU (`TaskClock@cpu1`, `capture --per-cpu`), as tracks
 //!   of the counter's name under `CPU n`;
-//! - the Mali GPU's counters as Perfetto GPU counters (`GpuCounterDescriptor`, one `GpuCounterEvent` per
-//!   sampling instant), so Perfetto UI shows them under the GPU;
+//! - the Mali GPU's counters, read here or served by gatord (`ARM_Mali-…`), as Perfetto GPU counters
+//!   (`GpuCounterDescriptor`, one `GpuCounterEvent` per sampling instant), so Perfetto UI shows them under
+//!   the GPU;
 //! - `lizard-trace` records as instants on their process's track.
 //!
 //! Timestamps are the host's `CLOCK_BOOTTIME` (the document's `boottime_zero_ns` added to its own), or the
@@ -43,7 +44,7 @@ pub fn write(capture: &Capture, out: impl Write) -> io::Result<()> {
 
     let mut groups: BTreeMap<String, TrackId> = BTreeMap::new();
     let mut cpus: BTreeMap<u32, TrackId> = BTreeMap::new();
-    for c in capture.counters.iter().filter(|c| c.info.source != "gpu") {
+    for c in capture.counters.iter().filter(|c| !is_mali(c)) {
         let label = c.info.source_label();
         let group = match groups.get(&label) {
             Some(&group) => group,
@@ -128,11 +129,7 @@ fn gpu_counters<W: Write>(
     top: TrackId,
     start: u64,
 ) -> io::Result<()> {
-    let gpu: Vec<&CapturedCounter> = capture
-        .counters
-        .iter()
-        .filter(|c| c.info.source == "gpu")
-        .collect();
+    let gpu: Vec<&CapturedCounter> = capture.counters.iter().filter(|c| is_mali(c)).collect();
     if gpu.is_empty() {
         return Ok(());
     }
@@ -185,6 +182,18 @@ fn mark_without_value<W: Write>(
         "no value",
         &[("reason", Arg::Str(reason))],
     )
+}
+
+/// Whether `c` is a Mali GPU counter: read from the driver here (`gpu`), or one of the Mali counters gatord
+/// serves (`ARM_Mali-…`, its constants aside).
+fn is_mali(c: &CapturedCounter) -> bool {
+    match c.info.source.as_str() {
+        "gpu" => true,
+        "gatord" => {
+            c.counter_name().starts_with("ARM_Mali-") && !c.counter_name().contains("-CONST_")
+        }
+        _ => false,
+    }
 }
 
 /// The top track's description: the run, the clock, and what the capture lost or noted.

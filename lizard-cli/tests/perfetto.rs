@@ -127,7 +127,10 @@ fn check(doc: &Value, trace: &Value) -> usize {
     let mut compared = 0;
     for c in doc["counters"].as_array().unwrap() {
         let name = c["counter"].as_str().unwrap();
-        if c["source"] == "gpu" {
+        let served_mali =
+            c["source"] == "gatord" && name.starts_with("ARM_Mali-") && !name.contains("-CONST_");
+        if c["source"] == "gpu" || served_mali {
+            // Perfetto GPU counters, checked by the GPU tests.
             continue;
         }
         let mut parent = match c["source"].as_str().unwrap() {
@@ -230,6 +233,58 @@ fn a_gatord_sim_capture_becomes_a_trace_with_every_counters_track_unit_and_value
     if events.is_some() {
         assert!(per_core >= 1, "no per-core counter");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_mali_counters_gatord_serves_become_perfetto_gpu_counters() {
+    let sim = Sim::start(&["--gpu", "G78"]);
+    let dir = scratch("gatord-mali");
+    let doc_path = dir.join("capture.json");
+    let args = gatord_capture(
+        &sim.address,
+        "500ms",
+        &[
+            "--counters",
+            "ARM_Mali-G78_GPU_ACTIVE,ARM_Mali-G78_JS0_JOBS",
+            "--format",
+            "json",
+            "-o",
+            doc_path.to_str().unwrap(),
+        ],
+    );
+    run(&args);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&doc_path).unwrap()).unwrap();
+    let Some(trace) = converted(&doc_path) else {
+        return;
+    };
+    let zero = doc["boottime_zero_ns"].as_u64().unwrap();
+    let specs = trace["gpu_specs"].as_array().unwrap();
+    let names: Vec<&str> = specs.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["ARM_Mali-G78_GPU_ACTIVE", "ARM_Mali-G78_JS0_JOBS"]);
+    for (spec, c) in specs.iter().zip(doc["counters"].as_array().unwrap()) {
+        let got: Vec<(u64, f64)> = trace["gpu_values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|v| v[1] == spec["id"])
+            .map(|v| (v[0].as_u64().unwrap(), v[2].as_f64().unwrap()))
+            .collect();
+        let expected: Vec<(u64, f64)> = c["samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|s| !s[1].is_null())
+            .map(|s| (zero + s[0].as_u64().unwrap(), s[1].as_f64().unwrap()))
+            .collect();
+        assert!(!expected.is_empty(), "{c}");
+        assert_eq!(got, expected, "{}", spec["name"]);
+    }
+    // Not also counter tracks.
+    let tracks = trace["tracks"].as_object().unwrap();
+    assert!(tracks
+        .values()
+        .all(|t| t["name"] != "ARM_Mali-G78_GPU_ACTIVE"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
