@@ -118,6 +118,9 @@ fn serves_gatords_counters_and_stops_cleanly_on_sigterm() {
         "{text}"
     );
     assert!(text.contains("gatord_protocol=\"950\""), "{text}");
+    // The daemon as its first session described it.
+    assert!(text.contains("gatord_build=\"oss\""), "{text}");
+    assert!(text.contains("gatord_model=\"lizard-sim\""), "{text}");
     let (code, rest) = served.terminate();
     assert_eq!(code, 0, "{rest}");
     assert!(rest.contains("lizard: served "), "{rest}");

@@ -115,8 +115,9 @@ impl Exporter {
             return Err(ServeError::NothingEnabled);
         }
         let shared = Arc::new(Shared::default());
-        windows.publish(&shared);
+        // The first window first: its session names the daemon in the device labels of the first scrape.
         let first = windows.start().map_err(ServeError::FirstWindow)?;
+        windows.publish(&shared);
 
         let (stop_tx, stop_rx) = mpsc::channel();
         let sampler_shared = Arc::clone(&shared);

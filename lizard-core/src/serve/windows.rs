@@ -130,7 +130,29 @@ impl Windows {
     /// Starts a window.
     pub(crate) fn start(&mut self) -> Result<Instant, Error> {
         self.lizard.start_capture()?;
+        self.name_gatord_device();
         Ok(Instant::now())
+    }
+
+    /// Once a gatord session has described its daemon and machine, their build, model and OS join the
+    /// device's info labels (only the first session's: the labels of a series do not change under it).
+    fn name_gatord_device(&mut self) {
+        if self.device.info.iter().any(|(key, _)| key == "gatord_build") {
+            return;
+        }
+        let Some(device) = self.lizard.gatord_device() else {
+            return;
+        };
+        let labels = [
+            ("gatord_build", &device.build_id),
+            ("gatord_model", &device.model),
+            ("gatord_os", &device.os),
+        ];
+        for (key, value) in labels {
+            if let Some(value) = value {
+                self.device.info.push((key.to_owned(), value.clone()));
+            }
+        }
     }
 
     /// Writes the exposition of what the series hold now.
