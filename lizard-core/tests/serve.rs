@@ -97,7 +97,14 @@ fn a_scrape_gives_every_enabled_counter_as_a_counter_or_a_gauge_with_its_labels(
     // (k + 1) * 1000 + (sample % 16) for the counter's position k.
     let level = value(&first, memfree).expect("the free-memory level");
     assert!((level % 1000.0) <= 15.0 && level >= 1000.0, "{level}");
-    assert!(first.contains("lizard_device_info{host=\"test-host\",kernel=\"Linux test\"} 1\n"));
+    // The given labels, then the daemon as its session described it.
+    assert!(
+        first.contains(
+            "lizard_device_info{host=\"test-host\",kernel=\"Linux test\",gatord_build=\"oss\",\
+             gatord_model=\"lizard-sim\",gatord_os=\"linux\"} 1\n"
+        ),
+        "{first}"
+    );
 
     wait_for(&exporter, |a| a.windows >= 6);
     let second = scrape(address);

@@ -137,7 +137,12 @@ impl Windows {
     /// Once a gatord session has described its daemon and machine, their build, model and OS join the
     /// device's info labels (only the first session's: the labels of a series do not change under it).
     fn name_gatord_device(&mut self) {
-        if self.device.info.iter().any(|(key, _)| key == "gatord_build") {
+        if self
+            .device
+            .info
+            .iter()
+            .any(|(key, _)| key == "gatord_build")
+        {
             return;
         }
         let Some(device) = self.lizard.gatord_device() else {
