@@ -24,20 +24,21 @@ fn scratch(name: &str) -> PathBuf {
 /// The trace at `path` as `decode.py` reads it with Perfetto's module; `None` (a printed skip) without it.
 fn decode(path: &Path) -> Option<Value> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto/decode.py");
-    let output = Command::new("python3")
-        .arg(script)
-        .arg(path)
-        .output()
-        .expect("python3");
-    if output.status.code() == Some(3) {
+    let output = Command::new("python3").arg(script).arg(path).output();
+    let missing = match &output {
+        Err(e) => Some(format!("no python3 ({e})")),
+        Ok(output) if output.status.code() == Some(3) => Some(stderr(output).trim().to_owned()),
+        Ok(_) => None,
+    };
+    if let Some(missing) = missing {
         assert!(
             std::env::var_os("CI").is_none(),
-            "CI is set and Perfetto's Python module is missing (.ci/run installs `perfetto`): {}",
-            stderr(&output)
+            "CI is set and Perfetto's Python module is missing (.ci/run installs `perfetto`): {missing}"
         );
-        println!("skipped: {}", stderr(&output).trim());
+        println!("skipped: {missing}");
         return None;
     }
+    let output = output.expect("checked above");
     assert!(output.status.success(), "decode.py: {}", stderr(&output));
     Some(serde_json::from_slice(&output.stdout).expect("decode.py's JSON"))
 }
