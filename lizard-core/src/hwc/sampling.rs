@@ -88,9 +88,17 @@ impl Tally {
         }
     }
 
-    /// The stop sample was taken at `at`: the window's account.
+    /// The stop sample was taken at `at`: the window's account. Periods due before the stop and wholly
+    /// past by it (the sampler was late when the stop came) are missed; the last one due within a period
+    /// of the stop is served by the stop sample.
     pub(crate) fn finish(mut self, at: Instant) -> Sampling {
         self.gap_to(at);
+        if self.next <= at {
+            let behind = at.duration_since(self.next).as_nanos() / self.interval.as_nanos().max(1);
+            self.missed = self
+                .missed
+                .saturating_add(u64::try_from(behind).unwrap_or(u64::MAX));
+        }
         let window = at.saturating_duration_since(self.started);
         let expected = window.as_nanos() / self.interval.as_nanos().max(1);
         Sampling {
@@ -157,6 +165,36 @@ mod tests {
         assert_eq!(tally.next_due(), t0 + MS * 2);
         let sampling = tally.finish(t0 + MS * 2);
         assert_eq!((sampling.delivered, sampling.missed), (1, 0));
+    }
+
+    #[test]
+    fn a_sampler_late_when_the_stop_comes_misses_the_periods_wholly_past() {
+        let t0 = Instant::now();
+        let mut tally = Tally::new(t0, MS);
+        tally.sampled(t0 + MS);
+        // Due at 2 ms, still asleep when the stop comes at 9.4 ms: the periods due at 2..=8 ms are
+        // wholly past; the one due at 9 ms is served by the stop sample.
+        let sampling = tally.finish(t0 + MS * 9 + Duration::from_micros(400));
+        assert_eq!(sampling.expected, 9);
+        assert_eq!((sampling.delivered, sampling.missed), (1, 7));
+        assert_eq!(sampling.largest_gap, Duration::from_micros(8400));
+    }
+
+    #[test]
+    fn every_period_is_delivered_or_missed() {
+        let t0 = Instant::now();
+        let mut tally = Tally::new(t0, MS);
+        for late_us in [0, 2500, 300, 7000, 999, 1000] {
+            let due = tally.next_due();
+            tally.sampled(due + Duration::from_micros(late_us));
+        }
+        let stop = tally.next_due() + Duration::from_micros(4200);
+        let sampling = tally.finish(stop);
+        let handled = sampling.delivered + sampling.missed;
+        assert!(
+            handled <= sampling.expected && sampling.expected <= handled + 1,
+            "{sampling:?}"
+        );
     }
 
     #[test]
