@@ -13,6 +13,7 @@ use crate::{
 use super::cpus::{format_cpu_list, online_cpus};
 use super::error::TargetError;
 use super::fd_limit::{open_file_limits, raise_open_file_limit};
+use super::kernel_sampler::CpuPlan;
 use super::threads::threads;
 use super::Target;
 
@@ -276,6 +277,27 @@ impl TargetCounters {
         for part in &mut self.parts {
             let _ = part.profiler.stop();
         }
+    }
+
+    /// The plan for a [`KernelSampler`](super::KernelSampler) of the `enabled` series (indices into
+    /// [`series`](Self::series), which are the keys of their values): for each CPU, the counters to sample
+    /// there. `None` for a target that is not CPU-wide (a task's timer fires only while the task runs).
+    pub fn kernel_sampling_plan(&self, enabled: &[usize]) -> Option<Vec<CpuPlan>> {
+        let mut plan = Vec::with_capacity(self.parts.len());
+        for part in &self.parts {
+            let cpu = part.cpu?;
+            let counters = enabled
+                .iter()
+                .filter_map(|&index| {
+                    let series = self.series.get(index)?;
+                    let key = i32::try_from(index).ok()?;
+                    (series.cpu.is_none() || series.cpu == Some(cpu))
+                        .then_some((key, series.counter))
+                })
+                .collect();
+            plan.push(CpuPlan { cpu, counters });
+        }
+        Some(plan)
     }
 
     /// The command being counted, once [`run`](Self::run) let it start.

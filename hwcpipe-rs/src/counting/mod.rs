@@ -10,11 +10,13 @@ mod counters;
 mod cpus;
 mod error;
 mod fd_limit;
+mod kernel_sampler;
 mod threads;
 
 pub use counters::{Series, SeriesReading, TargetCounters};
 pub use cpus::{format_cpu_list, online_cpus, parse_cpu_list};
 pub use error::TargetError;
+pub use kernel_sampler::{CpuPlan, KernelSampler, RING_SPAN, TIMER_KEY};
 pub use threads::process_ended;
 
 /// How much of a command line the scope of its counters shows.

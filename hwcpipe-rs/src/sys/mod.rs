@@ -19,6 +19,7 @@ mod gated_spawn;
 pub(crate) mod kbase;
 pub mod perf_event_attr;
 pub mod perf_page;
+pub mod perf_ring;
 pub(crate) mod poll;
 
 use std::fmt;
@@ -28,6 +29,7 @@ use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 pub use gated_spawn::{spawn_gated, GatedChild, REPORT_DEADLINE};
 pub use perf_event_attr::PerfEventAttr;
 pub use perf_page::PerfPage;
+pub use perf_ring::{monotonic_raw_ns, open_sampling_event, PerfRing, RingError};
 
 use arm_pmu::{ArmPmu, SYSFS_PMU_DEVICES};
 

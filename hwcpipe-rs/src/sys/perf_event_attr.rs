@@ -38,7 +38,24 @@ pub mod flag {
     pub const EXCLUDE_HV: u64 = 1 << 6;
     /// `enable_on_exec`: the event switches itself on when the target calls `execve`.
     pub const ENABLE_ON_EXEC: u64 = 1 << 12;
+    /// `watermark`: wake a poller when `wakeup_watermark` bytes are in the ring (not every n events).
+    pub const WATERMARK: u64 = 1 << 14;
+    /// `use_clockid`: sample times are on `clockid` (only in a [`SamplingAttr`](super::SamplingAttr)).
+    pub const USE_CLOCKID: u64 = 1 << 25;
 }
+
+/// `PERF_SAMPLE_TIME`: a sample record carries its time.
+pub const PERF_SAMPLE_TIME: u64 = 1 << 2;
+/// `PERF_SAMPLE_READ`: a sample record carries a read of the event (of its group with `PERF_FORMAT_GROUP`).
+pub const PERF_SAMPLE_READ: u64 = 1 << 4;
+/// `PERF_SAMPLE_IDENTIFIER`: a sample record starts with the id of the event that wrote it.
+pub const PERF_SAMPLE_IDENTIFIER: u64 = 1 << 16;
+/// `PERF_COUNT_SW_CPU_CLOCK`: the software event of a high-resolution timer, the clock of periodic sampling.
+pub const PERF_COUNT_SW_CPU_CLOCK: u64 = 0;
+/// `PERF_ATTR_SIZE_VER3`: the size of [`SamplingAttr`], the first with `clockid`.
+pub const PERF_ATTR_SIZE_VER3: u32 = 96;
+/// `CLOCK_MONOTONIC_RAW`, the clock sample times are put on (as gatord does).
+pub const CLOCK_MONOTONIC_RAW: i32 = 4;
 
 /// `perf_event_attr` as far as `PERF_ATTR_SIZE_VER0`, laid out exactly as the kernel reads it.
 #[repr(C)]
@@ -67,6 +84,69 @@ pub struct PerfEventAttr {
 }
 
 const _: () = assert!(core::mem::size_of::<PerfEventAttr>() == PERF_ATTR_SIZE_VER0 as usize);
+
+/// `perf_event_attr` as far as `PERF_ATTR_SIZE_VER3`: [`PerfEventAttr`] and the fields up to `clockid`,
+/// which a sampling event needs to stamp its records on a clock user space can read.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SamplingAttr {
+    /// The first 64 bytes; `base.size` is [`PERF_ATTR_SIZE_VER3`].
+    pub base: PerfEventAttr,
+    /// `config2`.
+    pub config2: u64,
+    /// `branch_sample_type`.
+    pub branch_sample_type: u64,
+    /// `sample_regs_user`.
+    pub sample_regs_user: u64,
+    /// `sample_stack_user`.
+    pub sample_stack_user: u32,
+    /// `clockid`, used with [`flag::USE_CLOCKID`].
+    pub clockid: i32,
+}
+
+const _: () = assert!(core::mem::size_of::<SamplingAttr>() == PERF_ATTR_SIZE_VER3 as usize);
+
+impl SamplingAttr {
+    /// `base` widened to [`PERF_ATTR_SIZE_VER3`], the new fields zero.
+    pub fn new(mut base: PerfEventAttr) -> Self {
+        base.size = PERF_ATTR_SIZE_VER3;
+        SamplingAttr {
+            base,
+            ..SamplingAttr::default()
+        }
+    }
+
+    /// The bytes the kernel reads, little-endian as on every target of this crate: what a PEA message of
+    /// gatord's protocol carries.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let b = &self.base;
+        let mut out = Vec::with_capacity(PERF_ATTR_SIZE_VER3 as usize);
+        out.extend_from_slice(&b.type_.to_le_bytes());
+        out.extend_from_slice(&b.size.to_le_bytes());
+        for word in [
+            b.config,
+            b.sample_period,
+            b.sample_type,
+            b.read_format,
+            b.flags,
+        ] {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+        out.extend_from_slice(&b.wakeup_events.to_le_bytes());
+        out.extend_from_slice(&b.bp_type.to_le_bytes());
+        for word in [
+            b.config1,
+            self.config2,
+            self.branch_sample_type,
+            self.sample_regs_user,
+        ] {
+            out.extend_from_slice(&word.to_le_bytes());
+        }
+        out.extend_from_slice(&self.sample_stack_user.to_le_bytes());
+        out.extend_from_slice(&self.clockid.to_le_bytes());
+        out
+    }
+}
 
 impl PerfEventAttr {
     /// A counting attribute for event `config` of type `type_`, with every flag clear.
@@ -97,6 +177,30 @@ mod tests {
         assert_eq!(core::mem::offset_of!(PerfEventAttr, read_format), 32);
         assert_eq!(core::mem::offset_of!(PerfEventAttr, flags), 40);
         assert_eq!(core::mem::offset_of!(PerfEventAttr, config1), 56);
+    }
+
+    #[test]
+    fn the_sampling_attribute_has_the_kernels_ver3_layout() {
+        assert_eq!(core::mem::offset_of!(SamplingAttr, config2), 64);
+        assert_eq!(core::mem::offset_of!(SamplingAttr, sample_regs_user), 80);
+        assert_eq!(core::mem::offset_of!(SamplingAttr, clockid), 92);
+        let mut base = PerfEventAttr::counting(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+        base.sample_period = 100_000;
+        base.flags = flag::USE_CLOCKID;
+        let mut attr = SamplingAttr::new(base);
+        attr.clockid = CLOCK_MONOTONIC_RAW;
+        let bytes = attr.to_bytes();
+        assert_eq!(bytes.len(), 96);
+        assert_eq!(&bytes[4..8], &96u32.to_le_bytes());
+        assert_eq!(&bytes[16..24], &100_000u64.to_le_bytes());
+        assert_eq!(&bytes[92..96], &4i32.to_le_bytes());
+        if cfg!(target_endian = "little") {
+            // SAFETY: `SamplingAttr` is `repr(C)` plain integers without padding (96 bytes, asserted).
+            let raw = unsafe {
+                std::slice::from_raw_parts((&attr as *const SamplingAttr).cast::<u8>(), 96)
+            };
+            assert_eq!(raw, &bytes[..]);
+        }
     }
 
     #[test]

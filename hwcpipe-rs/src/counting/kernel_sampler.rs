@@ -1,0 +1,356 @@
+//! [`KernelSampler`]: periodic sampling done by the kernel, for CPU-wide counters. Instead of a thread woken
+//! every period to `read()` each group, each group gets a leader of its own, a high-resolution timer
+//! (`PERF_COUNT_SW_CPU_CLOCK`) with `sample_period` = the interval, which writes a read of the whole group
+//! (`PERF_SAMPLE_READ` with `PERF_FORMAT_GROUP`, stamped `PERF_SAMPLE_TIME` on CLOCK_MONOTONIC_RAW) into
+//! the leader's ring buffer at every period. The reader drains the rings in batches, as seldom as the rings'
+//! size allows, so the cost of a period is the kernel's timer interrupt and a record's bytes.
+//!
+//! The records are the ones gatord sends in its PERF_DATA frames, and the events are described the way
+//! gatord describes its own (a `perf_event_attr` per counter key, perf ids mapped to keys), so one decoder
+//! reads both: [`KernelSampler::events`] and [`KernelSampler::ids`] are what a PERF_ATTRS frame announces,
+//! [`KernelSampler::drain`] gives each CPU's records as a PERF_DATA frame carries them.
+//!
+//! Only CPU-wide targets are sampled this way: a task's timer fires only while the task runs, so its
+//! records would come every interval of the task's CPU time, not of the wall clock.
+
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::Duration;
+
+use crate::sys::perf_event_attr::{
+    flag, PerfEventAttr, SamplingAttr, CLOCK_MONOTONIC_RAW, PERF_COUNT_SW_CPU_CLOCK,
+    PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED,
+    PERF_FORMAT_TOTAL_TIME_RUNNING, PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_READ, PERF_SAMPLE_TIME,
+    PERF_TYPE_SOFTWARE,
+};
+use crate::sys::{open_sampling_event, LinuxPerf, PerfIoctl, PerfRing, PerfSys, RingError};
+use crate::CpuCounter;
+
+/// The key of the timer that leads every group: its own value (the CPU time of the period) is in each
+/// record, under this key.
+pub const TIMER_KEY: i32 = -1;
+
+/// What each record holds: the id of the writer first (so a reader finds its layout), the time, the group.
+const SAMPLE_TYPE: u64 = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME | PERF_SAMPLE_READ;
+/// The read of a group: every member with its id, and the times enabled and running.
+const READ_FORMAT: u64 = PERF_FORMAT_GROUP
+    | PERF_FORMAT_ID
+    | PERF_FORMAT_TOTAL_TIME_ENABLED
+    | PERF_FORMAT_TOTAL_TIME_RUNNING;
+
+/// How long the rings hold records between two drains: the reader drains at least four times as often.
+pub const RING_SPAN: Duration = Duration::from_millis(200);
+/// The most data pages of one ring (a ring that cannot hold [`RING_SPAN`] at a short interval is drained
+/// more often: see [`KernelSampler::drain_period`]).
+const MAX_RING_PAGES: usize = 256;
+
+/// One CPU's part of a sampling plan: the counters to sample there, each under its key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CpuPlan {
+    /// The CPU.
+    pub cpu: u32,
+    /// The counters, each with the key its values are reported under.
+    pub counters: Vec<(i32, CpuCounter)>,
+}
+
+/// One group on one CPU: the timer, its members and the ring the timer writes.
+#[derive(Debug)]
+struct RingGroup {
+    cpu: u32,
+    leader: OwnedFd,
+    _members: Vec<OwnedFd>,
+    ring: PerfRing,
+}
+
+/// CPU-wide counters sampled by the kernel every interval (see the module documentation).
+///
+/// Call order: [`open`](Self::open) → [`start`](Self::start) → [`drain`](Self::drain) every
+/// [`drain_period`](Self::drain_period) or sooner → [`stop`](Self::stop) → a last drain and
+/// [`read_groups`](Self::read_groups) for the counts since the last period.
+#[derive(Debug)]
+pub struct KernelSampler {
+    groups: Vec<RingGroup>,
+    events: Vec<(i32, SamplingAttr)>,
+    ids: Vec<(u64, i32)>,
+    interval: Duration,
+    drain_period: Duration,
+}
+
+impl KernelSampler {
+    /// Opens, for every CPU of `plan`, its counters in groups (software events together, hardware events in
+    /// groups of at most `group_size`, the PMU's size), each led by a timer of period `interval`, and maps
+    /// each timer's ring. `exclude_kernel` leaves kernel code out of the counters (never out of the timer,
+    /// which would then drop the periods that interrupt the kernel or an idle CPU). Any refusal is the
+    /// error: the caller samples another way and says why.
+    pub fn open(
+        plan: &[CpuPlan],
+        interval: Duration,
+        exclude_kernel: bool,
+        group_size: usize,
+    ) -> io::Result<KernelSampler> {
+        let period = u64::try_from(interval.as_nanos())
+            .ok()
+            .filter(|&ns| ns > 0)
+            .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+        let mut sampler = KernelSampler {
+            groups: Vec::new(),
+            events: Vec::new(),
+            ids: Vec::new(),
+            interval,
+            drain_period: RING_SPAN / 4,
+        };
+        let timer = timer_attr(period);
+        sampler.events.push((TIMER_KEY, timer));
+        for cpu_plan in plan {
+            let (software, hardware): (Vec<_>, Vec<_>) = cpu_plan
+                .counters
+                .iter()
+                .partition(|(_, counter)| !counter.event().is_hardware());
+            let chunks = std::iter::once(software.as_slice())
+                .chain(hardware.chunks(group_size.max(1)))
+                .filter(|chunk| !chunk.is_empty());
+            for chunk in chunks {
+                sampler.open_group(cpu_plan.cpu, &timer, chunk, exclude_kernel)?;
+            }
+        }
+        Ok(sampler)
+    }
+
+    fn open_group(
+        &mut self,
+        cpu: u32,
+        timer: &SamplingAttr,
+        counters: &[&(i32, CpuCounter)],
+        exclude_kernel: bool,
+    ) -> io::Result<()> {
+        let cpu_arg = i32::try_from(cpu).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        let leader = open_sampling_event(timer, -1, cpu_arg, None)?;
+        self.ids.push((event_id(&leader)?, TIMER_KEY));
+        let mut members = Vec::with_capacity(counters.len());
+        for &&(key, counter) in counters {
+            let (type_, config) = counter
+                .event()
+                .type_and_config()
+                .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOENT))?;
+            let attr = member_attr(type_, config, exclude_kernel);
+            let fd = open_sampling_event(&attr, -1, cpu_arg, Some(leader.as_fd()))?;
+            self.ids.push((event_id(&fd)?, key));
+            if !self.events.iter().any(|(k, _)| *k == key) {
+                self.events.push((key, attr));
+            }
+            members.push(fd);
+        }
+        let ring = map_ring(&leader, record_bytes(members.len() + 1), self.interval)?;
+        // A ring smaller than the span is drained more often: four times per filling.
+        let fill = ring_fill_time(
+            ring.capacity(),
+            record_bytes(members.len() + 1),
+            self.interval,
+        );
+        self.drain_period = self.drain_period.min(fill / 4);
+        self.groups.push(RingGroup {
+            cpu,
+            leader,
+            _members: members,
+            ring,
+        });
+        Ok(())
+    }
+
+    /// Each event key with the `perf_event_attr` it was opened with ([`TIMER_KEY`] for the timers): what
+    /// gatord announces in PEA messages.
+    pub fn events(&self) -> &[(i32, SamplingAttr)] {
+        &self.events
+    }
+
+    /// Every opened event's perf id with its key: what gatord announces in KEYS messages.
+    pub fn ids(&self) -> &[(u64, i32)] {
+        &self.ids
+    }
+
+    /// The sampling interval.
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// How often [`drain`](Self::drain) must be called so that no ring fills up.
+    pub fn drain_period(&self) -> Duration {
+        self.drain_period.max(Duration::from_millis(1))
+    }
+
+    /// How many rings (groups × CPUs) are sampled: each delivers one record per period.
+    pub fn rings(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// The CPU of each ring, in the order [`drain`](Self::drain) reports them.
+    pub fn ring_cpus(&self) -> impl Iterator<Item = u32> + '_ {
+        self.groups.iter().map(|g| g.cpu)
+    }
+
+    /// Resets every group's counts to zero and starts the timers.
+    pub fn start(&mut self) -> io::Result<()> {
+        for group in &self.groups {
+            LinuxPerf.ioctl(group.leader.as_fd(), PerfIoctl::ResetGroup)?;
+        }
+        for group in &self.groups {
+            LinuxPerf.ioctl(group.leader.as_fd(), PerfIoctl::Enable)?;
+        }
+        Ok(())
+    }
+
+    /// Stops the timers (and so the counters of their groups).
+    pub fn stop(&mut self) -> io::Result<()> {
+        let mut result = Ok(());
+        for group in &self.groups {
+            if let Err(e) = LinuxPerf.ioctl(group.leader.as_fd(), PerfIoctl::Disable) {
+                result = result.and(Err(e));
+            }
+        }
+        result
+    }
+
+    /// Calls `each(ring, cpu, words)` with every ring's records written since the last drain, as 8-byte
+    /// words (whole records, as a PERF_DATA frame carries them); `ring` numbers the rings in
+    /// [`ring_cpus`](Self::ring_cpus) order. `scratch` is reused between calls. A ring whose header is
+    /// inconsistent is skipped to its head and its error returned after the others are drained.
+    pub fn drain(
+        &mut self,
+        scratch: &mut Vec<u64>,
+        mut each: impl FnMut(usize, u32, &[u64]),
+    ) -> Result<(), RingError> {
+        let mut first_error = None;
+        for (index, group) in self.groups.iter_mut().enumerate() {
+            scratch.clear();
+            match group.ring.drain(scratch) {
+                Ok(0) => {}
+                Ok(_) => each(index, group.cpu, scratch),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Reads every group with `read()` (best after [`stop`](Self::stop), for the counts since the last
+    /// period): `each(ring, cpu, words)` gets the read in the layout of a sample's READ field
+    /// (`nr`, `time_enabled`, `time_running`, then `value`, `id` per event, the timer first).
+    pub fn read_groups(&mut self, mut each: impl FnMut(usize, u32, &[u64])) -> io::Result<()> {
+        let mut buf = Vec::new();
+        let mut words = Vec::new();
+        for (index, group) in self.groups.iter().enumerate() {
+            let members = group._members.len() + 1;
+            buf.clear();
+            buf.resize(8 * (3 + 2 * members), 0);
+            let n = LinuxPerf.read(group.leader.as_fd(), &mut buf)?;
+            if n != buf.len() {
+                return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+            }
+            words.clear();
+            words.extend(
+                buf.chunks_exact(8)
+                    .map(|w| u64::from_ne_bytes(w.try_into().unwrap_or_default())),
+            );
+            each(index, group.cpu, &words);
+        }
+        Ok(())
+    }
+}
+
+/// The timer leading a group: CPU time, sampled every `period` ns, never excluding kernel code.
+fn timer_attr(period: u64) -> SamplingAttr {
+    let mut base = PerfEventAttr::counting(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
+    base.sample_period = period;
+    base.sample_type = SAMPLE_TYPE;
+    base.read_format = READ_FORMAT;
+    base.flags = flag::DISABLED | flag::USE_CLOCKID;
+    let mut attr = SamplingAttr::new(base);
+    attr.clockid = CLOCK_MONOTONIC_RAW;
+    attr
+}
+
+/// A counter in a timer's group: counting only; the same record layout so one decoder finds every id.
+fn member_attr(type_: u32, config: u64, exclude_kernel: bool) -> SamplingAttr {
+    let mut base = PerfEventAttr::counting(type_, config);
+    base.sample_type = SAMPLE_TYPE;
+    base.read_format = READ_FORMAT;
+    base.flags = flag::USE_CLOCKID;
+    if exclude_kernel {
+        base.flags |= flag::EXCLUDE_KERNEL | flag::EXCLUDE_HV;
+    }
+    let mut attr = SamplingAttr::new(base);
+    attr.clockid = CLOCK_MONOTONIC_RAW;
+    attr
+}
+
+fn event_id(fd: &OwnedFd) -> io::Result<u64> {
+    LinuxPerf.ioctl(fd.as_fd(), PerfIoctl::Id)
+}
+
+/// The bytes of one sample record of a group of `events`: header, identifier, time, `nr`, the two times,
+/// and a value and id per event.
+fn record_bytes(events: usize) -> usize {
+    8 * (6 + 2 * events)
+}
+
+/// How long a ring of `capacity` bytes takes to fill with records of `record` bytes every `interval`.
+fn ring_fill_time(capacity: usize, record: usize, interval: Duration) -> Duration {
+    let records = u32::try_from(capacity / record.max(1)).unwrap_or(u32::MAX);
+    interval.saturating_mul(records)
+}
+
+/// Maps the ring of `leader`, sized to hold [`RING_SPAN`] of records (a power of two of pages, at most
+/// [`MAX_RING_PAGES`]); where the kernel refuses that much locked memory (`EPERM`, `ENOMEM`), half as much,
+/// down to one page.
+fn map_ring(leader: &OwnedFd, record: usize, interval: Duration) -> io::Result<PerfRing> {
+    let page = rustix::param::page_size().max(1);
+    let per_second = record as f64 * 1e9 / interval.as_nanos().max(1) as f64;
+    let wanted = (per_second * RING_SPAN.as_secs_f64() / page as f64).ceil() as usize;
+    let mut pages = wanted.clamp(1, MAX_RING_PAGES).next_power_of_two();
+    loop {
+        match PerfRing::map(leader.as_fd(), pages) {
+            Ok(ring) => return Ok(ring),
+            Err(e) if pages > 1 && matches!(e.raw_os_error(), Some(libc::EPERM | libc::ENOMEM)) => {
+                pages /= 2;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_of_a_group_is_its_header_id_time_and_read() {
+        assert_eq!(record_bytes(3), 8 * 12);
+        assert_eq!(
+            ring_fill_time(4096 * 8, 96, Duration::from_micros(100)),
+            Duration::from_micros(100) * 341
+        );
+    }
+
+    #[test]
+    fn the_timer_counts_the_kernel_and_stamps_the_raw_monotonic_clock() {
+        let timer = timer_attr(100_000);
+        assert_eq!(timer.base.sample_period, 100_000);
+        assert!(timer.base.has(flag::DISABLED | flag::USE_CLOCKID));
+        assert!(!timer.base.has(flag::EXCLUDE_KERNEL));
+        assert_eq!(timer.clockid, CLOCK_MONOTONIC_RAW);
+        let member = member_attr(0, 1, true);
+        assert_eq!(member.base.sample_period, 0);
+        assert!(member.base.has(flag::EXCLUDE_KERNEL));
+        assert!(
+            !member.base.has(flag::DISABLED),
+            "members follow their leader"
+        );
+    }
+
+    #[test]
+    fn a_zero_interval_is_refused() {
+        let err = KernelSampler::open(&[], Duration::ZERO, false, 6).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
+    }
+}
