@@ -209,6 +209,17 @@ fn the_whole_system_is_counted_summed_or_per_cpu() {
     );
     let ns = clock["value"].as_f64().expect("counted");
     let window = doc["duration_s"].as_f64().expect("window") * 1e9;
+    // CPU-wide counters are sampled by the kernel: one ring per CPU, every period accounted for.
+    let sampling = &doc["sampling"];
+    assert_eq!(sampling["method"], "kernel", "{sampling}");
+    assert_eq!(sampling["rings"].as_u64(), Some(cpus as u64), "{sampling}");
+    assert!(sampling.get("thread_reason").is_none(), "{sampling}");
+    let handled = sampling["delivered"].as_u64().unwrap() + sampling["missed"].as_u64().unwrap();
+    let expected = sampling["expected"].as_u64().unwrap();
+    assert!(
+        handled <= expected && expected <= handled + cpus as u64,
+        "{sampling}"
+    );
     // A CPU-wide clock runs on every CPU, busy or idle: the sum is close to CPUs × window.
     let expected = window * cpus as f64;
     assert!(

@@ -671,7 +671,7 @@ impl Lizard {
     /// expected in the window, the samples delivered, the periods missed and the largest gap. `None` before
     /// a capture that sampled the direct source has stopped.
     pub fn sampling(&self) -> Option<Sampling> {
-        self.sampling
+        self.sampling.clone()
     }
 
     /// How many samples of counter `id` were dropped because its buffer was full.

@@ -4,7 +4,8 @@
 use std::time::Duration;
 
 use lizard_core::{
-    error_chain, Counter, Error as EngineError, Lizard, Machine, NoValue, ResultType, Sample, Value,
+    error_chain, Counter, Error as EngineError, Lizard, Machine, NoValue, ResultType, Sample,
+    SamplingMethod, Value,
 };
 use serde_json::Number;
 
@@ -49,6 +50,23 @@ pub fn capture(
         delivered: s.delivered,
         missed: s.missed,
         largest_gap_ns: nanos(s.largest_gap),
+        method: s.method.name().to_owned(),
+        rings: match s.method {
+            SamplingMethod::Kernel { rings, .. } => Some(rings as u64),
+            _ => None,
+        },
+        lost_records: match s.method {
+            SamplingMethod::Kernel { lost_records, .. } => Some(lost_records),
+            _ => None,
+        },
+        throttled: match s.method {
+            SamplingMethod::Kernel { throttled, .. } => Some(throttled),
+            _ => None,
+        },
+        thread_reason: match &s.method {
+            SamplingMethod::Thread { reason } if !reason.is_empty() => Some(reason.clone()),
+            _ => None,
+        },
     });
     let machine = Machine::this();
     let run = RunInfo {

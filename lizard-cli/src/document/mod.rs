@@ -211,7 +211,7 @@ pub struct CoreId {
 
 /// How the local (HWCPipe) counters' periodic sampling went over the capture window: one sample at the
 /// start, one per interval, one at the stop. A period the sampler woke too late for is missed, and counted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LocalSampling {
     /// The interval asked for (`--interval`), in ns.
     pub interval_ns: u64,
@@ -225,21 +225,54 @@ pub struct LocalSampling {
     pub missed: u64,
     /// The longest time between two consecutive samples, in ns.
     pub largest_gap_ns: u64,
+    /// Who sampled: `kernel` (the kernel's timers wrote each period into ring buffers, drained in batches;
+    /// CPU-wide counters) or `thread` (a thread woken every interval). Absent in documents of earlier
+    /// versions, which were all sampled by a thread.
+    #[serde(default = "thread_method")]
+    pub method: String,
+    /// Rings the kernel sampled (CPUs × counter groups); the periods above are counted over all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rings: Option<u64>,
+    /// Records the kernel dropped because a ring was full (`PERF_RECORD_LOST`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_records: Option<u64>,
+    /// Times the kernel throttled a timer (`PERF_RECORD_THROTTLE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttled: Option<u64>,
+    /// Why a thread sampled rather than the kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_reason: Option<String>,
+}
+
+fn thread_method() -> String {
+    "thread".to_owned()
 }
 
 impl LocalSampling {
-    /// One line for people: `local sampling every 10 ms: 99 of 100 periods sampled, 1 missed, largest gap
-    /// 20.3 ms`.
+    /// One line for people: `local sampling every 10 ms by a thread: 99 of 100 periods sampled, 1 missed,
+    /// largest gap 20.3 ms` (`by the kernel on 2 rings`, with the records it lost or throttled if any).
     pub fn summary(&self) -> String {
         let ms = |ns: u64| ns as f64 / 1e6;
-        format!(
-            "local sampling every {} ms: {} of {} periods sampled, {} missed, largest gap {:.3} ms",
+        let by = match (self.method.as_str(), self.rings) {
+            ("kernel", Some(rings)) => format!("by the kernel on {rings} ring(s)"),
+            ("kernel", None) => "by the kernel".to_owned(),
+            _ => "by a thread".to_owned(),
+        };
+        let mut line = format!(
+            "local sampling every {} ms {by}: {} of {} periods sampled, {} missed, largest gap {:.3} ms",
             ms(self.interval_ns),
             self.delivered,
             self.expected,
             self.missed,
             ms(self.largest_gap_ns)
-        )
+        );
+        if let Some(lost) = self.lost_records.filter(|&n| n > 0) {
+            line.push_str(&format!(", {lost} record(s) lost by full rings"));
+        }
+        if let Some(throttled) = self.throttled.filter(|&n| n > 0) {
+            line.push_str(&format!(", throttled {throttled} time(s)"));
+        }
+        line
     }
 }
 

@@ -386,8 +386,8 @@ mod tests {
         assert!(page.contains("3, 1 without a value"));
         assert!(page.contains("<p class=\"warning\">warning: gatord &lt;sent&gt; no end marker"));
         assert!(page.contains(
-            "<dt>local sampling</dt><dd class=\"warning\">local sampling every 1 ms: 3 of 4 periods \
-             sampled, 1 missed, largest gap 2.000 ms</dd>"
+            "<dt>local sampling</dt><dd class=\"warning\">local sampling every 1 ms by a thread: 3 of 4 \
+             periods sampled, 1 missed, largest gap 2.000 ms</dd>"
         ));
     }
 

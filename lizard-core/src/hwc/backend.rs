@@ -1,6 +1,7 @@
 //! The seam between the engine and a directly-read counter source (HWCPipe, or a stand-in in tests).
 
 use std::fmt;
+use std::time::Duration;
 
 use crate::counter::{CounterClass, ResultType, Source, Units};
 use crate::error::Error;
@@ -73,4 +74,31 @@ pub trait HwcBackend: Send + fmt::Debug {
     fn gpu(&self) -> Option<GpuDevice> {
         None
     }
+    /// The `enabled` counters sampled by the kernel every `interval` instead of by the engine's thread
+    /// (CPU-wide counters: [`hwcpipe::counting::KernelSampler`]), their keys being the indices into
+    /// [`counters`](HwcBackend::counters); or why not, in words, shown beside the capture's sampling. When
+    /// it is given, [`start`](HwcBackend::start) and [`sample`](HwcBackend::sample) are not called for the
+    /// capture; [`stop`](HwcBackend::stop) still is.
+    fn kernel_sampler(
+        &mut self,
+        enabled: &[usize],
+        interval: Duration,
+    ) -> Result<KernelPlan, String> {
+        let _ = (enabled, interval);
+        Err(TASK_COUNTERS_USE_A_THREAD.to_owned())
+    }
+}
+
+/// Why a task's counters are sampled by a thread, not by the kernel.
+pub(crate) const TASK_COUNTERS_USE_A_THREAD: &str =
+    "a task's counters are sampled by a thread (the kernel's timer would fire only while the task runs)";
+
+/// Counters the kernel samples for the engine ([`HwcBackend::kernel_sampler`]).
+#[derive(Debug)]
+pub struct KernelPlan {
+    /// The opened sampler; its keys are backend counter indices.
+    pub sampler: hwcpipe::counting::KernelSampler,
+    /// Whether each counter is summed over the CPUs, so that its samples carry their CPU as their core
+    /// (`false` when each CPU is a counter of its own).
+    pub per_core: bool,
 }

@@ -2,13 +2,14 @@
 
 pub(crate) mod backend;
 mod hwcpipe_backend;
+mod kernel_sampling;
 pub(crate) mod sampler;
 mod sampling;
 mod target_backend;
 
-pub use backend::{GpuDevice, HwcBackend, HwcCounterInfo, UnreadableCounter};
+pub use backend::{GpuDevice, HwcBackend, HwcCounterInfo, KernelPlan, UnreadableCounter};
 pub use hwcpipe_backend::HwcPipeBackend;
-pub use sampling::{Sampling, MIN_SAMPLE_INTERVAL};
+pub use sampling::{Sampling, SamplingMethod, MIN_SAMPLE_INTERVAL};
 pub use target_backend::{open_target, CommandWatch, OpenedTarget};
 
 use crate::counter::{Counter, Source};

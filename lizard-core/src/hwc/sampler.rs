@@ -8,7 +8,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::backend::HwcBackend;
-use super::sampling::{Sampling, Tally};
+use super::kernel_sampling::KernelRun;
+use super::sampling::{Sampling, SamplingMethod, Tally};
 use crate::counter::CounterId;
 use crate::error::Error;
 use crate::store::{Sample, SampleStore, Value};
@@ -66,8 +67,10 @@ pub(crate) struct Sampler {
 }
 
 impl Sampler {
-    /// Starts the backend on the enabled indices, takes the start sample on the caller's thread (so a failure is
-    /// reported by `start_capture`), then spawns the thread sampling every `interval`.
+    /// Starts sampling the enabled indices every `interval`: by the kernel where the backend can have it
+    /// ([`HwcBackend::kernel_sampler`]), else by a thread — the backend started, the start sample taken on
+    /// the caller's thread (so a failure is reported by `start_capture`), then the thread spawned. Either
+    /// way the window's account says who sampled, and why not the kernel.
     pub(crate) fn start(
         backend: SharedBackend,
         ids: Vec<(usize, CounterId)>,
@@ -76,6 +79,31 @@ impl Sampler {
         interval: Duration,
     ) -> Result<Sampler, Error> {
         let enabled: Vec<usize> = ids.iter().map(|&(i, _)| i).collect();
+        let plan = backend
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .kernel_sampler(&enabled, interval);
+        let reason = match plan {
+            Ok(plan) => match KernelRun::start(plan, ids.clone(), Arc::clone(&store), epoch) {
+                Ok(run) => {
+                    let (stop, stop_rx) = mpsc::channel::<()>();
+                    let thread = std::thread::Builder::new()
+                        .name("lizard-rings".into())
+                        .spawn(move || run.run(stop_rx))
+                        .map_err(Error::Thread)?;
+                    return Ok(Sampler {
+                        stop,
+                        thread,
+                        backend,
+                    });
+                }
+                Err(err) => format!(
+                    "the kernel's sampling could not start ({})",
+                    crate::error::error_chain(&err)
+                ),
+            },
+            Err(reason) => reason,
+        };
         backend
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -98,7 +126,7 @@ impl Sampler {
         let (stop, stop_rx) = mpsc::channel::<()>();
         let thread = std::thread::Builder::new()
             .name("lizard-hwcpipe".into())
-            .spawn(move || run(pass, stop_rx, tally))
+            .spawn(move || run(pass, stop_rx, tally, reason))
             .map_err(Error::Thread)?;
         Ok(Sampler {
             stop,
@@ -133,6 +161,7 @@ fn run(
     mut pass: Pass,
     stop: mpsc::Receiver<()>,
     mut tally: Tally,
+    reason: String,
 ) -> (Result<(), Error>, Sampling) {
     // Best effort: without it the wake-ups are only later, which the tally counts.
     let _ = rustix::thread::set_current_timer_slack(std::num::NonZeroU64::new(TIMER_SLACK_NS));
@@ -150,7 +179,10 @@ fn run(
     };
     // The stop sample closes the window even after a sampling error (the samples before it are kept).
     let last = pass.sample();
-    (result.and(last), tally.finish(Instant::now()))
+    let sampling = tally
+        .finish(Instant::now())
+        .with_method(SamplingMethod::Thread { reason });
+    (result.and(last), sampling)
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ pub const MIN_SAMPLE_INTERVAL: Duration = Duration::from_micros(100);
 /// `stop_capture`): the sampler takes one sample at the start, one per interval and one at the stop; a
 /// period it could not sample in time (the thread was woken late by a whole period or more) is missed and
 /// counted, not made up later.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Sampling {
     /// The interval asked for.
@@ -27,6 +27,40 @@ pub struct Sampling {
     pub missed: u64,
     /// The longest time between two consecutive samples (start, periodic and stop samples).
     pub largest_gap: Duration,
+    /// Who took the samples.
+    pub method: SamplingMethod,
+}
+
+/// Who took a capture's periodic samples.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SamplingMethod {
+    /// The engine's sampler thread, woken every interval to read the counters.
+    Thread {
+        /// Why the kernel did not sample instead (a task's counters, a GPU, a refusal of the kernel).
+        reason: String,
+    },
+    /// The kernel's timers: one per CPU and counter group, each writing a read of its group into a ring
+    /// buffer every interval, drained in batches. Expected, delivered and missed count periods of every
+    /// ring.
+    Kernel {
+        /// Rings sampled (CPUs × counter groups).
+        rings: usize,
+        /// Records the kernel could not write because a ring was full (`PERF_RECORD_LOST`).
+        lost_records: u64,
+        /// Times the kernel throttled a timer for taking too much of the CPU (`PERF_RECORD_THROTTLE`).
+        throttled: u64,
+    },
+}
+
+impl SamplingMethod {
+    /// `kernel` or `thread`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SamplingMethod::Thread { .. } => "thread",
+            SamplingMethod::Kernel { .. } => "kernel",
+        }
+    }
 }
 
 impl Sampling {
@@ -37,6 +71,30 @@ impl Sampling {
         } else {
             (self.delivered as f64 / self.expected as f64).min(1.0)
         }
+    }
+
+    /// The same account, taken by `method`.
+    pub(crate) fn with_method(mut self, method: SamplingMethod) -> Sampling {
+        self.method = method;
+        self
+    }
+
+    /// Several rings' accounts as one: periods summed, the longest window and gap.
+    pub(crate) fn merge(accounts: &[Sampling], method: SamplingMethod) -> Option<Sampling> {
+        let first = accounts.first()?;
+        Some(Sampling {
+            interval: first.interval,
+            window: accounts.iter().map(|a| a.window).max().unwrap_or_default(),
+            expected: accounts.iter().map(|a| a.expected).sum(),
+            delivered: accounts.iter().map(|a| a.delivered).sum(),
+            missed: accounts.iter().map(|a| a.missed).sum(),
+            largest_gap: accounts
+                .iter()
+                .map(|a| a.largest_gap)
+                .max()
+                .unwrap_or_default(),
+            method,
+        })
     }
 }
 
@@ -108,6 +166,9 @@ impl Tally {
             delivered: self.delivered,
             missed: self.missed,
             largest_gap: self.largest_gap,
+            method: SamplingMethod::Thread {
+                reason: String::new(),
+            },
         }
     }
 

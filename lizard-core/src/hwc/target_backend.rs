@@ -6,10 +6,13 @@ use crate::DirectError;
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use hwcpipe::counting::{Target, TargetCounters, TargetError};
-use hwcpipe::{CpuCounter, GpuCounter, HwcPipe};
+use std::time::Duration;
 
-use super::{GpuDevice, HwcBackend, HwcCounterInfo, HwcPipeBackend, UnreadableCounter};
+use hwcpipe::counting::{KernelSampler, Target, TargetCounters, TargetError};
+use hwcpipe::{CpuConfig, CpuCounter, GpuCounter, HwcPipe};
+
+use super::backend::TASK_COUNTERS_USE_A_THREAD;
+use super::{GpuDevice, HwcBackend, HwcCounterInfo, HwcPipeBackend, KernelPlan, UnreadableCounter};
 use crate::counter::{CounterClass, ResultType, Source};
 use crate::error::Error as EngineError;
 use crate::store::Value;
@@ -196,5 +199,33 @@ impl HwcBackend for TargetBackend {
 
     fn cpu_scope(&self) -> String {
         self.cpu.scope().to_owned()
+    }
+
+    fn kernel_sampler(
+        &mut self,
+        enabled: &[usize],
+        interval: Duration,
+    ) -> Result<KernelPlan, String> {
+        if enabled.iter().any(|&i| i >= self.gpu_first) {
+            return Err(
+                "GPU counters are enabled: the GPU and the CPUs are sampled together by a thread"
+                    .to_owned(),
+            );
+        }
+        let plan = self
+            .cpu
+            .kernel_sampling_plan(enabled)
+            .ok_or_else(|| TASK_COUNTERS_USE_A_THREAD.to_owned())?;
+        let sampler = KernelSampler::open(
+            &plan,
+            interval,
+            self.cpu.kernel_excluded(),
+            CpuConfig::DEFAULT_HARDWARE_GROUP_SIZE,
+        )
+        .map_err(|e| format!("the kernel refused periodic sampling ({e})"))?;
+        Ok(KernelPlan {
+            sampler,
+            per_core: self.cpu.series().iter().all(|s| s.cpu.is_none()),
+        })
     }
 }

@@ -1,0 +1,385 @@
+//! The engine's side of kernel sampling ([`hwcpipe::counting::KernelSampler`]): a thread that drains the
+//! rings in batches and decodes their records with the decoder of gatord's perf data
+//! ([`PerfCounterTracker`]) — the sampler's events announced to it as gatord announces its own, each ring's
+//! words given to it as a PERF_DATA frame — then stores each value as a sample and counts each ring's
+//! periods ([`Tally`]) from the timers' record times.
+
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use gator_proto::apc::{
+    encode_keys_message, encode_pea_message, record_header, PerfAttrs, PerfCounterSample,
+    PerfCounterTracker, PerfData, PerfEventAttr, PERF_RECORD_SAMPLE,
+};
+use hwcpipe::counting::{KernelSampler, TIMER_KEY};
+use hwcpipe::sys::monotonic_raw_ns;
+use hwcpipe::sys::perf_event_attr::SamplingAttr;
+
+use super::backend::KernelPlan;
+use super::sampler::nanos_since;
+use super::sampling::{Sampling, SamplingMethod, Tally};
+use crate::counter::CounterId;
+use crate::error::Error;
+use crate::store::{Sample, SampleStore, Value};
+use crate::DirectError;
+
+/// `PERF_RECORD_THROTTLE`: the kernel stopped a sampling event for a while (it took too much CPU).
+const PERF_RECORD_THROTTLE: u32 = 5;
+
+/// Why a ring's records could not be read or decoded, for the capture's error.
+fn ring_error(err: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::Direct(DirectError::Backend(Box::new(err)))
+}
+
+/// Decodes rings' words into samples and counts each ring's periods.
+struct RingDecoder {
+    tracker: PerfCounterTracker,
+    epoch: Instant,
+    frame: Vec<u8>,
+    decoded: Vec<PerfCounterSample>,
+    tallies: Vec<Tally>,
+    throttled: u64,
+}
+
+impl RingDecoder {
+    /// Announces `sampler`'s events to a new tracker, with its clock base set so that a record's time
+    /// comes out as nanoseconds since `epoch`; every ring's window starts at `started`.
+    fn new(
+        sampler: &KernelSampler,
+        epoch: Instant,
+        started: Instant,
+    ) -> Result<RingDecoder, Error> {
+        RingDecoder::announced(
+            sampler.events(),
+            sampler.ids(),
+            sampler.rings(),
+            sampler.interval(),
+            epoch,
+            started,
+        )
+    }
+
+    /// A decoder of `events` (key and attribute) written under perf `ids`, for `rings` rings sampled every
+    /// `interval`.
+    fn announced(
+        events: &[(i32, SamplingAttr)],
+        ids: &[(u64, i32)],
+        rings: usize,
+        interval: Duration,
+        epoch: Instant,
+        started: Instant,
+    ) -> Result<RingDecoder, Error> {
+        let mut frame = Vec::new();
+        PerfAttrs::encode_header(0, &mut frame);
+        for (key, attr) in events {
+            let attr = PerfEventAttr::parse(&attr.to_bytes()).map_err(ring_error)?;
+            encode_pea_message(*key, &attr, &mut frame);
+        }
+        let ids: Vec<(i64, i32)> = ids.iter().map(|&(id, key)| (id as i64, key)).collect();
+        encode_keys_message(&ids, &mut frame);
+        let mut tracker = PerfCounterTracker::new();
+        // The frame type is one byte; the body follows.
+        let attrs = PerfAttrs::parse(&frame[1..]).map_err(ring_error)?;
+        tracker.handle_perf_attrs(&attrs).map_err(ring_error)?;
+        let raw_at_epoch = monotonic_raw_ns().saturating_sub(nanos_since(epoch));
+        tracker.set_clock_base(i64::try_from(raw_at_epoch).unwrap_or(i64::MAX));
+        Ok(RingDecoder {
+            tracker,
+            epoch,
+            frame,
+            decoded: Vec::new(),
+            tallies: (0..rings).map(|_| Tally::new(started, interval)).collect(),
+            throttled: 0,
+        })
+    }
+
+    /// Decodes the records of ring `ring` (on `cpu`): the counters' values are left in `self.decoded`,
+    /// each timer record counts as a period of the ring unless `last` (the read after the stop).
+    fn feed(&mut self, ring: usize, cpu: u32, words: &[u64], last: bool) -> Result<(), Error> {
+        self.throttled += count_throttles(words);
+        self.frame.clear();
+        PerfData::encode(
+            i32::try_from(cpu).unwrap_or(i32::MAX),
+            words,
+            &mut self.frame,
+        );
+        let data = PerfData::parse(&self.frame[1..]).map_err(ring_error)?;
+        self.decoded.clear();
+        let result = self
+            .tracker
+            .handle_perf_data(&data, &mut self.decoded)
+            .map_err(ring_error);
+        if !last {
+            if let Some(tally) = self.tallies.get_mut(ring) {
+                for sample in self.decoded.iter().filter(|s| s.key == TIMER_KEY) {
+                    tally.sampled(self.epoch + Duration::from_nanos(sample.time_ns.max(0) as u64));
+                }
+            }
+        }
+        result
+    }
+}
+
+/// How many `PERF_RECORD_THROTTLE` records `words` hold (whole records, as a ring gives them).
+fn count_throttles(words: &[u64]) -> u64 {
+    let mut at = 0;
+    let mut count = 0;
+    while let Some(&header) = words.get(at) {
+        if header as u32 == PERF_RECORD_THROTTLE {
+            count += 1;
+        }
+        let size = ((header >> 48) as usize / 8).max(1);
+        at += size;
+    }
+    count
+}
+
+/// The read of a group after the stop, as the sample record the timer would have written at `time`: the
+/// counts since the last period reach the same decoder.
+fn read_as_record(read: &[u64], time: u64) -> Option<Vec<u64>> {
+    // nr, enabled, running, then (value, id) per event, the timer first.
+    let leader_id = *read.get(4)?;
+    let mut words = Vec::with_capacity(read.len() + 3);
+    words.push(record_header(PERF_RECORD_SAMPLE, 0, read.len() + 2));
+    words.push(leader_id);
+    words.push(time);
+    words.extend_from_slice(read);
+    Some(words)
+}
+
+/// Stores the decoded values of the counters (not the timers'): counter index `key` as store counter
+/// `ids[key]`, with its CPU as the core when `per_core`.
+fn store_decoded(
+    decoded: &[PerfCounterSample],
+    store: &SampleStore,
+    ids: &[(usize, CounterId)],
+    per_core: bool,
+) {
+    store.push_all(decoded.iter().filter_map(|s| {
+        let index = usize::try_from(s.key).ok()?;
+        let &(_, id) = ids.iter().find(|(i, _)| *i == index)?;
+        Some((
+            id,
+            Sample {
+                timestamp_ns: u64::try_from(s.time_ns).unwrap_or(0),
+                value: Value::Int(i64::try_from(s.delta).unwrap_or(i64::MAX)),
+                core: per_core.then_some(u32::try_from(s.core).unwrap_or(0)),
+            },
+        ))
+    }));
+}
+
+/// A capture sampled by the kernel: the sampler, its decoder, and where the values go.
+pub(crate) struct KernelRun {
+    sampler: KernelSampler,
+    decoder: RingDecoder,
+    store: Arc<SampleStore>,
+    ids: Vec<(usize, CounterId)>,
+    per_core: bool,
+    scratch: Vec<u64>,
+    pending: Vec<PerfCounterSample>,
+    first_error: Option<Error>,
+}
+
+impl KernelRun {
+    /// Starts the kernel's timers of `plan`; the values of counter index `i` go to the store as counter
+    /// `ids[i]`.
+    pub(crate) fn start(
+        plan: KernelPlan,
+        ids: Vec<(usize, CounterId)>,
+        store: Arc<SampleStore>,
+        epoch: Instant,
+    ) -> Result<KernelRun, Error> {
+        let mut sampler = plan.sampler;
+        sampler.start().map_err(ring_error)?;
+        let started = Instant::now();
+        let decoder = RingDecoder::new(&sampler, epoch, started)?;
+        Ok(KernelRun {
+            sampler,
+            decoder,
+            store,
+            ids,
+            per_core: plan.per_core,
+            scratch: Vec::new(),
+            pending: Vec::new(),
+            first_error: None,
+        })
+    }
+
+    /// Drains every ring into the store: the rings' values merged in time order first, so that the store
+    /// appends each (the rings of several CPUs hold the same span of time).
+    fn drain(&mut self) {
+        let KernelRun {
+            sampler,
+            decoder,
+            scratch,
+            pending,
+            first_error,
+            ..
+        } = self;
+        pending.clear();
+        let drained = sampler.drain(scratch, |ring, cpu, words| {
+            if let Err(err) = decoder.feed(ring, cpu, words, false) {
+                first_error.get_or_insert(err);
+            }
+            pending.extend_from_slice(&decoder.decoded);
+        });
+        self.keep(drained.map_err(ring_error));
+        self.pending.sort_by_key(|s| s.time_ns);
+        store_decoded(&self.pending, &self.store, &self.ids, self.per_core);
+    }
+
+    fn keep(&mut self, result: Result<(), Error>) {
+        if let Err(err) = result {
+            self.first_error.get_or_insert(err);
+        }
+    }
+
+    /// Drains every [`drain_period`](KernelSampler::drain_period) until `stop`; then stops the timers,
+    /// drains the rest and reads each group once more for the counts since the last period.
+    pub(crate) fn run(mut self, stop: mpsc::Receiver<()>) -> (Result<(), Error>, Sampling) {
+        let period = self.sampler.drain_period();
+        // A message or a dropped sender both mean stop.
+        while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(period) {
+            self.drain();
+        }
+        let stopped = self.sampler.stop().map_err(ring_error);
+        self.keep(stopped);
+        let at = Instant::now();
+        self.drain();
+        let time = monotonic_raw_ns();
+        let mut reads = Vec::new();
+        let read = self
+            .sampler
+            .read_groups(|ring, cpu, words| reads.push((ring, cpu, words.to_vec())))
+            .map_err(ring_error);
+        self.keep(read);
+        self.pending.clear();
+        for (ring, cpu, read) in reads {
+            if let Some(words) = read_as_record(&read, time) {
+                let fed = self.decoder.feed(ring, cpu, &words, true);
+                self.keep(fed);
+                self.pending.extend_from_slice(&self.decoder.decoded);
+            }
+        }
+        store_decoded(&self.pending, &self.store, &self.ids, self.per_core);
+        let accounts: Vec<Sampling> = std::mem::take(&mut self.decoder.tallies)
+            .into_iter()
+            .map(|tally| tally.finish(at))
+            .collect();
+        let method = SamplingMethod::Kernel {
+            rings: accounts.len(),
+            lost_records: self.decoder.tracker.lost_records(),
+            throttled: self.decoder.throttled,
+        };
+        let sampling = Sampling::merge(&accounts, method.clone()).unwrap_or_else(|| {
+            Tally::new(at, self.sampler.interval())
+                .finish(at)
+                .with_method(method)
+        });
+        (self.first_error.map_or(Ok(()), Err), sampling)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hwcpipe::sys::perf_event_attr::{flag, PerfEventAttr as KernelAttr, CLOCK_MONOTONIC_RAW};
+
+    /// Events as the sampler announces them: a timer (key −1, id 100) leading counter 0 (id 101).
+    fn decoder(epoch: Instant) -> RingDecoder {
+        let mut base = KernelAttr::counting(1, 0);
+        base.sample_type = (1 << 16) | (1 << 2) | (1 << 4);
+        base.read_format = 0b1111;
+        base.sample_period = 1_000_000;
+        base.flags = flag::USE_CLOCKID;
+        let mut timer = SamplingAttr::new(base);
+        timer.clockid = CLOCK_MONOTONIC_RAW;
+        let mut member = timer;
+        member.base.sample_period = 0;
+        RingDecoder::announced(
+            &[(TIMER_KEY, timer), (0, member)],
+            &[(100, TIMER_KEY), (101, 0)],
+            1,
+            Duration::from_millis(1),
+            epoch,
+            epoch,
+        )
+        .unwrap()
+    }
+
+    /// A timer's record at `time` (raw clock) with the group's totals.
+    fn record(time: u64, timer: u64, counter: u64) -> Vec<u64> {
+        let read = [2, 0, 0, timer, 100, counter, 101];
+        read_as_record(&read, time).unwrap()
+    }
+
+    #[test]
+    fn records_become_deltas_of_the_counters_and_periods_of_the_ring() {
+        let epoch = Instant::now();
+        let mut decoder = decoder(epoch);
+        let t0 = monotonic_raw_ns();
+        let mut words = record(t0 + 1_000_000, 1_000_000, 7);
+        words.extend(record(t0 + 2_000_000, 2_000_000, 10));
+        decoder.feed(0, 3, &words, false).unwrap();
+        let counter: Vec<(u64, i32)> = decoder
+            .decoded
+            .iter()
+            .filter(|s| s.key == 0)
+            .map(|s| (s.delta, s.core))
+            .collect();
+        assert_eq!(counter, [(7, 3), (3, 3)]);
+        let account = decoder
+            .tallies
+            .remove(0)
+            .finish(epoch + Duration::from_millis(3));
+        assert_eq!((account.delivered, account.expected), (2, 3));
+    }
+
+    #[test]
+    fn a_malformed_ring_is_an_error_and_the_records_before_it_are_kept() {
+        let mut decoder = decoder(Instant::now());
+        let t0 = monotonic_raw_ns();
+        let mut words = record(t0, 1_000, 5);
+        // A record whose header claims more words than the ring gave.
+        words.push(record_header(PERF_RECORD_SAMPLE, 0, 40));
+        words.push(100);
+        let err = decoder.feed(0, 0, &words, false).unwrap_err();
+        assert!(
+            matches!(err, Error::Direct(DirectError::Backend(_))),
+            "{err:?}"
+        );
+        assert!(decoder.decoded.iter().any(|s| s.key == 0 && s.delta == 5));
+        // A record of an id nobody announced.
+        let mut stranger = record(t0 + 10, 2_000, 6);
+        stranger[1] = 999;
+        assert!(decoder.feed(0, 0, &stranger, false).is_err());
+    }
+
+    #[test]
+    fn throttle_records_are_counted_by_their_headers() {
+        let words = [
+            record_header(PERF_RECORD_THROTTLE, 0, 3),
+            1,
+            2,
+            3,
+            record_header(PERF_RECORD_SAMPLE, 0, 1),
+            9,
+            record_header(PERF_RECORD_THROTTLE, 0, 0),
+        ];
+        assert_eq!(count_throttles(&words), 2);
+        // A zero size (never the kernel's) still moves on.
+        assert_eq!(count_throttles(&[0, 0, 0]), 0);
+    }
+
+    #[test]
+    fn a_group_read_becomes_the_record_its_timer_would_write() {
+        let read = [2, 100, 100, 7, 41, 9, 42];
+        let words = read_as_record(&read, 1234).unwrap();
+        assert_eq!(words[0], record_header(PERF_RECORD_SAMPLE, 0, 9));
+        assert_eq!(&words[1..3], &[41, 1234]);
+        assert_eq!(&words[3..], &read);
+        assert_eq!(read_as_record(&[1, 0, 0], 5), None, "no leader id");
+    }
+}
