@@ -1,6 +1,8 @@
 //! What a local capture costs outside its counters: how many of the sampling periods the engine's direct
 //! source delivers and how much CPU it takes per wall-clock second (from `getrusage`), at 100 µs, 1 ms and
-//! 10 ms; and how much longer `lizard capture --duration D` runs than `sleep D` (interleaved runs, medians),
+//! 10 ms — sampled by the engine's thread (this process's counters, the baseline) and by the kernel (every
+//! CPU's counters, where CPU-wide counting is allowed), with the kernel's CPU over the thread's in the same
+//! run; and how much longer `lizard capture --duration D` runs than `sleep D` (interleaved runs, medians),
 //! the time spent outside the window.
 //!
 //! Not a criterion bench: each figure is a whole capture. Run with
@@ -12,7 +14,17 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use lizard_core::{Config, Lizard};
+use hwcpipe::counting::Target;
+use lizard_core::{open_target, Config, Lizard, SamplingMethod};
+
+/// Whose counters a sampling row captures, and so who samples them.
+#[derive(Clone, Copy, Debug)]
+enum Sampled {
+    /// This process's counters: the engine's thread samples them.
+    Thread,
+    /// Every online CPU's counters: the kernel samples them.
+    Kernel,
+}
 
 /// CPU time (user + system) this process has used so far.
 fn cpu_time() -> Duration {
@@ -28,15 +40,25 @@ fn cpu_time() -> Duration {
     time(usage.ru_utime) + time(usage.ru_stime)
 }
 
-/// One capture of every local CPU counter of this process for `window`, sampled every `interval`.
-fn sampling_row(interval: Duration, window: Duration) {
+/// One capture of every local CPU counter (of this process, or of every CPU) for `window`, sampled every
+/// `interval`: the CPU it used per wall-clock second, or `None` when it could not run here.
+fn sampling_row(sampled: Sampled, interval: Duration, window: Duration) -> Option<f64> {
     let mut config = Config::hwcpipe_only();
     config.sample_interval = interval;
-    let mut lizard = match Lizard::configure(config) {
+    let engine = match sampled {
+        Sampled::Thread => Lizard::configure(config).map_err(|e| e.to_string()),
+        Sampled::Kernel => Target::system_wide(false)
+            .and_then(|target| open_target(&target))
+            .map_err(|e| e.to_string())
+            .and_then(|opened| {
+                Lizard::configure_with_backend(config, opened.backend).map_err(|e| e.to_string())
+            }),
+    };
+    let mut lizard = match engine {
         Ok(lizard) => lizard,
         Err(err) => {
-            println!("sampling {interval:?}: skipped, no local counter here ({err})");
-            return;
+            println!("sampling/{sampled:?}/{interval:?}: skipped, no local counter here ({err})");
+            return None;
         }
     };
     let ids: Vec<u32> = lizard.counters().iter().map(|c| c.id).collect();
@@ -49,20 +71,31 @@ fn sampling_row(interval: Duration, window: Duration) {
     lizard.stop_capture().expect("stop");
     let (cpu, wall) = (cpu_time() - cpu_before, wall_before.elapsed());
     let s = lizard.sampling().expect("the direct source sampled");
+    let how = match &s.method {
+        SamplingMethod::Kernel {
+            rings,
+            lost_records,
+            throttled,
+            throttled_time,
+            ..
+        } => format!(
+            "kernel, {rings} rings, {lost_records} records lost, throttled {throttled} times for {throttled_time:?}"
+        ),
+        other => other.name().to_string(),
+    };
     println!(
-        "ratio sampling/{interval:?}/delivered = {:.4} x expected ({} of {} periods, {} missed, largest gap {:?})",
+        "ratio sampling/{sampled:?}/{interval:?}/delivered = {:.4} x expected ({} of {} periods, {} missed, largest gap {:?}; {how})",
         s.delivered_fraction(),
         s.delivered,
         s.expected,
         s.missed,
         s.largest_gap
     );
+    let share = cpu.as_secs_f64() / wall.as_secs_f64();
     println!(
-        "ratio sampling/{interval:?}/cpu = {:.4} x one core ({:?} CPU in {:?})",
-        cpu.as_secs_f64() / wall.as_secs_f64(),
-        cpu,
-        wall
+        "ratio sampling/{sampled:?}/{interval:?}/cpu = {share:.4} x one core ({cpu:?} CPU in {wall:?})"
     );
+    Some(share)
 }
 
 /// The release `lizard` beside this bench's own binary (`target/release/deps/capture-…`).
@@ -117,7 +150,14 @@ fn main() {
         Duration::from_millis(1),
         Duration::from_millis(10),
     ] {
-        sampling_row(interval, window);
+        let thread = sampling_row(Sampled::Thread, interval, window);
+        let kernel = sampling_row(Sampled::Kernel, interval, window);
+        if let (Some(thread), Some(kernel)) = (thread, kernel) {
+            println!(
+                "ratio sampling/kernel_over_thread/{interval:?}/cpu = {:.4} x the thread's CPU (the kernel counting every CPU, the thread this process)",
+                kernel / thread.max(f64::MIN_POSITIVE)
+            );
+        }
     }
     match lizard_binary() {
         Some(lizard) => {

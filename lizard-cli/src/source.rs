@@ -87,6 +87,22 @@ fn open_local(
     }
 }
 
+/// The most samples kept per counter, however long and fine a capture: 4 Mi samples (128 MiB a counter);
+/// beyond it the oldest are dropped, and counted.
+const MAX_CAPACITY: usize = 1 << 22;
+
+/// Samples to keep per counter for a capture of `length` sampled every `interval`: every period of every
+/// CPU (the kernel samples each CPU's ring), a quarter more for the start and stop samples and late
+/// periods, never fewer than the engine's default nor more than [`MAX_CAPACITY`].
+fn capacity_for(interval: Duration, length: Duration) -> usize {
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let periods = length.as_nanos() / interval.as_nanos().max(1) + 2;
+    let wanted = periods.saturating_mul(cpus as u128).saturating_mul(5) / 4;
+    usize::try_from(wanted)
+        .unwrap_or(MAX_CAPACITY)
+        .clamp(Config::default().capacity, MAX_CAPACITY)
+}
+
 /// Builds the engine configuration the flags ask for (the local counters are a backend of their own).
 pub fn config(args: &SourceArgs, sample_interval: Option<Duration>) -> Result<Config, CliError> {
     let mut config = Config::default();
@@ -108,15 +124,19 @@ pub fn config(args: &SourceArgs, sample_interval: Option<Duration>) -> Result<Co
     Ok(config)
 }
 
-/// Opens the engine. An explicitly named gatord that fails is an error; the implicit one falls back to
+/// Opens the engine, its store sized for a capture of `length` when known. An explicitly named gatord that fails is an error; the implicit one falls back to
 /// the local counters, and the summary says so. A named target that cannot be counted is an error.
 pub fn open(
     args: &SourceArgs,
     target: Option<&Target>,
     purpose: Purpose,
     sample_interval: Option<Duration>,
+    length: Option<Duration>,
 ) -> Result<Opened, CliError> {
     let mut config = config(args, sample_interval)?;
+    if let Some(length) = length {
+        config.capacity = capacity_for(config.sample_interval, length);
+    }
     if purpose == Purpose::Serve {
         config.mode = lizard_core::CaptureMode::Persistent;
         config.live_rate_ms = SERVE_LIVE_RATE_MS;

@@ -23,19 +23,20 @@ use crate::trace_window::TraceWindow;
 pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
     interrupt::install();
     let target = args.target.target()?;
+    // A command is captured until it exits; anything else for the given time (2 s by default).
+    let duration = match (args.duration, &target) {
+        (Some(duration), _) => Some(duration),
+        (None, Some(Target::Command(_))) => None,
+        (None, _) => Some(DEFAULT_DURATION),
+    };
     let mut opened = source::open(
         &args.source,
         target.as_ref(),
         Purpose::Capture,
         Some(args.interval),
+        duration,
     )?;
     eprintln!("{}", opened.summary);
-    // A command is captured until it exits; anything else for the given time (2 s by default).
-    let duration = match (args.duration, &opened.target) {
-        (Some(duration), _) => Some(duration),
-        (None, Some(Target::Command(_))) => None,
-        (None, _) => Some(DEFAULT_DURATION),
-    };
     let watch = opened.watch.clone();
     let pid = match opened.target {
         Some(Target::Pid(pid)) => Some(pid),

@@ -13,7 +13,13 @@ use crate::table::Table;
 /// Runs `lizard list`.
 pub fn run(args: &ListArgs) -> Result<i32, CliError> {
     let target = args.target.target()?;
-    let opened = source::open(&args.source, target.as_ref(), source::Purpose::List, None)?;
+    let opened = source::open(
+        &args.source,
+        target.as_ref(),
+        source::Purpose::List,
+        None,
+        None,
+    )?;
     eprintln!("{}", opened.summary);
     let counters = opened.lizard.counters();
     let text = match args.format {

@@ -24,6 +24,7 @@ pub fn run(args: &ServeArgs) -> Result<i32, CliError> {
         target.as_ref(),
         Purpose::Serve,
         Some(args.interval),
+        None,
     )?;
     eprintln!("{}", opened.summary);
     let mut lizard = opened.lizard;

@@ -63,6 +63,10 @@ pub fn capture(
             SamplingMethod::Kernel { throttled, .. } => Some(throttled),
             _ => None,
         },
+        throttled_ns: match s.method {
+            SamplingMethod::Kernel { throttled_time, .. } => Some(nanos(throttled_time)),
+            _ => None,
+        },
         thread_reason: match &s.method {
             SamplingMethod::Thread { reason } if !reason.is_empty() => Some(reason.clone()),
             _ => None,

@@ -239,6 +239,10 @@ pub struct LocalSampling {
     /// Times the kernel throttled a timer (`PERF_RECORD_THROTTLE`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throttled: Option<u64>,
+    /// How long the timers were throttled, summed over the rings, in ns (Linux 6.16 and later stop the
+    /// whole group meanwhile: its counters miss that time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throttled_ns: Option<u64>,
     /// Why a thread sampled rather than the kernel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread_reason: Option<String>,
@@ -270,7 +274,10 @@ impl LocalSampling {
             line.push_str(&format!(", {lost} record(s) lost by full rings"));
         }
         if let Some(throttled) = self.throttled.filter(|&n| n > 0) {
-            line.push_str(&format!(", throttled {throttled} time(s)"));
+            line.push_str(&format!(
+                ", throttled {throttled} time(s) for {:.3} s in all (the kernel's sample-rate limit)",
+                self.throttled_ns.unwrap_or(0) as f64 / 1e9
+            ));
         }
         line
     }

@@ -26,6 +26,42 @@ use crate::DirectError;
 
 /// `PERF_RECORD_THROTTLE`: the kernel stopped a sampling event for a while (it took too much CPU).
 const PERF_RECORD_THROTTLE: u32 = 5;
+/// `PERF_RECORD_UNTHROTTLE`: the event runs again.
+const PERF_RECORD_UNTHROTTLE: u32 = 6;
+
+/// One ring's throttling: how often, how long in all, and since when if it is throttled now (raw clock).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Throttling {
+    count: u64,
+    total_ns: u64,
+    since: Option<u64>,
+}
+
+impl Throttling {
+    /// Takes the THROTTLE and UNTHROTTLE records of `words` (whole records: header, then the time).
+    fn scan(&mut self, words: &[u64]) {
+        let mut at = 0;
+        while let Some(&header) = words.get(at) {
+            let time = words.get(at + 1).copied();
+            match (header as u32, time) {
+                (PERF_RECORD_THROTTLE, Some(time)) => {
+                    self.count += 1;
+                    self.since.get_or_insert(time);
+                }
+                (PERF_RECORD_UNTHROTTLE, Some(time)) => self.end(time),
+                _ => {}
+            }
+            at += ((header >> 48) as usize / 8).max(1);
+        }
+    }
+
+    /// Ends a throttled stretch at `time`, if one is open.
+    fn end(&mut self, time: u64) {
+        if let Some(since) = self.since.take() {
+            self.total_ns = self.total_ns.saturating_add(time.saturating_sub(since));
+        }
+    }
+}
 
 /// Why a ring's records could not be read or decoded, for the capture's error.
 fn ring_error(err: impl std::error::Error + Send + Sync + 'static) -> Error {
@@ -39,7 +75,7 @@ struct RingDecoder {
     frame: Vec<u8>,
     decoded: Vec<PerfCounterSample>,
     tallies: Vec<Tally>,
-    throttled: u64,
+    throttling: Vec<Throttling>,
 }
 
 impl RingDecoder {
@@ -90,14 +126,16 @@ impl RingDecoder {
             frame,
             decoded: Vec::new(),
             tallies: (0..rings).map(|_| Tally::new(started, interval)).collect(),
-            throttled: 0,
+            throttling: vec![Throttling::default(); rings],
         })
     }
 
     /// Decodes the records of ring `ring` (on `cpu`): the counters' values are left in `self.decoded`,
     /// each timer record counts as a period of the ring unless `last` (the read after the stop).
     fn feed(&mut self, ring: usize, cpu: u32, words: &[u64], last: bool) -> Result<(), Error> {
-        self.throttled += count_throttles(words);
+        if let Some(throttling) = self.throttling.get_mut(ring) {
+            throttling.scan(words);
+        }
         self.frame.clear();
         PerfData::encode(
             i32::try_from(cpu).unwrap_or(i32::MAX),
@@ -119,20 +157,6 @@ impl RingDecoder {
         }
         result
     }
-}
-
-/// How many `PERF_RECORD_THROTTLE` records `words` hold (whole records, as a ring gives them).
-fn count_throttles(words: &[u64]) -> u64 {
-    let mut at = 0;
-    let mut count = 0;
-    while let Some(&header) = words.get(at) {
-        if header as u32 == PERF_RECORD_THROTTLE {
-            count += 1;
-        }
-        let size = ((header >> 48) as usize / 8).max(1);
-        at += size;
-    }
-    count
 }
 
 /// The read of a group after the stop, as the sample record the timer would have written at `time`: the
@@ -268,10 +292,16 @@ impl KernelRun {
             .into_iter()
             .map(|tally| tally.finish(at))
             .collect();
+        // A ring still throttled at the stop was throttled until then.
+        for throttling in &mut self.decoder.throttling {
+            throttling.end(time);
+        }
+        let throttling = &self.decoder.throttling;
         let method = SamplingMethod::Kernel {
             rings: accounts.len(),
             lost_records: self.decoder.tracker.lost_records(),
-            throttled: self.decoder.throttled,
+            throttled: throttling.iter().map(|t| t.count).sum(),
+            throttled_time: Duration::from_nanos(throttling.iter().map(|t| t.total_ns).sum()),
         };
         let sampling = Sampling::merge(&accounts, method.clone()).unwrap_or_else(|| {
             Tally::new(at, self.sampler.interval())
@@ -358,19 +388,31 @@ mod tests {
     }
 
     #[test]
-    fn throttle_records_are_counted_by_their_headers() {
-        let words = [
+    fn throttled_stretches_are_counted_and_timed_from_their_records() {
+        let mut throttling = Throttling::default();
+        throttling.scan(&[
             record_header(PERF_RECORD_THROTTLE, 0, 3),
-            1,
-            2,
-            3,
+            1_000,
+            7,
+            7,
             record_header(PERF_RECORD_SAMPLE, 0, 1),
             9,
-            record_header(PERF_RECORD_THROTTLE, 0, 0),
-        ];
-        assert_eq!(count_throttles(&words), 2);
-        // A zero size (never the kernel's) still moves on.
-        assert_eq!(count_throttles(&[0, 0, 0]), 0);
+            record_header(PERF_RECORD_UNTHROTTLE, 0, 3),
+            1_500,
+            7,
+            7,
+            record_header(PERF_RECORD_THROTTLE, 0, 3),
+            2_000,
+            7,
+            7,
+        ]);
+        assert_eq!((throttling.count, throttling.total_ns), (2, 500));
+        // Still throttled at the stop: until then.
+        throttling.end(2_250);
+        assert_eq!(throttling.total_ns, 750);
+        // A zero size or a record cut after its header (never the kernel's) still moves on.
+        throttling.scan(&[0, 0, record_header(PERF_RECORD_THROTTLE, 0, 3)]);
+        assert_eq!(throttling.count, 2);
     }
 
     #[test]

@@ -48,8 +48,13 @@ pub enum SamplingMethod {
         rings: usize,
         /// Records the kernel could not write because a ring was full (`PERF_RECORD_LOST`).
         lost_records: u64,
-        /// Times the kernel throttled a timer for taking too much of the CPU (`PERF_RECORD_THROTTLE`).
+        /// Times the kernel throttled a timer (`PERF_RECORD_THROTTLE`): more samples than
+        /// `perf_event_max_sample_rate` allows per scheduler tick, which a tickless idle CPU soon has at short
+        /// intervals. A throttled timer takes no samples until the next tick.
         throttled: u64,
+        /// How long the timers were throttled, summed over the rings. On Linux 6.16 and later the timer's
+        /// whole group stops meanwhile, so its counters miss what happened then.
+        throttled_time: Duration,
     },
 }
 
