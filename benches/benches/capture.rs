@@ -77,9 +77,11 @@ fn sampling_row(sampled: Sampled, interval: Duration, window: Duration) -> Optio
             lost_records,
             throttled,
             throttled_time,
+            idle_periods,
             ..
         } => format!(
-            "kernel, {rings} rings, {lost_records} records lost, throttled {throttled} times for {throttled_time:?}"
+            "kernel, {rings} rings, {lost_records} records lost, throttled {throttled} times for \
+             {throttled_time:?}, {idle_periods} periods of idle CPUs unsampled"
         ),
         other => other.name().to_string(),
     };

@@ -3,6 +3,8 @@
 //! by a thread, which says why. Needs CPU-wide perf events (root or `perf_event_paranoid` ≤ 0); skips,
 //! saying why, without them.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use hwcpipe::counting::{Target, TargetError};
@@ -10,6 +12,44 @@ use lizard_core::{open_target, Config, Lizard, Sampling, SamplingMethod};
 
 const INTERVAL: Duration = Duration::from_millis(1);
 const WINDOW: Duration = Duration::from_millis(400);
+
+/// Threads spinning on `cpus`, one pinned to each, until dropped: Linux's CPU-clock timer takes no
+/// sample on an idle CPU, so a CPU kept busy is sampled every period.
+struct Busy {
+    stop: Arc<AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Busy {
+    fn on(cpus: &[u32]) -> Busy {
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads = cpus
+            .iter()
+            .map(|&cpu| {
+                let stop = Arc::clone(&stop);
+                std::thread::spawn(move || {
+                    let mut set = rustix::thread::CpuSet::new();
+                    set.set(cpu as usize);
+                    // Best effort: a spinner the kernel will not pin still keeps some CPU busy.
+                    let _ = rustix::thread::sched_setaffinity(None, &set);
+                    while !stop.load(Ordering::Relaxed) {
+                        std::hint::spin_loop();
+                    }
+                })
+            })
+            .collect();
+        Busy { stop, threads }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
+    }
+}
 
 /// A capture of `names` on `target` for [`WINDOW`] at [`INTERVAL`]: the engine (to read from) and its
 /// account, or `None` (said why) where CPU-wide counting is refused or perf is missing.
@@ -70,15 +110,32 @@ fn assert_every_period_accounted(sampling: &Sampling, rings: usize) {
         "{sampling:?}"
     );
     assert!(sampling.delivered > 0, "{sampling:?}");
+    // Every missed period has its reason: throttled, lost, or an idle CPU.
+    if let SamplingMethod::Kernel {
+        lost_records,
+        throttled_time,
+        idle_periods,
+        ..
+    } = sampling.method
+    {
+        let throttled = (throttled_time.as_nanos() / INTERVAL.as_nanos()) as u64;
+        assert!(
+            sampling.missed <= idle_periods + throttled + lost_records,
+            "{sampling:?}"
+        );
+    }
 }
 
 #[test]
 fn cpu_wide_counters_are_sampled_by_the_kernel_every_period_of_every_cpu() {
     let cpus = online();
-    let Some((lizard, ids, sampling)) = capture(
+    let busy = Busy::on(&cpus);
+    let captured = capture(
         &Target::system_wide(false).unwrap(),
         &["CpuClock", "ContextSwitches"],
-    ) else {
+    );
+    drop(busy);
+    let Some((lizard, ids, sampling)) = captured else {
         return;
     };
     eprintln!("{sampling:?}");
@@ -98,8 +155,9 @@ fn cpu_wide_counters_are_sampled_by_the_kernel_every_period_of_every_cpu() {
         "CpuClock {cpu_clock} ns against {expected} ns of {} CPUs",
         cpus.len()
     );
-    // Each sample is one CPU's period, on that CPU; on each CPU the clock between two delivered periods is
-    // the interval (the median, so that a missed period does not count).
+    // Each sample is one CPU's period, on that CPU (every CPU busy, so every one is sampled); on each CPU
+    // the clock between two delivered periods is the interval (the median, so that a missed period does
+    // not count).
     let samples = lizard.samples(ids[0]).unwrap();
     assert!(samples
         .iter()

@@ -43,34 +43,38 @@ pub fn capture(
         .collect::<Result<Vec<_>, _>>()?;
     let window_ns = sample_span(&counters);
     let cores_note = cores_note(&counters, mode);
-    let sampling = lizard.sampling().map(|s| LocalSampling {
-        interval_ns: nanos(s.interval),
-        sampled_ns: nanos(s.window),
-        expected: s.expected,
-        delivered: s.delivered,
-        missed: s.missed,
-        largest_gap_ns: nanos(s.largest_gap),
-        method: s.method.name().to_owned(),
-        rings: match s.method {
-            SamplingMethod::Kernel { rings, .. } => Some(rings as u64),
-            _ => None,
-        },
-        lost_records: match s.method {
-            SamplingMethod::Kernel { lost_records, .. } => Some(lost_records),
-            _ => None,
-        },
-        throttled: match s.method {
-            SamplingMethod::Kernel { throttled, .. } => Some(throttled),
-            _ => None,
-        },
-        throttled_ns: match s.method {
-            SamplingMethod::Kernel { throttled_time, .. } => Some(nanos(throttled_time)),
-            _ => None,
-        },
-        thread_reason: match &s.method {
-            SamplingMethod::Thread { reason } if !reason.is_empty() => Some(reason.clone()),
-            _ => None,
-        },
+    let sampling = lizard.sampling().map(|s| {
+        let mut local = LocalSampling {
+            interval_ns: nanos(s.interval),
+            sampled_ns: nanos(s.window),
+            expected: s.expected,
+            delivered: s.delivered,
+            missed: s.missed,
+            largest_gap_ns: nanos(s.largest_gap),
+            method: s.method.name().to_owned(),
+            ..LocalSampling::default()
+        };
+        match &s.method {
+            SamplingMethod::Kernel {
+                rings,
+                lost_records,
+                throttled,
+                throttled_time,
+                idle_periods,
+                ..
+            } => {
+                local.rings = Some(*rings as u64);
+                local.lost_records = Some(*lost_records);
+                local.throttled = Some(*throttled);
+                local.throttled_ns = Some(nanos(*throttled_time));
+                local.idle_periods = Some(*idle_periods);
+            }
+            SamplingMethod::Thread { reason } => {
+                local.thread_reason = (!reason.is_empty()).then(|| reason.clone());
+            }
+            _ => {}
+        }
+        local
     });
     let machine = Machine::this();
     let run = RunInfo {

@@ -211,7 +211,7 @@ pub struct CoreId {
 
 /// How the local (HWCPipe) counters' periodic sampling went over the capture window: one sample at the
 /// start, one per interval, one at the stop. A period the sampler woke too late for is missed, and counted.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LocalSampling {
     /// The interval asked for (`--interval`), in ns.
     pub interval_ns: u64,
@@ -243,6 +243,10 @@ pub struct LocalSampling {
     /// whole group meanwhile: its counters miss that time).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throttled_ns: Option<u64>,
+    /// Missed periods that throttling and lost records do not explain: the CPU was idle, and Linux's
+    /// timer takes no sample on an idle CPU. Its next sample holds the counts of the whole stretch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_periods: Option<u64>,
     /// Why a thread sampled rather than the kernel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread_reason: Option<String>,
@@ -277,6 +281,12 @@ impl LocalSampling {
             line.push_str(&format!(
                 ", throttled {throttled} time(s) for {:.3} s in all (the kernel's sample-rate limit)",
                 self.throttled_ns.unwrap_or(0) as f64 / 1e9
+            ));
+        }
+        if let Some(idle) = self.idle_periods.filter(|&n| n > 0) {
+            line.push_str(&format!(
+                ", {idle} period(s) of idle CPUs unsampled (the kernel's timer does not fire on an idle \
+                 CPU; the next sample holds their counts)"
             ));
         }
         line

@@ -63,6 +63,16 @@ impl Throttling {
     }
 }
 
+/// The missed periods that `throttled_ns` of throttling and `lost_records` lost records do not explain.
+fn unexplained(missed: u64, throttled_ns: u64, lost_records: u64, interval: Duration) -> u64 {
+    let interval_ns = u64::try_from(interval.as_nanos())
+        .unwrap_or(u64::MAX)
+        .max(1);
+    missed
+        .saturating_sub(throttled_ns / interval_ns)
+        .saturating_sub(lost_records)
+}
+
 /// Why a ring's records could not be read or decoded, for the capture's error.
 fn ring_error(err: impl std::error::Error + Send + Sync + 'static) -> Error {
     Error::Direct(DirectError::Backend(Box::new(err)))
@@ -296,19 +306,29 @@ impl KernelRun {
         for throttling in &mut self.decoder.throttling {
             throttling.end(time);
         }
+        let interval = self.sampler.interval();
         let throttling = &self.decoder.throttling;
-        let method = SamplingMethod::Kernel {
+        let throttled_ns: u64 = throttling.iter().map(|t| t.total_ns).sum();
+        let lost_records = self.decoder.tracker.lost_records();
+        let mut method = SamplingMethod::Kernel {
             rings: accounts.len(),
-            lost_records: self.decoder.tracker.lost_records(),
+            lost_records,
             throttled: throttling.iter().map(|t| t.count).sum(),
-            throttled_time: Duration::from_nanos(throttling.iter().map(|t| t.total_ns).sum()),
+            throttled_time: Duration::from_nanos(throttled_ns),
+            idle_periods: 0,
         };
         let sampling = Sampling::merge(&accounts, method.clone()).unwrap_or_else(|| {
-            Tally::new(at, self.sampler.interval())
+            Tally::new(at, interval)
                 .finish(at)
-                .with_method(method)
+                .with_method(method.clone())
         });
-        (self.first_error.map_or(Ok(()), Err), sampling)
+        if let SamplingMethod::Kernel { idle_periods, .. } = &mut method {
+            *idle_periods = unexplained(sampling.missed, throttled_ns, lost_records, interval);
+        }
+        (
+            self.first_error.map_or(Ok(()), Err),
+            sampling.with_method(method),
+        )
     }
 }
 
@@ -413,6 +433,16 @@ mod tests {
         // A zero size or a record cut after its header (never the kernel's) still moves on.
         throttling.scan(&[0, 0, record_header(PERF_RECORD_THROTTLE, 0, 3)]);
         assert_eq!(throttling.count, 2);
+    }
+
+    #[test]
+    fn missed_periods_beyond_throttling_and_losses_are_idle() {
+        let ms = Duration::from_millis(1);
+        // 10 missed: 3.5 ms throttled explains 3, 2 lost records 2; 5 remain.
+        assert_eq!(unexplained(10, 3_500_000, 2, ms), 5);
+        // More explained than missed (a throttled stretch overlapping the stop): none.
+        assert_eq!(unexplained(2, 9_000_000, 0, ms), 0);
+        assert_eq!(unexplained(u64::MAX, u64::MAX, u64::MAX, Duration::ZERO), 0);
     }
 
     #[test]

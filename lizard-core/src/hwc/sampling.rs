@@ -55,6 +55,12 @@ pub enum SamplingMethod {
         /// How long the timers were throttled, summed over the rings. On Linux 6.16 and later the timer's
         /// whole group stops meanwhile, so its counters miss what happened then.
         throttled_time: Duration,
+        /// Missed periods that neither throttling nor a lost record explains: periods whose timer wrote
+        /// nothing because its CPU was idle. Linux's CPU-clock timer takes no sample on an idle CPU (`perf
+        /// record -a -e cpu-clock` has the same holes); the group goes on counting, so the CPU's next
+        /// sample, or the read at the stop, holds the counts of the whole stretch: the totals are exact,
+        /// only that CPU's series is coarser there.
+        idle_periods: u64,
     },
 }
 
