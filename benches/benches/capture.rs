@@ -1,8 +1,8 @@
 //! What a local capture costs outside its counters: how many of the sampling periods the engine's direct
 //! source delivers and how much CPU it takes per wall-clock second (from `getrusage`), at 100 µs, 1 ms and
-//! 10 ms — sampled by the engine's thread (this process's counters, the baseline) and by the kernel (every
-//! CPU's counters, where CPU-wide counting is allowed), with the kernel's CPU over the thread's in the same
-//! run; and how much longer `lizard capture --duration D` runs than `sleep D` (interleaved runs, medians),
+//! 10 ms — this process's counters sampled by the engine's thread, and every CPU's counters (where CPU-wide
+//! counting is allowed) sampled by the thread (the baseline) and by the kernel, with the kernel's CPU over
+//! the thread's in the same run; and how much longer `lizard capture --duration D` runs than `sleep D` (interleaved runs, medians),
 //! the time spent outside the window.
 //!
 //! Not a criterion bench: each figure is a whole capture. Run with
@@ -15,15 +15,36 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use hwcpipe::counting::Target;
-use lizard_core::{open_target, Config, Lizard, SamplingMethod};
+use lizard_core::{open_target, Config, HwcBackend, HwcCounterInfo, Lizard, SamplingMethod, Value};
 
-/// Whose counters a sampling row captures, and so who samples them.
+/// Who samples a row's counters.
 #[derive(Clone, Copy, Debug)]
 enum Sampled {
-    /// This process's counters: the engine's thread samples them.
+    /// This process's counters, sampled by the engine's thread (one `read()` of its own groups).
+    Process,
+    /// Every online CPU's counters, sampled by the engine's thread: the baseline of `Kernel`.
     Thread,
-    /// Every online CPU's counters: the kernel samples them.
+    /// Every online CPU's counters, sampled by the kernel's timers.
     Kernel,
+}
+
+/// A backend that never offers kernel sampling, so that the engine samples it with its thread.
+#[derive(Debug)]
+struct ThreadOnly(Box<dyn HwcBackend>);
+
+impl HwcBackend for ThreadOnly {
+    fn counters(&self) -> Vec<HwcCounterInfo> {
+        self.0.counters()
+    }
+    fn start(&mut self, enabled: &[usize]) -> Result<(), lizard_core::Error> {
+        self.0.start(enabled)
+    }
+    fn sample(&mut self, out: &mut Vec<(usize, Value)>) -> Result<(), lizard_core::Error> {
+        self.0.sample(out)
+    }
+    fn stop(&mut self) {
+        self.0.stop()
+    }
 }
 
 /// CPU time (user + system) this process has used so far.
@@ -46,12 +67,16 @@ fn sampling_row(sampled: Sampled, interval: Duration, window: Duration) -> Optio
     let mut config = Config::hwcpipe_only();
     config.sample_interval = interval;
     let engine = match sampled {
-        Sampled::Thread => Lizard::configure(config).map_err(|e| e.to_string()),
-        Sampled::Kernel => Target::system_wide(false)
+        Sampled::Process => Lizard::configure(config).map_err(|e| e.to_string()),
+        Sampled::Thread | Sampled::Kernel => Target::system_wide(false)
             .and_then(|target| open_target(&target))
             .map_err(|e| e.to_string())
             .and_then(|opened| {
-                Lizard::configure_with_backend(config, opened.backend).map_err(|e| e.to_string())
+                let backend = match sampled {
+                    Sampled::Thread => Box::new(ThreadOnly(opened.backend)),
+                    _ => opened.backend,
+                };
+                Lizard::configure_with_backend(config, backend).map_err(|e| e.to_string())
             }),
     };
     let mut lizard = match engine {
@@ -152,11 +177,12 @@ fn main() {
         Duration::from_millis(1),
         Duration::from_millis(10),
     ] {
+        sampling_row(Sampled::Process, interval, window);
         let thread = sampling_row(Sampled::Thread, interval, window);
         let kernel = sampling_row(Sampled::Kernel, interval, window);
         if let (Some(thread), Some(kernel)) = (thread, kernel) {
             println!(
-                "ratio sampling/kernel_over_thread/{interval:?}/cpu = {:.4} x the thread's CPU (the kernel counting every CPU, the thread this process)",
+                "ratio sampling/kernel_over_thread/{interval:?}/cpu = {:.4} x the thread's CPU (both sampling every CPU's counters)",
                 kernel / thread.max(f64::MIN_POSITIVE)
             );
         }

@@ -197,7 +197,9 @@ pub struct CaptureArgs {
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<Duration>,
     /// The local counters' sampling interval (at least 100us; what each capture delivered of it, the
-    /// periods missed and the largest gap are in every output).
+    /// periods missed and the largest gap are in every output). CPU-wide counters are sampled by the
+    /// kernel's timers: Linux takes no sample on an idle CPU, and below about 1 ms it throttles a tickless
+    /// CPU's timer (`perf_event_max_sample_rate`); both are counted and shown with their reason.
     #[arg(long, default_value = "10ms", value_parser = parse_interval)]
     pub interval: Duration,
     /// Output format.
