@@ -97,12 +97,13 @@ fn online() -> Vec<u32> {
 }
 
 /// Every period of every ring is delivered or counted missed (the last one may be served by the stop).
+/// Each ring's window is its timer's, from just before its enable to just after its disable; the account's
+/// window is the longest.
 fn assert_every_period_accounted(sampling: &Sampling, rings: usize) {
     let handled = sampling.delivered + sampling.missed;
     let per_ring = sampling.window.as_nanos() / INTERVAL.as_nanos();
-    assert_eq!(
-        sampling.expected,
-        per_ring as u64 * rings as u64,
+    assert!(
+        sampling.expected <= per_ring as u64 * rings as u64,
         "{sampling:?}"
     );
     assert!(

@@ -15,7 +15,7 @@
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::sys::perf_event_attr::{
     flag, PerfEventAttr, SamplingAttr, CLOCK_MONOTONIC_RAW, PERF_COUNT_SW_CPU_CLOCK,
@@ -60,6 +60,10 @@ struct RingGroup {
     leader: OwnedFd,
     _members: Vec<OwnedFd>,
     ring: PerfRing,
+    /// Taken just before the timer's enable and just after its disable: no period of the ring lies
+    /// outside.
+    enabled: Option<Instant>,
+    disabled: Option<Instant>,
 }
 
 /// CPU-wide counters sampled by the kernel every interval (see the module documentation).
@@ -153,6 +157,8 @@ impl KernelSampler {
             leader,
             _members: members,
             ring,
+            enabled: None,
+            disabled: None,
         });
         Ok(())
     }
@@ -190,10 +196,13 @@ impl KernelSampler {
 
     /// Resets every group's counts to zero and starts the timers.
     pub fn start(&mut self) -> io::Result<()> {
-        for group in &self.groups {
+        for group in &mut self.groups {
             LinuxPerf.ioctl(group.leader.as_fd(), PerfIoctl::ResetGroup)?;
+            group.enabled = None;
+            group.disabled = None;
         }
-        for group in &self.groups {
+        for group in &mut self.groups {
+            group.enabled = Some(Instant::now());
             LinuxPerf.ioctl(group.leader.as_fd(), PerfIoctl::Enable)?;
         }
         Ok(())
@@ -202,12 +211,23 @@ impl KernelSampler {
     /// Stops the timers (and so the counters of their groups).
     pub fn stop(&mut self) -> io::Result<()> {
         let mut result = Ok(());
-        for group in &self.groups {
+        for group in &mut self.groups {
             if let Err(e) = LinuxPerf.ioctl(group.leader.as_fd(), PerfIoctl::Disable) {
                 result = result.and(Err(e));
             }
+            group.disabled = group.enabled.map(|_| Instant::now());
         }
         result
+    }
+
+    /// When ring `ring`'s timer ran: from an instant taken just before its enable to one taken just after
+    /// its disable, so that every period the timer ended lies inside (the rings are started and stopped one
+    /// after another, and a thread may be preempted between two). The end is `None` until
+    /// [`stop`](Self::stop), both ends before [`start`](Self::start) or for a ring that does not exist.
+    pub fn ring_window(&self, ring: usize) -> (Option<Instant>, Option<Instant>) {
+        self.groups
+            .get(ring)
+            .map_or((None, None), |g| (g.enabled, g.disabled))
     }
 
     /// Calls `each(ring, cpu, words)` with every ring's records written since the last drain, as 8-byte

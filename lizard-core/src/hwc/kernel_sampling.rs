@@ -90,32 +90,35 @@ struct RingDecoder {
 
 impl RingDecoder {
     /// Announces `sampler`'s events to a new tracker, with its clock base set so that a record's time
-    /// comes out as nanoseconds since `epoch`; every ring's window starts at `started`.
+    /// comes out as nanoseconds since `epoch`; each ring's window starts when its timer was enabled (or at
+    /// `started`, were that unknown).
     fn new(
         sampler: &KernelSampler,
         epoch: Instant,
         started: Instant,
     ) -> Result<RingDecoder, Error> {
+        let starts: Vec<Instant> = (0..sampler.rings())
+            .map(|ring| sampler.ring_window(ring).0.unwrap_or(started))
+            .collect();
         RingDecoder::announced(
             sampler.events(),
             sampler.ids(),
-            sampler.rings(),
+            &starts,
             sampler.interval(),
             epoch,
-            started,
         )
     }
 
-    /// A decoder of `events` (key and attribute) written under perf `ids`, for `rings` rings sampled every
-    /// `interval`.
+    /// A decoder of `events` (key and attribute) written under perf `ids`, for rings sampled every
+    /// `interval` from `starts` (one a ring).
     fn announced(
         events: &[(i32, SamplingAttr)],
         ids: &[(u64, i32)],
-        rings: usize,
+        starts: &[Instant],
         interval: Duration,
         epoch: Instant,
-        started: Instant,
     ) -> Result<RingDecoder, Error> {
+        let rings = starts.len();
         let mut frame = Vec::new();
         PerfAttrs::encode_header(0, &mut frame);
         for (key, attr) in events {
@@ -135,7 +138,7 @@ impl RingDecoder {
             epoch,
             frame,
             decoded: Vec::new(),
-            tallies: (0..rings).map(|_| Tally::new(started, interval)).collect(),
+            tallies: starts.iter().map(|&start| Tally::new(start, interval)).collect(),
             throttling: vec![Throttling::default(); rings],
         })
     }
@@ -298,9 +301,11 @@ impl KernelRun {
             }
         }
         store_decoded(&self.pending, &self.store, &self.ids, self.per_core);
+        // Each ring's window ends when its timer was stopped.
         let accounts: Vec<Sampling> = std::mem::take(&mut self.decoder.tallies)
             .into_iter()
-            .map(|tally| tally.finish(at))
+            .enumerate()
+            .map(|(ring, tally)| tally.finish(self.sampler.ring_window(ring).1.unwrap_or(at)))
             .collect();
         // A ring still throttled at the stop was throttled until then.
         for throttling in &mut self.decoder.throttling {
@@ -351,9 +356,8 @@ mod tests {
         RingDecoder::announced(
             &[(TIMER_KEY, timer), (0, member)],
             &[(100, TIMER_KEY), (101, 0)],
-            1,
+            &[epoch],
             Duration::from_millis(1),
-            epoch,
             epoch,
         )
         .unwrap()

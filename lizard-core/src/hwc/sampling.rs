@@ -17,9 +17,10 @@ pub const MIN_SAMPLE_INTERVAL: Duration = Duration::from_micros(100);
 pub struct Sampling {
     /// The interval asked for.
     pub interval: Duration,
-    /// The window: from the start sample to the stop sample.
+    /// The window: from the start sample to the stop sample. Sampled by the kernel, the longest of the
+    /// rings' windows, each from just before its timer's start to just after its stop.
     pub window: Duration,
-    /// Whole periods in the window: `window / interval`.
+    /// Whole periods in the window: `window / interval` (by the kernel, summed over the rings' windows).
     pub expected: u64,
     /// Periodic samples taken (the start and stop samples not included).
     pub delivered: u64,
