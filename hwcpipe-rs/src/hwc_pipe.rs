@@ -244,6 +244,7 @@ impl HwcPipe {
     /// Reads both sides: the change of every enabled counter since the previous sample. The
     /// result borrows the profilers and is replaced by the next sample; on the CPU side nothing
     /// is allocated.
+    #[inline]
     pub fn sample(&mut self) -> Result<Measurements<'_>, Error> {
         let cpu = match &mut self.cpu {
             Side::Ready(p) => Some(p.sample()?),

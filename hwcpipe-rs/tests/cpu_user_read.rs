@@ -524,10 +524,11 @@ fn instructions_retired(samples: u32, mut step: impl FnMut()) -> u64 {
 }
 
 /// `HwcPipe::sample()` of cycles and instructions with user reads on, against a raw group `read()` of
-/// the same two events, under `-icount`: the test prints both counts and holds the ratio to at most an
-/// eighth (about 0.116 now: 298 instructions a sample against 2,583).
+/// the same two events, under `-icount`: the test prints both counts and holds the ratio to at most a
+/// tenth (about 0.098 now: 254 instructions a sample against 2,583). Each is the fewer of two runs, so
+/// that a timer interrupt taken during one (some 12,000 instructions) does not decide it.
 #[test]
-fn hwcpipe_sampling_retires_an_eighth_of_a_raw_group_read() {
+fn hwcpipe_sampling_retires_a_tenth_of_a_raw_group_read() {
     use hwcpipe::sys::{LinuxPerf, PerfSys};
     use std::os::fd::AsFd;
     let _serial = serial();
@@ -537,20 +538,24 @@ fn hwcpipe_sampling_retires_an_eighth_of_a_raw_group_read() {
     const SAMPLES: u32 = 1000;
     let mut pipe = hwcpipe::HwcPipe::from_profilers(Some(Ok(hardware_profiler())), None);
     pipe.run().unwrap();
-    let sampled = instructions_retired(SAMPLES, || {
+    let mut sample = || {
         let m = pipe.sample().unwrap();
         black_box(m.get(CpuCounter::Instructions));
-    });
+    };
+    let sampled =
+        instructions_retired(SAMPLES, &mut sample).min(instructions_retired(SAMPLES, &mut sample));
     pipe.stop().unwrap();
     let (cycles, _instructions) = raw_group();
     let mut buf = [0u8; 64];
-    let raw = instructions_retired(SAMPLES, || {
+    let mut read = || {
         black_box(LinuxPerf.read(cycles.as_fd(), &mut buf).unwrap());
-    });
+    };
+    let raw =
+        instructions_retired(SAMPLES, &mut read).min(instructions_retired(SAMPLES, &mut read));
     let ratio = sampled as f64 / raw as f64;
     println!(
         "HWCPIPE-SAMPLE-INSTRUCTIONS hwcpipe={sampled} raw_read={raw} per_sample={} ratio={ratio:.4}",
         sampled / u64::from(SAMPLES)
     );
-    assert!(sampled * 8 <= raw, "ratio {ratio}");
+    assert!(sampled * 10 <= raw, "ratio {ratio}");
 }

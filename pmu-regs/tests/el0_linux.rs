@@ -251,6 +251,71 @@ mod arm {
         assert!(event.read_syscall() > 0, "the kernel still counts");
     }
 
+    /// Every event counter the PE has, each holding its own INST_RETIRED, read at EL0 through
+    /// `try_read` (the computed branch into the table of `PMEVCNTR<n>_EL0` reads): each value agrees
+    /// with the kernel's `read()` of the event that the page says is in that counter, so that an
+    /// entry of the table reading another counter's register would be caught.
+    #[test]
+    fn every_event_counter_is_read_from_its_own_register() {
+        if !arm_pmu_present() || user_access() != Some(1) {
+            eprintln!("skipped: no Arm PMU with kernel.perf_user_access=1");
+            return;
+        }
+        // On one CPU, so that every event stays on the PMU it was given (another CPU's may have fewer
+        // counters free).
+        // SAFETY: a zeroed cpu_set_t with CPU 0 set, passed by pointer with its size, for this thread.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(0, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+        // SAFETY: PMUv3 is driven by the kernel; counters read are those the kernel's pages name.
+        let pmu = unsafe { El0Pmu::new() };
+        // As many events as the kernel schedules at once: the first one it cannot (its page names no
+        // counter once enabled) ends the list. Different start times give each its own count.
+        let mut events = Vec::new();
+        for _ in 0..31 {
+            let Ok(event) = UserEvent::open(INST_RETIRED, CONFIG1_RDPMC) else {
+                break;
+            };
+            event.ioctl(PERF_EVENT_IOC_ENABLE);
+            let work: u64 = (0..20_000u64).map(std::hint::black_box).sum();
+            std::hint::black_box(work);
+            if event.snapshot().0 == 0 {
+                break;
+            }
+            events.push(event);
+        }
+        let mut indexes: Vec<u32> = events.iter().map(|e| e.snapshot().0).collect();
+        eprintln!("event counters in use: {indexes:?}");
+        assert!(
+            events.len() >= 2,
+            "at least two event counters: {indexes:?}"
+        );
+        for event in &events {
+            let (index, offset, _, width) = event.snapshot();
+            let counter = El0Counter::from_perf_index(index).expect("a counter");
+            assert!(matches!(counter, El0Counter::Event(_)), "{counter:?}");
+            let raw = pmu
+                .try_read(counter)
+                .expect("PMUSERENR_EL0 grants the read");
+            let shift = 64 - u32::from(width.clamp(1, 64));
+            let el0 = offset.wrapping_add(((raw << shift) as i64) >> shift) as u64;
+            let kernel = event.read_syscall();
+            assert!(
+                el0 <= kernel && kernel - el0 < 10_000,
+                "counter {index}: EL0 {el0}, read() {kernel}"
+            );
+        }
+        indexes.sort_unstable();
+        indexes.dedup();
+        assert_eq!(
+            indexes.len(),
+            events.len(),
+            "each event in a counter of its own"
+        );
+    }
+
     #[test]
     fn with_user_access_el0_reads_agree_with_the_kernel() {
         if !arm_pmu_present() {

@@ -10,7 +10,7 @@ use super::group_read::GroupRecord;
 use super::sample::{CpuReading, CpuSample};
 use super::scaling::Interval;
 use super::user_read::{count, times, ReadPath, SyscallReason, PAGE_READ_ROUNDS};
-use crate::sys::perf_page::{current_thread_id, PerfPage};
+use crate::sys::perf_page::{current_thread_id, PerfPage, UserAccess};
 use crate::sys::PerfSys;
 
 /// The mapped pages of a group read from user space when the kernel allows it.
@@ -129,6 +129,9 @@ impl Group {
             .read_user::<true>(PAGE_READ_ROUNDS)
             .map_err(|_| UserMiss::member(0, SyscallReason::PageBusy))?;
         let value = count(&read).map_err(|r| UserMiss::member(0, r))?;
+        // The leader's counter was read: the others need no second look at the CPU's permission.
+        let access =
+            UserAccess::shown_by(&read).ok_or(UserMiss::member(0, SyscallReason::NoUserAccess))?;
         let (now_enabled, now_running) =
             times(&read, time.as_ref()).map_err(|r| UserMiss::member(0, r))?;
         if value < members[0].prev_raw
@@ -141,7 +144,7 @@ impl Group {
         // The other members: each value read and checked before anything is changed.
         for i in 1..n {
             let (read, _) = pages[i]
-                .read_user::<false>(PAGE_READ_ROUNDS)
+                .read_user_granted::<false>(PAGE_READ_ROUNDS, access)
                 .map_err(|_| UserMiss::member(i, SyscallReason::PageBusy))?;
             let value = count(&read).map_err(|r| UserMiss::member(i, r))?;
             if value < members[i].prev_raw {

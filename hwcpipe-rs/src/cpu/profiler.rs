@@ -68,6 +68,19 @@ pub struct CpuProfiler {
     child: ChildState,
 }
 
+/// Group `group` read with `read()`, for `miss`: out of line, so that the loop over the groups keeps
+/// its registers for the user-space path.
+#[inline(never)]
+fn sample_group_with_read(
+    group: &mut Group,
+    sys: &dyn PerfSys,
+    totals: &mut [u64; CpuCounter::COUNT],
+    sample: &mut CpuSample,
+    miss: UserMiss,
+) -> Result<(), CpuError> {
+    group.sample_with_read(sys, totals, sample, miss)
+}
+
 impl fmt::Debug for CpuProfiler {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CpuProfiler")
@@ -275,6 +288,7 @@ impl CpuProfiler {
     /// With [`UserReads::Auto`](super::UserReads::Auto), a group whose counters the kernel lets this thread read from user
     /// space is read without a system call; each reading's [`path`](super::CpuReading::path) says how it
     /// was read.
+    #[inline]
     pub fn sample(&mut self) -> Result<&CpuSample, CpuError> {
         self.sample_groups(false)
     }
@@ -286,41 +300,36 @@ impl CpuProfiler {
         self.sample_groups(true)
     }
 
+    /// In line in [`sample`](Self::sample) and so in its callers' own sampling loops (`HwcPipe`'s): a
+    /// call would pass the result through memory and save and restore what the loop holds.
+    #[inline(always)]
     fn sample_groups(&mut self, force_read: bool) -> Result<&CpuSample, CpuError> {
         if !self.running {
             return Err(CpuError::NotRunning);
         }
         self.sample.begin();
-        for index in 0..self.groups.len() {
-            let Some(group) = self.groups.get_mut(index) else {
-                break;
-            };
+        let CpuProfiler {
+            sys,
+            groups,
+            sample,
+            totals,
+            ..
+        } = self;
+        for group in groups.iter_mut() {
             // A group without pages goes to `read()` without entering the user-space path.
             let miss = if force_read {
                 UserMiss::group(SyscallReason::Forced)
             } else if group.user.is_none() {
                 UserMiss::group(group.no_user_reason)
             } else {
-                match group.sample_user(&mut self.totals, &mut self.sample) {
+                match group.sample_user(totals, sample) {
                     Ok(()) => continue,
                     Err(miss) => miss,
                 }
             };
-            self.sample_group_with_read(index, miss)?;
+            sample_group_with_read(group, sys.as_ref(), totals, sample, miss)?;
         }
         Ok(&self.sample)
-    }
-
-    /// Group `index` read with `read()`, for `miss`: out of line, so that the loop over the groups
-    /// keeps its registers for the user-space path.
-    #[inline(never)]
-    fn sample_group_with_read(&mut self, index: usize, miss: UserMiss) -> Result<(), CpuError> {
-        match self.groups.get_mut(index) {
-            Some(group) => {
-                group.sample_with_read(self.sys.as_ref(), &mut self.totals, &mut self.sample, miss)
-            }
-            None => Ok(()),
-        }
     }
 
     /// The most recent sample.

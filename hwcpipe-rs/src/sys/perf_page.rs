@@ -374,7 +374,8 @@ impl TimeRead {
     /// Nanoseconds since the page was written: the kernel's conversion
     /// `time_offset + (cyc >> shift) × mult + ((cyc & (2^shift − 1)) × mult >> shift)` of the clock,
     /// with `cyc` first widened by `time_cycles` and `time_mask` when the clock is short (`short`,
-    /// the page's `cap_user_time_short`). Wrapping arithmetic, as in the kernel.
+    /// the page's `cap_user_time_short`). Wrapping arithmetic, as in the kernel; shifts count modulo
+    /// 64, as the CPU's shift instructions do (the kernel publishes shifts of 32 at most).
     #[inline]
     pub fn since_update(&self, short: bool) -> u64 {
         let cyc = if short {
@@ -383,13 +384,13 @@ impl TimeRead {
         } else {
             self.clock
         };
-        let shift = u32::from(self.time_shift).min(63);
+        let shift = u32::from(self.time_shift);
         let mult = u64::from(self.time_mult);
-        let quot = cyc >> shift;
-        let rem = cyc & ((1u64 << shift) - 1);
+        let quot = cyc.wrapping_shr(shift);
+        let rem = cyc & 1u64.wrapping_shl(shift).wrapping_sub(1);
         self.time_offset
             .wrapping_add(quot.wrapping_mul(mult))
-            .wrapping_add(rem.wrapping_mul(mult) >> shift)
+            .wrapping_add(rem.wrapping_mul(mult).wrapping_shr(shift))
     }
 
     /// The event's enabled and running times (ns) at the clock reading, for an event on the PMU
@@ -418,10 +419,42 @@ impl PerfPage {
     /// One user-space read of the event under the page's lock, retried at most `rounds` times:
     /// the counter the page names and, when `WITH_TIME` and the page converts its clock
     /// (`cap_user_time`), the event's times at that moment (`None` otherwise, or when the counter
-    /// could not be read). Reads only what it needs, with no call: this is the hot path of a
-    /// sample, and a call would make the caller save and restore what it holds across it.
+    /// could not be read). On arm64 the read is made only if PMUSERENR_EL0 lets user space read every
+    /// counter, cycle and event ([`read_counter`]), so that the other counters of a group may then be
+    /// read with [`read_user_granted`](Self::read_user_granted). Reads only what it needs, with no
+    /// call: this is the hot path of a sample, and a call would make the caller save and restore what
+    /// it holds across it.
     #[inline(always)]
     pub fn read_user<const WITH_TIME: bool>(
+        &self,
+        rounds: u32,
+    ) -> Result<(CounterRead, Option<TimeNow>), PageBusy> {
+        // SAFETY: the checked read (`GRANTED` false) has no precondition.
+        unsafe { self.read_locked::<WITH_TIME, false>(rounds) }
+    }
+
+    /// [`read_user`](Self::read_user) without looking at PMUSERENR_EL0 first: for the other counters
+    /// of a group, after [`read_user`](Self::read_user) read the first from user space on this thread
+    /// (`access`, from that read).
+    #[inline(always)]
+    pub fn read_user_granted<const WITH_TIME: bool>(
+        &self,
+        rounds: u32,
+        access: UserAccess,
+    ) -> Result<(CounterRead, Option<TimeNow>), PageBusy> {
+        let _ = access;
+        // SAFETY: `access` was made on this thread (it is neither Send nor Sync) from a read that
+        // found every counter readable from user space.
+        unsafe { self.read_locked::<WITH_TIME, true>(rounds) }
+    }
+
+    /// The lock loop of [`read_user`](Self::read_user) (`GRANTED` false) and
+    /// [`read_user_granted`](Self::read_user_granted) (`GRANTED` true).
+    ///
+    /// # Safety
+    /// With `GRANTED`, that of [`read_user_granted`](Self::read_user_granted).
+    #[inline(always)]
+    unsafe fn read_locked<const WITH_TIME: bool, const GRANTED: bool>(
         &self,
         rounds: u32,
     ) -> Result<(CounterRead, Option<TimeNow>), PageBusy> {
@@ -430,7 +463,8 @@ impl PerfPage {
         while round < rounds {
             let seq = lock.load(Ordering::Acquire);
             if seq & 1 == 0 {
-                let got = self.read_user_unlocked::<WITH_TIME>();
+                // SAFETY: passed on from the caller.
+                let got = unsafe { self.read_user_unlocked::<WITH_TIME, GRANTED>() };
                 fence(Ordering::Acquire);
                 if lock.load(Ordering::Relaxed) == seq {
                     return Ok(got);
@@ -444,8 +478,13 @@ impl PerfPage {
 
     /// The fields, clock and counter of one attempt, to be made after an even read of the lock
     /// and kept only if the lock reads the same afterwards.
+    ///
+    /// # Safety
+    /// With `GRANTED`, that of [`read_user_granted`](Self::read_user_granted).
     #[inline(always)]
-    fn read_user_unlocked<const WITH_TIME: bool>(&self) -> (CounterRead, Option<TimeNow>) {
+    unsafe fn read_user_unlocked<const WITH_TIME: bool, const GRANTED: bool>(
+        &self,
+    ) -> (CounterRead, Option<TimeNow>) {
         let mut counter = CounterRead {
             index: self.load32(offset::INDEX),
             offset: self.load64(offset::OFFSET) as i64,
@@ -474,13 +513,42 @@ impl PerfPage {
             }
             // SAFETY: the page was mapped by `map` from a perf event descriptor, grants the read
             // (cap_user_rdpmc, index ≠ 0, both checked just above), and the caller reads the lock
-            // before (even) and after (unchanged) this call.
-            counter.pmc = unsafe { read_counter(counter.index) };
+            // before (even) and after (unchanged) this call; with `GRANTED`, the caller's contract
+            // says user space may read every counter now.
+            counter.pmc = unsafe {
+                if GRANTED {
+                    read_counter_granted(counter.index)
+                } else {
+                    read_counter(counter.index)
+                }
+            };
             if counter.pmc.is_none() {
                 time = None;
             }
         }
         (counter, time)
+    }
+}
+
+/// That this thread just read a counter from user space, and so may read the others of its group
+/// without checking again ([`PerfPage::read_user_granted`]): on arm64, [`PerfPage::read_user`] reads
+/// a counter only when PMUSERENR_EL0 lets user space read every counter, and Linux keeps it so while
+/// the thread has a user-access event. Neither `Send` nor `Sync`: it holds for the thread that made
+/// it. Should another thread close this thread's last user-access event in between, or a caller make
+/// one from a [`CounterRead`] of its own, a read traps (SIGILL) and ends the process, as any
+/// user-space counter read racing that close does; it is never undefined behaviour.
+#[derive(Clone, Copy, Debug)]
+pub struct UserAccess {
+    _this_thread: std::marker::PhantomData<*const ()>,
+}
+
+impl UserAccess {
+    /// The access a read with a value (`pmc` set) shows, or `None`.
+    #[inline(always)]
+    pub fn shown_by(read: &CounterRead) -> Option<UserAccess> {
+        read.pmc.map(|_| UserAccess {
+            _this_thread: std::marker::PhantomData,
+        })
     }
 }
 
@@ -491,8 +559,9 @@ impl PerfPage {
 /// `index` must come from a page mapped by [`PerfPage::map`] from a perf event of this process, read
 /// under its lock with `cap_user_rdpmc` set and `index` non-zero, and the call must be made before the
 /// lock is read again (so that a changed page discards the value). On x86-64 the kernel then lets the
-/// process execute `rdpmc` for that counter; on aarch64 the read checks PMUSERENR_EL0 first and gives
-/// `None` when it is closed.
+/// process execute `rdpmc` for that counter; on aarch64 the read checks first that PMUSERENR_EL0 lets
+/// EL0 read every counter, cycle and event (as Linux grants them, together), and gives `None` when
+/// it does not.
 ///
 /// Always in line: the read is a handful of instructions around one jump, on the hot path of a
 /// sample, and a call would make the caller save and restore what it holds across it.
@@ -500,13 +569,35 @@ impl PerfPage {
 pub unsafe fn read_counter(index: u32) -> Option<u64> {
     #[cfg(target_arch = "aarch64")]
     {
+        use pmu_regs::hw::el0::El0Pmu;
+        // SAFETY: the kernel's Arm PMU driver granted this page user access (the caller's contract),
+        // so the PE implements PMUv3 and EL0 reads of PMUSERENR_EL0 are not trapped.
+        let pmu = unsafe { El0Pmu::new() };
+        if !pmu.pmuserenr().el0_may_read_all_counters() {
+            return None;
+        }
+    }
+    // SAFETY: the caller's contract, and on aarch64 the check just above.
+    unsafe { read_counter_granted(index) }
+}
+
+/// [`read_counter`] without the check of PMUSERENR_EL0 on aarch64: for the other counters of a group
+/// once one was read.
+///
+/// # Safety
+/// That of [`read_counter`]; and on aarch64, PMUSERENR_EL0 must let EL0 read every counter now, as
+/// [`read_counter`] (a value read) found for this thread just before. Linux keeps it so while the
+/// thread has a user-access event: should another thread close the last one in between, the read
+/// traps (SIGILL), as any user-space read racing that close can.
+#[inline(always)]
+pub unsafe fn read_counter_granted(index: u32) -> Option<u64> {
+    #[cfg(target_arch = "aarch64")]
+    {
         use pmu_regs::hw::el0::{El0Counter, El0Pmu};
         let counter = El0Counter::from_perf_index(index)?;
-        // SAFETY: the kernel's Arm PMU driver granted this page user access (the caller's contract),
-        // so the PE implements PMUv3, EL0 reads of PMUSERENR_EL0 are not trapped, and the counter the
-        // page names exists.
-        let pmu = unsafe { El0Pmu::new() };
-        pmu.try_read(counter)
+        // SAFETY: as in `read_counter`: the PE implements PMUv3 and the counter the page names
+        // exists; the caller's contract says EL0 may read it now.
+        unsafe { El0Pmu::new().read_granted(counter) }
     }
     #[cfg(target_arch = "x86_64")]
     {

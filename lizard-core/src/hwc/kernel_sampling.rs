@@ -138,7 +138,10 @@ impl RingDecoder {
             epoch,
             frame,
             decoded: Vec::new(),
-            tallies: starts.iter().map(|&start| Tally::new(start, interval)).collect(),
+            tallies: starts
+                .iter()
+                .map(|&start| Tally::new(start, interval))
+                .collect(),
             throttling: vec![Throttling::default(); rings],
         })
     }

@@ -168,6 +168,25 @@ impl El0Pmu {
         }
     }
 
+    /// Reads `counter` without looking at PMUSERENR_EL0: the form for the other counters of a group
+    /// once [`Pmuserenr::el0_may_read_all_counters`] was checked for the first (`None` only for an
+    /// event counter number above 30, where nothing is read).
+    ///
+    /// # Safety
+    /// PMUSERENR_EL0 must let EL0 read `counter` now. On Linux it stays open for a thread while the
+    /// thread has a user-access perf event, so a check made by this thread just before holds unless
+    /// another thread closed the last such event in between; then the read traps (SIGILL), which is
+    /// never undefined behaviour but ends the process.
+    #[inline(always)]
+    pub unsafe fn read_granted(&self, counter: El0Counter) -> Option<u64> {
+        match counter {
+            // SAFETY: the caller's contract grants the read; `new`'s says the counter exists.
+            El0Counter::Cycles => Some(unsafe { sysreg::read_pmccntr() }),
+            // SAFETY: as above; above 30 nothing is read.
+            El0Counter::Event(n) => unsafe { sysreg::read_pmevcntr(n) },
+        }
+    }
+
     /// Reads `counter` and sign-extends its low `width` bits ([`sign_extend`]): the value a perf
     /// mmap page's `offset` is to be added to.
     pub fn read_pmc(&self, counter: El0Counter, width: PmcWidth) -> Result<i64, El0ReadError> {

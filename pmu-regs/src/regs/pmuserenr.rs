@@ -32,6 +32,20 @@ register! {
 }
 
 impl Pmuserenr {
+    /// Whether EL0 may read every counter: the cycle counter and the event counters (EN, or both CR
+    /// and ER, as Linux grants them together), so that one check serves the reads of a whole group.
+    ///
+    /// ```
+    /// use pmu_regs::Pmuserenr;
+    /// assert!(Pmuserenr::from_bits(0b1100).el0_may_read_all_counters()); // CR and ER
+    /// assert!(!Pmuserenr::from_bits(0b0100).el0_may_read_all_counters()); // CR alone
+    /// assert!(Pmuserenr::from_bits(0b0001).el0_may_read_all_counters()); // EN
+    /// ```
+    #[inline]
+    pub const fn el0_may_read_all_counters(self) -> bool {
+        self.en() || (self.cr() && self.er())
+    }
+
     /// Whether EL0 may read `register` with these enables: EN opens every EL0-accessible register;
     /// without it, CR opens PMCCNTR_EL0 and ER opens the event counters (`PMEVCNTR<n>_EL0`,
     /// `PMXEVCNTR_EL0`) and PMSELR_EL0. PMUSERENR_EL0 itself is always readable at EL0. Registers
