@@ -35,10 +35,12 @@ pub use local_capture::{LocalCaptureDecoder, LocalCaptureError, LocalCaptureRead
 pub use name::{Name, NameMessage};
 pub use perf_attrs::{
     encode_counters_message, encode_keys_message, encode_pea_message, CounterValue, CounterValues,
-    KeyMap, PerfAttrs, PerfAttrsMessage,
+    KeyMap, MetricEventRole, PerfAttrs, PerfAttrsMessage,
 };
 pub use perf_aux::PerfAux;
-pub use perf_counters::{Delivery, PerfCounterSample, PerfCounterTracker, TrackerError};
+pub use perf_counters::{
+    Delivery, MetricEvent, PerfCounterSample, PerfCounterTracker, TrackerError,
+};
 pub use perf_data::{PerfData, Words};
 pub use perf_event_attr::{
     AttrError, PerfEventAttr, ReadFormat, SampleType, CLOCK_MONOTONIC_RAW, PERF_ATTR_SIZE_VER0,

@@ -32,7 +32,7 @@ pub const CODE_COUNTERS: i32 = 10;
 pub const CODE_HEADER_PAGE: i32 = 11;
 /// Code of [`PerfAttrsMessage::HeaderEvent`].
 pub const CODE_HEADER_EVENT: i32 = 12;
-/// Code of the METRIC_EVENT_KEY message (kept opaque).
+/// Code of [`PerfAttrsMessage::MetricEventKey`].
 pub const CODE_METRIC_EVENT_KEY: i32 = 13;
 /// Code of [`PerfAttrsMessage::KernelBuildId`].
 pub const CODE_KERNEL_BUILD_ID: i32 = 14;
@@ -110,6 +110,21 @@ pub enum PerfAttrsMessage<'a> {
     HeaderPage(&'a [u8]),
     /// 12: the ftrace `header_event` text.
     HeaderEvent(&'a [u8]),
+    /// 13: one perf event that a metric counter (`metric="yes"`, e.g. `ARMv8_Cortex_A72_metric_ipc`) is
+    /// computed from. gatord opens no event for the metric itself and sends no value under its key: it opens
+    /// the metric's PMU events (and the cycle counter) under keys of their own, announces them with PEA
+    /// messages and links each to the metric with one of these (`PerfAttrsBuffer::marshalMetricKey`: five
+    /// packed ints, code included). The client computes the metric from the events' values.
+    MetricEventKey {
+        /// The metric counter's key (the one the `captured` document gives the metric).
+        metric_key: i32,
+        /// The PMU event number (`0x11` CPU_CYCLES, `0x08` INST_RETIRED, ...).
+        event_code: i32,
+        /// The key the event's values arrive under (announced by a PEA message).
+        event_key: i32,
+        /// What the event is to the metric.
+        role: MetricEventRole,
+    },
     /// 14: the kernel's build id.
     KernelBuildId(&'a [u8]),
     /// Any other code, kept opaque. Its length is unknown, so it takes the rest of the frame.
@@ -146,6 +161,43 @@ pub struct CounterValue {
     pub key: i32,
     /// The value.
     pub value: i64,
+}
+
+/// What a [`PerfAttrsMessage::MetricEventKey`] event is to its metric (gatord's `MetricEventType`, whose
+/// numbers its source says never change).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MetricEventRole {
+    /// 0: one of the metric's own events.
+    Event,
+    /// 1: the cycle counter, sent for every metric (each group of metric events counts cycles).
+    CycleCounter,
+    /// 2: a counter of function returns, with which the host can tell whether a short sampling window
+    /// crossed a return (strobing mode only).
+    ReturnCounter,
+    /// A number this decoder does not know.
+    Unknown(i32),
+}
+
+impl MetricEventRole {
+    /// The role numbered `value` on the wire.
+    pub fn from_wire(value: i32) -> MetricEventRole {
+        match value {
+            0 => MetricEventRole::Event,
+            1 => MetricEventRole::CycleCounter,
+            2 => MetricEventRole::ReturnCounter,
+            other => MetricEventRole::Unknown(other),
+        }
+    }
+
+    /// Its number on the wire.
+    pub fn to_wire(self) -> i32 {
+        match self {
+            MetricEventRole::Event => 0,
+            MetricEventRole::CycleCounter => 1,
+            MetricEventRole::ReturnCounter => 2,
+            MetricEventRole::Unknown(other) => other,
+        }
+    }
 }
 
 impl<'a> PerfAttrs<'a> {
@@ -281,6 +333,12 @@ impl<'a> PerfAttrsMessage<'a> {
             }
             CODE_HEADER_PAGE => PerfAttrsMessage::HeaderPage(cursor.c_string("header_page")?),
             CODE_HEADER_EVENT => PerfAttrsMessage::HeaderEvent(cursor.c_string("header_event")?),
+            CODE_METRIC_EVENT_KEY => PerfAttrsMessage::MetricEventKey {
+                metric_key: cursor.i32("metric key")?,
+                event_code: cursor.i32("metric event code")?,
+                event_key: cursor.i32("metric event key")?,
+                role: MetricEventRole::from_wire(cursor.i32("metric event type")?),
+            },
             CODE_KERNEL_BUILD_ID => PerfAttrsMessage::KernelBuildId(cursor.string("build id")?),
             code => PerfAttrsMessage::Other {
                 code,
@@ -336,6 +394,18 @@ impl<'a> PerfAttrsMessage<'a> {
             }
             PerfAttrsMessage::HeaderPage(text) => text_message(CODE_HEADER_PAGE, text, out),
             PerfAttrsMessage::HeaderEvent(text) => text_message(CODE_HEADER_EVENT, text, out),
+            PerfAttrsMessage::MetricEventKey {
+                metric_key,
+                event_code,
+                event_key,
+                role,
+            } => {
+                encode_i32(CODE_METRIC_EVENT_KEY, out);
+                encode_i32(metric_key, out);
+                encode_i32(event_code, out);
+                encode_i32(event_key, out);
+                encode_i32(role.to_wire(), out);
+            }
             PerfAttrsMessage::KernelBuildId(id) => {
                 encode_i32(CODE_KERNEL_BUILD_ID, out);
                 put_string(id, out);
@@ -451,6 +521,59 @@ mod tests {
     }
 
     #[test]
+    fn metric_event_keys_are_five_packed_ints_and_the_frame_goes_on_after_them() {
+        // As gatord 9.7.2's `marshalMetricKey` writes ipc in EBS mode: cycles (type 1) then
+        // INST_RETIRED (type 0), then the PEA of the next group in the same frame.
+        let mut body = vec![0x00];
+        body.extend_from_slice(&[0x0d, 0x20, 0x11, 0xfe, 0xff, 0xff, 0xff, 0x07, 0x01]);
+        body.extend_from_slice(&[0x0d, 0x20, 0x08, 0xfd, 0xff, 0xff, 0xff, 0x07, 0x00]);
+        // The return counter 0x79 packs as `f9 00`.
+        body.extend_from_slice(&[0x0d, 0x20, 0xf9, 0x00, 0xfc, 0xff, 0xff, 0xff, 0x07, 0x02]);
+        body.extend_from_slice(&[0x07, 0x00, 0x01]);
+        let frame = PerfAttrs::parse(&body).unwrap();
+        let messages: Vec<_> = frame.messages().collect();
+        assert_eq!(
+            messages,
+            [
+                PerfAttrsMessage::MetricEventKey {
+                    metric_key: 0x20,
+                    event_code: 0x11,
+                    event_key: 0x7fff_fffe,
+                    role: MetricEventRole::CycleCounter,
+                },
+                PerfAttrsMessage::MetricEventKey {
+                    metric_key: 0x20,
+                    event_code: 0x08,
+                    event_key: 0x7fff_fffd,
+                    role: MetricEventRole::Event,
+                },
+                PerfAttrsMessage::MetricEventKey {
+                    metric_key: 0x20,
+                    event_code: 0x79,
+                    event_key: 0x7fff_fffc,
+                    role: MetricEventRole::ReturnCounter,
+                },
+                PerfAttrsMessage::OnlineCpu {
+                    timestamp: 0,
+                    cpu: 1
+                },
+            ]
+        );
+        round_trip(&messages);
+        assert_eq!(MetricEventRole::from_wire(7), MetricEventRole::Unknown(7));
+        assert_eq!(MetricEventRole::Unknown(7).to_wire(), 7);
+    }
+
+    #[test]
+    fn a_truncated_metric_event_key_is_an_error_naming_the_field() {
+        // The event key's varint ends in the middle.
+        let err = PerfAttrs::parse(&[0x00, 0x0d, 0x20, 0x11, 0xfe, 0xff]).unwrap_err();
+        assert!(err.to_string().contains("metric event key"), "{err}");
+        let err = PerfAttrs::parse(&[0x00, 0x0d, 0x20, 0x11, 0x05]).unwrap_err();
+        assert!(err.to_string().contains("metric event type"), "{err}");
+    }
+
+    #[test]
     fn observed_empty_frame_has_no_messages() {
         // `0b 00` is sent twice in the gatord 9.7.2 capture.
         let frame = PerfAttrs::parse(&[0x00]).unwrap();
@@ -495,7 +618,7 @@ mod tests {
                 key: 0x7fff_fffd,
             },
             PerfAttrsMessage::Other {
-                code: 13,
+                code: 15,
                 body: &[1, 2],
             },
         ]);

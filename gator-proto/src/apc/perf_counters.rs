@@ -7,6 +7,11 @@
 //! - Counter values travel as the READ field of PERF_RECORD_SAMPLE records in each CPU's ring (the PERF_DATA
 //!   frame's `cpu`): a group leader's sample carries the running totals of every event of its group
 //!   (`PERF_FORMAT_GROUP`, each value with its id); an event sampled on its own carries its own total.
+//! - An event sampled by its own overflows without READ (event-based sampling, as gatord samples the events
+//!   of a metric counter) carries its PERIOD: each sample counts that many events, and the running total is
+//!   the sum of the periods.
+//! - METRIC_EVENT_KEY messages link a metric counter's key to the events it is computed from
+//!   ([`PerfCounterTracker::metric_events`]).
 //! - gatord sets `use_clockid` with CLOCK_MONOTONIC_RAW, the clock of its SUMMARY frame, so a record time minus
 //!   the SUMMARY's CLOCK_MONOTONIC_RAW is nanoseconds since capture start, the time base of BLOCK_COUNTER frames.
 //!
@@ -21,7 +26,7 @@ use std::collections::HashMap;
 use thiserror::Error;
 
 use super::frame::Frame;
-use super::perf_attrs::{PerfAttrs, PerfAttrsMessage};
+use super::perf_attrs::{MetricEventRole, PerfAttrs, PerfAttrsMessage};
 use super::perf_data::PerfData;
 use super::perf_event_attr::{AttrError, PerfEventAttr};
 use super::perf_record::{
@@ -43,6 +48,17 @@ pub struct PerfCounterSample {
     pub total: u64,
     /// The increase since the previous reading of this event on this core (the total for the first reading).
     pub delta: u64,
+}
+
+/// One event a metric counter is computed from (a METRIC_EVENT_KEY message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MetricEvent {
+    /// The PMU event number.
+    pub code: i32,
+    /// The key its values arrive under.
+    pub key: i32,
+    /// What it is to the metric.
+    pub role: MetricEventRole,
 }
 
 /// Whether, and why not, a key's values reach the perf data.
@@ -137,6 +153,7 @@ pub struct PerfCounterTracker {
     id_word: Option<Option<usize>>,
     lost_records: u64,
     sample_records: u64,
+    metrics: HashMap<i32, Vec<MetricEvent>>,
 }
 
 impl PerfCounterTracker {
@@ -190,6 +207,22 @@ impl PerfCounterTracker {
                 PerfAttrsMessage::Keys(map) => {
                     for (id, key) in map.iter() {
                         self.ids.insert(id as u64, key);
+                    }
+                }
+                PerfAttrsMessage::MetricEventKey {
+                    metric_key,
+                    event_code,
+                    event_key,
+                    role,
+                } => {
+                    let event = MetricEvent {
+                        code: event_code,
+                        key: event_key,
+                        role,
+                    };
+                    let events = self.metrics.entry(metric_key).or_default();
+                    if !events.contains(&event) {
+                        events.push(event);
                     }
                 }
                 _ => {}
@@ -262,9 +295,9 @@ impl PerfCounterTracker {
         };
         let sample = SampleRecord::parse(record, layout)
             .map_err(|source| TrackerError::Record { cpu, source })?;
-        let Some(read) = sample.read else {
+        if sample.read.is_none() && sample.period.is_none() {
             return Ok(());
-        };
+        }
         let base = self.clock_base_ns.ok_or(TrackerError::NoClockBase)?;
         let time = match sample.time {
             Some(time) if attr.on_monotonic_raw() => time,
@@ -277,6 +310,20 @@ impl PerfCounterTracker {
             }
         };
         let time_ns = (time as i64).wrapping_sub(base);
+        let Some(read) = sample.read else {
+            // Event-based sampling: the sample stands for `period` events of its writer.
+            let period = sample.period.unwrap_or(0);
+            let total = self.totals.entry((cpu, id)).or_insert(0);
+            *total = total.saturating_add(period);
+            out.push(PerfCounterSample {
+                time_ns,
+                core: cpu,
+                key,
+                total: *total,
+                delta: period,
+            });
+            return Ok(());
+        };
         let mut first_error = None;
         for value in read.values() {
             // A single read without PERF_FORMAT_ID is the writer's own value.
@@ -353,6 +400,12 @@ impl PerfCounterTracker {
         } else {
             Delivery::CountingOnly
         }
+    }
+
+    /// The events metric counter `metric_key` is computed from, in the order gatord announced them (empty when
+    /// it announced none: the metric was not enabled, or its events did not fit the PMU).
+    pub fn metric_events(&self, metric_key: i32) -> &[MetricEvent] {
+        self.metrics.get(&metric_key).map_or(&[], Vec::as_slice)
     }
 
     /// Records the kernel reported lost (PERF_RECORD_LOST), summed.
@@ -473,6 +526,91 @@ mod tests {
         let mut out = Vec::new();
         PerfData::encode(cpu, words, &mut out);
         out
+    }
+
+    /// gatord 9.7.2's metric events in event-based-sampling mode: sampled on their own overflows, PERIOD
+    /// instead of READ, a call chain after it; METRIC_EVENT_KEY messages link them to the metric's key.
+    #[test]
+    fn event_based_samples_count_their_period_and_metrics_list_their_events() {
+        const METRIC: i32 = 0x24;
+        const CYCLES: i32 = 0x7fff_fffe;
+        const INST: i32 = 0x7fff_fffd;
+        let ebs = |period| PerfEventAttr {
+            sample_type: SampleType(0x10327),
+            read_format: ReadFormat(0x7),
+            ..attr(period, 0x7)
+        };
+        let mut frame = attrs_frame(
+            &[(CYCLES, ebs(991_080)), (INST, ebs(991_080))],
+            &[(200, CYCLES), (201, INST)],
+        );
+        for (code, key, role) in [(0x11, CYCLES, 1), (0x08, INST, 0)] {
+            PerfAttrsMessage::MetricEventKey {
+                metric_key: METRIC,
+                event_code: code,
+                event_key: key,
+                role: MetricEventRole::from_wire(role),
+            }
+            .encode(&mut frame);
+        }
+        let mut tracker = PerfCounterTracker::new();
+        assert_eq!(feed(&mut tracker, &frame).1, Ok(()));
+        tracker.set_clock_base(BASE);
+        assert_eq!(
+            tracker.metric_events(METRIC),
+            [
+                MetricEvent {
+                    code: 0x11,
+                    key: CYCLES,
+                    role: MetricEventRole::CycleCounter
+                },
+                MetricEvent {
+                    code: 0x08,
+                    key: INST,
+                    role: MetricEventRole::Event
+                },
+            ]
+        );
+        assert!(tracker.metric_events(0x26).is_empty());
+        let layout = SampleLayout {
+            sample_type: SampleType(0x10327),
+            read_format: ReadFormat(0x7),
+        };
+        let mut words = Vec::new();
+        for (id, time) in [(200u64, 10u64), (201, 12), (200, 20)] {
+            let start = words.len();
+            SampleRecord {
+                identifier: Some(id),
+                ip: Some(0x400000),
+                pid_tid: Some((1, 1)),
+                time: Some(BASE as u64 + time),
+                addr: None,
+                id: None,
+                stream_id: Some(200),
+                cpu: None,
+                period: Some(991_080),
+                read: None,
+                tail: &[],
+            }
+            .encode_words(layout, 0, 0, &[], &mut words);
+            // The call chain: one entry.
+            words.extend_from_slice(&[1, 0x400000]);
+            words[start] = record_header(PERF_RECORD_SAMPLE, 0, words.len() - start - 1);
+        }
+        let (out, result) = feed(&mut tracker, &data(0, &words));
+        assert_eq!(result, Ok(()));
+        let got: Vec<_> = out
+            .iter()
+            .map(|s| (s.time_ns, s.key, s.total, s.delta))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (10, CYCLES, 991_080, 991_080),
+                (12, INST, 991_080, 991_080),
+                (20, CYCLES, 1_982_160, 991_080)
+            ]
+        );
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //!   value is the increase of the event's running total on that core since its previous reading (a delta
 //!   counter: the store's sum over a window adds the cores together). PERF_ATTRS also tell which requested
 //!   perf counters gatord will never send ([`Unavailable`]).
+//! - A metric counter (`metric="yes"`) gets no value from gatord: its values are computed from the samples of
+//!   the events gatord links to it (`super::metrics`), one per interval of its denominator's samples.
 //! - Every other frame type is ignored.
 //!
 //! Each sample keeps the CPU it was counted on ([`Sample::core`]): a perf sample's ring, a COUNTER frame's
@@ -26,6 +28,7 @@ use gator_proto::apc::{
 use gator_proto::ProtocolVersion;
 use thiserror::Error;
 
+use super::metrics::{MetricGap, MetricValues};
 use crate::counter::CounterId;
 use crate::store::{Sample, Value};
 
@@ -42,6 +45,12 @@ pub enum Unavailable {
     NotBound,
     /// A `derived="yes"` event: Streamline computes it from other data, and gatord never sends a value.
     Derived,
+    /// A metric counter (`metric="yes"`) whose formula this library does not know: gatord sends only the
+    /// events a metric is computed from, never its formula or its value.
+    MetricFormulaUnknown,
+    /// A metric counter for which gatord opened no events (its events did not fit the PMU beside the
+    /// other counters), or not the ones its formula divides.
+    MetricNotOpened,
 }
 
 impl fmt::Display for Unavailable {
@@ -54,6 +63,12 @@ impl fmt::Display for Unavailable {
             Unavailable::NotBound => "gatord bound no key to this counter",
             Unavailable::Derived => {
                 "derived: Streamline computes it from other data; gatord sends no value for it"
+            }
+            Unavailable::MetricFormulaUnknown => {
+                "a metric whose formula this library does not know; gatord sends only its events"
+            }
+            Unavailable::MetricNotOpened => {
+                "gatord opened no events for this metric (they did not fit the PMU beside the other counters)"
             }
         })
     }
@@ -113,6 +128,8 @@ pub struct FrameSink {
     latest_ns: Option<u64>,
     perf: PerfCounterTracker,
     perf_samples: Vec<PerfCounterSample>,
+    metrics: MetricValues,
+    metric_samples: Vec<(i32, f64)>,
 }
 
 impl FrameSink {
@@ -126,7 +143,16 @@ impl FrameSink {
             latest_ns: None,
             perf: PerfCounterTracker::new(),
             perf_samples: Vec::new(),
+            metrics: MetricValues::default(),
+            metric_samples: Vec::new(),
         }
+    }
+
+    /// Takes `key` (bound in the key map) as the key of metric counter `counter` (its gatord name,
+    /// `<counter set>_metric_<identifier>`), whose values are computed from the events gatord links to it.
+    /// `false` when the name is no metric's.
+    pub fn bind_metric(&mut self, key: i32, counter: &str) -> bool {
+        self.metrics.insert(key, counter)
     }
 
     /// The perf counter state: attributes, id map, lost records.
@@ -147,6 +173,18 @@ impl FrameSink {
                 _ => None,
             })
             .collect();
+        // A metric's events are linked by the PERF_ATTRS frames that announce events.
+        let announced = self.perf.attrs().next().is_some();
+        for &key in self.metrics.keys() {
+            let reason = match self.metrics.gap(key) {
+                Some(MetricGap::NoFormula) => Unavailable::MetricFormulaUnknown,
+                Some(MetricGap::NoEvents) if announced => Unavailable::MetricNotOpened,
+                _ => continue,
+            };
+            if let Some(id) = self.keys.get(key) {
+                out.push((id, reason));
+            }
+        }
         out.sort_unstable();
         out
     }
@@ -183,7 +221,32 @@ impl FrameSink {
         ) {
             let mut perf = std::mem::take(&mut self.perf_samples);
             let result = self.perf.handle_frame(&frame, &mut perf);
+            if matches!(frame, Frame::PerfAttrs(_)) {
+                let tracker = &self.perf;
+                self.metrics.link(|key| tracker.metric_events(key));
+            }
             for sample in perf.drain(..) {
+                self.metrics.sample(
+                    sample.key,
+                    sample.core,
+                    sample.delta,
+                    &mut self.metric_samples,
+                );
+                let mut closed = std::mem::take(&mut self.metric_samples);
+                for (metric, value) in closed.drain(..) {
+                    if let Some(id) = self.keys.get(metric) {
+                        let timestamp_ns = self.engine_time(sample.time_ns);
+                        out.push((
+                            id,
+                            Sample {
+                                timestamp_ns,
+                                value: Value::Float(value),
+                                core: u32::try_from(sample.core).ok(),
+                            },
+                        ));
+                    }
+                }
+                self.metric_samples = closed;
                 let Some(id) = self.keys.get(sample.key) else {
                     continue;
                 };
@@ -471,5 +534,141 @@ mod tests {
         let mut out = Vec::new();
         sink(100).frame(&payload, &mut out).unwrap();
         assert_eq!(out[0].1.timestamp_ns, 100);
+    }
+
+    /// A PERF_DATA frame of cpu `cpu` holding event-based samples `(id, time, period)`, each with a call
+    /// chain, shaped like gatord 9.7.2's metric events.
+    fn ebs_samples(cpu: i32, samples: &[(u64, u64, u64)]) -> Vec<u8> {
+        use gator_proto::apc::{
+            record_header, PerfData, SampleLayout, SampleRecord, PERF_RECORD_SAMPLE,
+        };
+        let layout = SampleLayout {
+            sample_type: gator_proto::apc::SampleType(0x10327),
+            read_format: gator_proto::apc::ReadFormat(0x7),
+        };
+        let mut words = Vec::new();
+        for &(id, time, period) in samples {
+            let start = words.len();
+            SampleRecord {
+                identifier: Some(id),
+                ip: Some(0x40_0000),
+                pid_tid: Some((1, 1)),
+                time: Some(time),
+                addr: None,
+                id: None,
+                stream_id: Some(100),
+                cpu: None,
+                period: Some(period),
+                read: None,
+                tail: &[],
+            }
+            .encode_words(layout, 0, 0, &[], &mut words);
+            words.extend_from_slice(&[1, 0x40_0000]);
+            words[start] = record_header(PERF_RECORD_SAMPLE, 0, words.len() - start - 1);
+        }
+        let mut out = Vec::new();
+        PerfData::encode(cpu, &words, &mut out);
+        out
+    }
+
+    #[test]
+    fn a_metric_is_computed_from_the_events_gatord_links_to_it() {
+        use gator_proto::apc::{
+            encode_keys_message, encode_pea_message, MetricEventRole, PerfAttrs, PerfAttrsMessage,
+            PerfEventAttr, ReadFormat, SampleType,
+        };
+        const IPC: i32 = 0x20;
+        const CPI: i32 = 0x22;
+        const UNKNOWN: i32 = 0x24;
+        const CYCLES: i32 = 0x7fff_fffe;
+        const INST: i32 = 0x7fff_fffd;
+        let mut keys = KeyMap::new();
+        for (key, id) in [(IPC, 1), (CPI, 2), (UNKNOWN, 3)] {
+            assert!(keys.insert(key, id));
+        }
+        let mut sink = FrameSink::new(ProtocolVersion::V950, keys, 1000);
+        assert!(sink.bind_metric(IPC, "ARMv8_Cortex_A72_metric_ipc"));
+        assert!(sink.bind_metric(CPI, "ARMv8_Cortex_A72_metric_cpi"));
+        assert!(sink.bind_metric(UNKNOWN, "ARMv8_Cortex_A72_metric_made_up"));
+        assert!(!sink.bind_metric(0x26, "ARMv8_Cortex_A72_ccnt"));
+        // Before the events are announced, only the missing formula is known.
+        assert_eq!(sink.unavailable(), [(3, Unavailable::MetricFormulaUnknown)]);
+        // PEA of cycles and INST_RETIRED (EBS: PERIOD, no READ), their ids, and the links.
+        let attr = |config| PerfEventAttr {
+            kind: 8,
+            size: 144,
+            config,
+            sample_period_or_freq: 1000,
+            sample_type: SampleType(0x10327),
+            read_format: ReadFormat(0x7),
+            flags: 0x204_4000,
+            config1: 0,
+            config2: 0,
+            sample_regs_user: 0,
+            clockid: 4,
+        };
+        let mut frame = Vec::new();
+        PerfAttrs::encode_header(0, &mut frame);
+        encode_pea_message(CYCLES, &attr(0x11), &mut frame);
+        encode_pea_message(INST, &attr(0x08), &mut frame);
+        for metric in [IPC, CPI] {
+            for (code, key, role) in [
+                (0x11, CYCLES, MetricEventRole::CycleCounter),
+                (0x08, INST, MetricEventRole::Event),
+            ] {
+                PerfAttrsMessage::MetricEventKey {
+                    metric_key: metric,
+                    event_code: code,
+                    event_key: key,
+                    role,
+                }
+                .encode(&mut frame);
+            }
+        }
+        encode_keys_message(&[(100, CYCLES), (101, INST)], &mut frame);
+        let mut out = Vec::new();
+        sink.frame(&frame, &mut out).unwrap();
+        assert_eq!(sink.unavailable(), [(3, Unavailable::MetricFormulaUnknown)]);
+        let mut summary = Vec::new();
+        encode_summary(ProtocolVersion::V950, &Clocks::default(), [], &mut summary);
+        sink.frame(&summary, &mut out).unwrap();
+        // CPU 0: two INST periods per cycles period (ipc 2, cpi 0.5); CPU 1: one (ipc 1, cpi 1).
+        let cpu0 = ebs_samples(
+            0,
+            &[
+                (101, 10, 1000),
+                (101, 15, 1000),
+                (100, 20, 1000),
+                (101, 25, 1000),
+            ],
+        );
+        let cpu1 = ebs_samples(1, &[(101, 12, 1000), (100, 22, 1000), (101, 30, 1000)]);
+        sink.frame(&cpu0, &mut out).unwrap();
+        sink.frame(&cpu1, &mut out).unwrap();
+        let got: Vec<_> = out
+            .iter()
+            .map(|(id, s)| (*id, s.timestamp_ns, s.value, s.core))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                // cpi: the first INST sample on each CPU closes an interval without cycles.
+                (2, 1010, Value::Float(0.0), Some(0)),
+                (2, 1015, Value::Float(0.0), Some(0)),
+                (1, 1020, Value::Float(2.0), Some(0)),
+                (2, 1025, Value::Float(1.0), Some(0)),
+                (2, 1012, Value::Float(0.0), Some(1)),
+                (1, 1022, Value::Float(1.0), Some(1)),
+                (2, 1030, Value::Float(1.0), Some(1)),
+            ]
+        );
+        // A metric gatord linked no events to is unavailable once the events are announced.
+        let mut keys = KeyMap::new();
+        assert!(keys.insert(0x28, 4));
+        let mut alone = FrameSink::new(ProtocolVersion::V950, keys, 0);
+        alone.bind_metric(0x28, "ARMv8_Cortex_A72_metric_branch_mpki");
+        assert!(alone.unavailable().is_empty());
+        alone.frame(&frame, &mut out).unwrap();
+        assert_eq!(alone.unavailable(), [(4, Unavailable::MetricNotOpened)]);
     }
 }

@@ -101,21 +101,32 @@ fn deliver_configuration(plan: &Plan) -> Result<(), Error> {
     Ok(())
 }
 
-/// Binds the keys of the `captured` document to the enabled counters (the only place keys come from); also
-/// returns the enabled counters left without a key. A slot binds its set event only when `captured` names
-/// the event code that was configured (a slot counting another event is not this counter).
-fn bind_keys(captured: &str, counters: &[Configured]) -> Result<(KeyMap, Vec<CounterId>), Error> {
+/// The keys of the `captured` document bound to the enabled counters.
+struct Bound {
+    keys: KeyMap,
+    /// The enabled counters left without a key.
+    unbound: Vec<CounterId>,
+    /// Every bound key with its gatord counter name.
+    names: Vec<(i32, String)>,
+}
+
+/// Binds the keys of the `captured` document to the enabled counters (the only place keys come from). A
+/// slot binds its set event only when `captured` names the event code that was configured (a slot counting
+/// another event is not this counter).
+fn bind_keys(captured: &str, counters: &[Configured]) -> Result<Bound, Error> {
     let entries = xml::captured_keys(captured)?;
     let mut keys = KeyMap::new();
     let mut unbound = Vec::new();
+    let mut names = Vec::new();
     for configured in counters {
-        let bound = entries
+        let entry = entries
             .iter()
             .find(|e| e.counter == configured.counter)
             .filter(|e| configured.event.is_none() || e.event == configured.event)
-            .is_some_and(|e| keys.insert(e.key, configured.id));
-        if !bound {
-            unbound.push(configured.id);
+            .filter(|e| keys.insert(e.key, configured.id));
+        match entry {
+            Some(e) => names.push((e.key, configured.counter.clone())),
+            None => unbound.push(configured.id),
         }
     }
     if keys.is_empty() {
@@ -123,7 +134,11 @@ fn bind_keys(captured: &str, counters: &[Configured]) -> Result<(KeyMap, Vec<Cou
             counters.iter().map(|c| c.counter.clone()).collect(),
         )));
     }
-    Ok((keys, unbound))
+    Ok(Bound {
+        keys,
+        unbound,
+        names,
+    })
 }
 
 impl Capture {
@@ -141,7 +156,11 @@ impl Capture {
             &xml::session(plan.sample_rate, plan.live_rate_ms),
         )?;
         let captured = conn.request_xml("captured")?;
-        let (keys, unbound) = bind_keys(&captured, &plan.counters)?;
+        let Bound {
+            keys,
+            unbound,
+            names,
+        } = bind_keys(&captured, &plan.counters)?;
         let target = xml::captured_target(&captured);
         let version = conn.version();
         let offset_ns = nanos_since(epoch);
@@ -153,7 +172,10 @@ impl Capture {
             .map(|id| (id, Unavailable::NotBound))
             .collect();
         let (done_tx, done) = mpsc::channel();
-        let sink = FrameSink::new(version, keys, offset_ns);
+        let mut sink = FrameSink::new(version, keys, offset_ns);
+        for (key, name) in &names {
+            sink.bind_metric(*key, name);
+        }
         let thread = {
             let session = Arc::clone(&session);
             let shared = Arc::clone(&shared);
@@ -410,7 +432,7 @@ mod tests {
             configured(2, "Linux_net_rx"),
             configured(3, "Missing"),
         ];
-        let (keys, unbound) = bind_keys(captured, &counters).unwrap();
+        let Bound { keys, unbound, .. } = bind_keys(captured, &counters).unwrap();
         assert_eq!(keys.get(0x5e), Some(1));
         assert_eq!(unbound, [2, 3]);
         assert!(matches!(
@@ -435,11 +457,12 @@ mod tests {
             counter: "ARMv8_Cortex_A72_ccnt".into(),
             event: None,
         };
-        let (keys, unbound) = bind_keys(&captured, &[cycles.clone(), slot(7, 0x8)]).unwrap();
+        let Bound { keys, unbound, .. } =
+            bind_keys(&captured, &[cycles.clone(), slot(7, 0x8)]).unwrap();
         assert_eq!((keys.get(0xa), keys.get(0xc)), (Some(1), Some(7)));
         assert!(unbound.is_empty());
         // The slot counts 0x8, not 0x3: that key is not the 0x3 event's.
-        let (keys, unbound) = bind_keys(&captured, &[cycles, slot(7, 0x3)]).unwrap();
+        let Bound { keys, unbound, .. } = bind_keys(&captured, &[cycles, slot(7, 0x3)]).unwrap();
         assert_eq!(keys.get(0xc), None);
         assert_eq!(unbound, [7]);
     }

@@ -125,6 +125,8 @@ fn counter_of(
         m if m.is_finite() && m != 0.0 => m,
         _ => 1.0,
     };
+    // A metric (`metric="yes"`) is a ratio computed per interval: its readings are means, fractional.
+    let metric = event.extra.get("metric").is_some_and(|v| v == "yes");
     Counter {
         id: 0,
         key,
@@ -140,11 +142,12 @@ fn counter_of(
         // A percentage is a level over the sample's interval (gatord's `activity` percentages too): its
         // readings are means.
         class: match (event.effective_class(), event.percentage) {
+            _ if metric => CounterClass::Absolute,
             (EventClass::Absolute, _) | (_, Some(true)) => CounterClass::Absolute,
             _ => CounterClass::Delta,
         },
         source: Source::Gatord,
-        result_type: if multiplier == 1.0 {
+        result_type: if multiplier == 1.0 && !metric {
             ResultType::Integer
         } else {
             ResultType::Floating
@@ -219,6 +222,19 @@ mod tests {
         assert_eq!(list[1].class, CounterClass::Absolute);
         assert_eq!(list[2].units, Units::Bytes);
         assert_eq!(derived, vec!["Linux_cpu_wait_contention".to_owned()]);
+    }
+
+    #[test]
+    fn metrics_read_as_fractional_means() {
+        // As gatord 9.7.2 describes a Cortex-A72 metric (`PerfDriver::writeEventsFor`).
+        let events = r#"<events><category name="Cortex-A72: Top Down Metrics">
+            <event counter="ARMv8_Cortex_A72_metric_ipc" title="General" name="Instructions Per Cycle" display="average" class="delta" units="instructions" average_selection="yes" per_cpu="yes" metric="yes" metric_uses_cycles="yes" metric_num_events="1" metric_cpu_counter_set="ARMv8_Cortex_A72"/>
+        </category></events>"#;
+        let counters = r#"<counters><counter name="ARMv8_Cortex_A72_metric_ipc"/></counters>"#;
+        let list = counters_from(events, counters).unwrap();
+        assert_eq!(list[0].class, CounterClass::Absolute);
+        assert_eq!(list[0].result_type, ResultType::Floating);
+        assert_eq!(list[0].units, Units::Other("instructions".into()));
     }
 
     #[test]

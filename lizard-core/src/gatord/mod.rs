@@ -6,4 +6,5 @@ pub(crate) mod capture;
 pub(crate) mod connection;
 pub(crate) mod counter_sets;
 pub(crate) mod discovery;
+pub(crate) mod metrics;
 pub(crate) mod xml;
