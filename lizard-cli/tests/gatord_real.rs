@@ -346,6 +346,88 @@ fn cycles_and_instructions_by_name_match_the_emulated_cpus_truth() {
     );
 }
 
+/// Runs the `arm_loop` example from memory over and over until the returned flag is set; the thread's
+/// result is the number of runs. The CPU never idles meanwhile.
+fn keep_busy() -> (
+    std::sync::Arc<std::sync::atomic::AtomicBool>,
+    std::thread::JoinHandle<u64>,
+) {
+    // Run from memory: a program read over the 9p share makes the CPU wait for the host, and an
+    // idle CPU's cycle counter goes on while its instruction counter stops.
+    let program = PathBuf::from("/tmp/arm_loop");
+    fs::copy(arm_loop(), &program).expect("copy arm_loop to /tmp");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let busy = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let mut runs = 0u64;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let status = Command::new(&program).status().expect("arm_loop");
+                assert!(status.success());
+                runs += 1;
+            }
+            runs
+        })
+    };
+    (stop, busy)
+}
+
+/// gatord's `ARMv8_Cortex_A72_metric_ipc`: the daemon opens INST_RETIRED and CPU_CYCLES for it, each
+/// sampled on its own overflows, and links them to the metric (METRIC_EVENT_KEY); the metric computed from
+/// them equals INST_RETIRED / CPU_CYCLES of the same capture, read from the daemon's own counters.
+#[test]
+fn the_daemons_ipc_metric_is_instructions_over_cycles() {
+    let Some(_one) = one_daemon() else { return };
+    let daemon = Daemon::start(8111, &["ARMv8_Cortex_A72_ccnt"]);
+    // Through a recording proxy, so that the session can be kept (LIZARD_RECORDING_DIR).
+    let proxy = recording::proxy::Proxy::start(daemon.address().parse().expect("an address"));
+    let address = proxy.address();
+    let (stop, busy) = keep_busy();
+    std::thread::sleep(Duration::from_millis(300));
+    let capture = spawn_lizard(&capture_args(
+        &address,
+        "3s",
+        "ARMv8_Cortex_A72_metric_ipc,ARMv8_Cortex_A72_ccnt,ARMv8_Cortex_A72:INST_RETIRED",
+    ));
+    let (code, out, err, _) = finish(capture);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let runs = busy.join().expect("the workload");
+    let recorded = proxy.finish();
+    if let Some(dir) = std::env::var_os("LIZARD_RECORDING_DIR") {
+        if let Some(session) = recorded
+            .iter()
+            .find(|c| recording::proxy::Connection::started_a_capture(c))
+        {
+            session
+                .save(&PathBuf::from(dir), "metric-ipc")
+                .expect("save the recording");
+        }
+    }
+    assert_eq!(code, 0, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let metric = counter(&doc, "ARMv8_Cortex_A72_metric_ipc");
+    let ipc = metric["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no ipc value: {metric}\n{err}"));
+    let cycles = counter(&doc, "ARMv8_Cortex_A72_ccnt")["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no cycles: {doc}"));
+    let instructions = counter(&doc, "ARMv8_Cortex_A72:INST_RETIRED")["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no instructions: {doc}"));
+    let ratio = instructions / cycles;
+    // The metric's events are sampled once per ~10^6 events (gatord's period at the normal rate): over
+    // three seconds of 10^9 cycles, its counts are the raw ones to within a few periods.
+    assert!(
+        (ipc - ratio).abs() < 0.01,
+        "metric ipc {ipc} against INST_RETIRED / CPU_CYCLES {instructions} / {cycles} = {ratio}"
+    );
+    println!(
+        "real gatord: ARMv8_Cortex_A72_metric_ipc {ipc:.5} against INST_RETIRED / CPU_CYCLES {ratio:.5} \
+         ({instructions} / {cycles}) of the same capture; arm_loop ran {runs} times"
+    );
+}
+
 #[test]
 fn idle_cycles_are_stated() {
     let Some(_one) = one_daemon() else { return };
