@@ -67,6 +67,30 @@ pub struct LizardSampling {
     pub largest_gap_ns: u64,
 }
 
+/// `LZD_SAMPLING_THREAD`: a thread of the library read the counters every interval.
+pub const LZD_SAMPLING_THREAD: u32 = 0;
+/// `LZD_SAMPLING_KERNEL`: the kernel's timers wrote the counters into rings, drained in batches.
+pub const LZD_SAMPLING_KERNEL: u32 = 1;
+
+/// `LizardSamplingDetail` (a second extension, read with `LizardGetSamplingDetail`): who took the periods
+/// [`LizardSampling`] counts, and why the missed ones were missed. 40 bytes everywhere.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LizardSamplingDetail {
+    /// [`LZD_SAMPLING_THREAD`] or [`LZD_SAMPLING_KERNEL`].
+    pub method: u32,
+    /// Kernel: rings sampled (CPUs × counter groups); thread: 0.
+    pub rings: u32,
+    /// Kernel: records lost to a full ring (`PERF_RECORD_LOST`).
+    pub lost_records: u64,
+    /// Kernel: times the kernel throttled a timer.
+    pub throttled: u64,
+    /// Kernel: how long the timers were throttled, summed over the rings, in ns.
+    pub throttled_ns: u64,
+    /// Kernel: missed periods of idle CPUs, whose timer takes no sample (the counts go on).
+    pub idle_periods: u64,
+}
+
 /// `struct LizardCounterDescription`: 72 bytes on LP64, 48 on ILP32.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]

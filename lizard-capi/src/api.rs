@@ -9,7 +9,7 @@ use std::ffi::{c_char, c_int, CStr, CString};
 use hwcpipe::counting::Target;
 use lizard_core::{
     open_target, CaptureMode, Config, Counter, CounterClass, GatordAddress, Lizard, ResultType,
-    Units,
+    SamplingMethod, Units,
 };
 
 use crate::abi::*;
@@ -376,6 +376,61 @@ pub unsafe extern "C" fn LizardGetSampling(
             None => LZD_FAILURE,
         }
     })
+}
+
+/// `LizardGetSamplingDetail(ctx, &detail)`: who took the periods of the last stopped capture of `ctx`
+/// and why the missed ones were missed. `LZD_FAILURE` (and `*detail` untouched) for a NULL pointer, an
+/// unknown `ctx`, or before a capture that sampled local counters has stopped.
+///
+/// # Safety
+/// `detail` is NULL or points to writable memory for one `LizardSamplingDetail`.
+#[no_mangle]
+pub unsafe extern "C" fn LizardGetSamplingDetail(
+    ctx: LizardInstance,
+    detail: *mut LizardSamplingDetail,
+) -> LzdResult {
+    boundary(LZD_FAILURE, || {
+        if detail.is_null() {
+            return LZD_FAILURE;
+        }
+        match INSTANCES
+            .with(ctx, |instance| instance.lizard.sampling())
+            .flatten()
+        {
+            Some(s) => {
+                let out = sampling_detail(&s.method);
+                // SAFETY: `detail` is non-NULL and, per this function's contract, writable for one value.
+                unsafe { detail.write(out) };
+                LZD_OK
+            }
+            None => LZD_FAILURE,
+        }
+    })
+}
+
+/// The C form of a capture's sampling method.
+fn sampling_detail(method: &SamplingMethod) -> LizardSamplingDetail {
+    match *method {
+        SamplingMethod::Kernel {
+            rings,
+            lost_records,
+            throttled,
+            throttled_time,
+            idle_periods,
+        } => LizardSamplingDetail {
+            method: LZD_SAMPLING_KERNEL,
+            rings: u32::try_from(rings).unwrap_or(u32::MAX),
+            lost_records,
+            throttled,
+            throttled_ns: nanos(throttled_time),
+            idle_periods,
+        },
+        // A thread, or a method this version does not name: no kernel figures.
+        _ => LizardSamplingDetail {
+            method: LZD_SAMPLING_THREAD,
+            ..LizardSamplingDetail::default()
+        },
+    }
 }
 
 #[cfg(test)]

@@ -3,8 +3,9 @@
 //! The library exports `LoadApi`, which hands out the `LizardApi` function table described by the
 //! committed header `include/lizard/lizard_api.h`. The table, its enums and its structs are laid out
 //! exactly as in the original Lizard header (see [`abi`]), so callers written for the original library
-//! work unchanged. One extension sits beside the table, leaving its layout alone: `LizardGetSampling`,
-//! how the local counters' sampling went in the last capture. Unlike the original, no call can crash the host process: every exported
+//! work unchanged. Two extensions sit beside the table, leaving its layout alone: `LizardGetSampling`,
+//! how the local counters' sampling went in the last capture, and `LizardGetSamplingDetail`, who sampled
+//! them and why missed periods were missed. Unlike the original, no call can crash the host process: every exported
 //! function runs inside a panic boundary, checks every pointer and id, and never raises SIGPIPE.
 #![deny(missing_docs)]
 
@@ -13,4 +14,4 @@ mod api;
 mod panic;
 mod registry;
 
-pub use api::{LizardGetSampling, LoadApi};
+pub use api::{LizardGetSampling, LizardGetSamplingDetail, LoadApi};

@@ -8,7 +8,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use common::{api, closed_port, id_of};
-use lizard::abi::{LizardApi, LizardCounterDescription, LizardInstance, LZD_OK};
+use lizard::abi::{
+    LizardApi, LizardCounterDescription, LizardInstance, LizardSamplingDetail, LZD_OK,
+    LZD_SAMPLING_KERNEL,
+};
+use lizard::LizardGetSamplingDetail;
 
 /// `Init` with `LIZARD_COUNT` set to `spec`.
 fn init_counting(api: &LizardApi, spec: &str) -> LizardInstance {
@@ -106,6 +110,12 @@ fn lizard_count_names_what_the_local_counters_count() {
     assert!(title(api, ctx, id).starts_with("HWCPipe CPU (system-wide, "));
     let ns = task_clock_over_300_ms(api, ctx);
     assert!(ns > 100_000_000, "the system ran {ns} ns of tasks");
+    // Every CPU's counters were sampled by the kernel, and the C API says so.
+    let mut detail = LizardSamplingDetail::default();
+    // SAFETY: `detail` is writable; `ctx` came from Init.
+    assert_eq!(unsafe { LizardGetSamplingDetail(ctx, &mut detail) }, LZD_OK);
+    assert_eq!(detail.method, LZD_SAMPLING_KERNEL, "{detail:?}");
+    assert!(detail.rings >= 1, "{detail:?}");
     // SAFETY: as above.
     unsafe { (api.destroy)(ctx) };
     drop(spinner);

@@ -22,6 +22,7 @@ fn expected() -> BTreeMap<String, i64> {
     type D = LizardCounterDescription;
     type A = LizardApi;
     type S = LizardSampling;
+    type SD = LizardSamplingDetail;
     let pairs: Vec<(&str, usize)> = vec![
         ("sizeof.LizardCounterDescription", size_of::<D>()),
         ("sizeof.LizardApi", size_of::<A>()),
@@ -100,6 +101,22 @@ fn expected() -> BTreeMap<String, i64> {
             "LizardSampling.largest_gap_ns",
             offset_of!(S, largest_gap_ns),
         ),
+        ("sizeof.LizardSamplingDetail", size_of::<SD>()),
+        ("LizardSamplingDetail.method", offset_of!(SD, method)),
+        ("LizardSamplingDetail.rings", offset_of!(SD, rings)),
+        (
+            "LizardSamplingDetail.lost_records",
+            offset_of!(SD, lost_records),
+        ),
+        ("LizardSamplingDetail.throttled", offset_of!(SD, throttled)),
+        (
+            "LizardSamplingDetail.throttled_ns",
+            offset_of!(SD, throttled_ns),
+        ),
+        (
+            "LizardSamplingDetail.idle_periods",
+            offset_of!(SD, idle_periods),
+        ),
     ];
     let values: Vec<(&str, i64)> = vec![
         ("LIZARD_VERSION_0_1", LIZARD_VERSION_0_1.into()),
@@ -117,6 +134,8 @@ fn expected() -> BTreeMap<String, i64> {
         ("LZD_UNITS_V", LZD_UNITS_V.into()),
         ("LZD_TYPE_INT", LZD_TYPE_INT.into()),
         ("LZD_TYPE_DOUBLE", LZD_TYPE_DOUBLE.into()),
+        ("LZD_SAMPLING_THREAD", LZD_SAMPLING_THREAD.into()),
+        ("LZD_SAMPLING_KERNEL", LZD_SAMPLING_KERNEL.into()),
     ];
     pairs
         .into_iter()

@@ -1,5 +1,6 @@
-//! `LizardGetSampling`: how the local counters' sampling went in the last stopped capture, refused before
-//! one and for bad arguments, with the output untouched then.
+//! `LizardGetSampling` and `LizardGetSamplingDetail`: how the local counters' sampling went in the last
+//! stopped capture and who sampled, refused before one and for bad arguments, with the output untouched
+//! then.
 
 mod common;
 
@@ -7,8 +8,11 @@ use std::ffi::CString;
 use std::time::Duration;
 
 use common::{api, closed_port, id_of};
-use lizard::abi::{LizardSampling, LZD_FAILURE, LZD_OK};
-use lizard::LizardGetSampling;
+use lizard::abi::{
+    LizardSampling, LizardSamplingDetail, LZD_FAILURE, LZD_OK, LZD_SAMPLING_KERNEL,
+    LZD_SAMPLING_THREAD,
+};
+use lizard::{LizardGetSampling, LizardGetSamplingDetail};
 
 #[test]
 fn sampling_is_reported_after_a_capture_and_refused_before() {
@@ -38,6 +42,24 @@ fn sampling_is_reported_after_a_capture_and_refused_before() {
         assert_eq!(LizardGetSampling(0xdead as *mut _, &mut out), LZD_FAILURE);
     }
     assert_eq!(out, marker, "untouched on failure");
+    let detail_marker = LizardSamplingDetail {
+        idle_periods: 77,
+        ..LizardSamplingDetail::default()
+    };
+    let mut detail = detail_marker;
+    // SAFETY: as above.
+    unsafe {
+        assert_eq!(LizardGetSamplingDetail(ctx, &mut detail), LZD_FAILURE);
+        assert_eq!(
+            LizardGetSamplingDetail(ctx, std::ptr::null_mut()),
+            LZD_FAILURE
+        );
+        assert_eq!(
+            LizardGetSamplingDetail(0xdead as *mut _, &mut detail),
+            LZD_FAILURE
+        );
+    }
+    assert_eq!(detail, detail_marker, "untouched on failure");
     let id = id_of(api, ctx, "TaskClock");
     // SAFETY: `ctx` came from Init and is destroyed once, at the end.
     unsafe {
@@ -46,8 +68,19 @@ fn sampling_is_reported_after_a_capture_and_refused_before() {
         std::thread::sleep(Duration::from_millis(100));
         assert_eq!((api.stop_capture)(ctx), LZD_OK);
         assert_eq!(LizardGetSampling(ctx, &mut out), LZD_OK);
+        assert_eq!(LizardGetSamplingDetail(ctx, &mut detail), LZD_OK);
         (api.destroy)(ctx);
     }
+    // The calling process's counters are sampled by a thread (the kernel samples CPU-wide targets).
+    assert_eq!(detail.method, LZD_SAMPLING_THREAD, "{detail:?}");
+    assert_eq!(
+        detail,
+        LizardSamplingDetail {
+            method: LZD_SAMPLING_THREAD,
+            ..LizardSamplingDetail::default()
+        }
+    );
+    assert_ne!(LZD_SAMPLING_KERNEL, LZD_SAMPLING_THREAD);
     assert!(out.interval_ns > 0, "{out:?}");
     assert!(out.window_ns >= 100_000_000, "{out:?}");
     assert_eq!(

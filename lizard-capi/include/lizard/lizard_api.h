@@ -208,6 +208,24 @@ typedef struct LizardSampling {
  * *sampling untouched, for a NULL sampling, an invalid ctx, or before such a capture. Thread-safe. */
 LZD_Result LizardGetSampling(LizardInstance ctx, LizardSampling *sampling);
 
+/* Who took the periods LizardGetSampling counts, and why the missed ones were missed (a second extension,
+ * so that LizardSampling keeps its layout). method: */
+#define LZD_SAMPLING_THREAD 0 /* a thread of the library read the counters every interval */
+#define LZD_SAMPLING_KERNEL 1 /* the kernel's timers wrote the counters into rings, drained in batches */
+typedef struct LizardSamplingDetail {
+    uint32_t method;        /* LZD_SAMPLING_THREAD or LZD_SAMPLING_KERNEL */
+    uint32_t rings;         /* kernel: rings sampled (CPUs x counter groups); thread: 0 */
+    uint64_t lost_records;  /* kernel: records lost to a full ring (PERF_RECORD_LOST) */
+    uint64_t throttled;     /* kernel: times the kernel throttled a timer (too many samples per tick) */
+    uint64_t throttled_ns;  /* kernel: how long the timers were throttled, summed over the rings */
+    uint64_t idle_periods;  /* kernel: missed periods of idle CPUs, whose timer takes no sample; the
+                             * counts go on, so totals stay exact */
+} LizardSamplingDetail;
+
+/* LZD_OK and *detail written after a capture with local counters has stopped on ctx; LZD_FAILURE, with
+ * *detail untouched, for a NULL detail, an invalid ctx, or before such a capture. Thread-safe. */
+LZD_Result LizardGetSamplingDetail(LizardInstance ctx, LizardSamplingDetail *detail);
+
 #ifdef __cplusplus
 }
 #endif

@@ -40,6 +40,15 @@ int main(void) {
     OFF(LizardSampling, delivered);
     OFF(LizardSampling, missed);
     OFF(LizardSampling, largest_gap_ns);
+    SHOW("sizeof.LizardSamplingDetail", sizeof(LizardSamplingDetail));
+    OFF(LizardSamplingDetail, method);
+    OFF(LizardSamplingDetail, rings);
+    OFF(LizardSamplingDetail, lost_records);
+    OFF(LizardSamplingDetail, throttled);
+    OFF(LizardSamplingDetail, throttled_ns);
+    OFF(LizardSamplingDetail, idle_periods);
+    SHOW("LZD_SAMPLING_THREAD", LZD_SAMPLING_THREAD);
+    SHOW("LZD_SAMPLING_KERNEL", LZD_SAMPLING_KERNEL);
     SHOW("LIZARD_VERSION_0_1", LIZARD_VERSION_0_1);
     SHOW("LZD_OK", LZD_OK);
     SHOW("LZD_FAILURE", LZD_FAILURE);
