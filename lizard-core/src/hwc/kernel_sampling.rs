@@ -347,6 +347,11 @@ mod tests {
 
     /// Events as the sampler announces them: a timer (key −1, id 100) leading counter 0 (id 101).
     fn decoder(epoch: Instant) -> RingDecoder {
+        decoder_of_rings(epoch, &[epoch])
+    }
+
+    /// A decoder of rings whose timers started at `starts`.
+    fn decoder_of_rings(epoch: Instant, starts: &[Instant]) -> RingDecoder {
         let mut base = KernelAttr::counting(1, 0);
         base.sample_type = (1 << 16) | (1 << 2) | (1 << 4);
         base.read_format = 0b1111;
@@ -359,7 +364,7 @@ mod tests {
         RingDecoder::announced(
             &[(TIMER_KEY, timer), (0, member)],
             &[(100, TIMER_KEY), (101, 0)],
-            &[epoch],
+            starts,
             Duration::from_millis(1),
             epoch,
         )
@@ -392,6 +397,36 @@ mod tests {
             .remove(0)
             .finish(epoch + Duration::from_millis(3));
         assert_eq!((account.delivered, account.expected), (2, 3));
+    }
+
+    #[test]
+    fn each_ring_counts_the_periods_of_its_own_timers_window() {
+        // Ring 1's timer was started 4 ms after ring 0's (its thread was preempted in between) and
+        // stopped 1 ms before: over the same records it expects fewer periods, and misses none.
+        let epoch = Instant::now();
+        let ms = Duration::from_millis;
+        let mut decoder = decoder_of_rings(epoch, &[epoch, epoch + ms(4)]);
+        let t0 = monotonic_raw_ns().saturating_sub(nanos_since(epoch));
+        for ring in [0, 1] {
+            let offset = if ring == 0 { 0 } else { 4 };
+            let mut words = Vec::new();
+            for period in 1..=5u64 {
+                words.extend(record(
+                    t0 + (offset + period) * 1_000_000,
+                    period * 1_000_000,
+                    period,
+                ));
+            }
+            decoder.feed(ring, ring as u32, &words, false).unwrap();
+        }
+        let mut tallies = std::mem::take(&mut decoder.tallies).into_iter();
+        let first = tallies.next().unwrap().finish(epoch + ms(10));
+        let second = tallies.next().unwrap().finish(epoch + ms(9) + ms(1) / 2);
+        assert_eq!((first.expected, first.delivered, first.missed), (10, 5, 4));
+        assert_eq!(
+            (second.expected, second.delivered, second.missed),
+            (5, 5, 0)
+        );
     }
 
     #[test]
