@@ -219,6 +219,12 @@ pub fn run(args: &StatArgs) -> Result<i32, CliError> {
             }
         }
     }
+    // Only GPU counters asked for: the target still runs under a CPU counting, whose life is the
+    // counting's; the task clock serves, and its rows are not shown.
+    let cpu_shown = !chosen.is_empty();
+    if !cpu_shown {
+        chosen.push(CpuCounter::TaskClock);
+    }
     let target = args.target.target()?.ok_or_else(|| {
         CliError::Usage(
             "say what to count: `-- CMD ARGS…`, --pid PID, --system-wide or --cpu LIST".into(),
@@ -253,7 +259,7 @@ pub fn run(args: &StatArgs) -> Result<i32, CliError> {
     };
     let text = match args.format {
         ListFormat::Table => {
-            let mut text = table(&counting, &chosen, &gpu, elapsed, code);
+            let mut text = table(&counting, cpu_shown.then_some(&chosen[..]), &gpu, elapsed, code);
             if args.metrics {
                 text.push_str(&metrics_table(&metrics));
             }
@@ -264,6 +270,7 @@ pub fn run(args: &StatArgs) -> Result<i32, CliError> {
                 .series()
                 .iter()
                 .zip(counting.readings())
+                .filter(|_| cpu_shown)
                 .map(|(series, reading)| {
                     json!({
                         "counter": series.name(),
@@ -393,15 +400,18 @@ fn duration_without_end(target: &Target, duration: Option<Duration>) -> bool {
     matches!(target, Target::Cpus { .. }) && duration.is_none()
 }
 
+/// The table of a counting: the CPU rows when `chosen` (the CPU counters asked for) is given, without
+/// them when only GPU counters were asked for; then the GPU rows.
 fn table(
     counting: &TargetCounters,
-    chosen: &[CpuCounter],
+    chosen: Option<&[CpuCounter]>,
     gpu: &GpuCounting,
     elapsed: Duration,
     code: i32,
 ) -> String {
     let mut table = Table::new(&["counter", "value", "unit", "note"]);
-    for (series, reading) in counting.series().iter().zip(counting.readings()) {
+    let series = counting.series().iter().zip(counting.readings());
+    for (series, reading) in series.filter(|_| chosen.is_some()) {
         table.row(vec![
             series.name(),
             reading.total.to_string(),
@@ -413,7 +423,7 @@ fn table(
             },
         ]);
     }
-    for counter in chosen {
+    for counter in chosen.unwrap_or_default() {
         if let Some((_, reason)) = counting.unavailable().iter().find(|(c, _)| c == counter) {
             table.row(vec![
                 counter.name().to_owned(),
