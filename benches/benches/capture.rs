@@ -1,8 +1,8 @@
 //! What a local capture costs outside its counters: how many of the sampling periods the engine's direct
 //! source delivers and how much CPU it takes per wall-clock second (from `getrusage`), at 100 µs, 1 ms and
 //! 10 ms — this process's counters sampled by the engine's thread, and every CPU's counters (where CPU-wide
-//! counting is allowed) sampled by the thread (the baseline) and by the kernel, with the kernel's CPU over
-//! the thread's in the same run; and how much longer `lizard capture --duration D` runs than `sleep D` (interleaved runs, medians),
+//! counting is allowed) sampled by the thread (the baseline) and by the kernel (on idle CPUs, then on CPUs
+//! kept busy by spinning child processes), with the kernel's CPU over the thread's in the same run; and how much longer `lizard capture --duration D` runs than `sleep D` (interleaved runs, medians),
 //! the time spent outside the window.
 //!
 //! Not a criterion bench: each figure is a whole capture. Run with
@@ -26,6 +26,37 @@ enum Sampled {
     Thread,
     /// Every online CPU's counters, sampled by the kernel's timers.
     Kernel,
+    /// The same with every CPU kept busy by a spinning child process (Linux's CPU-clock timer takes no
+    /// sample on an idle CPU); the children's CPU is not this process's.
+    KernelBusy,
+}
+
+/// One spinning `sh` per online CPU, killed when dropped.
+struct Spinners(Vec<std::process::Child>);
+
+impl Spinners {
+    fn start() -> Spinners {
+        let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+        Spinners(
+            (0..cpus)
+                .filter_map(|_| {
+                    Command::new("sh")
+                        .args(["-c", "while :; do :; done"])
+                        .spawn()
+                        .ok()
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Drop for Spinners {
+    fn drop(&mut self) {
+        for child in &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 /// A backend that never offers kernel sampling, so that the engine samples it with its thread.
@@ -68,7 +99,7 @@ fn sampling_row(sampled: Sampled, interval: Duration, window: Duration) -> Optio
     config.sample_interval = interval;
     let engine = match sampled {
         Sampled::Process => Lizard::configure(config).map_err(|e| e.to_string()),
-        Sampled::Thread | Sampled::Kernel => Target::system_wide(false)
+        Sampled::Thread | Sampled::Kernel | Sampled::KernelBusy => Target::system_wide(false)
             .and_then(|target| open_target(&target))
             .map_err(|e| e.to_string())
             .and_then(|opened| {
@@ -90,11 +121,13 @@ fn sampling_row(sampled: Sampled, interval: Duration, window: Duration) -> Optio
     for id in ids {
         lizard.enable(id).expect("a listed counter");
     }
+    let spinners = matches!(sampled, Sampled::KernelBusy).then(Spinners::start);
     let (cpu_before, wall_before) = (cpu_time(), Instant::now());
     lizard.start_capture().expect("start");
     std::thread::sleep(window);
     lizard.stop_capture().expect("stop");
     let (cpu, wall) = (cpu_time() - cpu_before, wall_before.elapsed());
+    drop(spinners);
     let s = lizard.sampling().expect("the direct source sampled");
     let how = match &s.method {
         SamplingMethod::Kernel {
@@ -180,6 +213,7 @@ fn main() {
         sampling_row(Sampled::Process, interval, window);
         let thread = sampling_row(Sampled::Thread, interval, window);
         let kernel = sampling_row(Sampled::Kernel, interval, window);
+        sampling_row(Sampled::KernelBusy, interval, window);
         if let (Some(thread), Some(kernel)) = (thread, kernel) {
             println!(
                 "ratio sampling/kernel_over_thread/{interval:?}/cpu = {:.4} x the thread's CPU (both sampling every CPU's counters)",

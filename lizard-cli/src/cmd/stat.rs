@@ -259,7 +259,13 @@ pub fn run(args: &StatArgs) -> Result<i32, CliError> {
     };
     let text = match args.format {
         ListFormat::Table => {
-            let mut text = table(&counting, cpu_shown.then_some(&chosen[..]), &gpu, elapsed, code);
+            let mut text = table(
+                &counting,
+                cpu_shown.then_some(&chosen[..]),
+                &gpu,
+                elapsed,
+                code,
+            );
             if args.metrics {
                 text.push_str(&metrics_table(&metrics));
             }
