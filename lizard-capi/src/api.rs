@@ -352,8 +352,31 @@ pub unsafe extern "C" fn LizardGetSampling(
     ctx: LizardInstance,
     sampling: *mut LizardSampling,
 ) -> LzdResult {
+    // SAFETY: passed on from this function's contract.
+    unsafe {
+        write_sampling(ctx, sampling, |s| LizardSampling {
+            interval_ns: nanos(s.interval),
+            window_ns: nanos(s.window),
+            expected: s.expected,
+            delivered: s.delivered,
+            missed: s.missed,
+            largest_gap_ns: nanos(s.largest_gap),
+        })
+    }
+}
+
+/// Writes `convert` of the last stopped capture's sampling account of `ctx` to `out`: `LZD_FAILURE`
+/// (and `*out` untouched) for a NULL pointer, an unknown `ctx`, or before such a capture.
+///
+/// # Safety
+/// `out` is NULL or points to writable memory for one `T`.
+unsafe fn write_sampling<T>(
+    ctx: LizardInstance,
+    out: *mut T,
+    convert: impl Fn(&lizard_core::Sampling) -> T,
+) -> LzdResult {
     boundary(LZD_FAILURE, || {
-        if sampling.is_null() {
+        if out.is_null() {
             return LZD_FAILURE;
         }
         match INSTANCES
@@ -361,16 +384,9 @@ pub unsafe extern "C" fn LizardGetSampling(
             .flatten()
         {
             Some(s) => {
-                let out = LizardSampling {
-                    interval_ns: nanos(s.interval),
-                    window_ns: nanos(s.window),
-                    expected: s.expected,
-                    delivered: s.delivered,
-                    missed: s.missed,
-                    largest_gap_ns: nanos(s.largest_gap),
-                };
-                // SAFETY: `sampling` is non-NULL and, per this function's contract, writable for one value.
-                unsafe { sampling.write(out) };
+                let value = convert(&s);
+                // SAFETY: `out` is non-NULL and, per this function's contract, writable for one value.
+                unsafe { out.write(value) };
                 LZD_OK
             }
             None => LZD_FAILURE,
@@ -389,23 +405,8 @@ pub unsafe extern "C" fn LizardGetSamplingDetail(
     ctx: LizardInstance,
     detail: *mut LizardSamplingDetail,
 ) -> LzdResult {
-    boundary(LZD_FAILURE, || {
-        if detail.is_null() {
-            return LZD_FAILURE;
-        }
-        match INSTANCES
-            .with(ctx, |instance| instance.lizard.sampling())
-            .flatten()
-        {
-            Some(s) => {
-                let out = sampling_detail(&s.method);
-                // SAFETY: `detail` is non-NULL and, per this function's contract, writable for one value.
-                unsafe { detail.write(out) };
-                LZD_OK
-            }
-            None => LZD_FAILURE,
-        }
-    })
+    // SAFETY: passed on from this function's contract.
+    unsafe { write_sampling(ctx, detail, |s| sampling_detail(&s.method)) }
 }
 
 /// The C form of a capture's sampling method.

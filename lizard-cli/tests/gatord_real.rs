@@ -296,23 +296,7 @@ fn cycles_and_instructions_by_name_match_the_emulated_cpus_truth() {
     let address = daemon.address();
     // The CPU never idles during the window: arm_loop runs over and over from before the capture
     // starts until it ends (fork and exec are instructions too).
-    // Run from memory: a program read over the 9p share makes the CPU wait for the host, and an
-    // idle CPU's cycle counter goes on while its instruction counter stops.
-    let program = PathBuf::from("/tmp/arm_loop");
-    fs::copy(arm_loop(), &program).expect("copy arm_loop to /tmp");
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let busy = {
-        let (stop, program) = (stop.clone(), program.clone());
-        std::thread::spawn(move || {
-            let mut runs = 0u64;
-            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                let status = Command::new(&program).status().expect("arm_loop");
-                assert!(status.success());
-                runs += 1;
-            }
-            runs
-        })
-    };
+    let (stop, busy) = keep_busy();
     std::thread::sleep(Duration::from_millis(300));
     let work = Instant::now();
     let capture = spawn_lizard(&capture_args(
