@@ -24,6 +24,7 @@ const WAIT: Duration = Duration::from_secs(120);
 fn message_bytes(payload: &[u8]) -> Vec<u8> {
     let head = MessageHead {
         kind: PayloadKind::Inline,
+        ack: false,
         payload_len: payload.len() as u32,
         timestamp_ns: 0,
         client_seq: 0,

@@ -3,14 +3,18 @@
 use std::io;
 use std::os::fd::AsFd;
 use std::panic::Location;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
 
+use crate::ack::{Ack, Outcome, ACK_LEN};
 use crate::clock::monotonic_raw_ns;
+use crate::device::DeviceRegion;
 use crate::error::ClientError;
 use crate::memfd;
-use crate::message::{MessageHead, PayloadKind, MAX_INLINE_PAYLOAD, MESSAGE_HEAD_LEN};
+use crate::message::{
+    encode_region, MessageHead, PayloadKind, MAX_INLINE_PAYLOAD, MESSAGE_HEAD_LEN,
+};
 use crate::socket_name::SocketName;
 use crate::tag::{FileTag, ModuleTag};
 use crate::transport::Connection;
@@ -31,6 +35,31 @@ pub enum SendPolicy {
     },
 }
 
+/// How long a synchronous device record waits for the server's copy by default.
+pub const DEFAULT_DEVICE_DEADLINE: Duration = Duration::from_secs(5);
+
+/// When a device-memory record's call returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceMode {
+    /// After the server has copied the bytes into its ring and said so, waiting at most `deadline` (the
+    /// default, 5 s): the record holds the bytes of the call, and a refusal is an error of the call.
+    Sync {
+        /// The longest wait for the server's acknowledgement, the send included.
+        deadline: Duration,
+    },
+    /// At once, under the [`SendPolicy`]: the server copies the bytes when it gets to the record, so they may
+    /// include writes made after the call; the record carries both times (`timestamp_ns` and `stored_ns`).
+    Async,
+}
+
+impl Default for DeviceMode {
+    fn default() -> Self {
+        DeviceMode::Sync {
+            deadline: DEFAULT_DEVICE_DEADLINE,
+        }
+    }
+}
+
 /// Client settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -39,6 +68,8 @@ pub struct ClientConfig {
     pub policy: SendPolicy,
     /// Payloads longer than this travel in a memfd; at most [`MAX_INLINE_PAYLOAD`].
     pub inline_threshold: usize,
+    /// When device-memory records return.
+    pub device_mode: DeviceMode,
 }
 
 impl Default for ClientConfig {
@@ -46,6 +77,7 @@ impl Default for ClientConfig {
         ClientConfig {
             policy: SendPolicy::Drop,
             inline_threshold: DEFAULT_INLINE_THRESHOLD,
+            device_mode: DeviceMode::default(),
         }
     }
 }
@@ -56,6 +88,12 @@ impl Default for ClientConfig {
 pub enum Delivery {
     /// Handed to the server's socket.
     Sent,
+    /// Stored in the server's ring under this sequence number, as the server acknowledged (a synchronous
+    /// device record).
+    Stored {
+        /// The ring's sequence number of the record.
+        seq: u64,
+    },
     /// Dropped under the send policy because the server was slow; counted in [`ClientStats::dropped`].
     Dropped,
 }
@@ -71,6 +109,16 @@ pub struct ClientStats {
     pub dropped: u64,
     /// Successful reconnections after the server went away.
     pub reconnects: u64,
+    /// Of the records sent, those naming GPU device memory.
+    pub sent_device: u64,
+    /// Synchronous device records the server acknowledged as stored.
+    pub stored: u64,
+    /// Records the server refused and said why (counted in `dropped` too).
+    pub refused: u64,
+    /// Synchronous device records whose acknowledgement did not come in time (they may still be stored).
+    pub ack_timeouts: u64,
+    /// Acknowledgements that came after their record's deadline, read and set aside.
+    pub late_acks: u64,
 }
 
 /// A connection from an application to a trace server.
@@ -93,6 +141,9 @@ pub struct TraceClient {
     stats: ClientStats,
     /// Reused message buffer.
     buf: Vec<u8>,
+    /// The allocations whose IPC handles were taken, by identity.
+    #[cfg(feature = "cuda")]
+    exports: crate::cuda::exports::Exports,
 }
 
 impl TraceClient {
@@ -123,6 +174,8 @@ impl TraceClient {
             next_seq: 0,
             stats: ClientStats::default(),
             buf: Vec::with_capacity(MESSAGE_HEAD_LEN + config.inline_threshold),
+            #[cfg(feature = "cuda")]
+            exports: Default::default(),
         })
     }
 
@@ -170,6 +223,7 @@ impl TraceClient {
         };
         let head = MessageHead {
             kind,
+            ack: false,
             payload_len,
             timestamp_ns: monotonic_raw_ns(),
             client_seq: self.next_seq,
@@ -180,7 +234,7 @@ impl TraceClient {
         self.next_seq += 1;
         let result = self.send(&head, payload);
         match &result {
-            Ok(Delivery::Sent) => {
+            Ok(Delivery::Sent | Delivery::Stored { .. }) => {
                 self.stats.sent += 1;
                 if kind == PayloadKind::Memfd {
                     self.stats.sent_memfd += 1;
@@ -191,16 +245,173 @@ impl TraceClient {
         result
     }
 
+    /// Records `len` bytes of GPU device memory at `ptr` under `module`, with the caller's file and line: the
+    /// client finds the allocation holding `ptr` and its IPC handle (taken once per allocation) and the server
+    /// copies the bytes. Returns when the server has stored them unless [`DeviceMode::Async`] is set.
+    ///
+    /// Record after the work that writes the buffer has finished (`cudaStreamSynchronize`): the server's copy
+    /// is not ordered after the application's streams.
+    #[cfg(feature = "cuda")]
+    #[track_caller]
+    pub fn record_device(
+        &mut self,
+        module: &str,
+        ptr: u64,
+        len: usize,
+    ) -> Result<Delivery, ClientError> {
+        let at = Location::caller();
+        self.record_device_at(module, at.file(), at.line(), ptr, len)
+    }
+
+    /// [`TraceClient::record_device`] with an explicit source location.
+    #[cfg(feature = "cuda")]
+    pub fn record_device_at(
+        &mut self,
+        module: &str,
+        file: &str,
+        line: u32,
+        ptr: u64,
+        len: usize,
+    ) -> Result<Delivery, ClientError> {
+        match self.exports.region(ptr, len) {
+            Ok(region) => self.record_ipc_at(module, file, line, &region),
+            Err(err) => {
+                ModuleTag::new(module).map_err(ClientError::Module)?;
+                self.next_seq += 1;
+                self.stats.dropped += 1;
+                Err(ClientError::Device(err))
+            }
+        }
+    }
+
+    /// Records the device memory `region` names, for a caller that took the allocation's IPC handle itself
+    /// (`cudaIpcGetMemHandle`, as the original design's clients do). Returns like
+    /// [`TraceClient::record_device`]. Needs no CUDA in this process.
+    pub fn record_ipc_at(
+        &mut self,
+        module: &str,
+        file: &str,
+        line: u32,
+        region: &DeviceRegion,
+    ) -> Result<Delivery, ClientError> {
+        let module = ModuleTag::new(module).map_err(ClientError::Module)?;
+        let deadline = match self.config.device_mode {
+            DeviceMode::Sync { deadline } => Some(deadline),
+            DeviceMode::Async => None,
+        };
+        let head = MessageHead {
+            kind: PayloadKind::Device,
+            ack: deadline.is_some(),
+            payload_len: region.len,
+            timestamp_ns: monotonic_raw_ns(),
+            client_seq: self.next_seq,
+            line,
+            module,
+            file: FileTag::file_name(file),
+        };
+        self.next_seq += 1;
+        let started = Instant::now();
+        let policy = match deadline {
+            Some(timeout) => SendPolicy::Block { timeout },
+            None => self.config.policy,
+        };
+        self.buf.clear();
+        self.buf.extend_from_slice(&head.encode());
+        self.buf.extend_from_slice(&encode_region(region));
+        let result = match self.send_buf(None, policy) {
+            Ok(Delivery::Sent) => match deadline {
+                Some(deadline) => self.await_ack(head.client_seq, started, deadline),
+                None => Ok(Delivery::Sent),
+            },
+            other => other,
+        };
+        match &result {
+            Ok(Delivery::Sent) => {
+                self.stats.sent += 1;
+                self.stats.sent_device += 1;
+            }
+            Ok(Delivery::Stored { .. }) => {
+                self.stats.sent += 1;
+                self.stats.sent_device += 1;
+                self.stats.stored += 1;
+            }
+            Ok(Delivery::Dropped) => self.stats.dropped += 1,
+            Err(ClientError::AckTimeout { .. }) => {
+                self.stats.sent += 1;
+                self.stats.sent_device += 1;
+                self.stats.ack_timeouts += 1;
+            }
+            Err(err) => {
+                if matches!(err, ClientError::Refused { .. }) {
+                    self.stats.refused += 1;
+                    self.stats.sent += 1;
+                    self.stats.sent_device += 1;
+                }
+                self.stats.dropped += 1;
+            }
+        }
+        result
+    }
+
+    /// Waits until `deadline` after `started` for the acknowledgement of record `client_seq`, setting aside
+    /// late ones of earlier records.
+    fn await_ack(
+        &mut self,
+        client_seq: u64,
+        started: Instant,
+        deadline: Duration,
+    ) -> Result<Delivery, ClientError> {
+        let mut datagram = [0u8; 2 * ACK_LEN];
+        loop {
+            let Some(conn) = &self.conn else {
+                return Err(ClientError::Disconnected(
+                    io::ErrorKind::NotConnected.into(),
+                ));
+            };
+            let left = deadline.saturating_sub(started.elapsed());
+            let len = match conn.recv_timeout(&mut datagram, left) {
+                Ok(Some(0)) => {
+                    self.conn = None;
+                    return Err(ClientError::Disconnected(
+                        io::ErrorKind::ConnectionReset.into(),
+                    ));
+                }
+                Ok(Some(len)) => len,
+                Ok(None) => {
+                    return Err(ClientError::AckTimeout {
+                        client_seq,
+                        waited: started.elapsed(),
+                    })
+                }
+                Err(err) if is_disconnect(&err) => {
+                    self.conn = None;
+                    return Err(ClientError::Disconnected(err));
+                }
+                Err(err) => return Err(ClientError::Receive(err)),
+            };
+            let ack = Ack::decode(&datagram[..len]).map_err(ClientError::BadAck)?;
+            if ack.client_seq < client_seq {
+                self.stats.late_acks += 1;
+                continue;
+            }
+            if ack.client_seq > client_seq {
+                return Err(ClientError::BadAck(crate::error::AckError::Unexpected {
+                    expected: client_seq,
+                    found: ack.client_seq,
+                }));
+            }
+            return match ack.outcome {
+                Outcome::Stored { seq } => Ok(Delivery::Stored { seq }),
+                Outcome::Refused(refusal) => Err(ClientError::Refused {
+                    client_seq,
+                    refusal,
+                }),
+            };
+        }
+    }
+
     /// Sends one message, reconnecting first if the server went away earlier.
     fn send(&mut self, head: &MessageHead, payload: &[u8]) -> Result<Delivery, ClientError> {
-        if self.conn.is_none() {
-            let conn = Connection::connect(&self.name).map_err(|source| ClientError::Connect {
-                name: self.name.clone(),
-                source,
-            })?;
-            self.conn = Some(conn);
-            self.stats.reconnects += 1;
-        }
         self.buf.clear();
         self.buf.extend_from_slice(&head.encode());
         let payload_fd = match head.kind {
@@ -209,12 +420,30 @@ impl TraceClient {
                 None
             }
             PayloadKind::Memfd => Some(memfd::sealed_payload(payload).map_err(ClientError::Memfd)?),
+            PayloadKind::Device => None,
         };
+        self.send_buf(payload_fd.as_ref().map(|fd| fd.as_fd()), self.config.policy)
+    }
+
+    /// Sends the message in `self.buf` with `fd` attached under `policy`, reconnecting first if the server
+    /// went away earlier.
+    fn send_buf(
+        &mut self,
+        fd: Option<std::os::fd::BorrowedFd<'_>>,
+        policy: SendPolicy,
+    ) -> Result<Delivery, ClientError> {
+        if self.conn.is_none() {
+            let conn = Connection::connect(&self.name).map_err(|source| ClientError::Connect {
+                name: self.name.clone(),
+                source,
+            })?;
+            self.conn = Some(conn);
+            self.stats.reconnects += 1;
+        }
         let Some(conn) = &self.conn else {
             return Ok(Delivery::Dropped);
         };
-        let fd = payload_fd.as_ref().map(|fd| fd.as_fd());
-        let sent = match self.config.policy {
+        let sent = match policy {
             SendPolicy::Drop => match conn.try_send(&self.buf, fd) {
                 Ok(_) => Ok(true),
                 Err(err) if err.kind() == io::ErrorKind::WouldBlock => Ok(false),

@@ -2,10 +2,16 @@
 //! the ring, ring files, the client, the server and capacity texts.
 
 use std::io;
+use std::time::Duration;
 
 use thiserror::Error;
 
+use crate::ack::Refusal;
+use crate::device_support::Unavailable;
 use crate::socket_name::SocketName;
+
+impl std::error::Error for Unavailable {}
+impl std::error::Error for Refusal {}
 
 /// A module tag or file name that does not fit its fixed-size field.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
@@ -54,6 +60,14 @@ pub enum HeadError {
     /// The file name field is invalid.
     #[error("bad file name")]
     File(#[source] TagError),
+    /// The origin bytes name no known origin, or a copy mode, offset or device where the origin has none.
+    #[error("bad origin {kind} with copy mode {mode}")]
+    Origin {
+        /// The origin byte.
+        kind: u8,
+        /// The copy-mode byte.
+        mode: u8,
+    },
 }
 
 /// A client-to-server message that is rejected.
@@ -89,10 +103,11 @@ pub enum MessageError {
     /// The file name field is invalid.
     #[error("bad file name")]
     File(#[source] TagError),
-    /// An inline payload's length differs from the length the head claims.
-    #[error("head claims {claimed} payload bytes, message carries {actual}")]
+    /// The bytes after the head are not what the head calls for: the inline payload's length for an inline
+    /// message, nothing for a memfd message, a device region for a device-memory message.
+    #[error("head calls for {claimed} bytes after it, message carries {actual}")]
     LengthMismatch {
-        /// Length in the head.
+        /// Bytes the head calls for.
         claimed: u32,
         /// Bytes that followed the head.
         actual: usize,
@@ -117,6 +132,81 @@ pub enum MessageError {
     /// A memfd message arrived without its descriptor.
     #[error("memfd message carries no file descriptor")]
     MissingFd,
+}
+
+/// A server acknowledgement that cannot be decoded.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AckError {
+    /// The datagram is not the size of an acknowledgement.
+    #[error("acknowledgement of {len} bytes, expected {expected}")]
+    Length {
+        /// Bytes received.
+        len: usize,
+        /// Bytes of an acknowledgement.
+        expected: usize,
+    },
+    /// The version byte is not one this crate speaks.
+    #[error("unsupported acknowledgement version {0}")]
+    UnsupportedVersion(u8),
+    /// The reserved byte is not zero.
+    #[error("reserved byte is {0:#04x}, expected 0")]
+    ReservedNotZero(u8),
+    /// The status (and reason) name no outcome this crate knows.
+    #[error("unknown status {status} (reason {reason})")]
+    UnknownStatus {
+        /// The status byte.
+        status: u8,
+        /// The reason byte.
+        reason: u8,
+    },
+    /// The acknowledgement answers a record the client has not sent yet.
+    #[error("acknowledgement of record {found} while waiting for record {expected}")]
+    Unexpected {
+        /// The record the client waits for.
+        expected: u64,
+        /// The record the acknowledgement names.
+        found: u64,
+    },
+}
+
+/// A device pointer that a client cannot record.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DeviceError {
+    /// This process cannot use the CUDA driver.
+    #[error("no CUDA in this process")]
+    NoCuda(#[source] Unavailable),
+    /// The pointer is not GPU device memory the driver knows (a host pointer, a freed allocation, garbage).
+    #[error("{ptr:#x} is not CUDA device memory")]
+    NotDeviceMemory {
+        /// The pointer.
+        ptr: u64,
+    },
+    /// The bytes reach past the end of their allocation.
+    #[error("{len} bytes at offset {offset} reach past the end of a {size}-byte allocation")]
+    OutsideAllocation {
+        /// Where the bytes start inside the allocation.
+        offset: u64,
+        /// How many were asked for.
+        len: u64,
+        /// The allocation's size.
+        size: u64,
+    },
+    /// More bytes than a record can hold (`u32::MAX`).
+    #[error("{len} bytes exceed the largest record")]
+    TooLong {
+        /// How many were asked for.
+        len: usize,
+    },
+    /// A driver call failed.
+    #[error("{call} failed with CUresult {code}")]
+    Cuda {
+        /// The driver function.
+        call: &'static str,
+        /// Its `CUresult`.
+        code: u32,
+    },
 }
 
 /// A received payload memfd that is rejected before it is mapped.
@@ -191,9 +281,14 @@ pub enum RingFileError {
     /// The file's format version is not one this crate reads.
     #[error("unsupported ring file version {0}")]
     UnsupportedVersion(u32),
-    /// The file's record head size differs from this crate's.
-    #[error("record head size {0} in file, expected {expected}", expected = crate::head::HEAD_LEN)]
-    HeadSize(u32),
+    /// The file's record head size is not the one its version has.
+    #[error("record head size {found} in file, its version has {expected}")]
+    HeadSize {
+        /// The size in the file.
+        found: u32,
+        /// The size of its version's heads.
+        expected: u32,
+    },
     /// The capacity in the file exceeds the limit the caller set.
     #[error("ring capacity {capacity} exceeds the load limit {max}")]
     CapacityTooLarge {
@@ -299,6 +394,33 @@ pub enum ClientError {
     /// The server closed the connection; the record was dropped and the next record reconnects.
     #[error("trace server closed the connection")]
     Disconnected(#[source] io::Error),
+    /// The device memory cannot be recorded from this process.
+    #[error("cannot record device memory")]
+    Device(#[source] DeviceError),
+    /// The server refused the record and said why.
+    #[error("trace server refused record {client_seq}")]
+    Refused {
+        /// The record's client sequence number.
+        client_seq: u64,
+        /// Why.
+        #[source]
+        refusal: Refusal,
+    },
+    /// No acknowledgement came within the deadline: the server may still store the record (and copy its bytes
+    /// later than the call).
+    #[error("no acknowledgement of record {client_seq} within {waited:?}: it may still be stored")]
+    AckTimeout {
+        /// The record's client sequence number.
+        client_seq: u64,
+        /// How long the client waited.
+        waited: Duration,
+    },
+    /// The server's acknowledgement did not decode.
+    #[error("bad acknowledgement from the trace server")]
+    BadAck(#[source] AckError),
+    /// Waiting for the acknowledgement failed.
+    #[error("receiving the acknowledgement failed")]
+    Receive(#[source] io::Error),
 }
 
 /// A server that cannot start.
@@ -331,4 +453,8 @@ pub enum ServerError {
     /// The wake-up channel or the server thread could not be created.
     #[error("cannot start the server thread")]
     Thread(#[source] io::Error),
+    /// The server thread did not say within a minute whether it can copy device memory (the CUDA driver did
+    /// not answer); the thread was told to stop.
+    #[error("the CUDA driver did not answer within {0:?} while the server started")]
+    DeviceProbe(Duration),
 }

@@ -3,6 +3,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::device::CopyMode;
+use crate::head::Origin;
+
 /// One client process's account.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ClientAccount {
@@ -19,6 +22,12 @@ pub struct ClientAccount {
     /// Connections of this process closed at once: its user not admitted, or too many connections (the
     /// server's [`crate::ServerStats`] says which).
     pub connections_refused: u64,
+    /// Of the records stored, those copied from GPU device memory while the client waited for the copy
+    /// ([`CopyMode::Sync`]).
+    pub device_sync: u64,
+    /// Of the records stored, those copied from GPU device memory without the client waiting
+    /// ([`CopyMode::Async`]).
+    pub device_async: u64,
 }
 
 /// Accounts by client process, ordered by pid, bounded by [`ClientLedger::MAX_ACCOUNTS`].
@@ -65,9 +74,21 @@ impl ClientLedger {
         self.accounts.get(&pid)
     }
 
-    /// Counts a stored record of `pid`.
-    pub(crate) fn note_stored(&mut self, pid: u32) {
-        self.account(pid).stored += 1;
+    /// Counts a stored record of `pid` whose payload came from `origin`.
+    pub(crate) fn note_stored(&mut self, pid: u32, origin: &Origin) {
+        let account = self.account(pid);
+        account.stored += 1;
+        match origin {
+            Origin::Device {
+                mode: CopyMode::Sync,
+                ..
+            } => account.device_sync += 1,
+            Origin::Device {
+                mode: CopyMode::Async,
+                ..
+            } => account.device_async += 1,
+            Origin::Unknown | Origin::Inline | Origin::Memfd => {}
+        }
     }
 
     /// Counts an overwritten record of `pid`.
@@ -122,8 +143,8 @@ mod tests {
     #[test]
     fn counts_go_to_their_process() {
         let mut ledger = ClientLedger::new();
-        ledger.note_stored(7);
-        ledger.note_stored(7);
+        ledger.note_stored(7, &Origin::Inline);
+        ledger.note_stored(7, &Origin::Inline);
         ledger.note_overwritten(7);
         ledger.note_refused(9);
         let seven = ledger.get(7).unwrap();
@@ -138,7 +159,7 @@ mod tests {
         let mut ledger = ClientLedger::new();
         let n = ClientLedger::MAX_ACCOUNTS as u32 + 100;
         for pid in 1..=n {
-            ledger.note_stored(pid);
+            ledger.note_stored(pid, &Origin::Memfd);
         }
         assert_eq!(ledger.len(), ClientLedger::MAX_ACCOUNTS);
         let total: u64 = ledger.accounts().map(|a| a.stored).sum();

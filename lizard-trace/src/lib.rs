@@ -2,9 +2,15 @@
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
 
+pub mod ack;
 pub mod client;
 pub mod clock;
+#[cfg(feature = "cuda")]
+mod cuda;
+pub mod device;
+pub mod device_support;
 pub mod error;
+mod handle_cache;
 pub mod head;
 pub mod ledger;
 pub mod memfd;
@@ -17,15 +23,21 @@ mod sys;
 pub mod tag;
 pub mod transport;
 
-pub use client::{ClientConfig, ClientStats, Delivery, SendPolicy, TraceClient};
+pub use ack::{Ack, Outcome, Refusal};
+pub use client::{ClientConfig, ClientStats, Delivery, DeviceMode, SendPolicy, TraceClient};
 pub use clock::monotonic_raw_ns;
+pub use device::{CopyMode, DeviceRegion, DeviceUuid, IpcHandle};
+pub use device_support::{DeviceSupport, Unavailable};
 pub use error::{
-    ClientError, HeadError, MemfdError, MessageError, RingError, RingFileError, ServerError,
-    TagError,
+    AckError, ClientError, DeviceError, HeadError, MemfdError, MessageError, RingError,
+    RingFileError, ServerError, TagError,
 };
-pub use head::{RecordHead, RecordMeta, HEAD_LEN};
+pub use head::{Origin, RecordHead, RecordMeta, HEAD_LEN};
 pub use ledger::{ClientAccount, ClientLedger};
 pub use ring::{Directory, Record, Since, TraceRing};
-pub use server::{PeerPolicy, Rejections, ServerConfig, ServerStats, TraceServer};
+pub use server::{
+    DeviceConfig, HandleLimits, HandleStats, PeerPolicy, Rejections, ServerConfig, ServerStats,
+    TraceServer,
+};
 pub use socket_name::SocketName;
 pub use tag::{FileTag, ModuleTag};

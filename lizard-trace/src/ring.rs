@@ -5,6 +5,7 @@ use std::fmt;
 use crate::error::RingError;
 use crate::head::{RecordHead, RecordMeta, HEAD_LEN};
 use crate::ledger::ClientLedger;
+use crate::sys::Anonymous;
 
 /// The ring's directory: what it holds and what it lost.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -95,18 +96,19 @@ impl fmt::Debug for Record<'_> {
 
 /// A bounded ring of trace records that overwrites the oldest ones when a new one does not fit.
 ///
-/// Each record is its 66-byte head ([`crate::head`]) followed by its payload, stored contiguously: a record that
+/// Each record is its 100-byte head ([`crate::head`]) followed by its payload, stored contiguously: a record that
 /// does not fit before the end of the buffer starts again at offset 0, and the unused tail is skipped. The buffer
-/// is reserved once at creation and never grows past `capacity` bytes; pages are touched only as records reach
-/// them. Every stored record gets the next sequence number, so a reader that remembers the last sequence it saw
+/// is mapped once at creation (anonymous memory, `capacity` bytes) and never grows or moves; pages are touched
+/// only as records reach them. Because it never moves, a server can register it with the CUDA driver and copy
+/// device memory straight into it. Every stored record gets the next sequence number, so a reader that remembers the last sequence it saw
 /// learns exactly how many records were overwritten since ([`TraceRing::since`]).
 ///
 /// Call contract: [`TraceRing::push`] stores; [`TraceRing::iter`], [`TraceRing::since`] and
 /// [`TraceRing::window`] read, oldest first; [`TraceRing::directory`] summarises. Saving and loading are in
 /// [`crate::ring_file`].
 pub struct TraceRing {
-    /// Record bytes; its length is the high-water mark, its reserved capacity the ring capacity.
-    buf: Vec<u8>,
+    /// Record bytes: `capacity` bytes of anonymous memory.
+    buf: Anonymous,
     /// The ring capacity.
     capacity: usize,
     /// Offset of the oldest record.
@@ -158,9 +160,7 @@ impl TraceRing {
                 min: Self::MIN_CAPACITY,
             });
         }
-        let mut buf = Vec::new();
-        buf.try_reserve_exact(capacity)
-            .map_err(|_| RingError::Alloc { capacity })?;
+        let buf = Anonymous::new(capacity).map_err(|_| RingError::Alloc { capacity })?;
         Ok(TraceRing {
             buf,
             capacity,
@@ -179,7 +179,7 @@ impl TraceRing {
     /// A ring of capacity 0 that allocates nothing and stores nothing: what a stopped server keeps.
     pub(crate) fn unallocated() -> TraceRing {
         TraceRing {
-            buf: Vec::new(),
+            buf: Anonymous::empty(),
             capacity: 0,
             tail: 0,
             head: 0,
@@ -246,7 +246,7 @@ impl TraceRing {
             overwritten(pid, bytes);
         };
         self.write_record(pos, seq, len, meta, payload);
-        self.ledger.note_stored(meta.client_pid);
+        self.ledger.note_stored(meta.client_pid, &meta.origin);
         self.next_seq += 1;
         Ok(seq)
     }
@@ -301,20 +301,79 @@ impl TraceRing {
     /// Writes a record at `pos`, where [`Self::free_slot`] or [`Self::restore_record`] found room.
     fn write_record(&mut self, pos: usize, seq: u64, len: u32, meta: &RecordMeta, payload: &[u8]) {
         let size = HEAD_LEN + payload.len();
-        if pos + size > self.buf.len() {
-            // Within the reserved capacity: never reallocates.
-            self.buf.resize(pos + size, 0);
-        }
+        self.buf.as_mut_slice()[pos + HEAD_LEN..pos + size].copy_from_slice(payload);
+        self.commit_record(pos, seq, len, meta);
+    }
+
+    /// Writes the head of a record whose payload is already in place at `pos + HEAD_LEN`, and counts it.
+    fn commit_record(&mut self, pos: usize, seq: u64, len: u32, meta: &RecordMeta) {
+        let size = HEAD_LEN + len as usize;
         let head = RecordHead {
             seq,
             len,
             meta: *meta,
         };
-        self.buf[pos..pos + HEAD_LEN].copy_from_slice(&head.encode());
-        self.buf[pos + HEAD_LEN..pos + size].copy_from_slice(payload);
+        self.buf.as_mut_slice()[pos..pos + HEAD_LEN].copy_from_slice(&head.encode());
         self.head = pos + size;
         self.count += 1;
         self.bytes_used += size as u64;
+    }
+
+    /// Stores a record of `len` payload bytes that `fill` writes straight into the ring (a device copy needs no
+    /// buffer of its own), overwriting the oldest records until it fits, and returns its sequence number.
+    ///
+    /// When `fill` fails the record is not stored and its error is returned inside `Ok`; the records it
+    /// overwrote to make room stay overwritten (and counted). Fails with [`RingError`] only when the record
+    /// exceeds the capacity; the ring is then unchanged.
+    ///
+    /// `fill` may complete `meta` too (a copy's time, say) before the head is written.
+    pub fn push_filled<E>(
+        &mut self,
+        mut meta: RecordMeta,
+        len: u32,
+        fill: impl FnOnce(&mut [u8], &mut RecordMeta) -> Result<(), E>,
+        mut overwritten: impl FnMut(u32, u64),
+    ) -> Result<Result<u64, E>, RingError> {
+        let seq = self.next_seq;
+        let size = HEAD_LEN as u64 + u64::from(len);
+        if size > self.capacity as u64 {
+            return Err(RingError::RecordTooLarge {
+                size,
+                capacity: self.capacity,
+            });
+        }
+        let size = size as usize;
+        let (pos, before) = loop {
+            let before = (self.head, self.wrap_end);
+            if let Some(pos) = self.free_slot(size) {
+                break (pos, before);
+            }
+            let (pid, bytes) = self.evict_oldest();
+            self.ledger.note_overwritten(pid);
+            overwritten(pid, bytes);
+        };
+        if let Err(err) = fill(
+            &mut self.buf.as_mut_slice()[pos + HEAD_LEN..pos + size],
+            &mut meta,
+        ) {
+            // `free_slot` may have started wrapping for this record: undo that, the slot stays free.
+            if self.count > 0 {
+                (self.head, self.wrap_end) = before;
+            }
+            return Ok(Err(err));
+        }
+        self.commit_record(pos, seq, len, &meta);
+        self.ledger.note_stored(meta.client_pid, &meta.origin);
+        self.next_seq += 1;
+        Ok(Ok(seq))
+    }
+
+    /// The ring's memory, for registering it with a device driver: its address never changes while the ring
+    /// lives.
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    pub(crate) fn memory(&mut self) -> (*mut u8, usize) {
+        let memory = self.buf.as_mut_slice();
+        (memory.as_mut_ptr(), memory.len())
     }
 
     /// Offset of the oldest record in the buffer (0 when empty): with the records, it fixes the layout.
@@ -390,7 +449,7 @@ impl TraceRing {
     fn evict_oldest(&mut self) -> (u32, u64) {
         let size = self.record_size_at(self.tail);
         let mut pid = [0; 4];
-        pid.copy_from_slice(&self.buf[self.tail + 54..self.tail + 58]);
+        pid.copy_from_slice(&self.buf.as_slice()[self.tail + 54..self.tail + 58]);
         self.tail += size;
         self.count -= 1;
         self.bytes_used -= size as u64;
@@ -411,7 +470,7 @@ impl TraceRing {
     /// Size of the record stored at `pos` (head plus payload).
     fn record_size_at(&self, pos: usize) -> usize {
         let mut len = [0; 4];
-        len.copy_from_slice(&self.buf[pos + 8..pos + 12]);
+        len.copy_from_slice(&self.buf.as_slice()[pos + 8..pos + 12]);
         HEAD_LEN + u32::from_le_bytes(len) as usize
     }
 
@@ -490,7 +549,7 @@ impl<'a> Iterator for Iter<'a> {
             return None;
         }
         self.step_wrap();
-        let buf = &self.ring.buf;
+        let buf = self.ring.buf.as_slice();
         // The ring stores only heads it encoded itself, so decoding cannot fail; stop if it ever did.
         let head = RecordHead::decode(buf.get(self.pos..)?).ok()?;
         let start = self.pos + HEAD_LEN;
@@ -529,21 +588,21 @@ mod tests {
     #[test]
     fn capacity_below_one_head_is_rejected() {
         assert_eq!(
-            TraceRing::new(65).unwrap_err(),
+            TraceRing::new(99).unwrap_err(),
             RingError::CapacityTooSmall {
-                capacity: 65,
-                min: 66
+                capacity: 99,
+                min: 100
             }
         );
-        let mut ring = TraceRing::new(66).unwrap();
+        let mut ring = TraceRing::new(100).unwrap();
         assert_eq!(ring.push(&meta(0), b"").unwrap(), 0);
         assert_eq!(ring.push(&meta(1), b"").unwrap(), 1);
         assert_eq!(ring.len(), 1);
         assert_eq!(
             ring.push(&meta(2), b"x"),
             Err(RingError::RecordTooLarge {
-                size: 67,
-                capacity: 66
+                size: 101,
+                capacity: 100
             })
         );
         assert_eq!(ring.directory().next_seq, 2);
@@ -579,6 +638,52 @@ mod tests {
         assert_eq!(ring.get(3).unwrap().payload(), &3u32.to_le_bytes());
         assert!(ring.get(1).is_none());
         assert!(ring.get(5).is_none());
+    }
+
+    #[test]
+    fn a_failed_fill_stores_nothing_and_leaves_the_ring_consistent() {
+        let mut ring = TraceRing::new(4 * (HEAD_LEN + 10)).unwrap();
+        for i in 0..3u64 {
+            ring.push(&meta(i), &[i as u8; 10]).unwrap();
+        }
+        // A record that must wrap to offset 0, evicting the oldest, whose fill then fails.
+        let failed = ring
+            .push_filled(meta(9), 20, |_, _| Err("device gone"), |_, _| {})
+            .unwrap();
+        assert_eq!(failed, Err("device gone"));
+        assert_eq!(ring.directory().next_seq, 3);
+        let seqs: Vec<u64> = ring.iter().map(|r| r.seq()).collect();
+        assert_eq!(seqs, [2]);
+        assert_eq!(ring.directory().records_overwritten, 2);
+        // The ring goes on as if the failed record had never been asked for.
+        let seq = ring
+            .push_filled(
+                meta(3),
+                10,
+                |dst, meta| {
+                    dst.fill(7);
+                    meta.stored_ns = 5;
+                    Ok::<(), ()>(())
+                },
+                |_, _| {},
+            )
+            .unwrap()
+            .unwrap();
+        assert_eq!(seq, 3);
+        let records: Vec<_> = ring
+            .iter()
+            .map(|r| (r.seq(), r.payload().to_vec()))
+            .collect();
+        assert_eq!(records, [(2, vec![2; 10]), (3, vec![7; 10])]);
+        assert_eq!(ring.get(3).unwrap().head().meta.stored_ns, 5);
+        assert!(ring
+            .push_filled(
+                meta(4),
+                4 * (HEAD_LEN as u32 + 10),
+                |_, _| Ok::<(), ()>(()),
+                |_, _| {}
+            )
+            .is_err());
     }
 
     #[test]

@@ -1,11 +1,10 @@
-//! Saving a [`TraceRing`] to a file and loading it back (format version 2, little-endian; version 1 files,
-//! which end after the records, still load, with an empty ledger).
+//! Saving a [`TraceRing`] to a file and loading it back (format version 3, little-endian).
 //!
 //! | Offset | Size | Field |
 //! |---|---|---|
 //! | 0 | 8 | magic `LZTRRING` |
 //! | 8 | 4 | format version, [`RING_FILE_VERSION`] |
-//! | 12 | 4 | record head size, 66 |
+//! | 12 | 4 | record head size, 100 |
 //! | 16 | 8 | capacity |
 //! | 24 | 8 | first sequence number |
 //! | 32 | 8 | next sequence number |
@@ -14,8 +13,13 @@
 //! | 56 | 8 | records overwritten |
 //! | 64 | 8 | offset of the oldest record in the ring buffer, so a loaded ring overwrites exactly as the saved one |
 //! | 72 | … | the records, oldest first, each a head ([`crate::head`]) and its payload, nothing between them |
-//! | … | 4 | number of client accounts (version 2), at most [`ClientLedger::MAX_ACCOUNTS`] |
-//! | … | 36 each | the accounts by ascending pid: pid (4), records stored (8), overwritten (8), messages refused (8), connections refused (8) |
+//! | … | 4 | number of client accounts (version 2 on), at most [`ClientLedger::MAX_ACCOUNTS`] |
+//! | … | 52 each | the accounts by ascending pid: pid (4), records stored (8), overwritten (8), messages refused (8), connections refused (8), device records stored with the client waiting for the copy (8) and without (8) |
+//!
+//! Older files still load. Version 2 files hold 66-byte record heads (version 1 of [`crate::head`], without
+//! the origin of the payload) and 36-byte accounts (without the device counts); version 1 files end after the
+//! records. Their records load with [`crate::head::Origin::Unknown`], laid out from offset 0 in a ring whose
+//! capacity is grown by the 34 bytes each record's head gained, so that every record of the file is kept.
 //!
 //! Loading checks everything before trusting it: the directory against itself, each head, each sequence number
 //! against its position, every length against the capacity (nothing is allocated from a length in the file
@@ -26,15 +30,18 @@ use std::io::{self, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 use crate::error::RingFileError;
-use crate::head::{RecordHead, HEAD_LEN};
+use crate::head::{RecordHead, HEAD_LEN, HEAD_LEN_V1};
 use crate::ledger::{ClientAccount, ClientLedger};
 use crate::ring::TraceRing;
 
-/// The ring file format version written; version 1 (no ledger) is still read.
-pub const RING_FILE_VERSION: u32 = 2;
+/// The ring file format version written; versions 1 and 2 are still read.
+pub const RING_FILE_VERSION: u32 = 3;
 
 /// Bytes of one saved client account.
-const ACCOUNT_LEN: usize = 36;
+const ACCOUNT_LEN: usize = 52;
+
+/// Bytes of one client account in a version 2 file.
+const ACCOUNT_LEN_V2: usize = 36;
 
 /// First bytes of a ring file.
 pub const RING_FILE_MAGIC: [u8; 8] = *b"LZTRRING";
@@ -74,8 +81,13 @@ fn u32_at(bytes: &[u8; RING_FILE_HEADER_LEN], at: usize) -> u32 {
     u32::from_le_bytes(v)
 }
 
-/// Reads the ledger section: a count, then that many accounts by ascending pid.
-fn read_ledger<R: Read>(input: &mut R, ledger: &mut ClientLedger) -> Result<(), RingFileError> {
+/// Reads the ledger section: a count, then that many accounts by ascending pid, of `account_len` bytes each
+/// (52, or 36 in a version 2 file, whose accounts have no device counts).
+fn read_ledger<R: Read>(
+    input: &mut R,
+    ledger: &mut ClientLedger,
+    account_len: usize,
+) -> Result<(), RingFileError> {
     let mut count = [0u8; 4];
     read_exact_or(input, &mut count, "the client ledger")?;
     let count = u32::from_le_bytes(count);
@@ -86,7 +98,7 @@ fn read_ledger<R: Read>(input: &mut R, ledger: &mut ClientLedger) -> Result<(), 
     }
     for index in 0..count {
         let mut bytes = [0u8; ACCOUNT_LEN];
-        read_exact_or(input, &mut bytes, "a client account")?;
+        read_exact_or(input, &mut bytes[..account_len], "a client account")?;
         let u64_at = |at: usize| {
             let mut v = [0; 8];
             v.copy_from_slice(&bytes[at..at + 8]);
@@ -98,8 +110,14 @@ fn read_ledger<R: Read>(input: &mut R, ledger: &mut ClientLedger) -> Result<(), 
             overwritten: u64_at(12),
             refused: u64_at(20),
             connections_refused: u64_at(28),
+            device_sync: u64_at(36),
+            device_async: u64_at(44),
         };
-        if account.overwritten > account.stored || !ledger.restore(account) {
+        let device = account.device_sync.checked_add(account.device_async);
+        if account.overwritten > account.stored
+            || device.is_none_or(|device| device > account.stored)
+            || !ledger.restore(account)
+        {
             return Err(RingFileError::Ledger {
                 index: u64::from(index),
             });
@@ -145,6 +163,8 @@ impl TraceRing {
             bytes[12..20].copy_from_slice(&account.overwritten.to_le_bytes());
             bytes[20..28].copy_from_slice(&account.refused.to_le_bytes());
             bytes[28..36].copy_from_slice(&account.connections_refused.to_le_bytes());
+            bytes[36..44].copy_from_slice(&account.device_sync.to_le_bytes());
+            bytes[44..52].copy_from_slice(&account.device_async.to_le_bytes());
             out.write_all(&bytes)?;
         }
         Ok(())
@@ -167,12 +187,17 @@ impl TraceRing {
             return Err(RingFileError::BadMagic);
         }
         let version = u32_at(&header, 8);
-        if version != 1 && version != RING_FILE_VERSION {
-            return Err(RingFileError::UnsupportedVersion(version));
-        }
+        let file_head_len = match version {
+            1 | 2 => HEAD_LEN_V1,
+            RING_FILE_VERSION => HEAD_LEN,
+            _ => return Err(RingFileError::UnsupportedVersion(version)),
+        };
         let head_len = u32_at(&header, 12);
-        if head_len as usize != HEAD_LEN {
-            return Err(RingFileError::HeadSize(head_len));
+        if head_len as usize != file_head_len {
+            return Err(RingFileError::HeadSize {
+                found: head_len,
+                expected: file_head_len as u32,
+            });
         }
         let capacity = u64_at(&header, 16);
         let first_seq = u64_at(&header, 24);
@@ -208,12 +233,15 @@ impl TraceRing {
                 expected: first_seq,
             });
         }
-        if bytes_used > capacity || count > capacity / HEAD_LEN as u64 {
+        if bytes_used > capacity || count > capacity / file_head_len as u64 {
             return Err(RingFileError::Overfull { capacity });
         }
+        // Heads of older files grow to today's size: the ring grows with them, so every record is kept.
+        let growth = (HEAD_LEN - file_head_len) as u64 * count;
+        let loaded_capacity = capacity + growth;
         let capacity_usize =
-            usize::try_from(capacity).map_err(|_| RingFileError::CapacityTooLarge {
-                capacity,
+            usize::try_from(loaded_capacity).map_err(|_| RingFileError::CapacityTooLarge {
+                capacity: loaded_capacity,
                 max: usize::MAX as u64,
             })?;
         if oldest_offset >= capacity.max(1) || (count == 0 && oldest_offset != 0) {
@@ -225,14 +253,22 @@ impl TraceRing {
         }
         let mut ring = TraceRing::with_start(capacity_usize, first_seq, overwritten)
             .map_err(RingFileError::Ring)?;
-        ring.restore_start(oldest_offset as usize);
+        ring.restore_start(if growth == 0 {
+            oldest_offset as usize
+        } else {
+            0
+        });
         let mut used = 0u64;
         let mut payload = Vec::new();
         for index in 0..count {
             let mut head_bytes = [0u8; HEAD_LEN];
-            read_exact_or(input, &mut head_bytes, "a record head")?;
-            let head = RecordHead::decode(&head_bytes)
-                .map_err(|source| RingFileError::Head { index, source })?;
+            read_exact_or(input, &mut head_bytes[..file_head_len], "a record head")?;
+            let head = if file_head_len == HEAD_LEN {
+                RecordHead::decode(&head_bytes)
+            } else {
+                RecordHead::decode_v1(&head_bytes)
+            }
+            .map_err(|source| RingFileError::Head { index, source })?;
             let expected = first_seq + index;
             if head.seq != expected {
                 return Err(RingFileError::Sequence {
@@ -241,7 +277,7 @@ impl TraceRing {
                     found: head.seq,
                 });
             }
-            used += head.record_len();
+            used += file_head_len as u64 + u64::from(head.len);
             if used > capacity {
                 return Err(RingFileError::Overfull { capacity });
             }
@@ -249,7 +285,9 @@ impl TraceRing {
             payload.resize(head.len as usize, 0);
             read_exact_or(input, &mut payload, "a record payload")?;
             ring.restore_record(head.seq, &head.meta, &payload)
-                .map_err(|_| RingFileError::Overfull { capacity })?;
+                .map_err(|_| RingFileError::Overfull {
+                    capacity: loaded_capacity,
+                })?;
         }
         ring.set_next_seq(next_seq);
         if used != bytes_used {
@@ -259,8 +297,10 @@ impl TraceRing {
                 expected: used,
             });
         }
-        if version >= 2 {
-            read_ledger(input, ring.ledger_mut())?;
+        match version {
+            1 => {}
+            2 => read_ledger(input, ring.ledger_mut(), ACCOUNT_LEN_V2)?,
+            _ => read_ledger(input, ring.ledger_mut(), ACCOUNT_LEN)?,
         }
         let mut probe = [0u8; 1];
         match input.read(&mut probe) {
@@ -295,25 +335,145 @@ mod tests {
         out
     }
 
+    /// What a writer of format version 1 or 2 made of `ring` (which must not wrap): 66-byte heads, and for
+    /// version 2 a ledger of 36-byte accounts.
+    fn old_bytes(ring: &TraceRing, version: u32) -> Vec<u8> {
+        let dir = ring.directory();
+        let mut out = Vec::new();
+        out.extend_from_slice(b"LZTRRING");
+        out.extend_from_slice(&version.to_le_bytes());
+        out.extend_from_slice(&66u32.to_le_bytes());
+        let used: u64 = ring.iter().map(|r| 66 + r.payload().len() as u64).sum();
+        for value in [
+            dir.capacity,
+            dir.first_seq,
+            dir.next_seq,
+            dir.record_count,
+            used,
+            dir.records_overwritten,
+            0,
+        ] {
+            out.extend_from_slice(&value.to_le_bytes());
+        }
+        for record in ring.iter() {
+            out.extend_from_slice(&record.head().encode()[..66]);
+            out.extend_from_slice(record.payload());
+        }
+        if version == 2 {
+            let accounts = ring.ledger();
+            out.extend_from_slice(&(accounts.len() as u32).to_le_bytes());
+            for a in accounts.accounts() {
+                out.extend_from_slice(&a.pid.to_le_bytes());
+                for v in [a.stored, a.overwritten, a.refused, a.connections_refused] {
+                    out.extend_from_slice(&v.to_le_bytes());
+                }
+            }
+        }
+        out
+    }
+
     #[test]
     fn header_layout() {
         let ring = ring_with(3, 1000);
         let bytes = bytes_of(&ring);
         assert_eq!(&bytes[0..8], b"LZTRRING");
-        assert_eq!(&bytes[8..16], &[2, 0, 0, 0, 66, 0, 0, 0]);
+        assert_eq!(&bytes[8..16], &[3, 0, 0, 0, 100, 0, 0, 0]);
         assert_eq!(&bytes[16..24], &1000u64.to_le_bytes());
         assert_eq!(&bytes[32..40], &3u64.to_le_bytes());
         assert_eq!(&bytes[64..72], &[0; 8]);
         // The records, then one account (pid 0, three records stored).
-        let ledger = 72 + 3 * 66 + 10 + 20;
+        let ledger = 72 + 3 * 100 + 10 + 20;
         assert_eq!(&bytes[ledger..ledger + 8], &[1, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(&bytes[ledger + 8..ledger + 16], &3u64.to_le_bytes());
-        assert_eq!(bytes.len(), ledger + 4 + 36);
+        assert_eq!(bytes.len(), ledger + 4 + 52);
     }
 
     #[test]
-    fn the_ledger_round_trips_and_a_version_1_file_still_loads() {
-        let mut ring = TraceRing::new(400).unwrap();
+    fn version_2_and_1_files_load_every_record_in_a_grown_ring() {
+        let ring = ring_with(5, 1000);
+        assert_eq!(ring.len(), 5);
+        let v2 = old_bytes(&ring, 2);
+        let old = TraceRing::read_from(&mut &v2[..], 1 << 20).unwrap();
+        assert!(old.iter().eq(ring.iter()));
+        assert!(old
+            .iter()
+            .all(|r| r.head().meta.origin == crate::head::Origin::Unknown));
+        assert_eq!(old.ledger(), ring.ledger());
+        assert_eq!(old.capacity(), 1000 + 5 * 34);
+        assert_eq!(old.directory().next_seq, 5);
+        let v1 = old_bytes(&ring, 1);
+        let older = TraceRing::read_from(&mut &v1[..], 1 << 20).unwrap();
+        assert!(older.iter().eq(ring.iter()));
+        assert!(older.ledger().is_empty());
+        // A loaded ring goes on storing, and saves as version 3.
+        let mut older = older;
+        older
+            .push(&RecordMeta::new("new", "f.rs", 1).unwrap(), b"after")
+            .unwrap();
+        let again = TraceRing::read_from(&mut &bytes_of(&older)[..], 1 << 20).unwrap();
+        assert_eq!(again.iter().last().unwrap().payload(), b"after");
+        // A version 2 file that claims today's head size is refused.
+        let mut bad = v2.clone();
+        bad[12] = 100;
+        assert!(matches!(
+            TraceRing::read_from(&mut &bad[..], 1 << 20).unwrap_err(),
+            RingFileError::HeadSize {
+                found: 100,
+                expected: 66
+            }
+        ));
+        // Every prefix of an old file is truncated, never a wrong ring.
+        for len in 0..v2.len() {
+            assert!(matches!(
+                TraceRing::read_from(&mut &v2[..len], 1 << 20).unwrap_err(),
+                RingFileError::Truncated { .. }
+            ));
+        }
+    }
+
+    #[test]
+    fn device_counts_round_trip_and_must_not_exceed_the_stored() {
+        use crate::device::{CopyMode, DeviceUuid};
+        use crate::head::Origin;
+        let mut ring = TraceRing::new(2000).unwrap();
+        for (i, mode) in [CopyMode::Sync, CopyMode::Async, CopyMode::Sync]
+            .into_iter()
+            .enumerate()
+        {
+            let meta = RecordMeta {
+                client_pid: 7,
+                origin: Origin::Device {
+                    mode,
+                    device: DeviceUuid([3; 16]),
+                    offset: i as u64 * 64,
+                },
+                stored_ns: 99,
+                ..RecordMeta::new("gpu", "k.cu", 1).unwrap()
+            };
+            ring.push(&meta, &[i as u8; 64]).unwrap();
+        }
+        let account = *ring.ledger().get(7).unwrap();
+        assert_eq!(
+            (account.stored, account.device_sync, account.device_async),
+            (3, 2, 1)
+        );
+        let bytes = bytes_of(&ring);
+        let back = TraceRing::read_from(&mut &bytes[..], 1 << 20).unwrap();
+        assert!(back.iter().eq(ring.iter()));
+        assert_eq!(back.ledger(), ring.ledger());
+        // An account claiming more device records than stored records is corrupt.
+        let at = bytes.len() - 52;
+        let mut b = bytes;
+        b[at + 44..at + 52].copy_from_slice(&5u64.to_le_bytes());
+        assert!(matches!(
+            TraceRing::read_from(&mut &b[..], 1 << 20).unwrap_err(),
+            RingFileError::Ledger { index: 0 }
+        ));
+    }
+
+    #[test]
+    fn the_ledger_round_trips() {
+        let mut ring = TraceRing::new(500).unwrap();
         for pid in [30, 10, 20, 10] {
             let meta = RecordMeta {
                 client_pid: pid,
@@ -331,12 +491,16 @@ mod tests {
         let thirty = back.ledger().get(30).unwrap();
         assert_eq!((thirty.stored, thirty.overwritten), (1, 1));
         assert_eq!(back.ledger().get(20).unwrap().refused, 1);
-        // Version 1: the same records and no ledger section.
-        let mut v1 = bytes[..bytes.len() - 4 - 3 * 36].to_vec();
+        // Version 3 without the ledger section, called version 1, is refused: its heads are not version 1's.
+        let mut v1 = bytes[..bytes.len() - 4 - 3 * 52].to_vec();
         v1[8] = 1;
-        let old = TraceRing::read_from(&mut &v1[..], 1 << 20).unwrap();
-        assert!(old.iter().eq(ring.iter()));
-        assert!(old.ledger().is_empty());
+        assert!(matches!(
+            TraceRing::read_from(&mut &v1[..], 1 << 20).unwrap_err(),
+            RingFileError::HeadSize {
+                found: 100,
+                expected: 66
+            }
+        ));
     }
 
     #[test]
@@ -346,13 +510,13 @@ mod tests {
             ring.note_refused(pid);
         }
         let good = bytes_of(&ring);
-        let at = good.len() - 4 - 2 * 36;
+        let at = good.len() - 4 - 2 * 52;
         let load = |b: &[u8]| TraceRing::read_from(&mut &b[..], 1 << 20).unwrap_err();
         let mut b = good.clone();
         b[at..at + 4].copy_from_slice(&5000u32.to_le_bytes());
         assert!(matches!(load(&b), RingFileError::Ledger { index: 5000 }));
         let mut b = good.clone();
-        b[at + 4 + 36] = 1; // the second account's pid equals the first's
+        b[at + 4 + 52] = 1; // the second account's pid equals the first's
         assert!(matches!(load(&b), RingFileError::Ledger { index: 1 }));
         let mut b = good.clone();
         b[at + 4 + 12] = 1; // overwritten 1 of 0 stored
@@ -390,11 +554,17 @@ mod tests {
         b[0] = b'X';
         assert!(matches!(load(&b), RingFileError::BadMagic));
         let mut b = good.clone();
-        b[8] = 3;
-        assert!(matches!(load(&b), RingFileError::UnsupportedVersion(3)));
+        b[8] = 4;
+        assert!(matches!(load(&b), RingFileError::UnsupportedVersion(4)));
         let mut b = good.clone();
         b[12] = 65;
-        assert!(matches!(load(&b), RingFileError::HeadSize(65)));
+        assert!(matches!(
+            load(&b),
+            RingFileError::HeadSize {
+                found: 65,
+                expected: 100
+            }
+        ));
         assert!(matches!(
             TraceRing::read_from(&mut &good[..], 999).unwrap_err(),
             RingFileError::CapacityTooLarge {
@@ -456,8 +626,8 @@ mod tests {
     fn record_errors() {
         let good = bytes_of(&ring_with(2, 1000));
         let load = |b: &[u8]| TraceRing::read_from(&mut &b[..], 1 << 20).unwrap_err();
-        // Second record starts after the first head (66 bytes) and its empty payload.
-        let second = 72 + 66;
+        // Second record starts after the first head (100 bytes) and its empty payload.
+        let second = 72 + 100;
         let mut b = good.clone();
         b[second] = 5;
         assert!(matches!(

@@ -6,17 +6,22 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
 
+use crate::ack::{Ack, Outcome, Refusal};
+use crate::device::{CopyMode, DeviceRegion};
+use crate::device_support::{DeviceSupport, Unavailable};
 use crate::error::{MessageError, RingFileError, ServerError};
-use crate::head::{RecordMeta, HEAD_LEN};
+pub use crate::handle_cache::{HandleLimits, HandleStats};
+use crate::head::{Origin, RecordMeta, HEAD_LEN};
 use crate::ledger::ClientLedger;
 use crate::memfd;
-use crate::message::{Message, PayloadKind, MAX_INLINE_PAYLOAD, MESSAGE_HEAD_LEN};
+use crate::message::{Message, Payload, DEVICE_REGION_LEN, MAX_INLINE_PAYLOAD, MESSAGE_HEAD_LEN};
 use crate::ring::{Directory, TraceRing};
 use crate::socket_name::{SocketName, MAX_SOCKET_NAME_LEN};
 use crate::sys;
@@ -38,6 +43,9 @@ const ACCEPT_PAUSE: Duration = Duration::from_millis(10);
 
 /// Messages read from one client before the server turns to the others.
 const BATCH: usize = 64;
+
+/// The longest [`TraceServer::start`] waits for its thread to say whether it can copy device memory.
+const DEVICE_PROBE_LIMIT: Duration = Duration::from_secs(60);
 
 /// Who may connect, decided on the credentials the kernel records at `connect` (`SO_PEERCRED`): an
 /// abstract socket has no file and so no permissions, so the server itself admits or refuses each peer.
@@ -105,6 +113,8 @@ pub struct ServerConfig {
     /// connect); the kernel refuses `connect` to any other user before the server sees it. `None` (the
     /// default) leaves what the umask gives. Ignored for an abstract name, which has no file.
     pub socket_mode: Option<u32>,
+    /// GPU device memory records.
+    pub device: DeviceConfig,
 }
 
 impl Default for ServerConfig {
@@ -116,6 +126,27 @@ impl Default for ServerConfig {
             max_clients_per_process: DEFAULT_MAX_CLIENTS_PER_PROCESS,
             peers: PeerPolicy::default(),
             socket_mode: None,
+            device: DeviceConfig::default(),
+        }
+    }
+}
+
+/// How a server treats GPU device memory records (feature `cuda`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DeviceConfig {
+    /// Whether to load the CUDA driver at start (the default). Off, every device record is refused with
+    /// [`Unavailable::Disabled`] and the ring is never pinned.
+    pub enabled: bool,
+    /// The bounds on IPC handles kept open between records.
+    pub handles: HandleLimits,
+}
+
+impl Default for DeviceConfig {
+    fn default() -> Self {
+        DeviceConfig {
+            enabled: true,
+            handles: HandleLimits::default(),
         }
     }
 }
@@ -148,6 +179,17 @@ pub struct Rejections {
     /// among the connected client processes) and the oldest record was another client's: one client
     /// cannot overwrite the others' records.
     pub over_share: u64,
+    /// Device records refused because the server cannot read device memory at all
+    /// ([`TraceServer::device_support`] says why).
+    pub device_unavailable: u64,
+    /// Device records naming a GPU the server does not have.
+    pub device_unknown: u64,
+    /// Device records whose IPC handle could not be opened (freed, invalid, or made by the server itself).
+    pub device_open_failed: u64,
+    /// Device records reaching past the end of their allocation.
+    pub device_outside_allocation: u64,
+    /// Device records whose copy failed.
+    pub device_copy_failed: u64,
 }
 
 impl Rejections {
@@ -159,6 +201,29 @@ impl Rejections {
             + self.bad_memfd
             + self.too_large_for_ring
             + self.over_share
+            + self.device_unavailable
+            + self.device_unknown
+            + self.device_open_failed
+            + self.device_outside_allocation
+            + self.device_copy_failed
+    }
+
+    /// Counts one refusal.
+    fn count(&mut self, refusal: Refusal) {
+        let counter = match refusal {
+            Refusal::Malformed => &mut self.malformed,
+            Refusal::Oversized => &mut self.oversized,
+            Refusal::BadFds => &mut self.bad_fds,
+            Refusal::BadMemfd => &mut self.bad_memfd,
+            Refusal::TooLargeForRing => &mut self.too_large_for_ring,
+            Refusal::OverShare => &mut self.over_share,
+            Refusal::DeviceUnavailable(_) => &mut self.device_unavailable,
+            Refusal::UnknownDevice => &mut self.device_unknown,
+            Refusal::OpenFailed { .. } => &mut self.device_open_failed,
+            Refusal::OutsideAllocation => &mut self.device_outside_allocation,
+            Refusal::CopyFailed { .. } => &mut self.device_copy_failed,
+        };
+        *counter += 1;
     }
 }
 
@@ -185,8 +250,21 @@ pub struct ServerStats {
     pub records_stored: u64,
     /// Of those, records whose payload came in a memfd.
     pub records_memfd: u64,
+    /// Of those, records copied from GPU device memory while the client waited ([`CopyMode::Sync`]).
+    pub records_device_sync: u64,
+    /// Of those, records copied from GPU device memory without the client waiting ([`CopyMode::Async`]).
+    pub records_device_async: u64,
     /// Payload bytes stored.
     pub payload_bytes_stored: u64,
+    /// Of those, bytes copied from GPU device memory.
+    pub device_bytes_stored: u64,
+    /// Acknowledgements sent to clients that asked for them.
+    pub acks_sent: u64,
+    /// Acknowledgements dropped because the client's socket queue was full or the client had gone (the
+    /// server never waits for a client).
+    pub acks_dropped: u64,
+    /// The IPC handles kept open between device records.
+    pub handles: HandleStats,
     /// Messages rejected.
     pub rejected: Rejections,
 }
@@ -202,6 +280,8 @@ struct State {
     running: bool,
     /// Bytes of records each client process holds in the ring, by process id.
     held: HashMap<u32, u64>,
+    /// Whether the server can copy device memory.
+    device: DeviceSupport,
 }
 
 /// The shared state and the condition signalled when it changes.
@@ -275,14 +355,21 @@ impl TraceServer {
                 ring,
                 stats: ServerStats::default(),
                 running: true,
+                device: DeviceSupport::Unavailable(Unavailable::Disabled),
             }),
             changed: Condvar::new(),
         });
         let thread_shared = Arc::clone(&shared);
+        let (probed, probe) = mpsc::channel();
         let thread = thread::Builder::new()
             .name("lizard-trace".into())
             .spawn(move || {
+                // The driver's contexts are made current on this thread, so the device is set up here.
+                let device = Device::start(&config.device, &thread_shared);
+                thread_shared.lock().device = device.support();
+                let _ = probed.send(());
                 let mut server = Loop {
+                    device,
                     listener,
                     wake: wake_rx,
                     clients: Vec::new(),
@@ -297,12 +384,30 @@ impl TraceServer {
                 server.shared.changed.notify_all();
             })
             .map_err(ServerError::Thread)?;
-        Ok(TraceServer {
+        let server = TraceServer {
             name: name.clone(),
             shared,
             wake: Some(wake),
             thread: Some(thread),
-        })
+        };
+        match probe.recv_timeout(DEVICE_PROBE_LIMIT) {
+            Ok(()) => Ok(server),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Ok(server),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                // Dropping the handle would wait for the thread, which waits for the driver: leave it told to
+                // stop instead.
+                let mut server = server;
+                drop(server.wake.take());
+                drop(server.thread.take());
+                Err(ServerError::DeviceProbe(DEVICE_PROBE_LIMIT))
+            }
+        }
+    }
+
+    /// Whether the server can copy GPU device memory, and if not, why: every device record is then refused
+    /// with that reason ([`Refusal::DeviceUnavailable`]).
+    pub fn device_support(&self) -> DeviceSupport {
+        self.shared.lock().device.clone()
     }
 
     /// Where the server listens.
@@ -430,24 +535,72 @@ struct Client {
     pid: u32,
 }
 
-/// Why a message was rejected.
-enum Reject {
-    /// See [`Rejections::malformed`].
-    Malformed,
-    /// See [`Rejections::oversized`].
-    Oversized,
-    /// See [`Rejections::bad_fds`].
-    BadFds,
-    /// See [`Rejections::bad_memfd`].
-    BadMemfd,
-    /// See [`Rejections::too_large_for_ring`].
-    TooLargeForRing,
-    /// See [`Rejections::over_share`].
-    OverShare,
+/// The server thread's access to device memory.
+enum Device {
+    /// None, for this reason.
+    Unavailable(Unavailable),
+    /// Through the CUDA driver.
+    #[cfg(feature = "cuda")]
+    Cuda(Box<crate::cuda::copier::Copier>),
+}
+
+impl Device {
+    /// Loads the driver and pins the ring, if the feature and `config` allow.
+    #[allow(unsafe_code)]
+    fn start(config: &DeviceConfig, shared: &Shared) -> Device {
+        if !config.enabled {
+            return Device::Unavailable(Unavailable::Disabled);
+        }
+        #[cfg(feature = "cuda")]
+        {
+            let memory = shared.lock().ring.memory();
+            // SAFETY: the ring lives in `shared` until the server thread has ended, and its memory never moves
+            // (an anonymous mapping); the copier is dropped with the thread's loop, before the ring can go.
+            match unsafe { crate::cuda::copier::Copier::start(config.handles, memory) } {
+                Ok(copier) => Device::Cuda(Box::new(copier)),
+                Err(reason) => Device::Unavailable(reason),
+            }
+        }
+        #[cfg(not(feature = "cuda"))]
+        {
+            let _ = shared;
+            Device::Unavailable(Unavailable::FeatureOff)
+        }
+    }
+
+    /// What the server can do.
+    fn support(&self) -> DeviceSupport {
+        match self {
+            Device::Unavailable(reason) => DeviceSupport::Unavailable(*reason),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(copier) => copier.support(),
+        }
+    }
+
+    /// Closes the IPC handles of client process `pid`.
+    fn close_process(&mut self, pid: u32) {
+        #[cfg(feature = "cuda")]
+        if let Device::Cuda(copier) = self {
+            copier.close_process(pid);
+        }
+        let _ = pid;
+    }
+
+    /// The handle counters.
+    fn handles(&self) -> HandleStats {
+        match self {
+            Device::Unavailable(_) => HandleStats::default(),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(copier) => copier.stats(),
+        }
+    }
 }
 
 /// The server thread's state.
 struct Loop {
+    /// Device memory access. Declared first: it is dropped (its handles closed, the ring unpinned) before
+    /// anything else of the loop.
+    device: Device,
     /// The listening socket.
     listener: OwnedFd,
     /// Readable when the handle asks the thread to stop.
@@ -495,8 +648,13 @@ impl Loop {
                 }
                 changed = true;
                 if !self.drain(index) {
-                    self.clients.swap_remove(index);
-                    self.shared.lock().stats.disconnects += 1;
+                    let gone = self.clients.swap_remove(index);
+                    if !self.clients.iter().any(|c| c.pid == gone.pid) {
+                        self.device.close_process(gone.pid);
+                    }
+                    let mut state = self.shared.lock();
+                    state.stats.disconnects += 1;
+                    state.stats.handles = self.device.handles();
                 }
             }
             if ready[1] {
@@ -567,84 +725,182 @@ impl Loop {
                 return false;
             }
             let pid = self.clients[index].pid;
-            let outcome = self.handle(pid, received);
-            let mut state = self.shared.lock();
-            if outcome.is_err() {
+            let (ack, outcome) = self.handle(pid, received);
+            if let Err(refusal) = outcome {
+                let mut state = self.shared.lock();
                 state.ring.note_refused(pid);
+                state.stats.rejected.count(refusal);
             }
-            let rejected = &mut state.stats.rejected;
-            match outcome {
-                Ok(()) => {}
-                Err(Reject::Malformed) => rejected.malformed += 1,
-                Err(Reject::Oversized) => rejected.oversized += 1,
-                Err(Reject::BadFds) => rejected.bad_fds += 1,
-                Err(Reject::BadMemfd) => rejected.bad_memfd += 1,
-                Err(Reject::TooLargeForRing) => rejected.too_large_for_ring += 1,
-                Err(Reject::OverShare) => rejected.over_share += 1,
+            if let Some(client_seq) = ack {
+                self.acknowledge(index, client_seq, outcome);
             }
         }
         true
     }
 
-    /// Validates one received message and stores its record.
-    fn handle(&mut self, pid: u32, received: sys::Received) -> Result<(), Reject> {
+    /// Sends client `index` the acknowledgement of record `client_seq`, never waiting.
+    fn acknowledge(&mut self, index: usize, client_seq: u64, outcome: Result<u64, Refusal>) {
+        let ack = Ack {
+            client_seq,
+            outcome: match outcome {
+                Ok(seq) => Outcome::Stored { seq },
+                Err(refusal) => Outcome::Refused(refusal),
+            },
+        };
+        let sent = sys::send(self.clients[index].fd.as_fd(), &ack.encode(), &[], true);
+        let mut state = self.shared.lock();
+        match sent {
+            Ok(_) => state.stats.acks_sent += 1,
+            Err(_) => state.stats.acks_dropped += 1,
+        }
+    }
+
+    /// Validates one received message and stores its record. Gives the client sequence number to acknowledge,
+    /// when the message decoded and asked for an acknowledgement, and the ring sequence number or the refusal.
+    fn handle(&mut self, pid: u32, received: sys::Received) -> (Option<u64>, Result<u64, Refusal>) {
         if received.truncated {
-            return Err(Reject::Oversized);
+            return (None, Err(Refusal::Oversized));
         }
         if received.control_truncated {
-            return Err(Reject::BadFds);
+            return (None, Err(Refusal::BadFds));
         }
-        let message = match Message::decode(&self.buf[..received.len], self.config.max_payload) {
-            Ok(message) => message,
-            Err(MessageError::PayloadTooLarge { .. }) => return Err(Reject::Oversized),
-            Err(_) => return Err(Reject::Malformed),
+        // The message borrows the receive buffer while the record is stored.
+        let buf = std::mem::take(&mut self.buf);
+        let datagram = &buf[..received.len];
+        let result = match Message::decode(datagram, self.config.max_payload) {
+            Ok(message) => (
+                message.head.ack.then_some(message.head.client_seq),
+                self.store(pid, &message, &received.fds),
+            ),
+            Err(MessageError::PayloadTooLarge { .. }) => {
+                (ack_requested(datagram), Err(Refusal::Oversized))
+            }
+            Err(_) => (ack_requested(datagram), Err(Refusal::Malformed)),
         };
+        self.buf = buf;
+        result
+    }
+
+    /// Stores the record of a decoded message.
+    fn store(&mut self, pid: u32, message: &Message<'_>, fds: &[OwnedFd]) -> Result<u64, Refusal> {
         let head = message.head;
-        let meta = RecordMeta {
+        let mut meta = RecordMeta {
             module: head.module,
             timestamp_ns: head.timestamp_ns,
             file: head.file,
             line: head.line,
             client_pid: pid,
             client_seq: head.client_seq,
+            origin: Origin::Unknown,
+            stored_ns: 0,
         };
-        let share = self.share();
-        let shared = &self.shared;
-        let store = |payload: &[u8]| {
-            let mut state = shared.lock();
-            let size = (HEAD_LEN + payload.len()) as u64;
-            let held = state.held.get(&pid).copied().unwrap_or(0);
-            // Beyond its share a client's record is stored only when the oldest record is its own (it then
-            // overwrites its own oldest): a flood costs the flooder its newest records, never the others'.
-            if held.saturating_add(size) > share && state.ring.oldest_client() != Some(pid) {
-                return Ok(Err(Reject::OverShare));
+        match message.payload {
+            Payload::Inline(payload) if fds.is_empty() => {
+                meta.origin = Origin::Inline;
+                self.store_bytes(&meta, payload)
             }
-            let State { ring, held, .. } = &mut *state;
-            ring.push_noting(&meta, payload, |owner, bytes| {
-                if let Some(h) = held.get_mut(&owner) {
-                    *h = h.saturating_sub(bytes);
-                }
-            })?;
-            *held.entry(pid).or_insert(0) += size;
-            state.stats.records_stored += 1;
-            state.stats.payload_bytes_stored += payload.len() as u64;
-            if head.kind == PayloadKind::Memfd {
-                state.stats.records_memfd += 1;
-            }
-            Ok::<Result<(), Reject>, crate::error::RingError>(Ok(()))
-        };
-        let stored = match head.kind {
-            PayloadKind::Inline if received.fds.is_empty() => store(message.inline),
-            PayloadKind::Inline => return Err(Reject::BadFds),
-            PayloadKind::Memfd => {
-                let [fd] = received.fds.as_slice() else {
-                    return Err(Reject::BadFds);
+            Payload::Memfd => {
+                let [fd] = fds else {
+                    return Err(Refusal::BadFds);
                 };
-                memfd::with_payload(fd.as_fd(), head.payload_len, store)
-                    .map_err(|_| Reject::BadMemfd)?
+                meta.origin = Origin::Memfd;
+                memfd::with_payload(fd.as_fd(), head.payload_len, |payload| {
+                    self.store_bytes(&meta, payload)
+                })
+                .map_err(|_| Refusal::BadMemfd)?
             }
-        };
-        stored.map_err(|_| Reject::TooLargeForRing)?
+            Payload::Device(region) if fds.is_empty() => {
+                let mode = if head.ack {
+                    CopyMode::Sync
+                } else {
+                    CopyMode::Async
+                };
+                self.store_device(meta, &region, mode)
+            }
+            Payload::Inline(_) | Payload::Device(_) => Err(Refusal::BadFds),
+        }
+    }
+
+    /// Stores a record of host bytes.
+    fn store_bytes(&self, meta: &RecordMeta, payload: &[u8]) -> Result<u64, Refusal> {
+        let share = self.share();
+        let mut state = self.shared.lock();
+        let size = (HEAD_LEN + payload.len()) as u64;
+        admit(&state, meta.client_pid, size, share)?;
+        let mut meta = *meta;
+        meta.stored_ns = sys::monotonic_raw_ns();
+        let State {
+            ring, held, stats, ..
+        } = &mut *state;
+        let seq = ring
+            .push_noting(&meta, payload, release(held))
+            .map_err(|_| Refusal::TooLargeForRing)?;
+        *held.entry(meta.client_pid).or_insert(0) += size;
+        stats.records_stored += 1;
+        stats.payload_bytes_stored += payload.len() as u64;
+        if meta.origin == Origin::Memfd {
+            stats.records_memfd += 1;
+        }
+        Ok(seq)
+    }
+
+    /// Stores a record of device memory, copied by the driver straight into the ring's place for it.
+    #[cfg_attr(not(feature = "cuda"), allow(unused_variables))]
+    fn store_device(
+        &mut self,
+        meta: RecordMeta,
+        region: &DeviceRegion,
+        mode: CopyMode,
+    ) -> Result<u64, Refusal> {
+        let size = HEAD_LEN as u64 + u64::from(region.len);
+        if size > self.ring_capacity {
+            return Err(Refusal::TooLargeForRing);
+        }
+        let share = self.share();
+        match &mut self.device {
+            Device::Unavailable(reason) => Err(Refusal::DeviceUnavailable(*reason)),
+            #[cfg(feature = "cuda")]
+            Device::Cuda(copier) => {
+                let source = copier.resolve(meta.client_pid, region)?;
+                let mut state = self.shared.lock();
+                let result = (|| {
+                    admit(&state, meta.client_pid, size, share)?;
+                    let mut meta = meta;
+                    meta.origin = Origin::Device {
+                        mode,
+                        device: source.device(),
+                        offset: region.offset,
+                    };
+                    let State {
+                        ring, held, stats, ..
+                    } = &mut *state;
+                    let seq = ring
+                        .push_filled(
+                            meta,
+                            region.len,
+                            |dst, meta| {
+                                copier.copy(&source, dst)?;
+                                meta.stored_ns = sys::monotonic_raw_ns();
+                                Ok(())
+                            },
+                            release(held),
+                        )
+                        .map_err(|_| Refusal::TooLargeForRing)??;
+                    *held.entry(meta.client_pid).or_insert(0) += size;
+                    stats.records_stored += 1;
+                    stats.payload_bytes_stored += u64::from(region.len);
+                    stats.device_bytes_stored += u64::from(region.len);
+                    match mode {
+                        CopyMode::Sync => stats.records_device_sync += 1,
+                        CopyMode::Async => stats.records_device_async += 1,
+                    }
+                    Ok(seq)
+                })();
+                copier.trim();
+                state.stats.handles = copier.stats();
+                result
+            }
+        }
     }
 
     /// Each client process's share of the ring: the capacity divided among the processes connected now.
@@ -655,3 +911,34 @@ impl Loop {
         self.ring_capacity / pids.len().max(1) as u64
     }
 }
+
+/// The client sequence number of a message that did not decode but whose version and flags ask for an
+/// acknowledgement, so that a waiting client learns of the refusal at once rather than at its deadline.
+fn ack_requested(datagram: &[u8]) -> Option<u64> {
+    let seq: [u8; 8] = datagram.get(16..24)?.try_into().ok()?;
+    (datagram[0] == crate::message::MESSAGE_VERSION && datagram[2] & crate::message::FLAG_ACK != 0)
+        .then(|| u64::from_le_bytes(seq))
+}
+
+/// Whether a record of `size` bytes from `pid` may be stored when each process's share is `share`: beyond its
+/// share a client's record is stored only when the oldest record is its own (it then overwrites its own
+/// oldest), so a flood costs the flooder its newest records, never the others'.
+fn admit(state: &State, pid: u32, size: u64, share: u64) -> Result<(), Refusal> {
+    let held = state.held.get(&pid).copied().unwrap_or(0);
+    if held.saturating_add(size) > share && state.ring.oldest_client() != Some(pid) {
+        return Err(Refusal::OverShare);
+    }
+    Ok(())
+}
+
+/// What the ring calls for each record it overwrites: the owner's bytes held go down.
+fn release(held: &mut HashMap<u32, u64>) -> impl FnMut(u32, u64) + '_ {
+    move |owner, bytes| {
+        if let Some(h) = held.get_mut(&owner) {
+            *h = h.saturating_sub(bytes);
+        }
+    }
+}
+
+// The receive buffer holds any valid message: a head with the largest inline payload or a device region.
+const _: () = assert!(MAX_INLINE_PAYLOAD >= DEVICE_REGION_LEN);

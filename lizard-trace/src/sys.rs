@@ -327,6 +327,74 @@ impl Drop for Mapping {
     }
 }
 
+/// Private anonymous memory, read-write, zero-filled as each page is first touched, unmapped on drop. Its
+/// address never changes, so it can be handed to a device driver to pin.
+#[derive(Debug)]
+pub(crate) struct Anonymous {
+    /// Start of the mapping (dangling when `len` is 0).
+    ptr: NonNull<u8>,
+    /// Bytes mapped.
+    len: usize,
+}
+
+// SAFETY: `Anonymous` owns its mapping exclusively, like a `Vec<u8>`: shared references give only shared
+// slices and mutation needs `&mut self`, so moving it to or sharing it with another thread is sound.
+unsafe impl Send for Anonymous {}
+// SAFETY: as above; `&Anonymous` only reads.
+unsafe impl Sync for Anonymous {}
+
+impl Anonymous {
+    /// No memory at all.
+    pub(crate) fn empty() -> Anonymous {
+        Anonymous {
+            ptr: NonNull::dangling(),
+            len: 0,
+        }
+    }
+
+    /// Maps `len` bytes (none for 0). The pages are not reserved in swap (`MAP_NORESERVE`): like a large
+    /// `Vec`, memory is committed as it is written.
+    pub(crate) fn new(len: usize) -> io::Result<Anonymous> {
+        if len == 0 {
+            return Ok(Self::empty());
+        }
+        // SAFETY: an anonymous mapping at a kernel-chosen address replaces no existing memory; it is owned by
+        // the returned value, which unmaps it once.
+        let ptr = unsafe {
+            rustix::mm::mmap_anonymous(
+                ptr::null_mut(),
+                len,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::PRIVATE | MapFlags::NORESERVE,
+            )
+        }?;
+        let ptr =
+            NonNull::new(ptr.cast::<u8>()).ok_or_else(|| io::Error::other("mmap returned NULL"))?;
+        Ok(Anonymous { ptr, len })
+    }
+
+    /// The bytes.
+    pub(crate) fn as_slice(&self) -> &[u8] {
+        // SAFETY: `len` readable bytes owned by `self` (or none, at a dangling but aligned address).
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The bytes, writable.
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: `len` writable bytes owned by `self`, borrowed mutably through `&mut self` only.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for Anonymous {
+    fn drop(&mut self) {
+        if self.len > 0 {
+            // SAFETY: `ptr`/`len` are exactly what mmap returned, and no slice borrowed from it outlives `self`.
+            let _ = unsafe { rustix::mm::munmap(self.ptr.as_ptr().cast(), self.len) };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::os::fd::AsFd;
@@ -376,6 +444,19 @@ mod tests {
         let mut set = [poll_entry(a.as_fd(), POLLIN)];
         assert_eq!(poll(&mut set, 1000).unwrap(), 1);
         assert!(set[0].revents().contains(POLLIN));
+    }
+
+    #[test]
+    fn anonymous_memory_starts_zeroed_and_keeps_its_address() {
+        let mut memory = Anonymous::new(3 << 20).unwrap();
+        let at = memory.as_slice().as_ptr();
+        assert!(memory.as_slice().iter().all(|&b| b == 0));
+        memory.as_mut_slice()[(3 << 20) - 1] = 9;
+        assert_eq!(memory.as_slice()[(3 << 20) - 1], 9);
+        let moved = memory;
+        assert_eq!(moved.as_slice().as_ptr(), at);
+        assert!(Anonymous::new(0).unwrap().as_slice().is_empty());
+        assert!(Anonymous::new(usize::MAX).is_err());
     }
 
     #[test]

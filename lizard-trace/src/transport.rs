@@ -66,6 +66,29 @@ impl Connection {
     }
 }
 
+impl Connection {
+    /// Receives one datagram into `buf`, waiting at most `timeout`: `Ok(None)` when none came in time,
+    /// `Ok(Some(0))` when the server closed the connection. A datagram longer than `buf` is cut to its length.
+    pub fn recv_timeout(&self, buf: &mut [u8], timeout: Duration) -> io::Result<Option<usize>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            match sys::recv(self.fd.as_fd(), buf) {
+                Ok(received) => return Ok(Some(received.len)),
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {}
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err),
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            let ms = i32::try_from(left.as_millis().max(1)).unwrap_or(i32::MAX);
+            let mut set = [sys::poll_entry(self.fd.as_fd(), sys::POLLIN)];
+            sys::poll(&mut set, ms)?;
+        }
+    }
+}
+
 impl AsFd for Connection {
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()

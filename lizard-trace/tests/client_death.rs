@@ -16,7 +16,7 @@ use lizard_trace::{
 const SOCKET_ENV: &str = "LIZARD_TRACE_CHILD_SOCKET";
 
 fn payload(seq: u64) -> Vec<u8> {
-    let len = if seq % 2 == 0 { 1 << 20 } else { 64 };
+    let len = if seq.is_multiple_of(2) { 1 << 20 } else { 64 };
     (0..len).map(|k| (seq as usize * 13 + k) as u8).collect()
 }
 

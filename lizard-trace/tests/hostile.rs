@@ -17,6 +17,7 @@ use lizard_trace::{FileTag, ModuleTag, Rejections, ServerConfig, TraceServer};
 fn head(kind: PayloadKind, len: u32, seq: u64) -> MessageHead {
     MessageHead {
         kind,
+        ack: false,
         payload_len: len,
         timestamp_ns: 5,
         client_seq: seq,

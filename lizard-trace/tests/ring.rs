@@ -18,42 +18,50 @@ fn payload(i: u64, len: usize) -> Vec<u8> {
     (0..len).map(|k| (i as usize * 31 + k) as u8).collect()
 }
 
-fn dir(first: u64, next: u64, count: u64, used: u64, over: u64) -> Directory {
+/// The records of these tests: a head and 34 payload bytes.
+const RECORD: usize = HEAD_LEN + 34;
+
+/// Ten records fill the ring exactly.
+const CAPACITY: usize = 10 * RECORD;
+
+fn dir(first: u64, next: u64, count: u64, used: usize, over: u64) -> Directory {
     Directory {
-        capacity: 1000,
+        capacity: CAPACITY as u64,
         first_seq: first,
         next_seq: next,
         record_count: count,
-        bytes_used: used,
+        bytes_used: used as u64,
         records_overwritten: over,
     }
 }
 
 #[test]
 fn wrap_and_overwrite_with_exact_directory_values() {
-    let mut ring = TraceRing::new(1000).unwrap();
+    let mut ring = TraceRing::new(CAPACITY).unwrap();
     assert_eq!(ring.directory(), dir(0, 0, 0, 0, 0));
-    // 100-byte records (66-byte head + 34-byte payload): ten fill the ring exactly.
+    // Records of a head and 34 payload bytes: ten fill the ring exactly.
     for i in 0..10 {
         assert_eq!(ring.push(&meta(i), &payload(i, 34)).unwrap(), i);
     }
-    assert_eq!(ring.directory(), dir(0, 10, 10, 1000, 0));
+    assert_eq!(ring.directory(), dir(0, 10, 10, CAPACITY, 0));
     // The eleventh overwrites record 0 and starts again at offset 0.
     ring.push(&meta(10), &payload(10, 34)).unwrap();
-    assert_eq!(ring.directory(), dir(1, 11, 10, 1000, 1));
-    // A 250-byte record needs three more 100-byte records' room.
-    ring.push(&meta(11), &payload(11, 250 - HEAD_LEN)).unwrap();
-    assert_eq!(ring.directory(), dir(4, 12, 8, 950, 4));
-    // Three more 100-byte records: each evicts one old record (the free 50 bytes never suffice alone).
+    assert_eq!(ring.directory(), dir(1, 11, 10, CAPACITY, 1));
+    // A record two and a half records long needs three more records' room.
+    let big = 5 * RECORD / 2;
+    ring.push(&meta(11), &payload(11, big - HEAD_LEN)).unwrap();
+    let used = CAPACITY - 3 * RECORD + big;
+    assert_eq!(ring.directory(), dir(4, 12, 8, used, 4));
+    // Three more records: each evicts one old record (the free half record never suffices alone).
     for i in 12..15 {
         ring.push(&meta(i), &payload(i, 34)).unwrap();
     }
-    assert_eq!(ring.directory(), dir(7, 15, 8, 950, 7));
+    assert_eq!(ring.directory(), dir(7, 15, 8, used, 7));
     // Records are read back oldest first with their own payloads, with no seq missing.
     let seqs: Vec<u64> = ring.iter().map(|r| r.seq()).collect();
     assert_eq!(seqs, (7..15).collect::<Vec<_>>());
     for r in ring.iter() {
-        let len = if r.seq() == 11 { 250 - HEAD_LEN } else { 34 };
+        let len = if r.seq() == 11 { big - HEAD_LEN } else { 34 };
         assert_eq!(r.payload(), &payload(r.seq(), len)[..]);
         assert_eq!(r.client_seq(), r.seq());
         assert_eq!(r.module(), "gpu");
@@ -63,22 +71,23 @@ fn wrap_and_overwrite_with_exact_directory_values() {
         assert_eq!(r.timestamp_ns(), 1_000 + r.seq());
     }
     // A record as large as the ring evicts everything; the ring is then exactly full.
-    ring.push(&meta(15), &payload(15, 1000 - HEAD_LEN)).unwrap();
-    assert_eq!(ring.directory(), dir(15, 16, 1, 1000, 15));
+    ring.push(&meta(15), &payload(15, CAPACITY - HEAD_LEN))
+        .unwrap();
+    assert_eq!(ring.directory(), dir(15, 16, 1, CAPACITY, 15));
     // One byte more than the ring is refused, and nothing changes.
     assert_eq!(
-        ring.push(&meta(16), &payload(16, 1001 - HEAD_LEN)),
+        ring.push(&meta(16), &payload(16, CAPACITY + 1 - HEAD_LEN)),
         Err(RingError::RecordTooLarge {
-            size: 1001,
-            capacity: 1000
+            size: CAPACITY as u64 + 1,
+            capacity: CAPACITY
         })
     );
-    assert_eq!(ring.directory(), dir(15, 16, 1, 1000, 15));
+    assert_eq!(ring.directory(), dir(15, 16, 1, CAPACITY, 15));
 }
 
 #[test]
 fn readers_see_gaps_after_overwrites() {
-    let mut ring = TraceRing::new(1000).unwrap();
+    let mut ring = TraceRing::new(CAPACITY).unwrap();
     let mut next_expected = 0;
     let mut seen = Vec::new();
     let mut missed_total = 0;
@@ -104,7 +113,7 @@ fn readers_see_gaps_after_overwrites() {
 
 #[test]
 fn window_selects_by_timestamp() {
-    let mut ring = TraceRing::new(1000).unwrap();
+    let mut ring = TraceRing::new(CAPACITY).unwrap();
     for i in 0..20u64 {
         ring.push(&meta(i), &payload(i, 34)).unwrap();
     }
@@ -139,7 +148,7 @@ fn missing_file_is_an_io_error() {
 
 proptest! {
     #[test]
-    fn persist_load_round_trip(capacity in 66usize..4000,
+    fn persist_load_round_trip(capacity in HEAD_LEN..4000,
                                sizes in proptest::collection::vec(0usize..600, 0..80)) {
         let mut ring = TraceRing::new(capacity).unwrap();
         for (i, &len) in sizes.iter().enumerate() {
@@ -160,7 +169,7 @@ proptest! {
     }
 
     #[test]
-    fn ring_invariants_hold(capacity in 66usize..3000,
+    fn ring_invariants_hold(capacity in HEAD_LEN..3000,
                             sizes in proptest::collection::vec(0usize..800, 1..150)) {
         let mut ring = TraceRing::new(capacity).unwrap();
         let mut stored = 0u64;
@@ -196,7 +205,7 @@ proptest! {
     /// `fits_without_overwriting` says exactly whether a push overwrites, and `push_noting` names every
     /// record it overwrites: their owners and sizes add up to what left the ring.
     #[test]
-    fn overwrites_are_foretold_and_noted(capacity in 66usize..3000,
+    fn overwrites_are_foretold_and_noted(capacity in HEAD_LEN..3000,
                                          sizes in proptest::collection::vec(0usize..800, 1..150)) {
         let mut ring = TraceRing::new(capacity).unwrap();
         for (i, &len) in sizes.iter().enumerate() {

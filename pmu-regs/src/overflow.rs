@@ -230,7 +230,7 @@ pub struct ChainedPair {
 impl ChainedPair {
     /// The pair whose low (even) counter is `low`.
     pub const fn new(low: u8) -> Result<Self, ChainError> {
-        if low % 2 != 0 {
+        if !low.is_multiple_of(2) {
             return Err(ChainError::OddLowCounter(low));
         }
         if low >= 30 {

@@ -474,7 +474,7 @@ mod tests {
             let mut r = vec![0u8; 19];
             r.extend_from_slice(name.as_bytes());
             r.push(0);
-            while r.len() % 8 != 0 {
+            while !r.len().is_multiple_of(8) {
                 r.push(0);
             }
             let len = r.len() as u16;

@@ -234,7 +234,7 @@ impl PerfPage {
 
     #[inline]
     fn atomic32(&self, at: usize) -> &AtomicU32 {
-        debug_assert!(at % 4 == 0 && at + 4 <= self.len);
+        debug_assert!(at.is_multiple_of(4) && at + 4 <= self.len);
         // SAFETY: `at` is a 4-byte aligned offset of a u32 field inside the page (the page is
         // page-aligned, or 8-byte aligned in tests), which stays mapped while `self` lives; the
         // kernel writes it concurrently, hence an atomic view.
@@ -243,7 +243,7 @@ impl PerfPage {
 
     #[inline]
     fn atomic64(&self, at: usize) -> &AtomicU64 {
-        debug_assert!(at % 8 == 0 && at + 8 <= self.len);
+        debug_assert!(at.is_multiple_of(8) && at + 8 <= self.len);
         // SAFETY: as in `atomic32`, for an 8-byte aligned u64 field.
         unsafe { &*self.base.as_ptr().add(at).cast::<AtomicU64>() }
     }
@@ -260,7 +260,7 @@ impl PerfPage {
 
     #[inline]
     fn load16(&self, at: usize) -> u16 {
-        debug_assert!(at % 2 == 0 && at + 2 <= self.len);
+        debug_assert!(at.is_multiple_of(2) && at + 2 <= self.len);
         // SAFETY: as in `atomic32`, for a 2-byte aligned u16 field.
         unsafe { &*self.base.as_ptr().add(at).cast::<AtomicU16>() }.load(Ordering::Relaxed)
     }
@@ -775,7 +775,7 @@ mod tests {
                     for _ in 0..(i % 64) * 16 {
                         std::hint::spin_loop();
                     }
-                    if i % 64 == 0 {
+                    if i.is_multiple_of(64) {
                         std::thread::yield_now();
                     }
                 }

@@ -175,7 +175,7 @@ impl PerfRing {
             self.release(head);
             return Err(err);
         }
-        if bytes % 8 != 0 {
+        if !bytes.is_multiple_of(8) {
             self.release(head);
             return Err(RingError::Unaligned { bytes });
         }

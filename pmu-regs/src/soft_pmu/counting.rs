@@ -154,7 +154,7 @@ impl SoftPmu {
     /// counts CHAIN.
     fn chain_from(&mut self, n: u8, overflows: u128) {
         let odd = n + 1;
-        if n % 2 != 0 || odd >= self.config.counters {
+        if !n.is_multiple_of(2) || odd >= self.config.counters {
             return;
         }
         if self.event_of(odd) != CHAIN || !self.event_counter_counts(odd) || self.frozen(odd) {

@@ -1,0 +1,378 @@
+//! The CUDA driver API, loaded at run time through `cudarc`: every call of the crate into it, and the only
+//! `unsafe` code of the `cuda` feature.
+//!
+//! `cudarc` panics when a driver function is called and the library or the function cannot be loaded, so
+//! [`driver`] looks the library and every function of [`DRIVER_SYMBOLS`] up before the first call and turns
+//! their absence into an [`Unavailable`] reason. After that the calls cannot panic; each failure is a
+//! [`CudaError`] with the function and its `CUresult`.
+#![allow(unsafe_code)]
+
+use std::ffi::{c_char, c_int, c_void};
+use std::sync::OnceLock;
+
+use cudarc::driver::sys;
+
+use crate::device::{DeviceUuid, IpcHandle, IPC_HANDLE_LEN};
+use crate::device_support::{Unavailable, DRIVER_SYMBOLS};
+
+/// A driver call that failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CudaError {
+    /// The driver function.
+    pub(crate) call: &'static str,
+    /// Its `CUresult`.
+    pub(crate) code: u32,
+}
+
+/// `CUDA_ERROR_INVALID_VALUE`: what pointer queries return for memory the driver does not know.
+pub(crate) const INVALID_VALUE: u32 = 1;
+
+/// Turns a `CUresult` into a `Result`.
+fn check(call: &'static str, result: sys::CUresult) -> Result<(), CudaError> {
+    match result {
+        sys::CUresult::CUDA_SUCCESS => Ok(()),
+        other => Err(CudaError {
+            call,
+            code: other as u32,
+        }),
+    }
+}
+
+/// Proof that the driver library is loaded, has every function of [`DRIVER_SYMBOLS`], and `cuInit` succeeded:
+/// only [`driver`] makes one.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Driver {
+    /// Not constructible elsewhere.
+    _private: (),
+}
+
+/// The driver, loaded and initialised once per process; the reason when it cannot be.
+pub(crate) fn driver() -> Result<Driver, Unavailable> {
+    static DRIVER: OnceLock<Result<Driver, Unavailable>> = OnceLock::new();
+    *DRIVER.get_or_init(load)
+}
+
+/// Loads the library, looks up every function, initialises the driver.
+fn load() -> Result<Driver, Unavailable> {
+    // SAFETY: this only tries to open the candidate library names; no driver function is called.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(Unavailable::LibraryMissing);
+    }
+    // SAFETY: a library of the candidate names is present (checked above), so `culib` opens one instead of
+    // panicking. Opening the NVIDIA driver library runs its initialisers, which is what using it means.
+    let library = unsafe { sys::culib() };
+    for name in DRIVER_SYMBOLS {
+        // SAFETY: looking a symbol up calls nothing; the pointer it gives is dropped unused.
+        if unsafe { library.get::<*const c_void>(name.as_bytes()) }.is_err() {
+            return Err(Unavailable::SymbolMissing { name });
+        }
+    }
+    // SAFETY: every function is present; cuInit takes flags that must be 0 and has no other input.
+    check("cuInit", unsafe { sys::cuInit(0) })
+        .map_err(|err| Unavailable::InitFailed { code: err.code })?;
+    Ok(Driver { _private: () })
+}
+
+/// A GPU's primary context, retained until drop.
+#[derive(Debug)]
+pub(crate) struct PrimaryContext {
+    /// The device.
+    device: sys::CUdevice,
+    /// The context.
+    context: sys::CUcontext,
+}
+
+impl Drop for PrimaryContext {
+    fn drop(&mut self) {
+        // SAFETY: the context was retained once by `Driver::primary_context` for this device.
+        let _ = unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.device) };
+    }
+}
+
+/// Page-locked host memory from `cuMemAllocHost`, freed on drop: the staging buffer of copies that cannot go
+/// straight into the ring.
+#[derive(Debug)]
+pub(crate) struct PinnedBuffer {
+    /// Start of the memory.
+    ptr: *mut u8,
+    /// Its size, > 0.
+    len: usize,
+}
+
+impl PinnedBuffer {
+    /// The memory, writable.
+    pub(crate) fn as_mut_slice(&mut self) -> &mut [u8] {
+        // SAFETY: `ptr` holds `len` bytes owned by this value, zeroed by `Driver::pinned`, borrowed mutably
+        // through `&mut self` only.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) }
+    }
+}
+
+impl Drop for PinnedBuffer {
+    fn drop(&mut self) {
+        // SAFETY: `ptr` came from cuMemAllocHost and is freed once; no slice of it outlives `self`.
+        let _ = unsafe { sys::cuMemFreeHost(self.ptr.cast()) };
+    }
+}
+
+/// What the driver knows of a device pointer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PointerInfo {
+    /// The allocation's identity: unique per allocation, never reused.
+    pub(crate) buffer_id: u64,
+    /// The ordinal of the GPU that owns it.
+    pub(crate) ordinal: i32,
+    /// The context it was allocated in (an opaque address, for pushing it).
+    pub(crate) context: usize,
+}
+
+impl Driver {
+    /// Number of GPUs the driver sees.
+    pub(crate) fn device_count(self) -> Result<u32, CudaError> {
+        let mut count: c_int = 0;
+        // SAFETY: the driver writes one int.
+        check("cuDeviceGetCount", unsafe {
+            sys::cuDeviceGetCount(&mut count)
+        })?;
+        Ok(u32::try_from(count).unwrap_or(0))
+    }
+
+    /// The device of an ordinal.
+    fn device(self, ordinal: u32) -> Result<sys::CUdevice, CudaError> {
+        let mut device: sys::CUdevice = 0;
+        let ordinal = c_int::try_from(ordinal).map_err(|_| CudaError {
+            call: "cuDeviceGet",
+            code: INVALID_VALUE,
+        })?;
+        // SAFETY: the driver writes one device handle; an out-of-range ordinal is an error, not UB.
+        check("cuDeviceGet", unsafe {
+            sys::cuDeviceGet(&mut device, ordinal)
+        })?;
+        Ok(device)
+    }
+
+    /// The UUID of GPU `ordinal`.
+    pub(crate) fn device_uuid(self, ordinal: u32) -> Result<DeviceUuid, CudaError> {
+        let device = self.device(ordinal)?;
+        let mut uuid = sys::CUuuid { bytes: [0; 16] };
+        // SAFETY: the driver writes the 16 bytes of `uuid`.
+        check("cuDeviceGetUuid", unsafe {
+            sys::cuDeviceGetUuid(&mut uuid, device)
+        })?;
+        Ok(DeviceUuid(uuid.bytes.map(|b| b as u8)))
+    }
+
+    /// The name of GPU `ordinal`.
+    pub(crate) fn device_name(self, ordinal: u32) -> Result<String, CudaError> {
+        let device = self.device(ordinal)?;
+        let mut name = [0 as c_char; 256];
+        // SAFETY: the driver writes at most `name.len()` bytes, NUL included.
+        check("cuDeviceGetName", unsafe {
+            sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as c_int, device)
+        })?;
+        let bytes: Vec<u8> = name
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect();
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// Retains GPU `ordinal`'s primary context.
+    pub(crate) fn primary_context(self, ordinal: u32) -> Result<PrimaryContext, CudaError> {
+        let device = self.device(ordinal)?;
+        let mut context: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: the driver writes one context handle, retained until `PrimaryContext` drops.
+        check("cuDevicePrimaryCtxRetain", unsafe {
+            sys::cuDevicePrimaryCtxRetain(&mut context, device)
+        })?;
+        Ok(PrimaryContext { device, context })
+    }
+
+    /// Makes `context` the calling thread's current context.
+    pub(crate) fn set_current(self, context: &PrimaryContext) -> Result<(), CudaError> {
+        // SAFETY: the context is retained while `context` lives.
+        check("cuCtxSetCurrent", unsafe {
+            sys::cuCtxSetCurrent(context.context)
+        })
+    }
+
+    /// Opens an IPC handle in the current context; gives the allocation's base address and size.
+    pub(crate) fn ipc_open(self, handle: &IpcHandle) -> Result<(u64, u64), CudaError> {
+        let mut raw = sys::CUipcMemHandle {
+            reserved: [0; IPC_HANDLE_LEN],
+        };
+        for (dst, src) in raw.reserved.iter_mut().zip(handle.0) {
+            *dst = src as c_char;
+        }
+        let mut base: sys::CUdeviceptr = 0;
+        // SAFETY: the handle is passed by value; the driver writes one device address. A handle that names
+        // nothing (freed, forged, from this process) is an error, not UB.
+        check("cuIpcOpenMemHandle", unsafe {
+            sys::cuIpcOpenMemHandle_v2(
+                &mut base,
+                raw,
+                sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
+            )
+        })?;
+        let mut range_base: sys::CUdeviceptr = 0;
+        let mut size: usize = 0;
+        // SAFETY: `base` is a mapping the driver just made; it writes the range's base and size.
+        let range = check("cuMemGetAddressRange", unsafe {
+            sys::cuMemGetAddressRange_v2(&mut range_base, &mut size, base)
+        });
+        if let Err(err) = range {
+            self.ipc_close(base);
+            return Err(err);
+        }
+        Ok((base, size as u64))
+    }
+
+    /// Closes a mapping made by [`Driver::ipc_open`], in the context it was opened in (the caller makes it
+    /// current).
+    pub(crate) fn ipc_close(self, base: u64) {
+        // SAFETY: `base` came from cuIpcOpenMemHandle and is closed once; no copy from it is running (copies
+        // are synchronous).
+        let _ = unsafe { sys::cuIpcCloseMemHandle(base) };
+    }
+
+    /// Copies `dst.len()` bytes from device address `src` (in the current context) into `dst`, synchronously.
+    pub(crate) fn copy_to_host(self, dst: &mut [u8], src: u64) -> Result<(), CudaError> {
+        if dst.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: `dst` is `dst.len()` writable bytes borrowed for the call; the copy is synchronous, so the
+        // driver is done with them when it returns. A bad device range is an error, not UB on the host.
+        check("cuMemcpyDtoH", unsafe {
+            sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), src, dst.len())
+        })
+    }
+
+    /// Page-locked host memory of `len` (> 0) bytes.
+    pub(crate) fn pinned(self, len: usize) -> Result<PinnedBuffer, CudaError> {
+        let mut ptr: *mut c_void = std::ptr::null_mut();
+        let len = len.max(1);
+        // SAFETY: the driver writes one pointer to `len` bytes, freed by `PinnedBuffer`'s drop.
+        check("cuMemAllocHost", unsafe {
+            sys::cuMemAllocHost_v2(&mut ptr, len)
+        })?;
+        // SAFETY: the driver gave `len` writable bytes at `ptr`; zeroing them makes every byte initialised.
+        unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, len) };
+        Ok(PinnedBuffer {
+            ptr: ptr.cast(),
+            len,
+        })
+    }
+
+    /// Registers host memory with the driver as page-locked, for every context (`PORTABLE`).
+    ///
+    /// # Safety
+    ///
+    /// `ptr..ptr + len` must be mapped memory that stays mapped, and is not moved, until
+    /// [`Driver::host_unregister`] is called for `ptr`.
+    pub(crate) unsafe fn host_register(self, ptr: *mut u8, len: usize) -> Result<(), CudaError> {
+        // SAFETY: the caller keeps the memory mapped until it is unregistered.
+        check("cuMemHostRegister", unsafe {
+            sys::cuMemHostRegister_v2(ptr.cast(), len, sys::CU_MEMHOSTREGISTER_PORTABLE)
+        })
+    }
+
+    /// Undoes [`Driver::host_register`].
+    pub(crate) fn host_unregister(self, ptr: *mut u8) {
+        // SAFETY: unregistering memory that was registered changes no host memory; an address that was not
+        // registered is an error, ignored.
+        let _ = unsafe { sys::cuMemHostUnregister(ptr.cast()) };
+    }
+
+    /// What the driver knows of `ptr`: device memory only; anything else is `Ok(None)`.
+    pub(crate) fn pointer_info(self, ptr: u64) -> Result<Option<PointerInfo>, CudaError> {
+        let mut memory_type: u32 = 0;
+        // SAFETY: the driver writes one unsigned int for CU_POINTER_ATTRIBUTE_MEMORY_TYPE; a pointer it does
+        // not know is CUDA_ERROR_INVALID_VALUE.
+        let known = check("cuPointerGetAttribute", unsafe {
+            sys::cuPointerGetAttribute(
+                (&mut memory_type as *mut u32).cast(),
+                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+                ptr,
+            )
+        });
+        match known {
+            Err(err) if err.code == INVALID_VALUE => return Ok(None),
+            Err(err) => return Err(err),
+            Ok(()) if memory_type != sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 => {
+                return Ok(None)
+            }
+            Ok(()) => {}
+        }
+        let mut buffer_id: u64 = 0;
+        let mut ordinal: c_int = 0;
+        let mut context: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: each call writes one value of the attribute's documented type (unsigned long long, int,
+        // CUcontext) into a variable of that type.
+        unsafe {
+            check(
+                "cuPointerGetAttribute",
+                sys::cuPointerGetAttribute(
+                    (&mut buffer_id as *mut u64).cast(),
+                    sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_BUFFER_ID,
+                    ptr,
+                ),
+            )?;
+            check(
+                "cuPointerGetAttribute",
+                sys::cuPointerGetAttribute(
+                    (&mut ordinal as *mut c_int).cast(),
+                    sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+                    ptr,
+                ),
+            )?;
+            check(
+                "cuPointerGetAttribute",
+                sys::cuPointerGetAttribute(
+                    (&mut context as *mut sys::CUcontext).cast(),
+                    sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT,
+                    ptr,
+                ),
+            )?;
+        }
+        Ok(Some(PointerInfo {
+            buffer_id,
+            ordinal,
+            context: context as usize,
+        }))
+    }
+
+    /// The base address and size of the allocation holding `ptr`, and its IPC handle, taken with the
+    /// allocation's context pushed on the calling thread (and popped after).
+    pub(crate) fn export(
+        self,
+        ptr: u64,
+        info: &PointerInfo,
+    ) -> Result<(u64, u64, IpcHandle), CudaError> {
+        let context = info.context as sys::CUcontext;
+        // SAFETY: the context is the allocation's, live while the allocation is.
+        check("cuCtxPushCurrent", unsafe {
+            sys::cuCtxPushCurrent_v2(context)
+        })?;
+        let result = (|| {
+            let mut base: sys::CUdeviceptr = 0;
+            let mut size: usize = 0;
+            // SAFETY: the driver writes the range's base and size.
+            check("cuMemGetAddressRange", unsafe {
+                sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr)
+            })?;
+            let mut raw = sys::CUipcMemHandle {
+                reserved: [0; IPC_HANDLE_LEN],
+            };
+            // SAFETY: the driver writes the 64 handle bytes of the allocation at `base`.
+            check("cuIpcGetMemHandle", unsafe {
+                sys::cuIpcGetMemHandle(&mut raw, base)
+            })?;
+            Ok((base, size as u64, IpcHandle(raw.reserved.map(|b| b as u8))))
+        })();
+        let mut popped: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: pops the context pushed above.
+        let _ = unsafe { sys::cuCtxPopCurrent_v2(&mut popped) };
+        result
+    }
+}
