@@ -5,7 +5,9 @@
 //! exactly as in the original Lizard header (see [`abi`]), so callers written for the original library
 //! work unchanged. Two extensions sit beside the table, leaving its layout alone: `LizardGetSampling`,
 //! how the local counters' sampling went in the last capture, and `LizardGetSamplingDetail`, who sampled
-//! them and why missed periods were missed. Unlike the original, no call can crash the host process: every exported
+//! them and why missed periods were missed. Beside the Lizard API sits the trace client of
+//! `include/lizard/lizard_trace.h` ([`trace`]): application records, GPU device memory included, sent to a
+//! `lizard trace-server`. Unlike the original, no call can crash the host process: every exported
 //! function runs inside a panic boundary, checks every pointer and id, and never raises SIGPIPE.
 #![deny(missing_docs)]
 
@@ -13,5 +15,7 @@ pub mod abi;
 mod api;
 mod panic;
 mod registry;
+pub mod trace;
+pub mod trace_abi;
 
 pub use api::{LizardGetSampling, LizardGetSamplingDetail, LoadApi};

@@ -10,14 +10,19 @@
 //! builds only and skip, saying so, when a cross compiler or prebuilt programs are in use.
 
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::OnceLock;
+use std::process::Command;
 
 use gatord_sim::{self as sim, SimConfig, SimHandle, SimSample, Stream};
 
 #[path = "support/prebuilt.rs"]
 mod prebuilt;
+
+#[path = "support/c_build.rs"]
+mod c_build;
+
+use c_build::{
+    compile, cross_compiler, library_dir, manifest, run, run_with, tool_available, Lang,
+};
 
 /// Held by every test of this file: they all load the machine (C programs, valgrind, the sanitizers), and
 /// the timed per-draw test must not run beside any of them.
@@ -29,62 +34,6 @@ fn machine() -> std::sync::MutexGuard<'static, ()> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn manifest() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The folder holding `liblizard.so`: `LIZARD_LIBRARY_DIR` when set (a build for a target where cargo
-/// makes no shared library beside static test binaries), else where cargo builds it beside this test
-/// binary (`deps/`), or the profile folder above, where `cargo build` copies it.
-fn library_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("LIZARD_LIBRARY_DIR") {
-        return PathBuf::from(dir);
-    }
-    let exe = std::env::current_exe().expect("test binary path");
-    let deps = exe.parent().expect("test binary folder");
-    let found = [Some(deps), deps.parent()]
-        .into_iter()
-        .flatten()
-        .find(|dir| dir.join("liblizard.so").exists())
-        .unwrap_or_else(|| panic!("liblizard.so not built near {}", deps.display()))
-        .to_path_buf();
-    found
-}
-
-fn scratch() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("lizard-capi-c-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("scratch dir");
-        dir
-    })
-}
-
-/// The C or C++ compiler: `TARGET_CC` / `TARGET_CXX` when cross-compiling, else gcc / g++.
-#[derive(Clone, Copy)]
-enum Lang {
-    C,
-    Cxx,
-}
-
-impl Lang {
-    fn compiler(self) -> String {
-        let (var, native) = match self {
-            Lang::C => ("TARGET_CC", "gcc"),
-            Lang::Cxx => ("TARGET_CXX", "g++"),
-        };
-        std::env::var(var).unwrap_or_else(|_| native.to_owned())
-    }
-}
-
-/// The cross compiler in use, or the folder of programs compiled elsewhere, if any: valgrind and the
-/// sanitizers, which check native builds only, are then skipped.
-fn cross_compiler() -> Option<String> {
-    std::env::var("TARGET_CC")
-        .ok()
-        .or_else(|| prebuilt::folder().map(|dir| format!("programs from {}", dir.display())))
-}
-
 /// `false`, after saying so on stderr, where the kernel (or an emulator such as qemu-user) has no
 /// `perf_event_open`: tests of the local counters skip there.
 fn perf_events_present() -> bool {
@@ -93,73 +42,6 @@ fn perf_events_present() -> bool {
         eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
     }
     present
-}
-
-/// Compiles `source` as `lang` with `extra` flags, warnings as errors.
-fn compile(lang: Lang, source: &Path, name: &str, extra: &[&str]) -> PathBuf {
-    let out = scratch().join(name);
-    let (lang_flag, std) = match lang {
-        Lang::Cxx => ("c++", "-std=c++11"),
-        Lang::C => ("c", "-std=c99"),
-    };
-    if let Some(program) = prebuilt::program(source, lang_flag) {
-        assert!(
-            extra.is_empty(),
-            "no prebuilt variant of {name} with {extra:?}"
-        );
-        return program;
-    }
-    let compiler = lang.compiler();
-    let lib = library_dir();
-    let status = Command::new(&compiler)
-        .args([std, "-Wall", "-Wextra", "-Werror", "-g", "-x", lang_flag])
-        .arg(source)
-        .arg("-I")
-        .arg(manifest().join("include"))
-        .args(extra)
-        .arg("-L")
-        .arg(&lib)
-        .args(["-llizard", "-ldl"])
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .arg("-o")
-        .arg(&out)
-        .status()
-        .unwrap_or_else(|e| panic!("cannot run {compiler}: {e}"));
-    assert!(
-        status.success(),
-        "{compiler} failed on {}",
-        source.display()
-    );
-    out
-}
-
-/// Runs `program` (under `wrapper`, if any) with the library this test built first on the search path:
-/// cargo's own `LD_LIBRARY_PATH` also lists the profile folder, which may hold an older build.
-fn run(program: &Path, wrapper: &[&str], args: &[String]) -> Output {
-    run_with(program, wrapper, args, &[])
-}
-
-/// [`run`] with extra environment variables.
-fn run_with(program: &Path, wrapper: &[&str], args: &[String], env: &[(&str, &str)]) -> Output {
-    let mut command = match wrapper.split_first() {
-        Some((tool, tool_args)) => {
-            let mut c = Command::new(tool);
-            c.args(tool_args).arg(program);
-            c
-        }
-        None => Command::new(program),
-    };
-    let output = command
-        .args(args)
-        .envs(env.iter().copied())
-        .env("LD_LIBRARY_PATH", library_dir())
-        .output()
-        .expect("run C program");
-    if !output.status.success() {
-        eprintln!("stdout:\n{}", String::from_utf8_lossy(&output.stdout));
-        eprintln!("stderr:\n{}", String::from_utf8_lossy(&output.stderr));
-    }
-    output
 }
 
 /// One gatord session per Start/Stop pair (`LIZARD_GATORD_MODE`), so that every pair gets the scripted
@@ -510,18 +392,6 @@ fn misuse_never_crashes_and_leaks_no_descriptor() {
     assert!(output.status.success(), "misuse suite failed");
     assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), "ok");
     sim.shutdown();
-}
-
-fn tool_available(tool: &str) -> bool {
-    let found = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !found {
-        assert!(std::env::var_os("CI").is_none(), "{tool} is required in CI");
-        eprintln!("skipping: {tool} is not installed");
-    }
-    found
 }
 
 #[test]

@@ -1,6 +1,7 @@
-//! The committed C header and the Rust definitions must agree: a C program compiled against
-//! `include/lizard/lizard_api.h` (as C99 and as C++11, `-Wall -Wextra -Werror`) prints every size, offset
-//! and enum value, and each must equal what `lizard::abi` says. `TARGET_CC` / `TARGET_CXX` name the
+//! The committed C headers and the Rust definitions must agree: a C program compiled against
+//! `include/lizard/lizard_api.h` and `include/lizard/lizard_trace.h` (as C99 and as C++11,
+//! `-Wall -Wextra -Werror -pedantic`) prints every size, offset and enum value, and each must equal what
+//! `lizard::abi` and `lizard::trace_abi` say. `TARGET_CC` / `TARGET_CXX` name the
 //! compilers when the tests run for another architecture, so the probe sees that architecture's layout.
 
 use std::collections::BTreeMap;
@@ -9,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use lizard::abi::*;
+use lizard::trace_abi::*;
 
 #[path = "support/prebuilt.rs"]
 mod prebuilt;
@@ -23,6 +25,7 @@ fn expected() -> BTreeMap<String, i64> {
     type A = LizardApi;
     type S = LizardSampling;
     type SD = LizardSamplingDetail;
+    type TO = LizardTraceOptions;
     let pairs: Vec<(&str, usize)> = vec![
         ("sizeof.LizardCounterDescription", size_of::<D>()),
         ("sizeof.LizardApi", size_of::<A>()),
@@ -117,6 +120,22 @@ fn expected() -> BTreeMap<String, i64> {
             "LizardSamplingDetail.idle_periods",
             offset_of!(SD, idle_periods),
         ),
+        ("sizeof.LizardTraceResult", size_of::<LizardTraceResult>()),
+        (
+            "sizeof.LizardTraceClient*",
+            size_of::<LizardTraceClientHandle>(),
+        ),
+        ("sizeof.LizardTraceOptions", size_of::<TO>()),
+        ("LizardTraceOptions.size", offset_of!(TO, size)),
+        (
+            "LizardTraceOptions.device_mode",
+            offset_of!(TO, device_mode),
+        ),
+        (
+            "LizardTraceOptions.deadline_ms",
+            offset_of!(TO, deadline_ms),
+        ),
+        ("LizardTraceOptions.block_ms", offset_of!(TO, block_ms)),
     ];
     let values: Vec<(&str, i64)> = vec![
         ("LIZARD_VERSION_0_1", LIZARD_VERSION_0_1.into()),
@@ -136,6 +155,27 @@ fn expected() -> BTreeMap<String, i64> {
         ("LZD_TYPE_DOUBLE", LZD_TYPE_DOUBLE.into()),
         ("LZD_SAMPLING_THREAD", LZD_SAMPLING_THREAD.into()),
         ("LZD_SAMPLING_KERNEL", LZD_SAMPLING_KERNEL.into()),
+        ("LZT_OK", LZT_OK.into()),
+        ("LZT_DROPPED", LZT_DROPPED.into()),
+        ("LZT_ERR_NULL", LZT_ERR_NULL.into()),
+        ("LZT_ERR_NOT_A_CLIENT", LZT_ERR_NOT_A_CLIENT.into()),
+        ("LZT_ERR_ARGUMENT", LZT_ERR_ARGUMENT.into()),
+        ("LZT_ERR_CONNECT", LZT_ERR_CONNECT.into()),
+        ("LZT_ERR_DISCONNECTED", LZT_ERR_DISCONNECTED.into()),
+        ("LZT_ERR_SOCKET", LZT_ERR_SOCKET.into()),
+        ("LZT_ERR_NO_CUDA", LZT_ERR_NO_CUDA.into()),
+        (
+            "LZT_ERR_NOT_DEVICE_MEMORY",
+            LZT_ERR_NOT_DEVICE_MEMORY.into(),
+        ),
+        ("LZT_ERR_OUT_OF_RANGE", LZT_ERR_OUT_OF_RANGE.into()),
+        ("LZT_ERR_CUDA", LZT_ERR_CUDA.into()),
+        ("LZT_ERR_REFUSED", LZT_ERR_REFUSED.into()),
+        ("LZT_ERR_TIMEOUT", LZT_ERR_TIMEOUT.into()),
+        ("LZT_ERR_PROTOCOL", LZT_ERR_PROTOCOL.into()),
+        ("LZT_ERR_INTERNAL", LZT_ERR_INTERNAL.into()),
+        ("LZT_DEVICE_SYNC", LZT_DEVICE_SYNC.into()),
+        ("LZT_DEVICE_ASYNC", LZT_DEVICE_ASYNC.into()),
     ];
     pairs
         .into_iter()

@@ -364,9 +364,23 @@ pub struct TraceServerArgs {
     /// The ring's capacity (e.g. 64MiB, 512KiB, 1000000).
     #[arg(long, default_value = "64MiB", value_parser = parse_size)]
     pub capacity: usize,
+    /// Continue from a ring saved earlier (`--output`): its records are kept and new ones get the sequence
+    /// numbers after them; the ring keeps the saved capacity.
+    #[arg(long, value_name = "FILE", conflicts_with = "capacity")]
+    pub load: Option<PathBuf>,
     /// Save the ring to this file when the server stops.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
+    /// Do not load the CUDA driver: every GPU device-memory record is refused (and the ring is not pinned).
+    #[arg(long)]
+    pub no_device: bool,
+    /// Most CUDA IPC handles one client process keeps open between its device records.
+    #[arg(long, value_name = "N", default_value_t = lizard_trace::handle_cache::DEFAULT_HANDLES_PER_PROCESS)]
+    pub max_open_handles: usize,
+    /// Most bytes of GPU allocations kept mapped between records, over all clients (e.g. 4GiB): also the most
+    /// freed GPU memory the server can keep alive.
+    #[arg(long, value_name = "SIZE", default_value = "4GiB", value_parser = parse_size)]
+    pub max_mapped: usize,
     /// Stop after this long (default: until Ctrl-C).
     #[arg(long, value_parser = parse_duration)]
     pub duration: Option<Duration>,

@@ -769,14 +769,120 @@ fn trace_server_keeps_records_that_trace_dump_prints() {
     assert!(records
         .iter()
         .all(|r| r["module"] == "render" && r["payload_len"] == 32));
+    assert!(records.iter().all(|r| r["origin"]["kind"] == "inline"
+        && r["stored_ns"].as_u64() >= r["timestamp_ns"].as_u64()));
+    assert_eq!(doc["directory"]["next_seq"], 5);
     let text = lizard(&["trace-dump", ring.to_str().expect("utf-8")]);
     assert!(stdout(&text).contains("render"));
+    assert!(stdout(&text).contains("inline"));
     assert!(stdout(&text).contains("clients:"), "{}", stdout(&text));
     let bad = lizard(&[
         "trace-dump",
         Path::new("/nonexistent").to_str().expect("utf-8"),
     ]);
     assert_eq!(bad.status.code(), Some(4));
+}
+
+/// Starts `lizard trace-server` with `args`, waits until it listens and gives its first lines and a drain
+/// of the rest.
+fn trace_server(args: &[&str]) -> (std::process::Child, Vec<String>) {
+    let mut server = Command::new(env!("CARGO_BIN_EXE_lizard"))
+        .arg("trace-server")
+        .args(args)
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn trace-server");
+    let mut lines = BufReader::new(server.stderr.take().expect("stderr"));
+    let mut banner = Vec::new();
+    loop {
+        let mut line = String::new();
+        if lines.read_line(&mut line).expect("banner") == 0 {
+            break;
+        }
+        let device = line.contains("device memory");
+        banner.push(line);
+        if device {
+            break;
+        }
+    }
+    std::thread::spawn(move || std::io::Read::read_to_string(&mut lines, &mut String::new()));
+    (server, banner)
+}
+
+#[test]
+fn trace_server_load_continues_a_saved_ring_and_says_whether_it_copies_device_memory() {
+    let dir = scratch("trace-load");
+    let first = dir.join("first.ring");
+    let second = dir.join("second.ring");
+    let socket = format!("@lizard-cli-load-{}", std::process::id());
+    let name: lizard_trace::SocketName = socket.parse().expect("name");
+    let record = |n: u8| {
+        let mut client = lizard_trace::TraceClient::connect(&name).expect("connect");
+        for i in 0..n {
+            assert_eq!(
+                client.record("load", &[i; 8]).expect("record"),
+                lizard_trace::Delivery::Sent
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let out = |p: &Path| p.to_str().expect("utf-8").to_owned();
+    let (mut server, banner) = trace_server(&[
+        "--socket",
+        &socket,
+        "--capacity",
+        "1MiB",
+        "--duration",
+        "2s",
+        "--output",
+        &out(&first),
+    ]);
+    // Said at start: whether device records can be copied, and if not why.
+    let device_line = banner.last().expect("device line");
+    assert!(
+        device_line.contains("copies GPU device memory from")
+            || device_line.contains("cannot copy GPU device memory: "),
+        "{banner:?}"
+    );
+    record(3);
+    assert!(server.wait().expect("exit").success());
+    let (mut server, banner) = trace_server(&[
+        "--socket",
+        &socket,
+        "--load",
+        &out(&first),
+        "--duration",
+        "2s",
+        "--output",
+        &out(&second),
+        "--no-device",
+    ]);
+    assert!(
+        banner
+            .iter()
+            .any(|l| l.contains("3 records held, the next gets sequence number 3")),
+        "{banner:?}"
+    );
+    assert!(
+        banner.last().expect("device").contains("turned off"),
+        "{banner:?}"
+    );
+    record(2);
+    assert!(server.wait().expect("exit").success());
+    let doc = json(&lizard(&["trace-dump", &out(&second), "--format", "json"]));
+    let seqs: Vec<u64> = doc["records"]
+        .as_array()
+        .expect("records")
+        .iter()
+        .map(|r| r["seq"].as_u64().expect("seq"))
+        .collect();
+    assert_eq!(seqs, [0, 1, 2, 3, 4]);
+    assert_eq!(doc["directory"]["capacity"], 1 << 20);
+    // A ring that does not load, and a capacity beside --load, are refused with their reasons.
+    let bad = lizard(&["trace-server", "--socket", "@x", "--load", "/nonexistent"]);
+    assert_eq!(bad.status.code(), Some(4), "{}", stderr(&bad));
+    let both = lizard(&["trace-server", "--load", &out(&first), "--capacity", "1MiB"]);
+    assert_eq!(both.status.code(), Some(2));
 }
 
 #[test]

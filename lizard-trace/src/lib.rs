@@ -10,7 +10,7 @@ mod cuda;
 pub mod device;
 pub mod device_support;
 pub mod error;
-mod handle_cache;
+pub mod handle_cache;
 pub mod head;
 pub mod ledger;
 pub mod memfd;

@@ -21,13 +21,22 @@ use rustix::net::{
     AddressFamily, RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, ReturnFlags,
     SendAncillaryBuffer, SendAncillaryMessage, SendFlags, SocketAddrUnix, SocketFlags, SocketType,
 };
-use rustix::time::ClockId;
 
 use crate::socket_name::SocketName;
 
 /// `CLOCK_MONOTONIC_RAW` in nanoseconds: the clock gatord and HWCPipe stamp their samples with.
+///
+/// This is the C library's `clock_gettime`, not rustix's: rustix finds the vDSO by parsing the auxiliary
+/// vector itself, which crashes under valgrind (rustix issue 1559), and the C client of `liblizard.so` is
+/// tested under valgrind. The C library's call goes through the same vDSO where there is one.
 pub(crate) fn monotonic_raw_ns() -> u64 {
-    let ts = rustix::time::clock_gettime(ClockId::MonotonicRaw);
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid timespec the call writes; CLOCK_MONOTONIC_RAW exists on every Linux this
+    // crate supports (2.6.28 on), and a failure leaves `ts` at zero.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
     let secs = u64::try_from(ts.tv_sec).unwrap_or(0);
     let nanos = u64::try_from(ts.tv_nsec).unwrap_or(0);
     secs.saturating_mul(1_000_000_000).saturating_add(nanos)

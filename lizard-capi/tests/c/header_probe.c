@@ -1,8 +1,9 @@
-/* Prints every size, offset and enum value of lizard_api.h, one "name value" line each, for
+/* Prints every size, offset and enum value of lizard_api.h and lizard_trace.h, one "name value" line each, for
  * tests/header.rs to compare with the Rust definitions. */
 #include <stddef.h>
 #include <stdio.h>
 #include "lizard/lizard_api.h"
+#include "lizard/lizard_trace.h"
 #define SHOW(name, value) printf("%s %lld\n", name, (long long)(value))
 #define OFF(type, field) SHOW(#type "." #field, offsetof(type, field))
 int main(void) {
@@ -65,5 +66,30 @@ int main(void) {
     SHOW("LZD_UNITS_V", LZD_UNITS_V);
     SHOW("LZD_TYPE_INT", LZD_TYPE_INT);
     SHOW("LZD_TYPE_DOUBLE", LZD_TYPE_DOUBLE);
+    SHOW("sizeof.LizardTraceResult", sizeof(LizardTraceResult));
+    SHOW("sizeof.LizardTraceClient*", sizeof(LizardTraceClient *));
+    SHOW("sizeof.LizardTraceOptions", sizeof(LizardTraceOptions));
+    OFF(LizardTraceOptions, size);
+    OFF(LizardTraceOptions, device_mode);
+    OFF(LizardTraceOptions, deadline_ms);
+    OFF(LizardTraceOptions, block_ms);
+    SHOW("LZT_OK", LZT_OK);
+    SHOW("LZT_DROPPED", LZT_DROPPED);
+    SHOW("LZT_ERR_NULL", LZT_ERR_NULL);
+    SHOW("LZT_ERR_NOT_A_CLIENT", LZT_ERR_NOT_A_CLIENT);
+    SHOW("LZT_ERR_ARGUMENT", LZT_ERR_ARGUMENT);
+    SHOW("LZT_ERR_CONNECT", LZT_ERR_CONNECT);
+    SHOW("LZT_ERR_DISCONNECTED", LZT_ERR_DISCONNECTED);
+    SHOW("LZT_ERR_SOCKET", LZT_ERR_SOCKET);
+    SHOW("LZT_ERR_NO_CUDA", LZT_ERR_NO_CUDA);
+    SHOW("LZT_ERR_NOT_DEVICE_MEMORY", LZT_ERR_NOT_DEVICE_MEMORY);
+    SHOW("LZT_ERR_OUT_OF_RANGE", LZT_ERR_OUT_OF_RANGE);
+    SHOW("LZT_ERR_CUDA", LZT_ERR_CUDA);
+    SHOW("LZT_ERR_REFUSED", LZT_ERR_REFUSED);
+    SHOW("LZT_ERR_TIMEOUT", LZT_ERR_TIMEOUT);
+    SHOW("LZT_ERR_PROTOCOL", LZT_ERR_PROTOCOL);
+    SHOW("LZT_ERR_INTERNAL", LZT_ERR_INTERNAL);
+    SHOW("LZT_DEVICE_SYNC", LZT_DEVICE_SYNC);
+    SHOW("LZT_DEVICE_ASYNC", LZT_DEVICE_ASYNC);
     return 0;
 }

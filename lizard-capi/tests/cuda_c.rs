@@ -1,0 +1,106 @@
+//! A CUDA C client compiled with `nvcc` records device memory through `lizard_trace.h` into a real trace
+//! server in this test process: through the handle it took itself with the runtime API's
+//! `cudaIpcGetMemHandle` (the original design's way) and through a pointer inside its allocation; the bytes
+//! arrive exact, and a host pointer, a range past the allocation and a freed allocation get their codes.
+//! Where there is no `nvcc` or no GPU it says so and returns (CI has neither; `.ci/gpu-trace` runs it on a
+//! GPU machine, where `LIZARD_CAPI_DIR` names this crate's folder).
+
+#[path = "support/prebuilt.rs"]
+mod prebuilt;
+
+#[path = "support/c_build.rs"]
+mod c_build;
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Duration;
+
+use c_build::{library_dir, manifest, scratch};
+use lizard_trace::{CopyMode, DeviceSupport, Origin, ServerConfig, SocketName, TraceServer};
+
+/// `nvcc`, if this machine has one.
+fn nvcc() -> Option<PathBuf> {
+    ["nvcc", "/usr/local/cuda/bin/nvcc"]
+        .into_iter()
+        .map(PathBuf::from)
+        .find(|p| {
+            Command::new(p)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+}
+
+fn pattern(k: usize) -> u8 {
+    ((k * 13 + 5) & 0xff) as u8
+}
+
+#[test]
+fn a_cuda_c_client_records_device_memory_through_the_header() {
+    let Some(nvcc) = nvcc() else {
+        eprintln!("skipped: no nvcc here (the CUDA C client is compiled on a machine with a GPU)");
+        return;
+    };
+    let socket = format!("@lizard-capi-cuda-{}", std::process::id());
+    let name: SocketName = socket.parse().unwrap();
+    let server = TraceServer::start(&name, ServerConfig::with_capacity(64 << 20)).unwrap();
+    if let DeviceSupport::Unavailable(reason) = server.device_support() {
+        eprintln!("skipped: nvcc is here but the server cannot copy device memory: {reason}");
+        return;
+    }
+    let program = scratch().join("trace_cuda");
+    let lib = library_dir();
+    let status = Command::new(&nvcc)
+        .arg(manifest().join("tests/cuda/trace_cuda.cu"))
+        .arg("-I")
+        .arg(manifest().join("include"))
+        .arg("-L")
+        .arg(&lib)
+        .arg("-llizard")
+        .arg(format!("-Xlinker=-rpath,{}", lib.display()))
+        .arg("-o")
+        .arg(&program)
+        .status()
+        .expect("run nvcc");
+    assert!(status.success(), "nvcc failed");
+    let output = Command::new(&program)
+        .arg(&socket)
+        .env("LD_LIBRARY_PATH", &lib)
+        .output()
+        .expect("run the CUDA client");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let line = |name: &str| -> u32 {
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("line {name} ")))
+            .and_then(|n| n.parse().ok())
+            .expect("line")
+    };
+    let (stats, done) = server.wait_until(Duration::from_secs(60), |s| s.records_stored >= 2);
+    assert!(done, "{stats:?}");
+    assert_eq!(stats.records_device_sync, 2);
+    assert_eq!(stats.rejected.device_outside_allocation, 1, "{stats:?}");
+    server.with_ring(|ring| {
+        let records: Vec<_> = ring.iter().collect();
+        for (record, (module, offset, len)) in records
+            .iter()
+            .zip([("ipc", 4096, 65536), ("ptr", 100, 1000)])
+        {
+            assert_eq!(
+                (record.module(), record.file(), record.line()),
+                (module, "trace_cuda.cu", line(module))
+            );
+            let want: Vec<u8> = (offset..offset + len).map(pattern).collect();
+            assert_eq!(record.payload(), &want[..], "{module}");
+            assert!(matches!(
+                record.head().meta.origin,
+                Origin::Device { mode: CopyMode::Sync, offset: o, .. } if o == offset as u64
+            ));
+        }
+    });
+}

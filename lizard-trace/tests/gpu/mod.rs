@@ -1,0 +1,176 @@
+//! Device memory for the GPU tests and the device bench, through the CUDA driver API (`cudarc`'s raw
+//! functions): a context on GPU 0, allocations filled from the host, their IPC handles. Each check of a
+//! driver result panics with the call's name: these are test programs on a machine with a GPU.
+#![allow(dead_code, unsafe_code)]
+
+use cudarc::driver::sys;
+
+/// Whether a CUDA driver with a GPU is here; says why not on standard error.
+pub fn available() -> bool {
+    // SAFETY: only tries to open the driver library by its names.
+    if !unsafe { sys::is_culib_present() } {
+        eprintln!("skipped: no CUDA driver (libcuda.so cannot be loaded)");
+        return false;
+    }
+    // SAFETY: the library is present; cuInit takes flags 0.
+    let init = unsafe { sys::cuInit(0) };
+    let mut count = 0;
+    // SAFETY: the driver writes one int.
+    let counted = unsafe { sys::cuDeviceGetCount(&mut count) };
+    if init != sys::CUresult::CUDA_SUCCESS || counted != sys::CUresult::CUDA_SUCCESS || count == 0 {
+        eprintln!("skipped: the CUDA driver sees no GPU (cuInit {init:?}, {count} devices)");
+        return false;
+    }
+    true
+}
+
+fn check(call: &str, result: sys::CUresult) {
+    assert_eq!(result, sys::CUresult::CUDA_SUCCESS, "{call}");
+}
+
+/// GPU 0's primary context, current on the calling thread.
+pub struct Gpu {
+    device: sys::CUdevice,
+}
+
+impl Gpu {
+    /// Retains GPU 0's primary context and makes it current on this thread.
+    pub fn open() -> Gpu {
+        let mut device = 0;
+        let mut context = std::ptr::null_mut();
+        // SAFETY: plain driver calls writing into the locals; `available` ran cuInit.
+        unsafe {
+            check("cuInit", sys::cuInit(0));
+            check("cuDeviceGet", sys::cuDeviceGet(&mut device, 0));
+            check(
+                "cuDevicePrimaryCtxRetain",
+                sys::cuDevicePrimaryCtxRetain(&mut context, device),
+            );
+            check("cuCtxSetCurrent", sys::cuCtxSetCurrent(context));
+        }
+        Gpu { device }
+    }
+
+    /// Makes the context current on the calling thread too.
+    pub fn make_current(&self) {
+        let mut context = std::ptr::null_mut();
+        // SAFETY: the context is retained while `self` lives.
+        unsafe {
+            check(
+                "cuDevicePrimaryCtxRetain",
+                sys::cuDevicePrimaryCtxRetain(&mut context, self.device),
+            );
+            check("cuCtxSetCurrent", sys::cuCtxSetCurrent(context));
+            check(
+                "cuDevicePrimaryCtxRelease",
+                sys::cuDevicePrimaryCtxRelease_v2(self.device),
+            );
+        }
+    }
+
+    /// GPU 0's UUID.
+    pub fn uuid(&self) -> [u8; 16] {
+        let mut uuid = sys::CUuuid { bytes: [0; 16] };
+        // SAFETY: the driver writes 16 bytes.
+        unsafe {
+            check(
+                "cuDeviceGetUuid",
+                sys::cuDeviceGetUuid(&mut uuid, self.device),
+            )
+        };
+        uuid.bytes.map(|b| b as u8)
+    }
+}
+
+impl Drop for Gpu {
+    fn drop(&mut self) {
+        // SAFETY: releases the retain of `open`.
+        let _ = unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.device) };
+    }
+}
+
+/// A device allocation, freed on drop.
+pub struct DeviceBuffer {
+    /// Its device address.
+    pub ptr: u64,
+    /// Its size.
+    pub len: usize,
+}
+
+impl DeviceBuffer {
+    /// `len` bytes on the current context's GPU, holding `fill(k)` at each offset k.
+    pub fn new(len: usize, fill: impl Fn(usize) -> u8) -> DeviceBuffer {
+        let mut ptr = 0;
+        // SAFETY: the driver writes one device address.
+        unsafe { check("cuMemAlloc", sys::cuMemAlloc_v2(&mut ptr, len)) };
+        let buffer = DeviceBuffer { ptr, len };
+        buffer.write(0, &(0..len).map(fill).collect::<Vec<u8>>());
+        buffer
+    }
+
+    /// Copies `bytes` to offset `at`.
+    pub fn write(&self, at: usize, bytes: &[u8]) {
+        assert!(at + bytes.len() <= self.len);
+        // SAFETY: `bytes` is readable for the synchronous copy; the range lies inside the allocation.
+        unsafe {
+            check(
+                "cuMemcpyHtoD",
+                sys::cuMemcpyHtoD_v2(self.ptr + at as u64, bytes.as_ptr().cast(), bytes.len()),
+            )
+        };
+    }
+
+    /// Its IPC handle's 64 bytes.
+    pub fn ipc_handle(&self) -> [u8; 64] {
+        let mut handle = sys::CUipcMemHandle { reserved: [0; 64] };
+        // SAFETY: the driver writes the 64 bytes for this allocation.
+        unsafe {
+            check(
+                "cuIpcGetMemHandle",
+                sys::cuIpcGetMemHandle(&mut handle, self.ptr),
+            )
+        };
+        handle.reserved.map(|b| b as u8)
+    }
+}
+
+impl Drop for DeviceBuffer {
+    fn drop(&mut self) {
+        // SAFETY: frees the allocation of `new` once.
+        let _ = unsafe { sys::cuMemFree_v2(self.ptr) };
+    }
+}
+
+/// The design's own way to read a record, per record: open the handle, copy into pageable host memory,
+/// close the handle. The bench's baseline.
+pub fn open_copy_close(handle: &[u8; 64], offset: u64, dst: &mut [u8]) {
+    let mut raw = sys::CUipcMemHandle { reserved: [0; 64] };
+    for (d, s) in raw.reserved.iter_mut().zip(handle) {
+        *d = *s as _;
+    }
+    let mut base = 0;
+    // SAFETY: the handle is passed by value; the copy writes `dst`, borrowed for the synchronous call.
+    unsafe {
+        check(
+            "cuIpcOpenMemHandle",
+            sys::cuIpcOpenMemHandle_v2(
+                &mut base,
+                raw,
+                sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
+            ),
+        );
+        check(
+            "cuMemcpyDtoH",
+            sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), base + offset, dst.len()),
+        );
+        check("cuIpcCloseMemHandle", sys::cuIpcCloseMemHandle(base));
+    }
+}
+
+/// The byte at offset `k` of the test pattern `seed`.
+pub fn pattern(seed: u64, k: usize) -> u8 {
+    (k as u64)
+        .wrapping_mul(0x9E37_79B9)
+        .wrapping_add(seed.wrapping_mul(31))
+        .rotate_right(13) as u8
+}
