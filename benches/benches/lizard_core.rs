@@ -124,6 +124,7 @@ fn reduce_samples(c: &mut Criterion) {
         source: Source::Gatord,
         result_type: ResultType::Integer,
         set_event: None,
+        derivation: None,
     };
     let mut group = c.benchmark_group("lizard_core/reduce_65536_samples");
     group.throughput(Throughput::Elements(samples.len() as u64));

@@ -194,9 +194,11 @@ fn a_counter_the_driver_block_cannot_hold_is_unavailable_with_the_reason() {
 }
 
 #[test]
-fn fpk_kill_stays_sane_where_unsigned_arithmetic_wraps() {
+fn fpk_kill_goes_negative_where_unsigned_arithmetic_wraps() {
     // libGPUCounters#93 on a Mali-G710: rasterized quads less the early-ZS-killed and shaded ones came out
-    // as 13905622581249048576. Counters read a little apart can make the difference negative.
+    // as 13905622581249048576. Counters read a little apart can make the difference negative: it is kept
+    // negative, as Arm's library computes it in floating point, so that it can be seen (the engine marks it
+    // implausible) rather than hidden as 0.
     let g710 = SPEC_LAYOUTS.iter().find(|l| l.gpu == "Mali-G710").unwrap();
     let catalog = MaliCounters::for_layout(g710, 64);
     let id = |name| catalog.by_name(name).unwrap();
@@ -220,9 +222,9 @@ fn fpk_kill_stays_sane_where_unsigned_arithmetic_wraps() {
     let mut values = MaliValues::default();
     catalog.evaluate(&sums, &CONSTANTS, &mut values);
     assert_eq!(values.get(id("MaliFragShadedQd")), Some(Ok(700.0)));
-    // 1000 - 400 - 700 is below zero: the count is 0, not 2^64 - 100.
-    assert_eq!(values.get(id("MaliFragFPKKillQd")), Some(Ok(0.0)));
-    assert_eq!(values.get(id("MaliFragFPKKillRate")), Some(Ok(0.0)));
+    // 1000 - 400 - 700 is below zero: -100, not 2^64 - 100 and not a silent 0.
+    assert_eq!(values.get(id("MaliFragFPKKillQd")), Some(Ok(-100.0)));
+    assert_eq!(values.get(id("MaliFragFPKKillRate")), Some(Ok(-10.0)));
 }
 
 #[test]

@@ -63,9 +63,11 @@ pub(crate) fn units_code(units: &Units) -> u32 {
     }
 }
 
+/// The `LZD_*` class of `class`: a derived counter (a ratio, a rate, an equation over a window's totals) is not
+/// summed over draws, so it is `LZD_ABSOLUTE` (the C enum has no third class).
 fn class_code(class: CounterClass) -> u32 {
     match class {
-        CounterClass::Absolute => LZD_ABSOLUTE,
+        CounterClass::Absolute | CounterClass::Derived => LZD_ABSOLUTE,
         CounterClass::Delta => LZD_DELTA,
     }
 }

@@ -122,22 +122,23 @@ fn config_of(options: Option<&LizardTraceOptions>) -> Result<ClientConfig, Lizar
             ),
         ));
     }
-    config.device_mode =
-        match options.device_mode {
-            LZT_DEVICE_SYNC => DeviceMode::Sync {
-                deadline: match options.deadline_ms {
-                    0 => lizard_trace::client::DEFAULT_DEVICE_DEADLINE,
-                    ms => Duration::from_millis(u64::from(ms)),
-                },
+    config.device_mode = match options.device_mode {
+        LZT_DEVICE_SYNC => DeviceMode::Sync {
+            deadline: match options.deadline_ms {
+                0 => lizard_trace::client::DEFAULT_DEVICE_DEADLINE,
+                ms => Duration::from_millis(u64::from(ms)),
             },
-            LZT_DEVICE_ASYNC => DeviceMode::Async,
-            other => return Err(fail(
+        },
+        LZT_DEVICE_ASYNC => DeviceMode::Async,
+        other => {
+            return Err(fail(
                 LZT_ERR_ARGUMENT,
                 format!(
                     "options.device_mode {other} is neither LZT_DEVICE_SYNC nor LZT_DEVICE_ASYNC"
                 ),
-            )),
-        };
+            ))
+        }
+    };
     if options.block_ms > 0 {
         config.policy = SendPolicy::Block {
             timeout: Duration::from_millis(u64::from(options.block_ms)),

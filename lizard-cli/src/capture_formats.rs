@@ -58,14 +58,25 @@ pub fn table(capture: &Capture) -> String {
                 c.info.class.clone(),
                 samples.len().to_string(),
                 covered_text(samples),
-                match value {
-                    Some(value) => output::reading_text(value),
-                    None => no_value.clone().unwrap_or_default(),
+                match (value, core, &c.implausible) {
+                    (Some(value), None, Some(_)) => {
+                        format!("{} (implausible)", output::reading_text(value))
+                    }
+                    (Some(value), _, _) => output::reading_text(value),
+                    (None, _, _) => no_value.clone().unwrap_or_default(),
                 },
             ]);
         }
     }
     let mut text = table.render();
+    for c in &capture.counters {
+        if let Some(why) = &c.implausible {
+            text.push_str(&format!("\n{}: implausible: {why}", c.counter_name()));
+        }
+    }
+    if capture.counters.iter().any(|c| c.implausible.is_some()) {
+        text.push('\n');
+    }
     if let Some(note) = &capture.cores_note {
         text.push_str(&format!("\n{note}\n"));
     }
@@ -114,6 +125,14 @@ pub fn csv(capture: &Capture) -> String {
                 c.info.id,
                 output::csv_field(c.counter_name()),
                 output::csv_field(reason)
+            ));
+        }
+        if let Some(why) = &c.implausible {
+            text.push_str(&format!(
+                "# {},{},implausible: {}\n",
+                c.info.id,
+                output::csv_field(c.counter_name()),
+                output::csv_field(why)
             ));
         }
     }

@@ -9,11 +9,12 @@ use serde_json::{Number, Value as Json};
 
 use crate::error::CliError;
 
-/// `absolute` or `delta`.
+/// `absolute`, `delta` or `derived`.
 pub fn class_name(class: CounterClass) -> &'static str {
     match class {
         CounterClass::Absolute => "absolute",
         CounterClass::Delta => "delta",
+        CounterClass::Derived => "derived",
     }
 }
 

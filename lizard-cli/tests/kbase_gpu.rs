@@ -4,12 +4,17 @@
 //! the commands must show the GPU counters, or say why the GPU cannot be read. Elsewhere every test
 //! skips, saying why.
 
+#[path = "support/arm_equations.rs"]
+mod arm_equations;
 mod common;
 #[path = "../../hwcpipe-rs/tests/support/kbase_dummy.rs"]
 mod kbase_dummy;
 
+use std::collections::HashMap;
+
+use arm_equations::{evaluate, Database, Failure};
 use common::{json, lizard, stderr, stdout};
-use kbase_dummy::{loaded_gpu, set_counters};
+use kbase_dummy::{distinct, loaded_gpu, set_counters};
 
 /// Serializes the tests: they share the model's counter values.
 static DEVICE: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -161,5 +166,150 @@ fn list_and_stat_show_the_gpu_counters_or_why_not() {
         "lizard list and stat on {gpu}: GPU counters listed and counted; {} counters of Arm's database \
          listed ({derived} percentages or rates), {unreadable} not readable here; MaliGPUActiveCy {active}",
         database.len()
+    );
+}
+
+/// A derived counter's reading over a capture of many samples is its equation over the capture's totals,
+/// checked against Arm's database evaluated here from its XML: constants read as constants, ratios as ratios
+/// of the totals, rates as totals over the capture's length, and nothing clamped.
+#[test]
+fn derived_counters_over_many_samples_are_their_equations_over_the_totals() {
+    let Some(gpu) = loaded_gpu() else { return };
+    if gpu == "tDUx" {
+        println!(
+            "skipped: {gpu} is a GPU the readers do not support (the capture test checks why)"
+        );
+        return;
+    }
+    let _guard = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
+    // Distinct values in every block and counter, so differences and ratios are not trivial.
+    set_counters(&distinct).expect("KBASE_IOCTL_HWCNT_SET");
+    let out = lizard(&[
+        "capture",
+        "--no-gatord",
+        "--all",
+        "--duration",
+        "1s",
+        "--format",
+        "json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = json(&out);
+    let product = doc["run"]["gpu"].as_str().expect("run.gpu").to_owned();
+    let Some(database) = Database::for_gpu(&product) else {
+        return;
+    };
+    let constants = hwcpipe::gpu::GpuProfiler::open()
+        .expect("the GPU")
+        .mali_constants();
+    let counters: Vec<&serde_json::Value> = doc["counters"]
+        .as_array()
+        .expect("counters")
+        .iter()
+        .filter(|c| {
+            c["category"]
+                .as_str()
+                .is_some_and(|c| c.ends_with("(Arm's database)"))
+        })
+        .collect();
+    let by_name: HashMap<&str, &serde_json::Value> = counters
+        .iter()
+        .map(|c| (c["counter"].as_str().expect("name"), *c))
+        .collect();
+    let duration = doc["duration_s"].as_f64().expect("duration");
+    let samples = counters
+        .iter()
+        .map(|c| c["samples"].as_array().map_or(0, Vec::len))
+        .max()
+        .unwrap_or(0);
+    assert!(
+        samples >= 10,
+        "{gpu}: {samples} samples: not a multi-sample window"
+    );
+
+    // Evaluates `name` over the capture's totals: a hardware counter is its reading, a derived one its
+    // database equation, recursively; `time` records whether the time span was read.
+    fn value(
+        name: &str,
+        database: &Database,
+        by_name: &HashMap<&str, &serde_json::Value>,
+        constants: &hwcpipe::gpu::MaliConstants,
+        duration: f64,
+        time: &mut bool,
+    ) -> Result<f64, Failure> {
+        match name {
+            "MALI_CONFIG_SHADER_CORE_COUNT" => return Ok(f64::from(constants.shader_cores)),
+            "MALI_CONFIG_L2_CACHE_COUNT" => return Ok(f64::from(constants.l2_slices)),
+            "MALI_CONFIG_EXT_BUS_BYTE_SIZE" => return Ok(f64::from(constants.ext_bus_bytes)),
+            "MALI_CONFIG_TIME_SPAN" => {
+                *time = true;
+                return Ok(duration);
+            }
+            _ => {}
+        }
+        match database.equations.get(name) {
+            Some(Some(equation)) => evaluate(equation, &mut |input| {
+                value(input, database, by_name, constants, duration, time)
+            }),
+            _ => by_name
+                .get(name)
+                .and_then(|c| c["value"].as_f64())
+                .ok_or_else(|| Failure::Missing(name.to_owned())),
+        }
+    }
+
+    let mut checked = 0;
+    let mut negative = 0;
+    let mut no_value = 0;
+    for c in counters.iter().filter(|c| c["class"] == "derived") {
+        let name = c["counter"].as_str().expect("name");
+        let mut time = false;
+        let want = value(name, &database, &by_name, &constants, duration, &mut time);
+        match want {
+            Ok(want) => {
+                let got = c["value"]
+                    .as_f64()
+                    .unwrap_or_else(|| panic!("{gpu}: {name} has no value: {}", c["no_value"]));
+                // The capture's duration runs from its first sample; the engine's span from the capture's
+                // start, a sampling period earlier at most.
+                let tolerance = if time { 2e-2 } else { 1e-9 };
+                assert!(
+                    (got - want).abs() <= tolerance * want.abs().max(1e-12),
+                    "{gpu}: {name} reads {got}, its equation over the totals gives {want}"
+                );
+                if want < 0.0 {
+                    negative += 1;
+                    assert!(
+                        c["implausible"]
+                            .as_str()
+                            .is_some_and(|w| w.contains("negative")),
+                        "{gpu}: {name} = {got} is not marked implausible"
+                    );
+                }
+                checked += 1;
+            }
+            Err(Failure::DivisionByZero) => {
+                let why = c["no_value"].as_str().unwrap_or_default();
+                assert!(
+                    c["value"].is_null() && why.ends_with(" is 0"),
+                    "{gpu}: {name} divides by zero over the totals but reads {} ({why})",
+                    c["value"]
+                );
+                no_value += 1;
+            }
+            Err(Failure::Missing(input)) => {
+                panic!("{gpu}: {name} needs {input}, which the capture lacks")
+            }
+        }
+    }
+    let cores = by_name["MaliConfigCoreCount"]["value"].as_f64();
+    assert_eq!(cores, Some(f64::from(constants.shader_cores)), "{gpu}");
+    assert!(
+        checked > 50,
+        "{gpu}: only {checked} derived counters checked"
+    );
+    println!(
+        "derived counters on {gpu} ({product}) over {samples} samples: {checked} equal their equations over \
+         the totals ({negative} negative, marked implausible), {no_value} without value (a divisor of 0)"
     );
 }

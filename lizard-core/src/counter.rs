@@ -1,5 +1,7 @@
 //! The counter model: one description per counter, ids `1..=N` equal to positions.
 
+use std::sync::Arc;
+
 pub use crate::units::Units;
 
 /// Identifier of a counter: its 1-based position in [`crate::Lizard::counters`].
@@ -26,6 +28,10 @@ pub enum CounterClass {
     Absolute,
     /// Each sample counts what happened since the previous sample: readings are the sum.
     Delta,
+    /// A derived counter (Arm's Mali database: ratios, rates, constants and sums of other counters): each
+    /// sample is its equation over that sample's interval, and a reading is its equation over the window's
+    /// totals of its inputs ([`Counter::derivation`]) — neither a sum of samples nor their mean.
+    Derived,
 }
 
 /// The numeric type a counter's readings naturally have.
@@ -124,6 +130,47 @@ pub struct Counter {
     /// For a programmable event of a counter set, the set and the event number; `None` for every other
     /// counter (a fixed gatord counter, HWCPipe).
     pub set_event: Option<SetEvent>,
+    /// For a [`CounterClass::Derived`] counter, how it is computed from other counters; `None` otherwise.
+    pub derivation: Option<Arc<Derivation>>,
+}
+
+/// How a derived counter is computed: an equation over other counters' totals and device constants.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Derivation {
+    /// The equation, its input `n` being `inputs[n]`.
+    pub equation: hwcpipe::gpu::Expr,
+    /// What each input of the equation is.
+    pub inputs: Vec<DerivedInput>,
+    /// Each input's name (a counter's key, a constant's name), for saying which divisor was 0.
+    pub names: Vec<String>,
+}
+
+impl Derivation {
+    /// Adds `offset` to every counter input (a list of counters placed after `offset` others).
+    pub fn offset_counters(&mut self, offset: u32) {
+        for input in &mut self.inputs {
+            if let DerivedInput::Counter(n) = input {
+                *n += offset;
+            }
+        }
+    }
+
+    /// `expr`, the equation or a part of it, as text with its inputs' names.
+    pub fn render(&self, expr: &hwcpipe::gpu::Expr) -> String {
+        expr.render(&|n| self.names.get(n).map_or("?", String::as_str).to_owned())
+    }
+}
+
+/// One input of a [`Derivation`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum DerivedInput {
+    /// Another counter's total over the window (itself derived or not). A backend's counter list names it
+    /// by its index in that list; the engine's, by its id.
+    Counter(CounterId),
+    /// A device constant.
+    Constant(f64),
+    /// The seconds the window (or sample) covers.
+    TimeSpan,
 }
 
 impl Counter {

@@ -292,6 +292,24 @@ pub enum NoValue {
     /// The source listed the counter but does not deliver it here, for this reason.
     #[error("unavailable here: {0}")]
     Unavailable(crate::gatord::apc::Unavailable),
+    /// A derived counter's equation divides by an expression of its inputs that is 0 over the window (the
+    /// unit it measures never ran, say).
+    #[error("{divisor} is 0")]
+    DivisorZero {
+        /// The divisor, with its inputs' names (`MaliFragRastQd - MaliFragEZSKillQd`).
+        divisor: String,
+    },
+    /// Derived inputs are nested deeper than the engine follows (the equations are not acyclic).
+    #[error("its equations are nested too deep")]
+    TooDeep,
+    /// An input of a derived counter has no usable sample in the window.
+    #[error("its input {input} has no value: {reason}")]
+    InputMissing {
+        /// The input's name.
+        input: String,
+        /// Why it has none.
+        reason: Box<NoValue>,
+    },
 }
 
 impl Error {

@@ -19,7 +19,9 @@ pub mod transport;
 mod units;
 
 pub use config::{CaptureMode, Config, SampleRate, PER_DRAW_LIVE_RATE_MS};
-pub use counter::{Counter, CounterClass, CounterId, ResultType, SetEvent, Source, Units};
+pub use counter::{
+    Counter, CounterClass, CounterId, Derivation, DerivedInput, ResultType, SetEvent, Source, Units,
+};
 pub use error::{error_chain, DirectError, Error, GatordError, NoValue, ProtocolFault, UsageError};
 pub use gatord::apc::{FrameSink, KeyMap, SinkError, Unavailable};
 pub use gatord::xml::GatordDevice;

@@ -6,7 +6,9 @@ use std::time::Instant;
 use gator_proto::ProtocolVersion;
 
 use crate::config::{CaptureMode, Config};
-use crate::counter::{Counter, CounterClass, CounterId, ResultType, Source};
+use crate::counter::{
+    Counter, CounterClass, CounterId, Derivation, DerivedInput, ResultType, Source,
+};
 use crate::error::{Error, NoValue};
 use crate::gatord::apc::Unavailable;
 use crate::gatord::capture::{Capture, Plan};
@@ -16,7 +18,7 @@ use crate::gatord::xml::GatordDevice;
 use crate::hwc::backend::{GpuDevice, HwcBackend, UnreadableCounter};
 use crate::hwc::sampler::{nanos_since, Sampler, SharedBackend};
 use crate::hwc::{Sampling, MIN_SAMPLE_INTERVAL};
-use crate::reduce;
+use crate::reduce::{self, DerivedSource};
 use crate::store::{Sample, SampleStore, Value, Window};
 use crate::transport::GatordAddress;
 use crate::{GatordError, UsageError};
@@ -124,6 +126,9 @@ pub struct Lizard {
     gatord_device: Option<GatordDevice>,
     /// What the direct source knows of but cannot read.
     unreadable: Vec<UnreadableCounter>,
+    /// When the running or last capture started: where a derived counter's reading over a whole capture
+    /// begins.
+    capture_start_ns: Option<u64>,
 }
 
 impl Lizard {
@@ -204,11 +209,13 @@ impl Lizard {
                     let scope = backend.cpu_scope();
                     gpu = backend.gpu();
                     unreadable = backend.unreadable();
-                    counters.extend(
-                        infos
-                            .into_iter()
-                            .map(|info| crate::hwc::counter_from(info, &scope)),
-                    );
+                    counters.extend(infos.into_iter().map(|mut info| {
+                        // A derived counter names its inputs by their index in the backend's list.
+                        if let Some(derivation) = &mut info.derivation {
+                            derivation.offset_counters(first_id);
+                        }
+                        crate::hwc::counter_from(info, &scope)
+                    }));
                     (
                         Some(HwcSource {
                             backend: Arc::new(Mutex::new(backend)),
@@ -239,6 +246,7 @@ impl Lizard {
             sampling: None,
             gatord_device: None,
             unreadable,
+            capture_start_ns: None,
             enabled: vec![false; counters.len()],
             counters,
             gatord,
@@ -424,6 +432,34 @@ impl Lizard {
         })
     }
 
+    /// `ids` and, transitively, every counter input of the derived counters among them, ascending.
+    fn with_inputs(&self, ids: &[CounterId]) -> Vec<CounterId> {
+        let mut out: Vec<CounterId> = ids.to_vec();
+        let mut next = 0;
+        while next < out.len() {
+            let id = out[next];
+            next += 1;
+            let Some(derivation) = self
+                .counters
+                .get(id as usize - 1)
+                .and_then(|c| c.derivation.as_ref())
+            else {
+                continue;
+            };
+            for input in &derivation.inputs {
+                if let DerivedInput::Counter(input) = *input {
+                    if (1..=self.counters.len() as CounterId).contains(&input)
+                        && !out.contains(&input)
+                    {
+                        out.push(input);
+                    }
+                }
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
     /// Starts capturing the enabled counters.
     ///
     /// Reconnecting mode: clears every stored sample, opens a gatord session (configuration connection, then
@@ -471,13 +507,16 @@ impl Lizard {
             }
         }
         let start_ns = self.now_ns();
+        // A derived counter's reading is its equation over its inputs' totals: they are sampled and stored
+        // with it, though not shown as captured.
+        let sampled_hwc = self.with_inputs(&hwc_ids);
         if persistent {
             self.store.prune_before(start_ns);
-            self.store.clear(hwc_ids.iter().copied());
+            self.store.clear(sampled_hwc.iter().copied());
         }
         let mut sampler = None;
         if let (false, Some(hwc)) = (hwc_ids.is_empty(), self.hwc.as_ref()) {
-            let map = hwc_ids
+            let map = sampled_hwc
                 .iter()
                 .map(|&id| ((id - hwc.first_id) as usize, id))
                 .collect();
@@ -498,6 +537,7 @@ impl Lizard {
             }
         }
         self.window = None;
+        self.capture_start_ns = Some(start_ns);
         let uses_gatord = !gatord_ids.is_empty();
         if !uses_gatord {
             self.withheld.clear();
@@ -705,12 +745,59 @@ impl Lizard {
     ///
     /// A counter with no usable sample has no value, never 0: [`Error::NoValue`] says why ([`NoValue`]).
     pub fn read_int(&self, id: CounterId) -> Result<i64, Error> {
-        self.reading(id, reduce::read_int, reduce::read_int_in)
+        self.reading(id, reduce::read_int, reduce::read_int_in, |c, v| {
+            (v * c.scale()) as i64
+        })
     }
 
     /// The floating-point reading of counter `id` (see [`read_int`](Self::read_int)).
     pub fn read_double(&self, id: CounterId) -> Result<f64, Error> {
-        self.reading(id, reduce::read_double, reduce::read_double_in)
+        self.reading(id, reduce::read_double, reduce::read_double_in, |c, v| {
+            v * c.scale()
+        })
+    }
+
+    /// Whether `value`, a reading of counter `id`, cannot happen on working hardware, and why
+    /// ([`reduce::implausible`]).
+    pub fn implausible(
+        &self,
+        id: CounterId,
+        value: f64,
+    ) -> Result<Option<reduce::Implausible>, Error> {
+        Ok(reduce::implausible(self.counter(id)?, value))
+    }
+
+    /// The reading of derived counter `id`: its equation over its inputs' totals in the window (or over the
+    /// whole capture, from its start to the last sample of it or its inputs).
+    fn derived_reading(&self, id: CounterId, derivation: &Derivation) -> Result<f64, NoValue> {
+        let window = self.current_window();
+        let latest = || {
+            self.with_inputs(&[id])
+                .into_iter()
+                .filter_map(|id| self.store.samples(id, None)?.last().map(|s| s.timestamp_ns))
+                .max()
+        };
+        let span = match window {
+            Some(w) if w.end_ns != u64::MAX => w,
+            Some(w) => Window {
+                start_ns: w.start_ns,
+                end_ns: latest().unwrap_or(w.start_ns),
+            },
+            None => Window {
+                start_ns: self.capture_start_ns.ok_or(NoValue::NotCaptured)?,
+                end_ns: latest().ok_or(NoValue::NoSamples)?,
+            },
+        };
+        reduce::derived(derivation, span, &|id| {
+            let counter = self.counters.get((id as usize).checked_sub(1)?)?;
+            Some(match &counter.derivation {
+                Some(inner) => DerivedSource::Derivation(inner),
+                None => DerivedSource::Samples(match window {
+                    Some(w) => self.store.samples_around(id, w)?,
+                    None => self.store.samples(id, None)?,
+                }),
+            })
+        })
     }
 
     fn reading<T>(
@@ -718,6 +805,7 @@ impl Lizard {
         id: CounterId,
         all: fn(&Counter, &[Sample]) -> Option<T>,
         in_window: fn(&Counter, &[Sample], Window) -> Option<T>,
+        from_f64: fn(&Counter, f64) -> T,
     ) -> Result<T, Error> {
         let counter = self.counter(id)?;
         let no_value = |reason| Error::NoValue { id, reason };
@@ -727,6 +815,12 @@ impl Lizard {
         }
         if let Some(why) = self.unavailable(id)? {
             return Err(no_value(NoValue::Unavailable(why)));
+        }
+        if let Some(derivation) = &counter.derivation {
+            return self
+                .derived_reading(id, derivation)
+                .map(|v| from_f64(counter, v))
+                .map_err(no_value);
         }
         let (samples, value) = match self.current_window() {
             None => {
@@ -825,7 +919,7 @@ impl Lizard {
             && counter.source == Source::Gatord
             && !silent_past_window
             && match counter.class {
-                CounterClass::Delta => !closes_window(samples, window),
+                CounterClass::Delta | CounterClass::Derived => !closes_window(samples, window),
                 CounterClass::Absolute => samples.is_empty(),
             }
     }

@@ -19,9 +19,18 @@
 //!    the samples in the window (or of the capture). A window holding no sample reads the **last sample at or
 //!    before the window's end** (the level in force during the window). Integer reads truncate the mean
 //!    toward zero; double reads keep the fraction.
-//! 3. The reduced value is multiplied by the counter's `multiplier` and, for MHz counters, by 1 000 000 (so
+//! 3. **Derived** counters (Arm's Mali database: ratios, rates, constants, sums of other counters) reduce to
+//!    their **equation over the window's totals** of their inputs ([`derived`]): each counter input's total is
+//!    its delta reading over the window (rule 1; a derived input is its own equation over the same window),
+//!    `MALI_CONFIG_TIME_SPAN` is the window's length, and the other device constants are themselves. So a
+//!    constant reads as the constant, a ratio as the ratio of the window's totals, a rate as a total over the
+//!    window's length. Nothing is clamped; a divisor that is 0 over the window is no value, named
+//!    ([`NoValue::DivisorZero`]); results that cannot happen on working hardware are marked ([`implausible`]).
+//!    (The sample-level functions of this module, given a derived counter's own samples, treat them as
+//!    absolute: its series, per core or combined, are the per-sample values of its equation.)
+//! 4. The reduced value is multiplied by the counter's `multiplier` and, for MHz counters, by 1 000 000 (so
 //!    readings are in Hz). Both reads apply exactly the same scale.
-//! 4. **No usable sample is no value**, never 0: every read returns `None` when the rule has no sample to use
+//! 5. **No usable sample is no value**, never 0: every read returns `None` when the rule has no sample to use
 //!    (no sample at all; an absolute window with no sample at or before its end; a delta window that no
 //!    sample's interval overlaps).
 //!
@@ -30,7 +39,10 @@
 //! reinterpreted. Results outside the `i64` range saturate; a NaN integer read is 0 (only a fractional
 //! sample can make one).
 
-use crate::counter::{Counter, CounterClass};
+use std::fmt;
+
+use crate::counter::{Counter, CounterClass, CounterId, Derivation, DerivedInput, Source};
+use crate::error::NoValue;
 use crate::store::{Sample, Value, Window};
 
 /// The exact aggregate of a set of samples before scaling.
@@ -59,14 +71,18 @@ fn aggregate(class: CounterClass, samples: &[Sample], truncate_mean: bool) -> Op
             .sum();
         return Some(match class {
             CounterClass::Delta => Aggregate::Int(sum),
-            CounterClass::Absolute if truncate_mean => Aggregate::Int(sum / count as i128),
-            CounterClass::Absolute => Aggregate::Float(sum as f64 / count as f64),
+            CounterClass::Absolute | CounterClass::Derived if truncate_mean => {
+                Aggregate::Int(sum / count as i128)
+            }
+            CounterClass::Absolute | CounterClass::Derived => {
+                Aggregate::Float(sum as f64 / count as f64)
+            }
         });
     }
     let sum: f64 = samples.iter().map(|s| s.value.as_f64()).sum();
     Some(Aggregate::Float(match class {
         CounterClass::Delta => sum,
-        CounterClass::Absolute => sum / count as f64,
+        CounterClass::Absolute | CounterClass::Derived => sum / count as f64,
     }))
 }
 
@@ -78,7 +94,7 @@ fn aggregate_in(
     truncate_mean: bool,
 ) -> Option<Aggregate> {
     match class {
-        CounterClass::Absolute => {
+        CounterClass::Absolute | CounterClass::Derived => {
             let inside: Vec<Sample> = samples
                 .iter()
                 .filter(|s| window.contains(s.timestamp_ns))
@@ -276,17 +292,118 @@ fn combine(class: CounterClass, run: &[Sample]) -> Value {
     let count = run.len().max(1);
     match (class, all_int) {
         (CounterClass::Delta, Some(sum)) => Value::Int(sum),
-        (CounterClass::Absolute, Some(sum)) if sum % count as i64 == 0 => {
+        (CounterClass::Absolute | CounterClass::Derived, Some(sum)) if sum % count as i64 == 0 => {
             Value::Int(sum / count as i64)
         }
         (class, _) => {
             let sum: f64 = run.iter().map(|s| s.value.as_f64()).sum();
             Value::Float(match class {
                 CounterClass::Delta => sum,
-                CounterClass::Absolute => sum / count as f64,
+                CounterClass::Absolute | CounterClass::Derived => sum / count as f64,
             })
         }
     }
+}
+
+/// What [`derived`] is given for one counter input of an equation.
+#[derive(Debug)]
+pub enum DerivedSource<'a> {
+    /// An input counted by the hardware: its samples (oldest first, including those enclosing the window),
+    /// whose total over the window is its delta reading.
+    Samples(Vec<Sample>),
+    /// A derived input: its own equation, evaluated over the same window.
+    Derivation(&'a Derivation),
+}
+
+/// The deepest nesting of derived inputs [`derived`] follows (the database's is a few levels).
+const MAX_DERIVED_DEPTH: usize = 16;
+
+/// The reading of a derived counter over `window`: its equation over the window's totals of its inputs, by
+/// rule 3 of the module documentation. `source` gives each counter input (by id).
+pub fn derived<'a>(
+    derivation: &Derivation,
+    window: Window,
+    source: &dyn Fn(CounterId) -> Option<DerivedSource<'a>>,
+) -> Result<f64, NoValue> {
+    derived_at(derivation, window, source, 0)
+}
+
+/// [`derived`] at nesting `depth`.
+fn derived_at<'a>(
+    derivation: &Derivation,
+    window: Window,
+    source: &dyn Fn(CounterId) -> Option<DerivedSource<'a>>,
+    depth: usize,
+) -> Result<f64, NoValue> {
+    let span_s = window.end_ns.saturating_sub(window.start_ns) as f64 / 1e9;
+    let mut values = Vec::with_capacity(derivation.inputs.len());
+    for (n, input) in derivation.inputs.iter().enumerate() {
+        let missing = |reason: NoValue| NoValue::InputMissing {
+            input: derivation.names.get(n).cloned().unwrap_or_default(),
+            reason: Box::new(reason),
+        };
+        values.push(match *input {
+            DerivedInput::Constant(value) => value,
+            DerivedInput::TimeSpan => span_s,
+            DerivedInput::Counter(id) => match source(id) {
+                None => return Err(missing(NoValue::NotCaptured)),
+                Some(DerivedSource::Samples(samples)) if samples.is_empty() => {
+                    return Err(missing(NoValue::NoSamples))
+                }
+                Some(DerivedSource::Samples(samples)) => match apportion(&samples, window) {
+                    Some(Aggregate::Int(v)) => v as f64,
+                    Some(Aggregate::Float(v)) => v,
+                    None => return Err(missing(NoValue::NotEnclosed)),
+                },
+                Some(DerivedSource::Derivation(inner)) if depth < MAX_DERIVED_DEPTH => {
+                    derived_at(inner, window, source, depth + 1).map_err(missing)?
+                }
+                Some(DerivedSource::Derivation(_)) => return Err(missing(NoValue::TooDeep)),
+            },
+        });
+    }
+    derivation.equation.eval(&values).map_err(|err| match err {
+        hwcpipe::gpu::EvalError::DivisionByZero { divisor } => NoValue::DivisorZero {
+            divisor: derivation.render(&divisor),
+        },
+        _ => NoValue::NotEnclosed,
+    })
+}
+
+/// Why a reading cannot happen on working hardware.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Implausible {
+    /// A count, a sum of counts or a rate below zero.
+    Negative,
+    /// A percentage above 100.
+    OverHundredPercent,
+}
+
+impl fmt::Display for Implausible {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Implausible::Negative => {
+                "negative, which working hardware cannot count: a hardware erratum, a wrapped counter or a reader bug"
+            }
+            Implausible::OverHundredPercent => {
+                "over 100 %, which working hardware cannot reach: a hardware erratum, a wrapped counter or a reader bug"
+            }
+        })
+    }
+}
+
+/// Whether `value`, a reading or sample of `counter`, cannot happen on working hardware. Only the local GPU's
+/// counters (Mali: counts, and equations over counts) are judged: a gatord counter may legitimately be
+/// negative (a temperature), and nothing is judged that is not a number.
+pub fn implausible(counter: &Counter, value: f64) -> Option<Implausible> {
+    if counter.source != Source::HwcPipeGpu || !value.is_finite() {
+        return None;
+    }
+    if value < 0.0 {
+        return Some(Implausible::Negative);
+    }
+    let percent = matches!(&counter.units, crate::units::Units::Other(u) if u == "%");
+    (percent && value > 100.0).then_some(Implausible::OverHundredPercent)
 }
 
 /// Each core's samples of `samples`, by ascending core (samples without a core are left out).
@@ -309,6 +426,178 @@ mod tests {
     use crate::counter::{ResultType, Source, Units};
     use proptest::prelude::*;
 
+    /// A derivation of `text`, whose names `a`, `b`, … are counters 1, 2, … and `TIME`/`CORES` the time
+    /// span and a constant 4.
+    fn derivation(text: &str) -> Derivation {
+        let mut names: Vec<String> = Vec::new();
+        let equation = hwcpipe::gpu::equation::parse(text, |name| {
+            let at = names.iter().position(|n| n == name).unwrap_or_else(|| {
+                names.push(name.to_owned());
+                names.len() - 1
+            });
+            Ok::<usize, ()>(at)
+        })
+        .unwrap()
+        .unwrap();
+        let inputs = names
+            .iter()
+            .map(|name| match name.as_str() {
+                "TIME" => DerivedInput::TimeSpan,
+                "CORES" => DerivedInput::Constant(4.0),
+                other => DerivedInput::Counter(u32::from(other.as_bytes()[0] - b'a') + 1),
+            })
+            .collect();
+        Derivation {
+            equation,
+            inputs,
+            names,
+        }
+    }
+
+    /// Samples at the given (ns, value) points.
+    fn float_at(points: &[(u64, f64)]) -> Vec<Sample> {
+        points
+            .iter()
+            .map(|&(timestamp_ns, v)| Sample {
+                timestamp_ns,
+                value: Value::Float(v),
+                core: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_rate_is_the_windows_total_over_its_length_not_the_mean_of_sample_rates() {
+        // Two samples of different lengths: 100 bytes in the first millisecond, 300 in the next two.
+        let bytes = float_at(&[(1_000_000, 100.0), (3_000_000, 300.0)]);
+        let rate = derivation("a / TIME");
+        let window = Window {
+            start_ns: 0,
+            end_ns: 3_000_000,
+        };
+        let value = derived(&rate, window, &|_| {
+            Some(DerivedSource::Samples(bytes.clone()))
+        })
+        .unwrap();
+        // 400 bytes over 3 ms; the mean of the samples' own rates would be (100/1 ms + 300/2 ms) / 2 = 125000/s.
+        assert!((value - 400.0 / 0.003).abs() < 1e-6, "{value}");
+        assert!((value - 125_000.0).abs() > 1000.0);
+    }
+
+    #[test]
+    fn ratios_constants_and_nested_equations_use_the_windows_totals() {
+        let a = float_at(&[(10, 6.0), (20, 2.0), (30, 2.0)]);
+        let b = float_at(&[(10, 1.0), (20, 3.0), (30, 16.0)]);
+        let window = Window {
+            start_ns: 0,
+            end_ns: 30,
+        };
+        let source = |id: CounterId| {
+            Some(DerivedSource::Samples(match id {
+                1 => a.clone(),
+                _ => b.clone(),
+            }))
+        };
+        // The ratio of the totals (10 / 20), not the sum (6 + 0.67 + 0.125) or mean of the samples' ratios.
+        assert_eq!(derived(&derivation("a / b"), window, &source), Ok(0.5));
+        // A constant is the constant, however many samples.
+        assert_eq!(derived(&derivation("CORES"), window, &source), Ok(4.0));
+        // A derived input is its own equation over the same window.
+        let inner = derivation("a + b");
+        let nested = Derivation {
+            inputs: vec![DerivedInput::Counter(9), DerivedInput::Constant(2.0)],
+            ..derivation("x * y")
+        };
+        let value = derived(&nested, window, &|id| match id {
+            9 => Some(DerivedSource::Derivation(&inner)),
+            other => source(other),
+        });
+        assert_eq!(value, Ok(60.0));
+    }
+
+    #[test]
+    fn nothing_is_clamped_and_a_zero_divisor_is_named() {
+        let a = float_at(&[(10, 5.0)]);
+        let b = float_at(&[(10, 7.0)]);
+        let window = Window {
+            start_ns: 0,
+            end_ns: 10,
+        };
+        let source = |id: CounterId| {
+            Some(DerivedSource::Samples(if id == 1 {
+                a.clone()
+            } else {
+                b.clone()
+            }))
+        };
+        assert_eq!(derived(&derivation("a - b"), window, &source), Ok(-2.0));
+        assert_eq!(
+            derived(&derivation("a / (b - b)"), window, &source),
+            Err(NoValue::DivisorZero {
+                divisor: "b - b".to_owned()
+            })
+        );
+        assert_eq!(
+            derived(&derivation("a / b"), window, &|id| (id == 1)
+                .then(|| DerivedSource::Samples(a.clone()))),
+            Err(NoValue::InputMissing {
+                input: "b".to_owned(),
+                reason: Box::new(NoValue::NotCaptured)
+            })
+        );
+        assert_eq!(
+            derived(&derivation("a / b"), window, &|_| Some(
+                DerivedSource::Samples(Vec::new())
+            )),
+            Err(NoValue::InputMissing {
+                input: "a".to_owned(),
+                reason: Box::new(NoValue::NoSamples)
+            })
+        );
+    }
+
+    #[test]
+    fn equations_nested_past_the_limit_end() {
+        let looped = Derivation {
+            inputs: vec![DerivedInput::Counter(1)],
+            ..derivation("a")
+        };
+        let window = Window {
+            start_ns: 0,
+            end_ns: 10,
+        };
+        let err = derived(&looped, window, &|_| {
+            Some(DerivedSource::Derivation(&looped))
+        })
+        .unwrap_err();
+        let mut reason = &err;
+        let mut depth = 0;
+        while let NoValue::InputMissing { reason: inner, .. } = reason {
+            reason = inner;
+            depth += 1;
+        }
+        assert_eq!(*reason, NoValue::TooDeep);
+        assert_eq!(depth, MAX_DERIVED_DEPTH + 1);
+    }
+
+    #[test]
+    fn only_the_local_gpus_impossible_values_are_implausible() {
+        let mut gpu = counter(CounterClass::Derived, 1.0, Units::Other("%".into()));
+        gpu.source = Source::HwcPipeGpu;
+        assert_eq!(implausible(&gpu, -588.0), Some(Implausible::Negative));
+        assert_eq!(
+            implausible(&gpu, 100.5),
+            Some(Implausible::OverHundredPercent)
+        );
+        assert_eq!(implausible(&gpu, 100.0), None);
+        assert_eq!(implausible(&gpu, f64::NAN), None);
+        gpu.units = Units::Other("cycles".into());
+        assert_eq!(implausible(&gpu, 1e12), None);
+        let temperature = counter(CounterClass::Absolute, 1.0, Units::Celsius);
+        assert_eq!(implausible(&temperature, -5.0), None);
+        assert!(Implausible::Negative.to_string().contains("erratum"));
+    }
+
     fn counter(class: CounterClass, multiplier: f64, units: Units) -> Counter {
         Counter {
             id: 1,
@@ -323,6 +612,7 @@ mod tests {
             source: Source::Gatord,
             result_type: ResultType::Integer,
             set_event: None,
+            derivation: None,
         }
     }
 

@@ -35,6 +35,7 @@ fn delta_counter(id: CounterId) -> Counter {
         source: Source::Gatord,
         result_type: ResultType::Integer,
         set_event: None,
+        derivation: None,
     }
 }
 

@@ -145,9 +145,10 @@ impl CpuMetric {
         }
         match expr.eval(&inputs) {
             Ok(value) => MetricValue::Value { value, scaled },
-            Err(EvalError::DivisionByZero) => {
-                MetricValue::Unavailable("no value: its divisor counted 0".to_owned())
-            }
+            Err(EvalError::DivisionByZero { divisor }) => MetricValue::Unavailable(format!(
+                "no value: {} is 0",
+                divisor.render(&|n| names.get(n).map_or("?", |c| c.name()).to_owned())
+            )),
         }
     }
 }
@@ -208,7 +209,7 @@ mod tests {
         let zero = ipc.evaluate(|c| Ok((u64::from(c == CpuCounter::Instructions), false)));
         assert_eq!(
             zero,
-            MetricValue::Unavailable("no value: its divisor counted 0".into())
+            MetricValue::Unavailable("no value: Cycles is 0".into())
         );
     }
 }

@@ -13,10 +13,12 @@
 //! or gives an [`EquationError`] with the byte offset, and nesting is bounded, so no input can exhaust the
 //! stack.
 //!
-//! Evaluation is in `f64`. The values are counts, so a difference saturates at zero instead of going
-//! negative: an equation such as `MaliFragRastQd - MaliFragEZSKillQd - MaliFragShadedQd` over counters that
-//! were not sampled at the same instant gives 0, where unsigned arithmetic wraps to about 1.8e19
-//! (libGPUCounters#93). A division by zero is an error for that sample, not an infinity.
+//! Evaluation is in `f64`, as Arm's library evaluates: nothing is clamped. A difference of counts can come out
+//! negative (an equation such as `MaliFragRastQd - MaliFragEZSKillQd - MaliFragShadedQd`), where unsigned
+//! arithmetic would wrap to about 1.8e19 (libGPUCounters#93); the negative value is kept, because on working
+//! hardware it cannot happen and so tells of a hardware erratum, a wrapped counter or a reader bug, which a 0
+//! would hide (the engine marks such values implausible). A division by zero is an error naming the divisor,
+//! not an infinity.
 
 use std::fmt;
 
@@ -32,7 +34,7 @@ pub enum Expr {
     Input(usize),
     /// `a + b`.
     Add(Box<Expr>, Box<Expr>),
-    /// `a - b`, saturating at zero.
+    /// `a - b`.
     Sub(Box<Expr>, Box<Expr>),
     /// `a * b`.
     Mul(Box<Expr>, Box<Expr>),
@@ -86,13 +88,16 @@ pub enum EquationError {
     },
 }
 
-/// Why an equation has no value for one sample.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+/// Why an equation has no value for one sample or window.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum EvalError {
     /// A divisor was zero (for example a rate over a window in which the unit never ran).
-    #[error("divides by zero in this sample")]
-    DivisionByZero,
+    #[error("{divisor} is 0")]
+    DivisionByZero {
+        /// The divisor, with its inputs numbered (`$3`); [`Expr::render`] names them.
+        divisor: Box<Expr>,
+    },
 }
 
 /// Parses `text`, resolving each name with `resolve` to an input number; a name it refuses (`Err`) ends
@@ -284,18 +289,77 @@ impl Expr {
             Expr::Number(v) => *v,
             Expr::Input(n) => inputs.get(*n).copied().unwrap_or(0.0),
             Expr::Add(a, b) => a.eval(inputs)? + b.eval(inputs)?,
-            Expr::Sub(a, b) => (a.eval(inputs)? - b.eval(inputs)?).max(0.0),
+            Expr::Sub(a, b) => a.eval(inputs)? - b.eval(inputs)?,
             Expr::Mul(a, b) => a.eval(inputs)? * b.eval(inputs)?,
             Expr::Div(a, b) => {
                 let divisor = b.eval(inputs)?;
                 if divisor == 0.0 {
-                    return Err(EvalError::DivisionByZero);
+                    return Err(EvalError::DivisionByZero { divisor: b.clone() });
                 }
                 a.eval(inputs)? / divisor
             }
             Expr::Max(args) => fold(args, inputs, f64::max)?,
             Expr::Min(args) => fold(args, inputs, f64::min)?,
         })
+    }
+
+    /// The expression as text with each input called by `name` (`MaliFragRastQd - MaliFragEZSKillQd`),
+    /// parenthesised only where the order of operations needs it.
+    pub fn render(&self, name: &dyn Fn(usize) -> String) -> String {
+        self.render_in(name, 0)
+    }
+
+    /// `render` inside an operator of precedence `outer` (0: none, 1: `+ -`, 2: `* /`).
+    fn render_in(&self, name: &dyn Fn(usize) -> String, outer: u8) -> String {
+        let (text, own) = match self {
+            Expr::Number(v) => (format!("{v}"), 3),
+            Expr::Input(n) => (name(*n), 3),
+            Expr::Add(a, b) => (
+                format!("{} + {}", a.render_in(name, 1), b.render_in(name, 2)),
+                1,
+            ),
+            Expr::Sub(a, b) => (
+                format!("{} - {}", a.render_in(name, 1), b.render_in(name, 2)),
+                1,
+            ),
+            Expr::Mul(a, b) => (
+                format!("{} * {}", a.render_in(name, 2), b.render_in(name, 3)),
+                2,
+            ),
+            Expr::Div(a, b) => (
+                format!("{} / {}", a.render_in(name, 2), b.render_in(name, 3)),
+                2,
+            ),
+            Expr::Max(args) | Expr::Min(args) => {
+                let f = if matches!(self, Expr::Max(_)) {
+                    "max"
+                } else {
+                    "min"
+                };
+                let args: Vec<String> = args.iter().map(|a| a.render_in(name, 0)).collect();
+                (format!("{f}({})", args.join(", ")), 3)
+            }
+        };
+        if own < outer {
+            format!("({text})")
+        } else {
+            text
+        }
+    }
+
+    /// The same expression with each input `n` renumbered `map(n)`.
+    pub fn map_inputs(&self, map: &dyn Fn(usize) -> usize) -> Expr {
+        let boxed = |e: &Expr| Box::new(e.map_inputs(map));
+        match self {
+            Expr::Number(v) => Expr::Number(*v),
+            Expr::Input(n) => Expr::Input(map(*n)),
+            Expr::Add(a, b) => Expr::Add(boxed(a), boxed(b)),
+            Expr::Sub(a, b) => Expr::Sub(boxed(a), boxed(b)),
+            Expr::Mul(a, b) => Expr::Mul(boxed(a), boxed(b)),
+            Expr::Div(a, b) => Expr::Div(boxed(a), boxed(b)),
+            Expr::Max(args) => Expr::Max(args.iter().map(|a| a.map_inputs(map)).collect()),
+            Expr::Min(args) => Expr::Min(args.iter().map(|a| a.map_inputs(map)).collect()),
+        }
     }
 
     /// Every input the expression reads, in order of appearance (with repeats).
@@ -391,24 +455,67 @@ mod tests {
     }
 
     #[test]
-    fn a_difference_of_counts_saturates_at_zero_instead_of_wrapping() {
+    fn a_difference_of_counts_goes_negative_instead_of_wrapping_or_clamping() {
         // libGPUCounters#93: rasterized quads less the killed and shaded ones, sampled a little apart,
-        // came out as 13905622581249048576 there (a u64 wrapped below zero).
+        // came out as 13905622581249048576 there (a u64 wrapped below zero). Here it is the negative number
+        // Arm's equation gives, which the engine marks implausible rather than hiding as 0.
         let fpk_kill = eval("a - b - c", &[1000.0, 400.0, 700.0]).unwrap();
-        assert_eq!(fpk_kill, 0.0);
+        assert_eq!(fpk_kill, -100.0);
         assert_eq!(
             eval("(a - b - c) / a * 100", &[1000.0, 400.0, 700.0]),
-            Ok(0.0)
+            Ok(-10.0)
         );
     }
 
     #[test]
-    fn division_by_zero_is_an_error_not_infinity() {
-        assert_eq!(eval("a / b", &[1.0, 0.0]), Err(EvalError::DivisionByZero));
+    fn division_by_zero_is_an_error_naming_the_divisor() {
+        let names = |n: usize| ["a", "b", "c"][n].to_owned();
+        let Err(EvalError::DivisionByZero { divisor }) = eval("a / (b - c)", &[1.0, 2.0, 2.0])
+        else {
+            panic!("no error");
+        };
+        assert_eq!(divisor.render(&names), "b - c");
+        let Err(err) = eval("max(a, b / c)", &[1.0, 1.0, 0.0]) else {
+            panic!("no error");
+        };
+        let EvalError::DivisionByZero { divisor } = &err;
+        assert_eq!(divisor.render(&names), "c");
+        assert_eq!(err.to_string(), "$2 is 0");
+    }
+
+    #[test]
+    fn inputs_are_renumbered() {
+        let expr = p("a / (b - a)").unwrap();
+        let moved = expr.map_inputs(&|n| n + 10);
+        assert_eq!(moved.inputs(), [10, 11, 10]);
         assert_eq!(
-            eval("max(a, b / c)", &[1.0, 1.0, 0.0]),
-            Err(EvalError::DivisionByZero)
+            moved.eval(
+                &[0.0; 10]
+                    .iter()
+                    .chain(&[6.0, 9.0])
+                    .copied()
+                    .collect::<Vec<_>>()
+            ),
+            Ok(2.0)
         );
+    }
+
+    #[test]
+    fn rendering_keeps_the_order_of_operations() {
+        let names = |n: usize| ["a", "b", "c", "d"][n].to_owned();
+        for text in [
+            "a - (b - c)",
+            "(a + b) * c",
+            "a / (b * c)",
+            "a - b - c",
+            "max(a, b / c) * 100",
+            "a * b / c",
+        ] {
+            let expr = p(text).unwrap();
+            let rendered = expr.render(&names);
+            assert_eq!(rendered, text);
+            assert_eq!(p(&rendered).unwrap(), expr);
+        }
     }
 
     #[test]

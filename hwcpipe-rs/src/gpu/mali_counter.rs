@@ -38,6 +38,55 @@ pub struct MaliConstants {
     pub time_span_s: f64,
 }
 
+/// A device constant of Arm's equations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MaliConstant {
+    /// `MALI_CONFIG_SHADER_CORE_COUNT`.
+    ShaderCores,
+    /// `MALI_CONFIG_L2_CACHE_COUNT`.
+    L2Slices,
+    /// `MALI_CONFIG_EXT_BUS_BYTE_SIZE`.
+    ExtBusBytes,
+    /// `MALI_CONFIG_TIME_SPAN`: the seconds a sample (or a window) covers.
+    TimeSpan,
+}
+
+impl MaliConstant {
+    /// The constants in input order after the counters.
+    const ALL: [MaliConstant; 4] = [
+        MaliConstant::ShaderCores,
+        MaliConstant::L2Slices,
+        MaliConstant::ExtBusBytes,
+        MaliConstant::TimeSpan,
+    ];
+
+    /// The name the database's equations use.
+    pub fn name(self) -> &'static str {
+        CONSTANTS[self as usize]
+    }
+}
+
+impl MaliConstants {
+    /// The value of `constant`.
+    pub fn value(&self, constant: MaliConstant) -> f64 {
+        match constant {
+            MaliConstant::ShaderCores => f64::from(self.shader_cores),
+            MaliConstant::L2Slices => f64::from(self.l2_slices),
+            MaliConstant::ExtBusBytes => f64::from(self.ext_bus_bytes),
+            MaliConstant::TimeSpan => self.time_span_s,
+        }
+    }
+}
+
+/// What input `n` of a derived counter's equation is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MaliInput {
+    /// Another counter of the catalog, hardware or derived.
+    Counter(MaliCounter),
+    /// A device constant.
+    Constant(MaliConstant),
+}
+
 /// The constant names, in input order after the counters.
 const CONSTANTS: [&str; 4] = [
     "MALI_CONFIG_SHADER_CORE_COUNT",
@@ -174,7 +223,7 @@ impl MaliValues {
     /// The value of `counter`: `None` when it is unavailable, `Some(Err)` when this sample has none (a
     /// division by zero).
     pub fn get(&self, counter: MaliCounter) -> Option<Result<f64, EvalError>> {
-        self.values.get(counter.index()).copied().flatten()
+        self.values.get(counter.index()).cloned().flatten()
     }
 }
 
@@ -246,6 +295,35 @@ impl MaliCounters {
         self.counters.get(counter.index())
     }
 
+    /// The parsed equation of derived `counter` and what each of its input numbers is (`inputs[n]` for
+    /// `Expr::Input(n)`), for evaluating it over other values than one sample's: a window's totals, say.
+    /// `None` for a hardware or unavailable counter.
+    pub fn equation(&self, counter: MaliCounter) -> Option<(&Expr, Vec<MaliInput>)> {
+        let info = self.counters.get(counter.index())?;
+        let expr = info.expr.as_ref().filter(|_| info.is_available())?;
+        let n = self.counters.len();
+        let inputs = (0..n + CONSTANTS.len())
+            .map(|i| match i.checked_sub(n) {
+                None => MaliInput::Counter(MaliCounter(i as u16)),
+                Some(k) => MaliInput::Constant(MaliConstant::ALL[k]),
+            })
+            .collect();
+        Some((expr, inputs))
+    }
+
+    /// `expr`, an equation of this catalog (or a part of one), as text with its inputs' names.
+    pub fn render(&self, expr: &Expr) -> String {
+        let n = self.counters.len();
+        expr.render(&|i| match i.checked_sub(n) {
+            None => self
+                .counters
+                .get(i)
+                .map_or("?", |c| c.spec.machine_name)
+                .to_owned(),
+            Some(k) => CONSTANTS.get(k).copied().unwrap_or("?").to_owned(),
+        })
+    }
+
     /// Computes every available counter from one sample's block sums.
     pub fn evaluate(&self, sums: &BlockSums, constants: &MaliConstants, out: &mut MaliValues) {
         let n = self.counters.len();
@@ -274,7 +352,7 @@ impl MaliCounters {
             let failed = expr
                 .inputs()
                 .into_iter()
-                .find_map(|input| out.values.get(input).copied().flatten()?.err());
+                .find_map(|input| out.values.get(input).cloned().flatten()?.err());
             let value = match failed {
                 Some(err) => Err(err),
                 None => expr.eval(&inputs),

@@ -67,10 +67,11 @@ pub mod vinstr;
 
 pub use counter::{GpuCounter, GpuUnit, UnknownGpuCounter};
 pub use device::{Fd, IoctlArg, KbaseDevice, PollOutcome};
+pub use equation::{EvalError, Expr};
 pub use error::{GpuError, Unavailable};
 pub use mali_counter::{
-    CounterSource, MaliConstants, MaliCounter, MaliCounterInfo, MaliCounters, MaliUnavailable,
-    MaliValues,
+    CounterSource, MaliConstant, MaliConstants, MaliCounter, MaliCounterInfo, MaliCounters,
+    MaliInput, MaliUnavailable, MaliValues,
 };
 pub use mali_device::MaliDevice;
 pub use product::{Family, Product};

@@ -5,8 +5,8 @@ Usage: mali_equations.py DATABASE GPU < inputs.json > values.json
 
 inputs.json: {"hardware": {"MachineName": value, ...}, "constants": {"MALI_CONFIG_...": value, ...}}.
 Reads counterinfo/*.xml of DATABASE, keeps the entries of GPU, and evaluates every equation with Python's
-own expression evaluator over numbers whose subtraction saturates at zero (the counts cannot be negative)
-and whose division by zero is undefined (null in the output). Prints {"MachineName": value or null, ...} for every entry.
+own expression evaluator over numbers whose division by zero is undefined (null in the output), and nothing
+else: a difference can be negative, as in Arm's library. Prints {"MachineName": value or null, ...} for every entry.
 """
 import glob
 import json
@@ -28,7 +28,7 @@ UNDEFINED = Undefined()
 
 
 class Count(float):
-    """A count: subtraction saturates at zero, division by zero is undefined."""
+    """A count: division by zero is undefined; nothing is clamped."""
 
     def __add__(self, o):
         return o if o is UNDEFINED else Count(float(self) + float(o))
@@ -36,10 +36,10 @@ class Count(float):
     __radd__ = __add__
 
     def __sub__(self, o):
-        return o if o is UNDEFINED else Count(max(0.0, float(self) - float(o)))
+        return o if o is UNDEFINED else Count(float(self) - float(o))
 
     def __rsub__(self, o):
-        return Count(max(0.0, float(o) - float(self)))
+        return Count(float(o) - float(self))
 
     def __mul__(self, o):
         return o if o is UNDEFINED else Count(float(self) * float(o))

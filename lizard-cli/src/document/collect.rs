@@ -157,6 +157,12 @@ fn counter(lizard: &Lizard, id: u32, mode: Cores) -> Result<CapturedCounter, Eng
         ResultType::Integer => lizard.read_int(id).map(Value::Int),
         ResultType::Floating => lizard.read_double(id).map(Value::Float),
     };
+    let implausible = match &reading {
+        Ok(value) => lizard
+            .implausible(id, value.as_f64())?
+            .map(|why| why.to_string()),
+        Err(_) => None,
+    };
     let (value, no_value, unavailable) = match reading {
         Ok(value) => match number(value) {
             Some(number) => (Some(number), None, None),
@@ -210,6 +216,7 @@ fn counter(lizard: &Lizard, id: u32, mode: Cores) -> Result<CapturedCounter, Eng
         covered_s,
         value,
         no_value,
+        implausible,
         unavailable,
         dropped: lizard.dropped(id)?,
         samples,

@@ -350,6 +350,10 @@ pub struct CapturedCounter {
     /// Why there is no reading (written only then).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_value: Option<String>,
+    /// Why the reading cannot happen on working hardware (written only then): a negative count, a
+    /// percentage over 100. The value is kept as computed, never clamped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implausible: Option<String>,
     /// Why the source lists the counter but does not deliver it here (written only then; not merely "no
     /// sample in the window").
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -435,6 +435,7 @@ mod properties {
                     Some(1.into())
                 },
                 no_value: reason,
+                implausible: None,
                 unavailable: None,
                 dropped: 0,
                 covered_s: None,

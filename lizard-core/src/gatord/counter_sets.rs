@@ -141,6 +141,7 @@ mod tests {
                 set: set.into(),
                 code,
             }),
+            derivation: None,
         }
     }
 

@@ -153,6 +153,7 @@ fn counter_of(
             ResultType::Floating
         },
         set_event,
+        derivation: None,
     }
 }
 

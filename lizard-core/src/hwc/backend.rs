@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use crate::counter::{CounterClass, ResultType, Source, Units};
+use crate::counter::{CounterClass, Derivation, ResultType, Source, Units};
 use crate::error::Error;
 use crate::store::Value;
 
@@ -20,11 +20,15 @@ pub struct HwcCounterInfo {
     pub source: Source,
     /// Integer or fractional values.
     pub result_type: ResultType,
-    /// How samples combine: [`CounterClass::Delta`] (a per-sample change, summed) or
-    /// [`CounterClass::Absolute`] (a per-sample level, rate or ratio, averaged).
+    /// How samples combine: [`CounterClass::Delta`] (a per-sample change, summed),
+    /// [`CounterClass::Absolute`] (a per-sample level, averaged) or [`CounterClass::Derived`] (an equation
+    /// over other counters, evaluated over a window's totals: `derivation` says how).
     pub class: CounterClass,
     /// The group it is shown in (`None`: the source's default category).
     pub category: Option<String>,
+    /// For a derived counter, its equation; its counter inputs are indices into the backend's
+    /// [`HwcBackend::counters`] list.
+    pub derivation: Option<Derivation>,
 }
 
 /// A counter the backend knows of but cannot read here, and why.

@@ -1,11 +1,13 @@
 //! [`HwcPipeBackend`]: the [`HwcBackend`] over `hwcpipe::HwcPipe` (CPU perf events, Mali GPU), with every
 //! counter Arm's database documents for the GPU beside HWCPipe's own.
 
-use hwcpipe::gpu::{CounterSource, MaliCounter, MaliValues};
+use hwcpipe::gpu::{
+    CounterSource, MaliConstant, MaliConstants, MaliCounter, MaliCounters, MaliInput, MaliValues,
+};
 use hwcpipe::{Counter as HwcCounter, CpuCounter, GpuCounter, HwcPipe};
 
 use super::backend::{GpuDevice, HwcBackend, HwcCounterInfo, UnreadableCounter};
-use crate::counter::{CounterClass, ResultType, Source, Units};
+use crate::counter::{CounterClass, Derivation, DerivedInput, ResultType, Source, Units};
 use crate::error::Error;
 use crate::store::Value;
 use crate::DirectError;
@@ -14,7 +16,8 @@ use crate::DirectError;
 /// first, then GPU, in HWCPipe's fixed enum order, then every counter of Arm's database the GPU and driver
 /// give (by machine name, `MaliGPUActiveCy`: hardware counters summed over their blocks, derived counters
 /// computed per sample by Arm's equations). Every sample is the change since the previous one; a derived
-/// percentage or rate is that sample's value.
+/// counter's sample is its equation over that sample, and its reading over a window is its equation over the
+/// window's totals ([`CounterClass::Derived`], with its [`Derivation`]).
 #[derive(Debug)]
 pub struct HwcPipeBackend {
     pipe: HwcPipe,
@@ -65,14 +68,59 @@ impl HwcPipeBackend {
     }
 }
 
-/// How a database counter's per-sample values combine: hardware counts and derived counts are summed; a
-/// percentage or a rate (`bytes/second`) is averaged.
-fn database_class(units: &str, derived: bool) -> CounterClass {
-    if derived && (units == "percent" || units.contains('/')) {
-        CounterClass::Absolute
+/// How a database counter's samples combine: a hardware count is summed; a derived counter (a ratio, a rate,
+/// a constant, a sum) is its equation over a window's totals, whatever its unit.
+fn database_class(derived: bool) -> CounterClass {
+    if derived {
+        CounterClass::Derived
     } else {
         CounterClass::Delta
     }
+}
+
+/// The [`Derivation`] of derived `counter`: its equation renumbered over the inputs it reads, counters named
+/// by their index in the backend's list (`first` plus their position among `listed`), constants by their
+/// value (the time span stays a time span).
+fn derivation(
+    catalog: &MaliCounters,
+    constants: &MaliConstants,
+    counter: MaliCounter,
+    listed: &[MaliCounter],
+    first: usize,
+) -> Option<Derivation> {
+    let (expr, all) = catalog.equation(counter)?;
+    let mut used: Vec<usize> = expr.inputs();
+    used.sort_unstable();
+    used.dedup();
+    let mut inputs = Vec::with_capacity(used.len());
+    let mut names = Vec::with_capacity(used.len());
+    for &n in &used {
+        let (input, name) = match *all.get(n)? {
+            MaliInput::Counter(input) => {
+                let at = listed.iter().position(|&c| c == input)?;
+                (
+                    DerivedInput::Counter((first + at) as u32),
+                    catalog.info(input)?.name().to_owned(),
+                )
+            }
+            MaliInput::Constant(MaliConstant::TimeSpan) => (
+                DerivedInput::TimeSpan,
+                MaliConstant::TimeSpan.name().to_owned(),
+            ),
+            MaliInput::Constant(constant) => (
+                DerivedInput::Constant(constants.value(constant)),
+                constant.name().to_owned(),
+            ),
+        };
+        inputs.push(input);
+        names.push(name);
+    }
+    let equation = expr.map_inputs(&|n| used.binary_search(&n).unwrap_or(usize::MAX));
+    Some(Derivation {
+        equation,
+        inputs,
+        names,
+    })
 }
 
 /// The engine's unit for a database unit.
@@ -112,16 +160,26 @@ impl HwcBackend for HwcPipeBackend {
                     result_type,
                     class: CounterClass::Delta,
                     category: None,
+                    derivation: None,
                 }
             })
             .collect();
-        let Some(catalog) = self.pipe.gpu_profiler().map(|p| p.mali_counters()) else {
+        let Some(profiler) = self.pipe.gpu_profiler() else {
             return infos;
         };
+        let catalog = profiler.mali_counters();
+        let constants = profiler.mali_constants();
+        let first = self.counters.len();
         infos.extend(self.mali.iter().filter_map(|&counter| {
             let info = catalog.info(counter)?;
             let spec = info.spec;
             let derived = matches!(info.source, CounterSource::Derived { .. });
+            let derivation = if derived {
+                // An available derived counter's inputs are available, so listed: this cannot fail.
+                Some(derivation(catalog, &constants, counter, &self.mali, first)?)
+            } else {
+                None
+            };
             let mut description = format!("{}: {}", spec.human_name, spec.description.trim());
             if let Some(caveat) = info.caveat {
                 description.push_str(&format!(" (caveat: {caveat})"));
@@ -132,8 +190,9 @@ impl HwcBackend for HwcPipeBackend {
                 units: database_units(spec.units),
                 source: Source::HwcPipeGpu,
                 result_type: ResultType::Floating,
-                class: database_class(spec.units, derived),
+                class: database_class(derived),
                 category: Some(format!("Mali {} (Arm's database)", spec.group)),
+                derivation,
             })
         }));
         infos
@@ -209,11 +268,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn percentages_and_rates_average_and_counts_add() {
-        assert_eq!(database_class("percent", true), CounterClass::Absolute);
-        assert_eq!(database_class("bytes/second", true), CounterClass::Absolute);
-        assert_eq!(database_class("cycles", true), CounterClass::Delta);
-        assert_eq!(database_class("cycles", false), CounterClass::Delta);
+    fn derived_counters_are_equations_and_hardware_counts_add() {
+        assert_eq!(database_class(true), CounterClass::Derived);
+        assert_eq!(database_class(false), CounterClass::Delta);
         assert_eq!(database_units("bytes"), Units::Bytes);
         assert_eq!(database_units("percent"), Units::Other("%".into()));
     }

@@ -12,6 +12,8 @@ pub use hwcpipe_backend::HwcPipeBackend;
 pub use sampling::{Sampling, SamplingMethod, MIN_SAMPLE_INTERVAL};
 pub use target_backend::{open_target, CommandWatch, OpenedTarget};
 
+use std::sync::Arc;
+
 use crate::counter::{Counter, Source};
 use crate::error::Error;
 
@@ -49,6 +51,7 @@ pub(crate) fn counter_from(info: HwcCounterInfo, cpu_scope: &str) -> Counter {
         source: info.source,
         result_type: info.result_type,
         set_event: None,
+        derivation: info.derivation.map(Arc::new),
     }
 }
 
@@ -66,6 +69,7 @@ mod tests {
             result_type: ResultType::Integer,
             class: CounterClass::Delta,
             category: None,
+            derivation: None,
         }
     }
 

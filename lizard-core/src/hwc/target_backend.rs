@@ -123,11 +123,20 @@ impl HwcBackend for TargetBackend {
                     result_type: ResultType::Integer,
                     class: CounterClass::Delta,
                     category: None,
+                    derivation: None,
                 }
             })
             .collect();
         if let Some(gpu) = &self.gpu {
-            infos.extend(gpu.counters());
+            // The GPU's derived counters name their inputs by index in the GPU's own list, which follows
+            // the CPU series here.
+            let offset = infos.len() as u32;
+            infos.extend(gpu.counters().into_iter().map(|mut info| {
+                if let Some(derivation) = &mut info.derivation {
+                    derivation.offset_counters(offset);
+                }
+                info
+            }));
         }
         infos
     }
