@@ -32,6 +32,7 @@ pub use regs::trcextinselr::TrcExtInSelR;
 pub use regs::trcrsctlr::TrcRsctlr;
 pub use version::{PmuSupport, PmuVersion, ReservedPmuVer};
 pub mod arm_event;
+pub mod diagnosis;
 pub mod encoding;
 pub mod event;
 pub mod external;

@@ -8,7 +8,8 @@ register! {
     /// It has no system-register view.
     ///
     /// The external PMU interface depends on it: an external access to a PMU register is checked
-    /// against these conditions in this order, and the first that holds decides:
+    /// against these conditions in this order, and the first that holds decides
+    /// ([`diagnosis`](crate::diagnosis) applies them):
     ///
     /// | condition | bit | access |
     /// |---|---|---|
