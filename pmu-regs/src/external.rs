@@ -119,6 +119,27 @@ pub const PMDEVARCH_ARCHPART_PMUV3: u32 = 0xA16;
 /// Bits of the system PMCR_EL0 that the external PMCR view at 0xE04 shows (bits `[10:0]`).
 pub const PMCR_EXTERNAL_MASK: u64 = 0x7FF;
 
+/// Offsets in the external debug component of the same PE (a separate 4 KiB block), for the registers
+/// the external PMU interface depends on.
+pub mod debug {
+    /// OSLAR_EL1, external view: write 1 to lock the OS Lock, 0 to unlock it.
+    pub const OSLAR: usize = 0x300;
+    /// EDPRSR, the External Debug Processor Status Register: power, reset and lock state.
+    pub const EDPRSR: usize = 0x314;
+}
+
+/// Offsets in the ETE trace unit's external register block (FEAT_ETE with FEAT_TRC_EXT).
+pub mod ete {
+    /// TRCEVENTCTL0R.
+    pub const TRCEVENTCTL0R: usize = 0x020;
+    /// TRCEVENTCTL1R.
+    pub const TRCEVENTCTL1R: usize = 0x024;
+    /// TRCEXTINSELR0; `TRCEXTINSELR<n>` is at `TRCEXTINSELR_BASE + 4n`, n = 0..=3.
+    pub const TRCEXTINSELR_BASE: usize = 0x120;
+    /// Where `TRCRSCTLR<n>` would be for n = 0: `TRCRSCTLR<n>` is at `TRCRSCTLR_BASE + 4n`, n = 2..=31.
+    pub const TRCRSCTLR_BASE: usize = 0x200;
+}
+
 /// Offset of `PMEVCNTR<n>_EL0` (its low word).
 pub const fn pmevcntr(n: u8) -> Result<usize, IndexOutOfRange> {
     if n > 30 {

@@ -8,7 +8,7 @@ use pmu_regs::overflow::{ChainedPair, CounterWidth, El2Partition, OverflowAccumu
 use pmu_regs::soft_pmu::{
     ExceptionLevel, ExecContext, SecurityState, SoftPmu, SoftPmuConfig, SoftPmuError,
 };
-use pmu_regs::{CommonEvent, CounterSet, NoSuchCounter, Pmcr, PmuVersion};
+use pmu_regs::{CommonEvent, CommonEventSet, CounterSet, NoSuchCounter, Pmcr, PmuVersion};
 
 const INST: u16 = CommonEvent::InstRetired as u16;
 const CHAIN: u64 = CommonEvent::Chain as u64;
@@ -521,6 +521,21 @@ fn events_beyond_the_evtcount_width_match_no_counter() {
     assert_eq!(p.event_counter(0), Ok(0));
     p.count_event(0x005, 3);
     assert_eq!(p.event_counter(0), Ok(3));
+}
+
+#[test]
+fn common_events_pmceid_marks_unimplemented_never_occur() {
+    // A Cortex-A720 implements neither LD_RETIRED (0x06) nor ST_RETIRED (0x07).
+    let mut config = SoftPmuConfig::new(PmuVersion::V3p7, 2);
+    config.common_events = CommonEventSet::all_defined().without_event(0x06);
+    let mut p = SoftPmu::new(config).unwrap();
+    program(&mut p, 0, 0x06, Pmcr::default());
+    program(&mut p, 1, 0xC2, Pmcr::default()); // IMPLEMENTATION DEFINED: PMCEID cannot say
+    p.count_event(0x06, 5);
+    p.count_event(0xC2, 5);
+    assert_eq!(p.event_counter(0), Ok(0));
+    assert_eq!(p.event_counter(1), Ok(5));
+    assert_eq!(p.read(R::Pmceid0).map(|v| v & 1 << 6), Ok(0));
 }
 
 #[test]

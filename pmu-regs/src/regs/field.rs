@@ -163,14 +163,17 @@ pub(crate) fn debug_fields(
 /// Defines a register newtype with getters, `with_*` setters, a [`Register`] impl and a field `Debug`.
 ///
 /// Field syntax: `flag name / with_name [bit], Access, Since;` for one bit, and
-/// `field name / with_name [hi:lo] Type, Access, Since;` for several bits.
+/// `field name / with_name [hi:lo] Type, Access, Since;` for several bits. `get_flag name [bit]` and
+/// `get_field name [hi:lo] Type` write the getter alone (a status register software cannot write, so a
+/// write fails to compile); `set_flag name / with_name [bit]` writes the setter alone (a write-only
+/// register, which has nothing to read back).
 macro_rules! register {
     (
         $(#[$meta:meta])*
         pub struct $name:ident = $reg_name:literal {
             $(
                 $(#[$fmeta:meta])*
-                $kind:ident $field:ident / $with:ident [$($range:tt)*] $($fty:ty)?, $access:ident, $since:ident;
+                $kind:ident $field:ident $(/ $with:ident)? [$($range:tt)*] $($fty:ty)?, $access:ident, $since:ident;
             )*
         }
     ) => {
@@ -193,7 +196,7 @@ macro_rules! register {
             }
 
             $(
-                register!(@accessor $kind [$(#[$fmeta])*] $reg_name $field $with [$($range)*] $($fty)?);
+                register!(@accessor $kind [$(#[$fmeta])*] $reg_name $field $($with)? [$($range)*] $($fty)?);
             )*
         }
 
@@ -264,6 +267,33 @@ macro_rules! register {
             } else {
                 Self(self.0 & !(1u64 << $bit))
             }
+        }
+    };
+
+    (@accessor get_flag [$(#[$fmeta:meta])*] $reg_name:literal $field:ident [$bit:literal]) => {
+        $(#[$fmeta])*
+        #[inline]
+        pub const fn $field(self) -> bool {
+            self.0 & (1u64 << $bit) != 0
+        }
+    };
+
+    (@accessor set_flag [$(#[$fmeta:meta])*] $reg_name:literal $field:ident $with:ident [$bit:literal]) => {
+        $(#[$fmeta])*
+        #[must_use]
+        pub const fn $with(self, value: bool) -> Self {
+            if value {
+                Self(self.0 | (1u64 << $bit))
+            } else {
+                Self(self.0 & !(1u64 << $bit))
+            }
+        }
+    };
+
+    (@accessor get_field [$(#[$fmeta:meta])*] $reg_name:literal $field:ident [$hi:literal : $lo:literal] $fty:ty) => {
+        $(#[$fmeta])*
+        pub const fn $field(self) -> $fty {
+            ((self.0 >> $lo) & ((1u64 << ($hi - $lo + 1)) - 1)) as $fty
         }
     };
 

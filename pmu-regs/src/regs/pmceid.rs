@@ -120,6 +120,28 @@ impl CommonEventSet {
         }
     }
 
+    /// A copy with `event` marked as not implemented; events PMCEID cannot describe are ignored.
+    ///
+    /// ```
+    /// use pmu_regs::CommonEventSet;
+    /// let a720_like = CommonEventSet::all_defined().without_event(0x06).without_event(0x07);
+    /// assert!(!a720_like.contains(0x06) && a720_like.contains(0x08));
+    /// ```
+    #[must_use]
+    pub const fn without_event(self, event: u16) -> Self {
+        match Self::bit_of(event) {
+            Ok(PmceidBit { register: 0, bit }) => Self {
+                pmceid0: self.pmceid0 & !(1u64 << bit),
+                ..self
+            },
+            Ok(PmceidBit { bit, .. }) => Self {
+                pmceid1: self.pmceid1 & !(1u64 << bit),
+                ..self
+            },
+            Err(_) => self,
+        }
+    }
+
     /// Every event of [`CommonEvent`](crate::CommonEvent): what a PE implementing all the defined
     /// common events reports.
     pub const fn all_defined() -> Self {

@@ -1,5 +1,6 @@
 //! Where the simulated PE is executing, and the PMEVTYPER/PMCCFILTR filtering rules applied to it.
 
+use crate::diagnosis::FilterExclusion;
 use crate::regs::pmccfiltr::Pmccfiltr;
 use crate::regs::pmevtyper::Pmevtyper;
 
@@ -95,20 +96,36 @@ impl From<Pmccfiltr> for Filter {
 
 impl Filter {
     /// Whether events in `ctx` are counted.
+    pub(crate) fn permits(self, ctx: ExecContext) -> bool {
+        self.exclusion(ctx).is_none()
+    }
+
+    /// Which filter rule keeps events in `ctx` from being counted, if one does.
     ///
     /// Secure EL0/EL1: counted unless U/P. Non-secure EL0/EL1: counted when NSU == U / NSK == P.
     /// Non-secure EL2: counted when NSH. Secure EL2: counted when SH != NSH. EL3: counted when M == P.
-    pub(crate) fn permits(self, ctx: ExecContext) -> bool {
+    /// (Without EL3, NSK, NSU and M are RES0; without EL2, NSH; without FEAT_SEL2, SH. Reading them
+    /// as zero gives the rules for those PEs.)
+    pub(crate) fn exclusion(self, ctx: ExecContext) -> Option<FilterExclusion> {
         use ExceptionLevel::*;
         use SecurityState::*;
+        let Filter {
+            p,
+            u,
+            nsk,
+            nsu,
+            nsh,
+            m,
+            sh,
+        } = self;
         match (ctx.el, ctx.security) {
-            (El0, Secure) => !self.u,
-            (El0, NonSecure) => self.u == self.nsu,
-            (El1, Secure) => !self.p,
-            (El1, NonSecure) => self.p == self.nsk,
-            (El2, NonSecure) => self.nsh,
-            (El2, Secure) => self.sh != self.nsh,
-            (El3, _) => self.m == self.p,
+            (El0, Secure) => u.then_some(FilterExclusion::SecureEl0),
+            (El0, NonSecure) => (u != nsu).then_some(FilterExclusion::NonSecureEl0 { u, nsu }),
+            (El1, Secure) => p.then_some(FilterExclusion::SecureEl1),
+            (El1, NonSecure) => (p != nsk).then_some(FilterExclusion::NonSecureEl1 { p, nsk }),
+            (El2, NonSecure) => (!nsh).then_some(FilterExclusion::NonSecureEl2),
+            (El2, Secure) => (sh == nsh).then_some(FilterExclusion::SecureEl2 { nsh, sh }),
+            (El3, _) => (m != p).then_some(FilterExclusion::El3 { p, m }),
         }
     }
 }

@@ -6,6 +6,7 @@ use super::SoftPmu;
 use crate::event::CommonEvent;
 use crate::overflow::CounterWidth;
 use crate::regs::counter_set::CounterSet;
+use crate::regs::pmceid::CommonEventSet;
 
 const CHAIN: u16 = CommonEvent::Chain as u16;
 const SW_INCR: u16 = CommonEvent::SwIncr as u16;
@@ -16,10 +17,13 @@ impl SoftPmu {
     ///
     /// Every enabled event counter programmed with `event` whose filter permits the context counts
     /// them. An event number wider than the version's evtCount field (0x4005 on PMUv3) matches no
-    /// counter. SW_INCR (0x00) and CHAIN (0x1E) are not external events: they count only through
-    /// PMSWINC_EL0 writes and even-counter overflows, so they are ignored here. The cycle counter is driven by [`SoftPmu::run_cycles`].
+    /// counter. A common event that the configuration's PMCEID pair marks as not implemented never
+    /// occurs, so it is ignored (events PMCEID cannot describe, such as IMPLEMENTATION DEFINED ones,
+    /// always count). SW_INCR (0x00) and CHAIN (0x1E) are not external events: they count only through
+    /// PMSWINC_EL0 writes and even-counter overflows, so they are ignored here. The cycle counter is
+    /// driven by [`SoftPmu::run_cycles`].
     pub fn count_event(&mut self, event: u16, count: u64) {
-        if event == SW_INCR || event == CHAIN || count == 0 {
+        if event == SW_INCR || event == CHAIN || count == 0 || !self.implements(event) {
             return;
         }
         let candidates = self.counters_for(|pmu, n| pmu.event_of(n) == event);
@@ -39,6 +43,16 @@ impl SoftPmu {
         let candidates =
             self.counters_for(|pmu, n| selected.has_event_counter(n) && pmu.event_of(n) == SW_INCR);
         self.advance(candidates, 1);
+    }
+
+    /// Whether `event` can occur: an event PMCEID describes must be marked implemented there.
+    fn implements(&self, event: u16) -> bool {
+        CommonEventSet::bit_of(event).is_err()
+            || self
+                .config
+                .common_events
+                .for_version(self.config.version)
+                .contains(event)
     }
 
     /// The event counter `n` is programmed with, as this version reads evtCount.

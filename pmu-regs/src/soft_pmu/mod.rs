@@ -3,7 +3,7 @@
 //! arithmetic is tested against, and a stand-in for hardware in simulations.
 
 mod access;
-mod context;
+pub(crate) mod context;
 mod counting;
 
 use thiserror::Error;
@@ -296,6 +296,11 @@ impl SoftPmu {
     /// PMCCFILTR_EL0.
     pub const fn cycle_filter(&self) -> Pmccfiltr {
         self.ccfiltr
+    }
+
+    /// PMUSERENR_EL0, the EL0 access enables.
+    pub const fn user_enables(&self) -> Pmuserenr {
+        self.pmuserenr
     }
 
     /// The overflow point of event counter `index` under the current PMCR_EL0 and MDCR_EL2.
