@@ -10,16 +10,23 @@ extern crate std;
 
 pub mod decoder;
 pub mod deformat;
+#[cfg(feature = "alloc")]
+pub mod dict;
 pub mod dump;
 pub mod element;
+#[cfg(feature = "elf")]
+pub mod elf;
 #[cfg(feature = "alloc")]
 pub mod encoder;
 pub mod error;
 #[cfg(feature = "alloc")]
 pub mod formatter;
 pub mod keystone;
+#[cfg(feature = "alloc")]
+pub mod message;
 pub mod opcode;
 pub mod packet;
+pub mod stmlib;
 pub mod timestamp;
 
 pub use decoder::{Event, Events, StpDecoder, Unsynced};
