@@ -8,6 +8,9 @@ extern crate alloc;
 #[cfg(test)]
 extern crate std;
 
+#[cfg(feature = "alloc")]
+pub mod cptracer;
+pub mod dcm;
 pub mod decoder;
 pub mod deformat;
 #[cfg(feature = "alloc")]
@@ -26,7 +29,14 @@ pub mod keystone;
 pub mod message;
 pub mod opcode;
 pub mod packet;
+#[cfg(feature = "alloc")]
+pub mod report;
+#[cfg(feature = "alloc")]
+pub mod span;
+#[cfg(feature = "alloc")]
+pub mod stats;
 pub mod stmlib;
+pub mod tbr;
 pub mod timestamp;
 
 pub use decoder::{Event, Events, StpDecoder, Unsynced};
