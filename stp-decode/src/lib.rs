@@ -5,7 +5,7 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
-#[cfg(test)]
+#[cfg(any(test, feature = "perfetto"))]
 extern crate std;
 
 #[cfg(feature = "alloc")]
@@ -37,6 +37,8 @@ pub mod span;
 pub mod stats;
 pub mod stmlib;
 pub mod tbr;
+#[cfg(feature = "perfetto")]
+pub mod timeline;
 pub mod timestamp;
 
 pub use decoder::{Event, Events, StpDecoder, Unsynced};
