@@ -418,32 +418,18 @@ pub struct Stats {
     pub cptracer: CpTracerStats,
 }
 
-fn opt<T: fmt::Display>(v: Option<T>) -> impl fmt::Display {
-    struct O<T>(Option<T>);
-    impl<T: fmt::Display> fmt::Display for O<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            match &self.0 {
-                Some(v) => write!(f, "{v}"),
-                None => f.write_str("-"),
-            }
-        }
+fn opt<T: fmt::Display>(v: Option<T>) -> String {
+    match v {
+        Some(v) => alloc::format!("{v}"),
+        None => String::from("-"),
     }
-    O(v)
 }
 
-fn rate(v: Option<f64>) -> impl fmt::Display {
-    opt(v.map(RoundedRate))
-}
-
-struct RoundedRate(f64);
-
-impl fmt::Display for RoundedRate {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0 >= 100.0 {
-            write!(f, "{:.0}", self.0)
-        } else {
-            write!(f, "{:.2}", self.0)
-        }
+fn rate(v: Option<f64>) -> String {
+    match v {
+        Some(r) if r >= 100.0 => alloc::format!("{r:.0}"),
+        Some(r) => alloc::format!("{r:.2}"),
+        None => String::from("-"),
     }
 }
 
