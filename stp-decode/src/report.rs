@@ -575,6 +575,7 @@ impl<'r> Report<'r> {
         core.stream.partial_frame_bytes += skipped as u64;
         let chunk = &chunk[skipped..];
         if input.framing == Framing::Raw {
+            core.stream.stream_bytes += chunk.len() as u64;
             for event in input.decoder.feed(chunk) {
                 core.on_event(event, asm, sink)?;
             }
@@ -584,6 +585,7 @@ impl<'r> Report<'r> {
         while pos < chunk.len() {
             while let Some(run) = input.deformatter.next_run(&chunk[pos..]) {
                 pos += FRAME_LEN;
+                core.stream.frames += 1;
                 if run.id == input.trace_id {
                     input.batch.extend_from_slice(&run.bytes);
                     if input.batch.len() >= DECODE_BATCH {
@@ -596,14 +598,18 @@ impl<'r> Report<'r> {
             pos += frames.consumed();
             match frame {
                 None => break,
-                Some(Ok(frame)) => input.batch.extend(
-                    frame
-                        .bytes
-                        .iter()
-                        .filter(|b| b.id == input.trace_id)
-                        .map(|b| b.byte),
-                ),
+                Some(Ok(frame)) => {
+                    core.stream.frames += 1;
+                    input.batch.extend(
+                        frame
+                            .bytes
+                            .iter()
+                            .filter(|b| b.id == input.trace_id)
+                            .map(|b| b.byte),
+                    )
+                }
                 Some(Err(error)) => {
+                    core.stream.frames += 1;
                     flush(input, asm, core, sink)?;
                     core.frame_error(error, asm, sink)?;
                 }
@@ -638,6 +644,7 @@ fn flush<S: ReportSink>(
     if input.batch.is_empty() {
         return Ok(());
     }
+    core.stream.stream_bytes += input.batch.len() as u64;
     let result = (|| {
         for event in input.decoder.feed(&input.batch) {
             core.on_event(event, asm, sink)?;

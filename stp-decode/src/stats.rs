@@ -204,6 +204,11 @@ pub struct StreamStats {
     pub input_bytes: u64,
     /// Bytes at the start that end a frame whose start was overwritten (not decoded).
     pub partial_frame_bytes: u64,
+    /// Formatter frames read (0 for a bare STP stream).
+    pub frames: u64,
+    /// Bytes of the STM's STP stream: for frames, the bytes of its trace ID (the others are other IDs,
+    /// padding, or came before the first ID change).
+    pub stream_bytes: u64,
     /// Nibbles skipped while unsynchronised, in all.
     pub unsynced_nibbles: u64,
     /// Of those, the nibbles before the first ASYNC.
@@ -473,8 +478,13 @@ impl fmt::Display for Stats {
         }
         writeln!(
             f,
-            "stream: {} bytes read, {} skipped before the first frame, {} nibbles before the first ASYNC, {} unsynchronised in all",
-            s.input_bytes, s.partial_frame_bytes, s.nibbles_before_first_sync, s.unsynced_nibbles
+            "stream: {} bytes read, {} skipped before the first frame, {} frames, {} bytes of the STM's stream",
+            s.input_bytes, s.partial_frame_bytes, s.frames, s.stream_bytes
+        )?;
+        writeln!(
+            f,
+            "  {} nibbles before the first ASYNC, {} unsynchronised in all",
+            s.nibbles_before_first_sync, s.unsynced_nibbles
         )?;
         write!(
             f,

@@ -161,6 +161,69 @@ pub fn ordered(buffer: &[u8], wrap: Wrap) -> Result<Ordered<'_>, TbrError> {
     }
 }
 
+/// The frame boundary of a dump put in order from a write pointer that is not known (a dump TI's tools
+/// saved, whose first word is the oldest, usually inside a frame): the first of 0, 4, 8 or 12 bytes at
+/// which `prefix` (the dump's first bytes; 64 KiB are plenty) reads as frames whose trace-`trace_id`
+/// bytes decode with the fewest STP errors, then the most packets. The bytes before it end a
+/// frame whose start was overwritten.
+///
+/// Frames sit at 16-byte boundaries of the buffer and write pointers count 32-bit words, so only these four
+/// offsets are possible. Read at a wrong one, every frame mixes two and moves its flag byte into the data:
+/// the STP stream decodes into errors.
+///
+/// ```
+/// use stp_decode::encoder::StpEncoder;
+/// use stp_decode::formatter::format_frames;
+/// use stp_decode::tbr::frame_phase;
+/// use stp_decode::{DataWidth, IdWidth, PacketKind};
+/// let mut e = StpEncoder::new();
+/// for i in 0..400u64 {
+///     if i % 40 == 0 {
+///         e.async_packet(); // now and then, as STMs send them
+///         e.packet(&PacketKind::Version { version: 3 })?;
+///     }
+///     e.packet(&PacketKind::Master { width: IdWidth::W8, master: 3 })?;
+///     e.packet(&PacketKind::Channel { width: IdWidth::W8, channel: (i % 5) as u16 })?;
+///     e.packet(&PacketKind::Data { width: DataWidth::W32, value: i * 77, marker: true, ts: None })?;
+/// }
+/// let mut frames = Vec::new();
+/// for piece in e.finish().into_bytes().chunks(119) {
+///     format_frames(0x40, piece, &mut frames)?; // an ID change every 8 frames
+/// }
+/// assert_eq!(frame_phase(&frames, 0x40), 0);
+/// assert_eq!(frame_phase(&frames[12..], 0x40), 4);
+/// assert_eq!(frame_phase(&frames[24..], 0x40), 8);
+/// # Ok::<(), stp_decode::EncodeError>(())
+/// ```
+#[cfg(feature = "alloc")]
+pub fn frame_phase(prefix: &[u8], trace_id: u8) -> usize {
+    use crate::decoder::{Event, StpDecoder};
+    use crate::deformat::{Deformatter, FrameMode};
+    let score = |phase: usize| {
+        let mut stream = alloc::vec::Vec::new();
+        let mut frame_errors = 0u64;
+        for frame in Deformatter::new(FrameMode::Memory).feed(prefix.get(phase..).unwrap_or(&[])) {
+            match frame {
+                Ok(f) => stream.extend(f.bytes.iter().filter(|b| b.id == trace_id).map(|b| b.byte)),
+                Err(_) => frame_errors += 1,
+            }
+        }
+        let (mut errors, mut packets) = (frame_errors, 0u64);
+        for event in StpDecoder::new().feed(&stream) {
+            match event {
+                Event::Error(_) => errors += 1,
+                Event::Packet(_) => packets += 1,
+                Event::Unsynced(_) => {}
+            }
+        }
+        (errors, core::cmp::Reverse(packets))
+    };
+    (0..FRAME_BYTES)
+        .step_by(4)
+        .min_by_key(|&phase| (score(phase), phase))
+        .unwrap_or(0)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,7 +21,7 @@ use stp_decode::message::MessageKind;
 use stp_decode::report::{Report, ReportConfig, ReportEvent, ReportSink};
 use stp_decode::span::SpanSpec;
 use stp_decode::stats::Stats;
-use stp_decode::tbr::{ordered, Wrap};
+use stp_decode::tbr::{frame_phase, ordered, Wrap};
 use stp_decode::timeline::PerfettoTimeline;
 
 use crate::args::{StmDevice, StmReportArgs, TextFormat};
@@ -68,6 +68,20 @@ fn elf_files(values: &[String], masters: &Masters) -> Vec<(Option<u16>, PathBuf)
             _ => (None, PathBuf::from(v)),
         })
         .collect()
+}
+
+/// Reads up to a whole chunk (less only at the end of the file).
+fn read_chunk(file: &mut std::fs::File, chunk: &mut [u8], path: &Path) -> Result<usize, CliError> {
+    let mut n = 0;
+    while n < chunk.len() {
+        match file.read(&mut chunk[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(CliError::file(path, e)),
+        }
+    }
+    Ok(n)
 }
 
 /// Prints messages (`--messages`) and writes the timeline (`--perfetto`).
@@ -217,16 +231,16 @@ pub fn run(args: &StmReportArgs) -> Result<i32, CliError> {
         None => {
             let mut file =
                 std::fs::File::open(&args.file).map_err(|e| CliError::file(&args.file, e))?;
-            let mut report = Report::new(config, &images, &dict);
             let mut chunk = vec![0u8; CHUNK];
-            loop {
-                let n = match file.read(&mut chunk) {
-                    Ok(0) => break,
-                    Ok(n) => n,
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    Err(e) => return Err(CliError::file(&args.file, e)),
-                };
+            let mut n = read_chunk(&mut file, &mut chunk, &args.file)?;
+            if framed && args.dcm.is_some() {
+                // Put in order from a write pointer not saved: find where the first whole frame starts.
+                config.partial_frame_bytes = frame_phase(&chunk[..n], config.trace_id);
+            }
+            let mut report = Report::new(config, &images, &dict);
+            while n > 0 {
                 report.feed(&chunk[..n], &mut sinks).map_err(sink_error)?;
+                n = read_chunk(&mut file, &mut chunk, &args.file)?;
             }
             report.finish(&mut sinks).map_err(sink_error)?
         }
