@@ -274,7 +274,7 @@ fn headerless_values_are_named_by_the_dictionary_and_spans_match_them() {
     let messages: Vec<Msg> = (0..6u64)
         .map(|i| {
             let master = (i % 2) as u16;
-            let state = if i < 2 || i >= 4 { 0x10 } else { 0x11 };
+            let state = if (2..4).contains(&i) { 0x11 } else { 0x10 };
             msg(master, 5, vec![i as u32, 0x77, state], 100 + 50 * i)
         })
         .collect();
