@@ -19,7 +19,7 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-use object::{BinaryFormat, Object, ObjectSection, ObjectSymbol};
+use object::{Object, ObjectSection, ObjectSymbol};
 
 use crate::message::{FormatStrings, StringError};
 
@@ -30,10 +30,8 @@ pub enum ElfError {
     /// The `object` crate could not parse the file.
     #[error("not an object file")]
     Parse(#[source] object::Error),
-    /// An object file, but not ELF (COFF, Mach-O, …).
-    #[error("an object file, but not ELF")]
-    NotElf,
-    /// An ELF file without any allocated section holding data: no string can be read from it.
+    /// An ELF file without any section loaded at an address (a relocatable object, for instance): no
+    /// string can be read from it.
     #[error("an ELF file without allocated sections holding data")]
     NoSections,
 }
@@ -55,10 +53,8 @@ pub struct ElfImage<'a> {
 impl<'a> ElfImage<'a> {
     /// Reads the sections (and the symbol table) of an ELF file.
     pub fn parse(data: &'a [u8]) -> Result<ElfImage<'a>, ElfError> {
+        // Only ELF is compiled into the `object` crate here: other formats are parse errors.
         let file = object::File::parse(data).map_err(ElfError::Parse)?;
-        if file.format() != BinaryFormat::Elf {
-            return Err(ElfError::NotElf);
-        }
         let mut sections: Vec<Section<'a>> = file
             .sections()
             .filter(|s| s.address() != 0)
