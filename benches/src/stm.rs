@@ -168,7 +168,7 @@ pub fn keystone_dump(min_bytes: usize) -> Vec<u8> {
         let m = (i % 12) as u16;
         let c = ((i / 12) % 4) as u16;
         let words = if m < 8 {
-            let (address, args): (u32, Vec<u32>) = match i % 3 {
+            let (address, args): (u32, Vec<u32>) = match (i / 12) % 3 {
                 0 => (0x0080_1000, vec![i]),
                 1 => (0x0080_1020, vec![i, (i % 7) as u32]),
                 _ => (0x0080_1040, vec![0x1000 + i, 0, 4096 * i]),
