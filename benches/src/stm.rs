@@ -170,7 +170,7 @@ pub fn keystone_dump(min_bytes: usize) -> Vec<u8> {
         let words = if m < 8 {
             let (address, args): (u32, Vec<u32>) = match (i / 12) % 3 {
                 0 => (0x0080_1000, vec![i]),
-                1 => (0x0080_1020, vec![i, (i % 7) as u32]),
+                1 => (0x0080_1020, vec![i, i % 7]),
                 _ => (0x0080_1040, vec![0x1000 + i, 0, 4096 * i]),
             };
             let mut payload = address.to_le_bytes().to_vec();
