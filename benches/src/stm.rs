@@ -99,33 +99,6 @@ pub fn check_clean(stream: &[u8]) -> usize {
     events.len()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_replicated_stream_and_buffer_decode_cleanly() {
-        if !crate::data_dir().join("opencsd-stm").is_dir() {
-            eprintln!("skipped: no ../shared/data/opencsd-stm");
-            return;
-        }
-        let stream = clean_stream(64 << 10);
-        assert!(stream.len() >= 64 << 10);
-        let packets = check_clean(&stream);
-        assert!(packets > 10_000, "{packets} packets");
-        assert_eq!(deformat(&clean_buffer(64 << 10), TRACE_ID), stream);
-    }
-
-    #[test]
-    #[should_panic(expected = "not clean")]
-    fn the_whole_snapshot_repeated_is_not_clean() {
-        if !crate::data_dir().join("opencsd-stm").is_dir() {
-            panic!("not clean (skipped: no ../shared/data/opencsd-stm)");
-        }
-        check_clean(&deformat(&resync_buffer(2), TRACE_ID));
-    }
-}
-
 /// KeyStone II's STM trace ID in TWP frames.
 pub const KEYSTONE_ID: u8 = 0x40;
 /// The timestamp clock of [`keystone_dump`]'s FREQ packets.
@@ -229,4 +202,31 @@ pub fn keystone_dump(min_bytes: usize) -> Vec<u8> {
         format_frames(KEYSTONE_ID, piece, &mut buffer).expect("valid trace ID");
     }
     buffer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_replicated_stream_and_buffer_decode_cleanly() {
+        if !crate::data_dir().join("opencsd-stm").is_dir() {
+            eprintln!("skipped: no ../shared/data/opencsd-stm");
+            return;
+        }
+        let stream = clean_stream(64 << 10);
+        assert!(stream.len() >= 64 << 10);
+        let packets = check_clean(&stream);
+        assert!(packets > 10_000, "{packets} packets");
+        assert_eq!(deformat(&clean_buffer(64 << 10), TRACE_ID), stream);
+    }
+
+    #[test]
+    #[should_panic(expected = "not clean")]
+    fn the_whole_snapshot_repeated_is_not_clean() {
+        if !crate::data_dir().join("opencsd-stm").is_dir() {
+            panic!("not clean (skipped: no ../shared/data/opencsd-stm)");
+        }
+        check_clean(&deformat(&resync_buffer(2), TRACE_ID));
+    }
 }
