@@ -99,6 +99,111 @@ pub fn check_clean(stream: &[u8]) -> usize {
     events.len()
 }
 
+/// KeyStone II's STM trace ID in TWP frames.
+pub const KEYSTONE_ID: u8 = 0x40;
+/// The timestamp clock of [`keystone_dump`]'s FREQ packets.
+pub const KEYSTONE_HZ: u64 = 250_000_000;
+
+/// The format strings [`keystone_dump`]'s printf messages point at, as the target's ELF would hold them.
+pub fn keystone_strings() -> stp_decode::message::StringTable {
+    let mut t = stp_decode::message::StringTable::default();
+    t.insert(0x0080_1000, "frame %u start");
+    t.insert(0x0080_1020, "frame %u end, %d us late");
+    t.insert(0x0080_1040, "dma %x: %llu bytes");
+    t
+}
+
+/// A generated KeyStone II dump of at least `min_bytes`: DSP0–7 sending STMLib printf messages (one to
+/// three arguments, one of them 64-bit) and Arm0–3 putMsg lines, on four channels each, each message's last
+/// word a D32MTS with a 4-nibble timestamp update; ASYNC, VERSION and FREQ every 256 messages (master and
+/// channel sent again after them); the STP stream in TWP frames on ID 0x40 with an ID change every 8
+/// frames, as a TBR holds it. One segment of 4,096 messages is built and repeated.
+pub fn keystone_dump(min_bytes: usize) -> Vec<u8> {
+    use stp_decode::encoder::StpEncoder;
+    use stp_decode::stmlib::{message_words, Protocol};
+    use stp_decode::{DataWidth, IdWidth, Timestamp};
+    let mut e = StpEncoder::new();
+    let mut ts = 0u64;
+    let (mut master, mut channel) = (None, None);
+    for i in 0..4096u32 {
+        if i % 256 == 0 {
+            e.async_packet();
+            e.packet(&PacketKind::Version { version: 3 })
+                .expect("valid");
+            e.packet(&PacketKind::Frequency {
+                wide: false,
+                hz: KEYSTONE_HZ,
+                ts: None,
+            })
+            .expect("valid");
+            (master, channel) = (None, None);
+        }
+        let m = (i % 12) as u16;
+        let c = ((i / 12) % 4) as u16;
+        let words = if m < 8 {
+            let (address, args): (u32, Vec<u32>) = match (i / 12) % 3 {
+                0 => (0x0080_1000, vec![i]),
+                1 => (0x0080_1020, vec![i, i % 7]),
+                _ => (0x0080_1040, vec![0x1000 + i, 0, 4096 * i]),
+            };
+            let mut payload = address.to_le_bytes().to_vec();
+            payload.extend(args.iter().flat_map(|a| a.to_le_bytes()));
+            message_words(Protocol::Printf, &payload)
+        } else {
+            message_words(
+                Protocol::PutMsg,
+                format!("arm {} tick {i}", m - 8).as_bytes(),
+            )
+        };
+        if master != Some(m) {
+            e.packet(&PacketKind::Master {
+                width: IdWidth::W8,
+                master: m,
+            })
+            .expect("valid");
+            (master, channel) = (Some(m), None);
+        }
+        if channel != Some(c) {
+            e.packet(&PacketKind::Channel {
+                width: IdWidth::W8,
+                channel: c,
+            })
+            .expect("valid");
+            channel = Some(c);
+        }
+        for (k, &w) in words.iter().enumerate() {
+            let last = k + 1 == words.len();
+            ts += 40;
+            e.packet(&PacketKind::Data {
+                width: DataWidth::W32,
+                value: w.into(),
+                marker: last,
+                ts: last.then_some(Timestamp {
+                    nibbles: 4,
+                    update: ts & 0xFFFF,
+                    absolute: None,
+                }),
+            })
+            .expect("valid");
+        }
+    }
+    let segment = e.finish().nibbles();
+    let mut writer = NibbleWriter::new();
+    while writer.nibble_len() < 2 * min_bytes as u64 || writer.nibble_len() % 2 == 1 {
+        segment.iter().for_each(|&n| writer.push(n));
+    }
+    let stream: Vec<u8> = writer
+        .into_bytes()
+        .into_iter()
+        .chain(stream_async())
+        .collect();
+    let mut buffer = Vec::with_capacity(stream.len() * 16 / 15 + 16);
+    for piece in stream.chunks(119) {
+        format_frames(KEYSTONE_ID, piece, &mut buffer).expect("valid trace ID");
+    }
+    buffer
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,6 +33,8 @@ pub enum Command {
     GatordSim(GatordSimArgs),
     /// Decode a raw CoreSight trace buffer holding an STM (MIPI STPv2) stream.
     StmDump(StmDumpArgs),
+    /// Read an STM trace buffer as messages: a Perfetto timeline and statistics (TI KeyStone II STMLib).
+    StmReport(StmReportArgs),
     /// Receive trace records from applications into a bounded ring.
     TraceServer(TraceServerArgs),
     /// Print the records of a saved trace ring file.
@@ -353,6 +355,121 @@ pub struct StmDumpArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = TextFormat::Text)]
     pub format: TextFormat,
+}
+
+/// `lizard stm-report`.
+#[derive(Debug, Args)]
+pub struct StmReportArgs {
+    /// The trace buffer: a dump in order (with --dcm), a raw circular buffer (--wrapped --write-pointer),
+    /// or a capture from its start.
+    pub file: PathBuf,
+    /// The `.dcm` sidecar TI's tools saved with the dump: says whether it holds TWP frames.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["wrapped", "write_pointer"])]
+    pub dcm: Option<PathBuf>,
+    /// The file is the trace buffer's memory as the TBR left it, full: its oldest word is at --write-pointer.
+    #[arg(long, requires = "write_pointer")]
+    pub wrapped: bool,
+    /// The TBR's write pointer (its RWP register), in 32-bit words. Without --wrapped, words 0 to N-1 are
+    /// the data.
+    #[arg(long, value_name = "N", value_parser = parse_u32)]
+    pub write_pointer: Option<u32>,
+    /// The STM's trace ID in TWP / CoreSight frames (default 0x40, KeyStone II's STM, when frames are
+    /// used). Without --dcm, giving it means the file holds frames; otherwise it is the bare STP stream.
+    #[arg(long, value_parser = parse_u8)]
+    pub trace_id: Option<u8>,
+    /// The device: names the masters (DSP0..., Arm0...).
+    #[arg(long, value_enum)]
+    pub device: Option<StmDevice>,
+    /// The hardware (CP Tracer) masters, FIRST-LAST (default 0x80-0xff).
+    #[arg(long, value_name = "FIRST-LAST", value_parser = parse_master_range)]
+    pub hardware_masters: Option<(u16, u16)>,
+    /// The target's ELF file, where printf format strings are read: FILE for every master, or
+    /// MASTER=FILE (a number, or DSPn/Armn with --device) for one. Repeatable.
+    #[arg(long = "elf", value_name = "[MASTER=]FILE")]
+    pub elf: Vec<String>,
+    /// A dictionary: names of values on channels, and of channels ('value [MASTER:]CHANNEL VALUE NAME',
+    /// 'channel [MASTER:]CHANNEL NAME' lines).
+    #[arg(long, value_name = "FILE")]
+    pub dict: Option<PathBuf>,
+    /// A span to measure per master: NAME=START..END, each a text the message contains or a value it
+    /// carries, optionally @CHANNEL: first. Repeatable.
+    #[arg(long = "span", value_name = "NAME=START..END")]
+    pub spans: Vec<String>,
+    /// The STM timestamp clock in Hz (default: the trace's FREQ packet; else times are in ticks).
+    #[arg(long, value_name = "HZ", value_parser = parse_hz)]
+    pub stm_clock: Option<u64>,
+    /// A layout of CP Tracer words: 'NAME HIGH:LOW [bytes|master]' lines (no layout ships: TI has not
+    /// published one).
+    #[arg(long, value_name = "FILE")]
+    pub cptracer_layout: Option<PathBuf>,
+    /// With --cptracer-layout: the window CP Tracer throughput is given per (e.g. 1ms, 100us).
+    #[arg(long, value_parser = parse_stm_window, requires = "cptracer_layout")]
+    pub window: Option<Duration>,
+    /// Write the timeline to this Perfetto trace.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub perfetto: Option<PathBuf>,
+    /// Print every message, one line each, before the statistics.
+    #[arg(long, conflicts_with = "format")]
+    pub messages: bool,
+    /// The statistics' format.
+    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    pub format: TextFormat,
+}
+
+/// `--device` of `stm-report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StmDevice {
+    /// 66AK2H: DSP0-7 are masters 0-7, Arm0-3 masters 8-11.
+    K2h,
+    /// 66AK2E: DSP0 is master 0, Arm0-3 masters 8-11.
+    K2e,
+    /// 66AK2L: DSP0-3 are masters 0-3, Arm0-1 masters 8-9.
+    K2l,
+}
+
+/// A 32-bit number, decimal or 0x hexadecimal.
+pub fn parse_u32(text: &str) -> Result<u32, String> {
+    let t = text.trim();
+    let parsed = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u32::from_str_radix(hex, 16),
+        None => t.parse(),
+    };
+    parsed.map_err(|_| format!("'{text}' is not a 32-bit number (decimal or 0x hex)"))
+}
+
+/// A CP Tracer throughput window: a duration above zero (e.g. 1ms, 100us).
+pub fn parse_stm_window(text: &str) -> Result<Duration, String> {
+    match parse_duration(text)? {
+        window if window.is_zero() => Err(format!("'{text}' is not a window above zero")),
+        window => Ok(window),
+    }
+}
+
+/// A frequency in Hz: a positive whole number.
+pub fn parse_hz(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(hz) if hz > 0 => Ok(hz),
+        _ => Err(format!(
+            "'{text}' is not a frequency in Hz (a positive whole number)"
+        )),
+    }
+}
+
+/// `FIRST-LAST` masters (each decimal or 0x hex, FIRST <= LAST).
+pub fn parse_master_range(text: &str) -> Result<(u16, u16), String> {
+    let bad = || format!("'{text}' is not FIRST-LAST masters (e.g. 0x80-0xff)");
+    let (first, last) = text.split_once('-').ok_or_else(bad)?;
+    let number = |t: &str| {
+        parse_u32(t)
+            .ok()
+            .and_then(|v| u16::try_from(v).ok())
+            .ok_or_else(bad)
+    };
+    let (first, last) = (number(first)?, number(last)?);
+    if first > last {
+        return Err(bad());
+    }
+    Ok((first, last))
 }
 
 /// `lizard trace-server`.

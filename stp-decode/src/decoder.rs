@@ -11,7 +11,7 @@
 //! - **End of trace**: [`StpDecoder::finish`] reports a packet left incomplete ([`StpError::Truncated`])
 //!   and data never synchronised ([`Event::Unsynced`]), then waits for an ASYNC again.
 //! - **Getters**: [`StpDecoder::is_synced`], [`StpDecoder::ts_format`], [`StpDecoder::running_timestamp`],
-//!   [`StpDecoder::offset`].
+//!   [`StpDecoder::offset`], [`StpDecoder::unsynced_start`].
 //!
 //! Positions are nibble offsets from the first nibble ever fed (or since [`StpDecoder::reset`]).
 //!
@@ -235,6 +235,16 @@ impl StpDecoder {
     /// Number of nibbles taken in so far: the offset the next nibble of input will have.
     pub const fn offset(&self) -> u64 {
         self.next_offset + self.carry.is_some() as u64
+    }
+
+    /// While unsynchronised data is being skipped, the nibble offset of its first nibble: the offset the
+    /// [`Event::Unsynced`] reporting the range will carry once an ASYNC (or [`StpDecoder::finish`]) ends it.
+    pub const fn unsynced_start(&self) -> Option<u64> {
+        if !self.synced && self.skipped > 0 {
+            Some(self.skip_start)
+        } else {
+            None
+        }
     }
 
     /// Feeds bytes (bits 3:0 are the first nibble, bits 7:4 the second).

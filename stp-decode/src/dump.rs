@@ -88,7 +88,7 @@ pub enum Item {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Record {
     /// Byte offset in the buffer of the byte holding the first nibble, when known (it is not known for
-    /// the start of a long unsynchronised range, nor for the end of the trace).
+    /// the end of the trace). It does not depend on how the buffer was split into chunks.
     pub offset: Option<u64>,
     /// Nibble offset in the trace ID's STP stream (for frame errors: the stream position reached).
     pub nibble: u64,
@@ -299,6 +299,9 @@ pub struct Dumper {
     pending_head: usize,
     pending_len: usize,
     ended: bool,
+    /// The first nibble of the unsynchronised range being skipped and the buffer offset of its byte, taken
+    /// while that byte is still in `ring` (the range may run on far beyond it).
+    unsynced_at: Option<(u64, u64)>,
 }
 
 /// The records of one [`Dumper::feed`] or [`Dumper::finish`] call.
@@ -392,6 +395,7 @@ fn offset_in_ring(ring: &[u64; RING], stream_bytes: u64, nibble: u64) -> Option<
 struct Sink<'s> {
     ring: &'s [u64; RING],
     stream_bytes: u64,
+    unsynced_at: Option<(u64, u64)>,
     elements: &'s mut ElementDecoder,
     pending: &'s mut [Option<Record>; PENDING],
     head: usize,
@@ -401,6 +405,16 @@ struct Sink<'s> {
 impl Sink<'_> {
     fn offset_of(&self, nibble: u64) -> Option<u64> {
         offset_in_ring(self.ring, self.stream_bytes, nibble)
+    }
+
+    /// The buffer offset of an item starting at `nibble`. An unsynchronised range can start any distance
+    /// back, beyond the ring, so its offset is the one taken when it began; anything else starts at most a
+    /// packet and an ASYNC back.
+    fn item_offset(&self, nibble: u64, item: &Item) -> Option<u64> {
+        match (item, self.unsynced_at) {
+            (Item::Unsynced(_), Some((start, offset))) if start == nibble => Some(offset),
+            _ => self.offset_of(nibble),
+        }
     }
 
     fn push(&mut self, record: Record) {
@@ -413,7 +427,7 @@ impl Sink<'_> {
 
     fn event(&mut self, event: Event) {
         let (nibble, item) = item_of(event);
-        let offset = self.offset_of(nibble);
+        let offset = self.item_offset(nibble, &item);
         self.push(Record {
             offset,
             nibble,
@@ -453,6 +467,7 @@ impl Dumper {
             pending_head: 0,
             pending_len: 0,
             ended: false,
+            unsynced_at: None,
         }
     }
 
@@ -505,6 +520,7 @@ impl Dumper {
             Sink {
                 ring: &self.ring,
                 stream_bytes: self.stream_bytes,
+                unsynced_at: self.unsynced_at,
                 elements: &mut self.elements,
                 pending: &mut self.pending,
                 head: self.pending_head,
@@ -524,7 +540,10 @@ impl Dumper {
             let event = events.next();
             self.frame_index += events.consumed();
             self.backlog = event.is_some();
-            let event = event?;
+            let Some(event) = event else {
+                self.note_unsynced_start();
+                return None;
+            };
             let element = self.elements.on_event(&event);
             if self.options.elements_only {
                 let Some(element) = element else { continue };
@@ -537,7 +556,7 @@ impl Dumper {
             }
             let (nibble, item) = item_of(event);
             let (mut sink, _) = self.sink();
-            let offset = sink.offset_of(nibble);
+            let offset = sink.item_offset(nibble, &item);
             if let Some(element) = element {
                 sink.push(Record {
                     offset,
@@ -550,6 +569,18 @@ impl Dumper {
                 nibble,
                 item,
             });
+        }
+    }
+
+    /// Once the loaded bytes are decoded: takes the buffer offset of an unsynchronised range that began in
+    /// them, while its first byte is still in the ring.
+    fn note_unsynced_start(&mut self) {
+        if let Some(start) = self.decoder.unsynced_start() {
+            if self.unsynced_at.map(|(nibble, _)| nibble) != Some(start) {
+                if let Some(offset) = offset_in_ring(&self.ring, self.stream_bytes, start) {
+                    self.unsynced_at = Some((start, offset));
+                }
+            }
         }
     }
 
@@ -688,6 +719,45 @@ impl Dumper {
                 item: Item::EndOfTrace,
             });
             self.ended = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    /// The `cs_deformat` fuzz finding's shape (`fuzz/regressions/cs_deformat/`): an invalid ASYNC, then an
+    /// unsynchronised stretch longer than the dumper's window of byte offsets, then an ASYNC. The range's
+    /// offset used to be known only when the chunks were small enough for its start to still be in the
+    /// window when the ASYNC ended it.
+    #[test]
+    fn a_long_unsynchronised_range_has_its_offset_however_it_is_fed() {
+        let mut bytes = std::vec![0xFF; 10];
+        bytes.extend([0x0F, 0x0F, 0x30]); // ASYNC, VERSION 3
+        bytes.extend([0xFF, 0x11]); // F F at an opcode (byte 13): invalid ASYNC; skipping starts at byte 14
+        bytes.extend(std::iter::repeat_n(0x21, 1500)); // never 21 F in a row
+        bytes.extend([0xFF; 10]);
+        bytes.extend([0x0F, 0x0F, 0x30]);
+        let whole: Vec<Record> = dump(&bytes, DumpOptions::raw()).collect();
+        let unsynced = whole
+            .iter()
+            .find(|r| matches!(r.item, Item::Unsynced(_)))
+            .copied();
+        assert_eq!(
+            unsynced.map(|r| (r.offset, r.nibble)),
+            Some((Some(14), 28)),
+            "{whole:?}"
+        );
+        for size in [1, 16, 300, 1000] {
+            let mut dumper = Dumper::new(DumpOptions::raw());
+            let mut fed = Vec::new();
+            for chunk in bytes.chunks(size) {
+                fed.extend(dumper.feed(chunk));
+            }
+            fed.extend(dumper.finish());
+            assert_eq!(fed, whole, "chunks of {size}");
         }
     }
 }

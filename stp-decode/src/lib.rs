@@ -5,21 +5,40 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
-#[cfg(test)]
+#[cfg(any(test, feature = "perfetto"))]
 extern crate std;
 
+#[cfg(feature = "alloc")]
+pub mod cptracer;
+pub mod dcm;
 pub mod decoder;
 pub mod deformat;
+#[cfg(feature = "alloc")]
+pub mod dict;
 pub mod dump;
 pub mod element;
+#[cfg(feature = "elf")]
+pub mod elf;
 #[cfg(feature = "alloc")]
 pub mod encoder;
 pub mod error;
 #[cfg(feature = "alloc")]
 pub mod formatter;
 pub mod keystone;
+#[cfg(feature = "alloc")]
+pub mod message;
 pub mod opcode;
 pub mod packet;
+#[cfg(feature = "alloc")]
+pub mod report;
+#[cfg(feature = "alloc")]
+pub mod span;
+#[cfg(feature = "alloc")]
+pub mod stats;
+pub mod stmlib;
+pub mod tbr;
+#[cfg(feature = "perfetto")]
+pub mod timeline;
 pub mod timestamp;
 
 pub use decoder::{Event, Events, StpDecoder, Unsynced};

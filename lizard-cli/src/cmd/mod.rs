@@ -10,4 +10,5 @@ pub mod report;
 pub mod serve;
 pub mod stat;
 pub mod stm_dump;
+pub mod stm_report;
 pub mod trace;

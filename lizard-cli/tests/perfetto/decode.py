@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Decodes a Perfetto trace with Perfetto's own protobuf module and prints what lizard-cli/tests/perfetto.rs
 checks, as JSON: the tracks, each counter track's values, the GPU counters and their values, the instants,
-and the clock.
+the slices, and the clock.
 
     python3 decode.py TRACE.pftrace
 
@@ -39,7 +39,7 @@ def main() -> int:
         trace.ParseFromString(f.read())
     # A field the schema does not know at that number would be a wrong field number in the writer.
     unknown = [i for i, p in enumerate(trace.packet) if has_unknown_fields(p)]
-    tracks, values, instants = {}, {}, []
+    tracks, values, instants, slices = {}, {}, [], []
     gpu_specs, gpu_values, clock, first_flags = [], [], None, None
     for i, p in enumerate(trace.packet):
         if i == 0:
@@ -79,6 +79,13 @@ def main() -> int:
                 instants.append(
                     {"track": e.track_uuid, "ts": p.timestamp, "name": e.name, "args": args}
                 )
+            elif e.type == pb.TrackEvent.TYPE_SLICE_BEGIN:
+                slices.append({"track": e.track_uuid, "begin": p.timestamp, "name": e.name})
+            elif e.type == pb.TrackEvent.TYPE_SLICE_END:
+                # The end closes the slice begun last on its track.
+                open_ = [s for s in slices if s["track"] == e.track_uuid and "end" not in s]
+                if open_:
+                    open_[-1]["end"] = p.timestamp
         if p.HasField("gpu_counter_event"):
             g = p.gpu_counter_event
             if g.HasField("counter_descriptor"):
@@ -106,6 +113,7 @@ def main() -> int:
                 "tracks": {str(k): v for k, v in tracks.items()},
                 "values": {str(k): v for k, v in values.items()},
                 "instants": instants,
+                "slices": slices,
                 "gpu_specs": gpu_specs,
                 "gpu_values": gpu_values,
             }

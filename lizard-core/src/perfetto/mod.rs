@@ -1,5 +1,5 @@
 //! Native Perfetto traces (feature `perfetto`): counter tracks with their units, Mali GPU counters as
-//! Perfetto's GPU counters, instants on process tracks, written packet by packet.
+//! Perfetto's GPU counters, instants and slices on any track, written packet by packet.
 //!
 //! A Perfetto trace is a sequence of `TracePacket`s, each the `packet` field (1) of the `Trace` message;
 //! [`TraceWriter`] encodes one packet at a time and writes it at once, so memory does not grow with the

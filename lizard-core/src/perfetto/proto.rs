@@ -158,6 +158,10 @@ pub struct TrackEvent {
     pub debug_annotations: Vec<DebugAnnotation>,
 }
 
+/// `TrackEvent.Type.TYPE_SLICE_BEGIN`.
+pub const TYPE_SLICE_BEGIN: i32 = 1;
+/// `TrackEvent.Type.TYPE_SLICE_END`.
+pub const TYPE_SLICE_END: i32 = 2;
 /// `TrackEvent.Type.TYPE_INSTANT`.
 pub const TYPE_INSTANT: i32 = 3;
 /// `TrackEvent.Type.TYPE_COUNTER`.

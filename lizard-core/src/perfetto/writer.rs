@@ -1,4 +1,4 @@
-//! [`TraceWriter`]: tracks, counter values, GPU counters and instants, one packet at a time.
+//! [`TraceWriter`]: tracks, counter values, GPU counters, instants and slices, one packet at a time.
 
 use std::io::{self, Write};
 
@@ -293,6 +293,58 @@ impl<W: Write> TraceWriter<W> {
         category: &str,
         args: &[(&str, Arg<'_>)],
     ) -> io::Result<()> {
+        self.named_event(proto::TYPE_INSTANT, track, t_ns, name, category, args)
+    }
+
+    /// The start of a slice named `name` on `track` at `t_ns`; [`TraceWriter::slice_end`] ends it. Slices
+    /// of one track nest: an end closes the slice begun last on the track.
+    pub fn slice_begin(
+        &mut self,
+        track: TrackId,
+        t_ns: u64,
+        name: &str,
+        category: &str,
+        args: &[(&str, Arg<'_>)],
+    ) -> io::Result<()> {
+        self.named_event(proto::TYPE_SLICE_BEGIN, track, t_ns, name, category, args)
+    }
+
+    /// The end, at `t_ns`, of the slice begun last on `track`.
+    pub fn slice_end(&mut self, track: TrackId, t_ns: u64) -> io::Result<()> {
+        self.event(
+            t_ns,
+            TrackEvent {
+                r#type: Some(proto::TYPE_SLICE_END),
+                track_uuid: Some(track.0),
+                ..TrackEvent::default()
+            },
+        )
+    }
+
+    /// A whole slice from `begin_ns` to `end_ns`: [`TraceWriter::slice_begin`] then
+    /// [`TraceWriter::slice_end`].
+    pub fn slice(
+        &mut self,
+        track: TrackId,
+        begin_ns: u64,
+        end_ns: u64,
+        name: &str,
+        category: &str,
+        args: &[(&str, Arg<'_>)],
+    ) -> io::Result<()> {
+        self.slice_begin(track, begin_ns, name, category, args)?;
+        self.slice_end(track, end_ns)
+    }
+
+    fn named_event(
+        &mut self,
+        kind: i32,
+        track: TrackId,
+        t_ns: u64,
+        name: &str,
+        category: &str,
+        args: &[(&str, Arg<'_>)],
+    ) -> io::Result<()> {
         let debug_annotations = args
             .iter()
             .map(|(name, arg)| {
@@ -312,7 +364,7 @@ impl<W: Write> TraceWriter<W> {
         self.event(
             t_ns,
             TrackEvent {
-                r#type: Some(proto::TYPE_INSTANT),
+                r#type: Some(kind),
                 track_uuid: Some(track.0),
                 name: Some(name.to_owned()),
                 categories: [category]
@@ -523,6 +575,51 @@ mod tests {
             Some(43)
         );
         assert_eq!(packets[2].timestamp, Some(200));
+    }
+
+    #[test]
+    fn a_slice_is_a_named_begin_and_an_end_on_its_track() {
+        let mut trace = TraceWriter::new(Vec::new(), Clock::CaptureStart).unwrap();
+        let group = trace.group("DSP3", None).unwrap();
+        let track = trace.group("frame", Some(group)).unwrap();
+        trace
+            .slice(
+                track,
+                100,
+                250,
+                "frame",
+                "span",
+                &[("master", Arg::Uint(3))],
+            )
+            .unwrap();
+        trace.slice_begin(track, 300, "open", "", &[]).unwrap();
+        trace.slice_end(track, 310).unwrap();
+        let packets = packets(&trace.finish().unwrap());
+        let nested = packets[2].track_descriptor.as_ref().unwrap();
+        assert_eq!(
+            nested.parent_uuid,
+            packets[1].track_descriptor.as_ref().unwrap().uuid
+        );
+        let begin = packets[3].track_event.as_ref().unwrap();
+        assert_eq!(begin.r#type, Some(proto::TYPE_SLICE_BEGIN));
+        assert_eq!(begin.name.as_deref(), Some("frame"));
+        assert_eq!(begin.categories, ["span"]);
+        assert_eq!(begin.debug_annotations[0].uint_value, Some(3));
+        assert_eq!(begin.track_uuid, nested.uuid);
+        let end = packets[4].track_event.as_ref().unwrap();
+        assert_eq!(
+            (end.r#type, end.name.as_deref()),
+            (Some(proto::TYPE_SLICE_END), None)
+        );
+        assert_eq!(
+            (packets[3].timestamp, packets[4].timestamp),
+            (Some(100), Some(250))
+        );
+        assert_eq!(
+            packets[5].track_event.as_ref().unwrap().categories,
+            Vec::<String>::new()
+        );
+        assert_eq!(packets[6].timestamp, Some(310));
     }
 
     #[test]
