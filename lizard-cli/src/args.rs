@@ -33,6 +33,10 @@ pub enum Command {
     GatordSim(GatordSimArgs),
     /// Decode a raw CoreSight trace buffer holding an STM (MIPI STPv2) stream.
     StmDump(StmDumpArgs),
+    /// Why are there no counters? Check each source (the CPU's perf events, the Mali GPU, gatord, the trace
+    /// server's CUDA copies): what works, what does not, the cause and the command that fixes it. Exits 3
+    /// when a source asked about does not work.
+    Doctor(DoctorArgs),
     /// Read an STM trace buffer as messages: a Perfetto timeline and statistics (TI KeyStone II STMLib).
     StmReport(StmReportArgs),
     /// Receive trace records from applications into a bounded ring.
@@ -47,6 +51,42 @@ pub enum Command {
     /// Serve counters to Prometheus (OpenMetrics / Prometheus text at http://HOST:PORT/metrics),
     /// sampling them window after window until Ctrl-C or SIGTERM.
     Serve(ServeArgs),
+}
+
+/// A source `lizard doctor` checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DoctorSource {
+    /// The CPU's counters (perf events).
+    Cpu,
+    /// The Mali GPU's counters (the kbase driver).
+    Gpu,
+    /// gatord (needs --gatord).
+    Gatord,
+    /// The trace server's copies of GPU device memory (the CUDA driver).
+    Trace,
+}
+
+/// `lizard doctor`.
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    /// Also check gatord at HOST:PORT (IPv6 in brackets).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub gatord: Option<String>,
+    /// Check only these sources (comma-separated; default: cpu, gpu, trace, and gatord with --gatord).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub source: Vec<DoctorSource>,
+    /// Table or JSON.
+    #[arg(long, value_enum, default_value_t = DoctorFormat::Table)]
+    pub format: DoctorFormat,
+}
+
+/// How `lizard doctor` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DoctorFormat {
+    /// One line per check, grouped by source.
+    Table,
+    /// One JSON document.
+    Json,
 }
 
 /// Where counters come from.

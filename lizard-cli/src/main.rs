@@ -39,6 +39,7 @@ fn run(cli: &Cli) -> Result<i32, CliError> {
         Command::GatordSim(args) => cmd::gatord_sim::run(args),
         Command::StmDump(args) => cmd::stm_dump::run(args),
         Command::StmReport(args) => cmd::stm_report::run(args),
+        Command::Doctor(args) => cmd::doctor::run(args),
         Command::TraceServer(args) => cmd::trace::server(args),
         Command::TraceDump(args) => cmd::trace::dump(args),
         Command::Report(args) => cmd::report::run(args),

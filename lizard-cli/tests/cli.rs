@@ -1446,3 +1446,98 @@ fn diff_reports_a_known_change_and_its_exit_status_follows_the_limit() {
         Some(2)
     );
 }
+
+/// The sources' checks of `lizard doctor --format json`, by source name.
+fn doctor_sources(out: &std::process::Output) -> Vec<Value> {
+    json(out)["sources"].as_array().expect("sources").clone()
+}
+
+#[test]
+fn doctor_says_whether_gatord_answers_is_busy_or_is_not_running() {
+    let sim = sim::start(SimConfig::quick()).expect("start simulator");
+    let address = sim.local_addr().to_string();
+    let out = lizard(&[
+        "doctor", "--gatord", &address, "--source", "gatord", "--format", "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    let sources = doctor_sources(&out);
+    assert_eq!(sources.len(), 1);
+    assert_eq!(sources[0]["source"], "gatord");
+    assert_eq!(sources[0]["works"], true);
+    let found = sources[0]["checks"][0]["found"].as_str().expect("found");
+    assert!(
+        found.starts_with("protocol ") && found.contains("counters offered"),
+        "{found}"
+    );
+    drop(sim);
+
+    let busy = sim::start(SimConfig {
+        faults: sim::Faults {
+            busy: true,
+            ..sim::Faults::default()
+        },
+        ..SimConfig::quick()
+    })
+    .expect("start simulator");
+    let out = lizard(&[
+        "doctor",
+        "--gatord",
+        &busy.local_addr().to_string(),
+        "--source",
+        "gatord",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", stdout(&out));
+    let check = &doctor_sources(&out)[0]["checks"][0];
+    assert_eq!(check["status"], "failed");
+    assert!(
+        check["cause"].as_str().unwrap_or_default().contains("busy"),
+        "{check}"
+    );
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let dead = listener.local_addr().expect("addr").to_string();
+    drop(listener);
+    let out = lizard(&["doctor", "--gatord", &dead, "--source", "gatord"]);
+    assert_eq!(out.status.code(), Some(3));
+    let text = stdout(&out);
+    assert!(
+        text.contains("gatord: does NOT work") && text.contains("adb forward tcp:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn doctor_checks_this_machines_sources_and_says_why_with_the_fix() {
+    let out = lizard(&["doctor", "--format", "json"]);
+    let sources = doctor_sources(&out);
+    let names: Vec<&str> = sources
+        .iter()
+        .map(|s| s["source"].as_str().expect("source"))
+        .collect();
+    assert_eq!(names, ["cpu", "gpu", "trace-server"]);
+    let all_work = sources.iter().all(|s| s["works"] == true);
+    assert_eq!(out.status.code(), Some(if all_work { 0 } else { 3 }));
+    // Every failed check says why, or how to fix it.
+    for source in &sources {
+        for check in source["checks"].as_array().expect("checks") {
+            if check["status"] == "failed" {
+                assert!(
+                    check["cause"].is_string() || check["fix"].is_string(),
+                    "{check}"
+                );
+            }
+        }
+    }
+    // Without a Mali device node, the GPU's report says how to load the driver.
+    if !Path::new("/dev/mali0").exists() {
+        assert_eq!(sources[1]["works"], false);
+        assert!(sources[1]["checks"][0]["fix"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("mali_kbase"));
+    }
+    let usage = lizard(&["doctor", "--source", "gatord"]);
+    assert_eq!(usage.status.code(), Some(2), "{}", stderr(&usage));
+}

@@ -512,6 +512,55 @@ fn a_second_client_is_told_the_session_is_busy() {
 }
 
 #[test]
+fn doctor_tells_a_running_a_busy_and_a_stopped_daemon_apart() {
+    let Some(_one) = one_daemon() else { return };
+    let daemon = Daemon::start(8111, &["Linux_meminfo_memfree"]);
+    let address = daemon.address();
+    let doctor = |address: &str| {
+        lizard(&[
+            "doctor", "--gatord", address, "--source", "gatord", "--format", "json",
+        ])
+    };
+    let check = |out: &std::process::Output| json(out)["sources"][0]["checks"][0].clone();
+    let running = doctor(&address);
+    assert_eq!(running.status.code(), Some(0), "{}", stdout(&running));
+    let found = check(&running)["found"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        found.starts_with("protocol ") && found.contains("counters offered"),
+        "{found}"
+    );
+    let capture = spawn_lizard(&capture_args(&address, "5s", "Linux_meminfo_memfree"));
+    std::thread::sleep(Duration::from_millis(2500));
+    let busy = doctor(&address);
+    let (code, _, err, _) = finish(capture);
+    assert_eq!(code, 0, "the capture: {err}");
+    assert_eq!(busy.status.code(), Some(3), "{}", stdout(&busy));
+    assert!(
+        check(&busy)["cause"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("busy"),
+        "{}",
+        stdout(&busy)
+    );
+    drop(daemon);
+    let stopped = doctor(&address);
+    assert_eq!(stopped.status.code(), Some(3));
+    let fix = check(&stopped)["fix"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        fix.contains("gatord") && fix.contains("adb forward"),
+        "{fix}"
+    );
+    println!("real gatord: lizard doctor: running ({found}), busy during a capture, and not running: each told apart");
+}
+
+#[test]
 fn a_daemon_killed_mid_capture_is_exit_3_with_its_samples_kept() {
     let Some(_one) = one_daemon() else { return };
     let daemon = Daemon::start(8106, &["Linux_meminfo_memfree"]);

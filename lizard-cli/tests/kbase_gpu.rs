@@ -313,3 +313,73 @@ fn derived_counters_over_many_samples_are_their_equations_over_the_totals() {
          the totals ({negative} negative, marked implausible), {no_value} without value (a divisor of 0)"
     );
 }
+
+/// `lizard doctor` with the driver loaded: the GPU works (or, for the one GPU the readers do not support,
+/// says why); a user the device node does not admit is told the fix.
+#[test]
+fn doctor_sees_the_gpu_and_tells_a_user_the_node_refuses_how_to_allow_it() {
+    let Some(gpu) = loaded_gpu() else { return };
+    let _guard = DEVICE.lock().unwrap_or_else(|p| p.into_inner());
+    let out = lizard(&["doctor", "--source", "gpu", "--format", "json"]);
+    let doc = json(&out);
+    let source = &doc["sources"][0];
+    if gpu == "tDUx" {
+        assert_eq!(out.status.code(), Some(3), "{doc}");
+        assert!(doc.to_string().contains("unsupported Mali GPU"), "{doc}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{gpu}: {doc}");
+    assert_eq!(source["works"], true);
+    let checks = source["checks"].as_array().expect("checks");
+    let driver = checks
+        .iter()
+        .find(|c| c["name"] == "kbase driver")
+        .expect("driver check");
+    assert!(
+        driver["found"]
+            .as_str()
+            .is_some_and(|f| f.contains("JM ") || f.contains("CSF ")),
+        "{driver}"
+    );
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        println!("skipped: changing /dev/mali0's mode needs root");
+        return;
+    }
+    // A copy of the command a user without rights on the repository's folder may run.
+    let copy = std::env::temp_dir().join(format!("lizard-doctor-{}", std::process::id()));
+    std::fs::copy(env!("CARGO_BIN_EXE_lizard"), &copy).expect("copy lizard");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).expect("chmod copy");
+    let node = std::path::Path::new("/dev/mali0");
+    let mode = std::fs::metadata(node).expect("/dev/mali0").permissions();
+    std::fs::set_permissions(node, std::fs::Permissions::from_mode(0o600)).expect("chmod 0600");
+    use std::os::unix::process::CommandExt;
+    let refused = std::process::Command::new(&copy)
+        .args(["doctor", "--source", "gpu", "--format", "json"])
+        .uid(65534)
+        .gid(65534)
+        .output();
+    std::fs::set_permissions(node, mode).expect("restore the mode");
+    let _ = std::fs::remove_file(&copy);
+    let refused = refused.expect("run lizard as nobody");
+    assert_eq!(refused.status.code(), Some(3), "{}", stderr(&refused));
+    let doc = json(&refused);
+    let failed = doc["sources"][0]["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["status"] == "failed")
+        .cloned()
+        .unwrap_or_else(|| panic!("{gpu}: no failed check as nobody: {doc}"));
+    assert!(
+        failed["fix"]
+            .as_str()
+            .is_some_and(|f| f.contains("chmod 0666 /dev/mali0")),
+        "{failed}"
+    );
+    println!(
+        "lizard doctor on {gpu}: the GPU works; mode 0600 as nobody: {}",
+        failed["found"]
+    );
+}

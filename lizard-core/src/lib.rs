@@ -4,6 +4,7 @@
 
 pub mod config;
 pub mod counter;
+pub mod doctor;
 pub mod error;
 mod gatord;
 pub mod hwc;

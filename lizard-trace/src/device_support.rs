@@ -126,6 +126,33 @@ impl fmt::Display for Unavailable {
     }
 }
 
+/// Whether this process can use the CUDA driver, and its GPUs — what a server would copy from — without
+/// pinning or opening anything else (`lizard doctor`'s check).
+pub fn probe() -> Result<Vec<Gpu>, Unavailable> {
+    #[cfg(feature = "cuda")]
+    {
+        let driver = crate::cuda::driver::driver()?;
+        let init = |e: crate::cuda::driver::CudaError| Unavailable::InitFailed { code: e.code };
+        let count = driver.device_count().map_err(init)?;
+        if count == 0 {
+            return Err(Unavailable::NoDevice);
+        }
+        (0..count)
+            .map(|ordinal| {
+                Ok(Gpu {
+                    ordinal,
+                    uuid: driver.device_uuid(ordinal).map_err(init)?,
+                    name: driver.device_name(ordinal).map_err(init)?,
+                })
+            })
+            .collect()
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Err(Unavailable::FeatureOff)
+    }
+}
+
 /// One GPU a server can copy from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Gpu {
@@ -220,6 +247,15 @@ mod tests {
             Unavailable::from_wire(3, 9999),
             Some(Unavailable::SymbolMissing { name: "?" })
         );
+    }
+
+    #[test]
+    fn the_probe_says_why_there_is_no_device_memory_here() {
+        match probe() {
+            Ok(gpus) => assert!(!gpus.is_empty()),
+            Err(reason) if cfg!(feature = "cuda") => assert_ne!(reason, Unavailable::FeatureOff),
+            Err(reason) => assert_eq!(reason, Unavailable::FeatureOff),
+        }
     }
 
     #[test]

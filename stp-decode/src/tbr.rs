@@ -126,7 +126,7 @@ impl Ordered<'_> {
 
 /// Puts `buffer` (the TBR's memory, from address 0) in order by its write pointer.
 pub fn ordered(buffer: &[u8], wrap: Wrap) -> Result<Ordered<'_>, TbrError> {
-    if buffer.len() % 4 != 0 {
+    if !buffer.len().is_multiple_of(4) {
         return Err(TbrError::NotWords {
             bytes: buffer.len(),
         });

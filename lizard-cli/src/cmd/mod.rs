@@ -3,6 +3,7 @@
 pub mod apc_dump;
 pub mod capture;
 pub mod diff;
+pub mod doctor;
 pub mod events;
 pub mod gatord_sim;
 pub mod list;

@@ -253,7 +253,7 @@ pub fn frames(stream: &[u8]) -> (Vec<u8>, Vec<usize>) {
 /// a circle: the buffer's memory and its write pointer.
 pub fn wrap(formatted: &[u8], words: usize) -> (Vec<u8>, u32) {
     let size = words * 4;
-    assert!(formatted.len() % 4 == 0 && formatted.len() > size);
+    assert!(formatted.len().is_multiple_of(4) && formatted.len() > size);
     let mut memory = vec![0u8; size];
     for (k, &b) in formatted.iter().enumerate().skip(formatted.len() - size) {
         memory[k % size] = b;

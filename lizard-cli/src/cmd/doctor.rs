@@ -1,0 +1,133 @@
+//! `lizard doctor`: each source's checks (`lizard_core::doctor`, and the CUDA driver as `lizard_trace` finds
+//! it), printed as a table or JSON; the exit status says whether every source asked about works.
+
+use lizard_core::doctor::{self, Check, Report, SourceKind, SourceReport, Status};
+use lizard_core::{GatordAddress, Timeouts};
+use lizard_trace::device_support::{self, Unavailable};
+
+use crate::args::{DoctorArgs, DoctorFormat, DoctorSource};
+use crate::error::CliError;
+use crate::output;
+use crate::table::Table;
+
+/// Runs `lizard doctor`.
+pub fn run(args: &DoctorArgs) -> Result<i32, CliError> {
+    let address = args
+        .gatord
+        .as_deref()
+        .map(|text| {
+            text.parse::<GatordAddress>()
+                .map_err(|e| CliError::Usage(format!("--gatord {text}: {e}")))
+        })
+        .transpose()?;
+    let sources = match (args.source.as_slice(), &address) {
+        ([], None) => vec![DoctorSource::Cpu, DoctorSource::Gpu, DoctorSource::Trace],
+        ([], Some(_)) => vec![
+            DoctorSource::Cpu,
+            DoctorSource::Gpu,
+            DoctorSource::Gatord,
+            DoctorSource::Trace,
+        ],
+        (chosen, _) => chosen.to_vec(),
+    };
+    let mut reports = Vec::new();
+    for source in sources {
+        reports.push(match source {
+            DoctorSource::Cpu => doctor::cpu(),
+            DoctorSource::Gpu => doctor::gpu(),
+            DoctorSource::Gatord => match &address {
+                Some(address) => doctor::gatord(address, Timeouts::default()),
+                None => {
+                    return Err(CliError::Usage(
+                        "--source gatord needs --gatord HOST:PORT".to_owned(),
+                    ))
+                }
+            },
+            DoctorSource::Trace => trace(),
+        });
+    }
+    let report = Report::new(reports);
+    let text = match args.format {
+        DoctorFormat::Json => {
+            let mut text = serde_json::to_string_pretty(&report)
+                .map_err(|e| CliError::Other(format!("cannot write JSON: {e}")))?;
+            text.push('\n');
+            text
+        }
+        DoctorFormat::Table => table(&report),
+    };
+    output::write(None, &text)?;
+    Ok(report.exit_code())
+}
+
+/// The trace server's device-memory copies: whether the CUDA driver is here, and its GPUs.
+fn trace() -> SourceReport {
+    let check = match device_support::probe() {
+        Ok(gpus) => {
+            let list: Vec<String> = gpus
+                .iter()
+                .map(|g| format!("{} ({}, {})", g.ordinal, g.name, g.uuid))
+                .collect();
+            Check::new(
+                "CUDA driver",
+                Status::Ok,
+                format!(
+                    "device memory records can be copied from GPU {}",
+                    list.join(", ")
+                ),
+            )
+        }
+        Err(reason) => {
+            let check = Check::new(
+                "CUDA driver",
+                Status::Failed,
+                "device memory records are refused",
+            )
+            .because(reason.to_string());
+            match reason {
+                Unavailable::LibraryMissing => check.fix(
+                    "install the NVIDIA driver, or put the folder of libcuda.so.1 on LD_LIBRARY_PATH (host records work without it)",
+                ),
+                Unavailable::FeatureOff => check.fix("build lizard with lizard-trace's `cuda` feature"),
+                _ => check,
+            }
+        }
+    };
+    SourceReport::new(SourceKind::TraceServer, vec![check])
+}
+
+/// The report as one table per source.
+fn table(report: &Report) -> String {
+    let mut text = String::new();
+    for source in &report.sources {
+        let verdict = if source.works {
+            "works"
+        } else {
+            "does NOT work"
+        };
+        text.push_str(&format!("{}: {verdict}\n", source.source));
+        let mut table = Table::new(&["check", "status", "found"]);
+        for check in &source.checks {
+            table.row(vec![
+                check.name.clone(),
+                check.status.to_string(),
+                check.found.clone(),
+            ]);
+        }
+        text.push_str(&table.render());
+        for check in source
+            .checks
+            .iter()
+            .filter(|c| c.cause.is_some() || c.fix.is_some())
+        {
+            if let Some(cause) = &check.cause {
+                text.push_str(&format!("  {}: why: {cause}\n", check.name));
+            }
+            if let Some(fix) = &check.fix {
+                text.push_str(&format!("  {}: fix: {fix}\n", check.name));
+            }
+        }
+        text.push('\n');
+    }
+    text
+}
