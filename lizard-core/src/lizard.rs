@@ -651,6 +651,12 @@ impl Lizard {
         }
     }
 
+    /// When the running or last capture started, on the engine's time base (that of the samples): a derived
+    /// counter's reading over a whole capture covers the time from here to its last sample.
+    pub fn capture_started_ns(&self) -> Option<u64> {
+        self.capture_start_ns
+    }
+
     /// The samples of counter `id` in the last (or running) capture, oldest first.
     pub fn samples(&self, id: CounterId) -> Result<Vec<Sample>, Error> {
         self.index(id)?;

@@ -113,6 +113,7 @@ pub fn capture(
         sampling,
         duration_s: window_ns.map(|[first, last]| (last - first) as f64 / 1e9),
         window_ns,
+        started_ns: lizard.capture_started_ns(),
         boottime_zero_ns: Some(lizard.boottime_at_zero_ns()),
         wall_s: Some(ending.elapsed.as_secs_f64()),
         warning: ending.stop_error.map(|e| error_chain(e)),

@@ -57,6 +57,11 @@ pub struct Capture {
     /// The first and last sample timestamps over every counter (ns, the capture's time base); `None` when
     /// no counter got a sample.
     pub window_ns: Option<[u64; 2]>,
+    /// When the capture started (ns, the capture's time base): the local counters count from here, so a
+    /// derived counter's reading over the capture covers the time from here to its last sample. Absent in
+    /// documents written before it was added.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_ns: Option<u64>,
     /// The capturing host's `CLOCK_BOOTTIME` at time zero of [`window_ns`](Self::window_ns) and every sample
     /// timestamp, in ns: the capture placed on the clock other traces of the host use (a Perfetto trace of
     /// it lines up with them). Absent in documents written before it was added.
