@@ -231,7 +231,9 @@ pub struct CaptureArgs {
     /// Counters to capture, by name, comma-separated (see `lizard list`).
     #[arg(long, value_delimiter = ',', conflicts_with = "all")]
     pub counters: Vec<String>,
-    /// Capture every counter (the default when --counters is not given).
+    /// Capture every counter, a counter set's events in its slots by id. Without --counters or --all, every
+    /// counter is captured too, but a counter set's slots get the events IPC and the branch and cache miss
+    /// rates need (said in one line).
     #[arg(long)]
     pub all: bool,
     /// How long to capture (e.g. 500ms, 2s, 1m). Default: 2s, or until the command exits when one is

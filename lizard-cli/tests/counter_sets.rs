@@ -116,8 +116,20 @@ fn more_set_events_than_slots_fails_with_one_line() {
     );
 }
 
+/// The set's events a capture took, by name.
+fn captured_set_events(doc: &Value) -> Vec<String> {
+    doc["counters"]
+        .as_array()
+        .expect("counters")
+        .iter()
+        .filter_map(|c| c["counter"].as_str())
+        .filter(|name| name.starts_with("ARMv8_Cortex_A72:"))
+        .map(str::to_owned)
+        .collect()
+}
+
 #[test]
-fn without_named_counters_each_set_is_filled_up_to_its_slots() {
+fn without_named_counters_the_slots_get_what_the_useful_metrics_need() {
     let Some(events) = a72_events() else { return };
     let sim = a72_sim(&events);
     let output = lizard(&gatord_capture(
@@ -129,17 +141,68 @@ fn without_named_counters_each_set_is_filled_up_to_its_slots() {
     assert!(output.status.success(), "{stderr}");
     let line = stderr
         .lines()
+        .find(|l| l.contains("counter set ARMv8_Cortex_A72_cnt has 6 slots: by default"))
+        .unwrap_or_else(|| panic!("the choice is said in one line: {stderr}"));
+    let doc = json(&output);
+    let captured = captured_set_events(&doc);
+    assert_eq!(captured.len(), 6, "{captured:?}");
+    // IPC and the branch and cache miss rates have their events; an event counting only software writes
+    // (SW_INCR) never takes a slot.
+    for needed in [
+        "INST_RETIRED",
+        "BR_MIS_PRED",
+        "L1D_CACHE_REFILL",
+        "L2D_CACHE_REFILL",
+    ] {
+        let name = format!("ARMv8_Cortex_A72:{needed}");
+        assert!(
+            captured.contains(&name),
+            "{needed} not captured: {captured:?}"
+        );
+        assert!(line.contains(&name), "{line}");
+    }
+    assert!(
+        !captured.iter().any(|n| n.ends_with(":SW_INCR")),
+        "{captured:?}"
+    );
+    let listed = lizard(&[
+        "list",
+        "--gatord",
+        &sim.address,
+        "--no-hwcpipe",
+        "--format",
+        "json",
+    ]);
+    let set_events = captured_set_events(&json(&listed)).len();
+    assert!(
+        line.contains(&format!("{} other events left out", set_events - 6)),
+        "{line}"
+    );
+    // The cycle counter, not a set event, is captured beside them.
+    assert!(
+        counter(&doc, "ARMv8_Cortex_A72_ccnt")["value"].as_u64() > Some(0),
+        "{doc}"
+    );
+}
+
+#[test]
+fn with_all_each_set_is_filled_up_to_its_slots_in_id_order() {
+    let Some(events) = a72_events() else { return };
+    let sim = a72_sim(&events);
+    let output = lizard(&gatord_capture(
+        &sim.address,
+        "200ms",
+        &["--all", "--format", "json"],
+    ));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    let line = stderr
+        .lines()
         .find(|l| l.contains("counter set ARMv8_Cortex_A72_cnt has 6 slots"))
         .unwrap_or_else(|| panic!("the choice is said: {stderr}"));
     assert!(line.contains("its first 6 events are captured"), "{line}");
     let doc = json(&output);
-    let captured: Vec<&str> = doc["counters"]
-        .as_array()
-        .expect("counters")
-        .iter()
-        .filter_map(|c| c["counter"].as_str())
-        .filter(|name| name.starts_with("ARMv8_Cortex_A72:"))
-        .collect();
+    let captured = captured_set_events(&doc);
     assert_eq!(captured.len(), 6, "{captured:?}");
     // Every event left out is named in the line, none of the captured ones.
     let left_out = line
@@ -148,10 +211,7 @@ fn without_named_counters_each_set_is_filled_up_to_its_slots() {
         .map(|(names, _)| names)
         .expect("the left-out events");
     for name in &captured {
-        assert!(
-            !left_out.split(", ").any(|n| n == *name),
-            "{name} in {line}"
-        );
+        assert!(!left_out.split(", ").any(|n| n == name), "{name} in {line}");
     }
     let listed = lizard(&[
         "list",
@@ -161,22 +221,8 @@ fn without_named_counters_each_set_is_filled_up_to_its_slots() {
         "--format",
         "json",
     ]);
-    let set_events = json(&listed)["counters"]
-        .as_array()
-        .expect("counters")
-        .iter()
-        .filter(|c| {
-            c["counter"]
-                .as_str()
-                .is_some_and(|n| n.starts_with("ARMv8_Cortex_A72:"))
-        })
-        .count();
+    let set_events = captured_set_events(&json(&listed)).len();
     assert_eq!(left_out.split(", ").count(), set_events - 6, "{line}");
-    // The cycle counter, not a set event, is captured beside them.
-    assert!(
-        counter(&doc, "ARMv8_Cortex_A72_ccnt")["value"].as_u64() > Some(0),
-        "{doc}"
-    );
 }
 
 #[test]

@@ -414,6 +414,44 @@ fn the_daemons_ipc_metric_is_instructions_over_cycles() {
 }
 
 #[test]
+fn a_default_capture_gives_the_ipc_metric_a_value() {
+    let Some(_one) = one_daemon() else { return };
+    let daemon = Daemon::start(8122, &["ARMv8_Cortex_A72_ccnt"]);
+    let (stop, busy) = keep_busy();
+    std::thread::sleep(Duration::from_millis(300));
+    // No --counters: every counter, the event counters' slots given what the metrics need.
+    let capture = spawn_lizard(&gatord_capture(
+        &daemon.address(),
+        "2s",
+        &["--format", "json"],
+    ));
+    let (code, out, err, _) = finish(capture);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    busy.join().expect("the workload");
+    assert_eq!(code, 0, "{err}");
+    let chose = err
+        .lines()
+        .find(|l| l.contains("has 6 slots: by default"))
+        .unwrap_or_else(|| panic!("the default choice is said: {err}"))
+        .to_owned();
+    assert!(
+        chose.contains("INST_RETIRED") && !chose.contains("SW_INCR"),
+        "{chose}"
+    );
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let ipc = counter(&doc, "ARMv8_Cortex_A72_metric_ipc")["value"]
+        .as_f64()
+        .unwrap_or_else(|| {
+            panic!(
+                "no ipc value in a default capture: {}\n{err}",
+                counter(&doc, "ARMv8_Cortex_A72_metric_ipc")
+            )
+        });
+    assert!(ipc > 0.0 && ipc.is_finite(), "{ipc}");
+    println!("real gatord: a default capture's ARMv8_Cortex_A72_metric_ipc is {ipc:.4}; {chose}");
+}
+
+#[test]
 fn idle_cycles_are_stated() {
     let Some(_one) = one_daemon() else { return };
     let daemon = Daemon::start(8103, &["ARMv8_Cortex_A72_ccnt"]);
@@ -514,7 +552,7 @@ fn a_second_client_is_told_the_session_is_busy() {
 #[test]
 fn doctor_tells_a_running_a_busy_and_a_stopped_daemon_apart() {
     let Some(_one) = one_daemon() else { return };
-    let daemon = Daemon::start(8111, &["Linux_meminfo_memfree"]);
+    let daemon = Daemon::start(8121, &["Linux_meminfo_memfree"]);
     let address = daemon.address();
     let doctor = |address: &str| {
         lizard(&[

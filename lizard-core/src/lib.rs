@@ -13,6 +13,7 @@ pub mod machine;
 #[cfg(feature = "perfetto")]
 pub mod perfetto;
 pub mod reduce;
+pub mod selection;
 #[cfg(feature = "serve")]
 pub mod serve;
 pub mod store;

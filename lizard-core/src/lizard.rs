@@ -651,6 +651,15 @@ impl Lizard {
         }
     }
 
+    /// The counters a capture takes when the user names none: every counter, with each programmable counter
+    /// set's slots given the events the most useful metrics need ([`crate::selection`]).
+    pub fn default_counters(&self) -> crate::selection::DefaultChoice {
+        let sets = self.gatord.as_ref().map_or(&[][..], |g| g.sets.as_slice());
+        crate::selection::default_choice(&self.counters, &|set| {
+            sets.iter().find(|s| s.set == set).map(|s| s.slots.len())
+        })
+    }
+
     /// When the running or last capture started, on the engine's time base (that of the samples): a derived
     /// counter's reading over a whole capture covers the time from here to its last sample.
     pub fn capture_started_ns(&self) -> Option<u64> {

@@ -47,11 +47,20 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
             || pid.is_some_and(counting::process_ended)
     };
     let lizard = &mut opened.lizard;
-    let chosen: Vec<u32> = source::select(lizard.counters(), &args.counters)?
-        .iter()
-        .map(|c| c.id)
-        .collect();
-    let ids = enable(lizard, &chosen, args.counters.is_empty())?;
+    let ids = if args.counters.is_empty() && !args.all {
+        // Every counter, and in each counter set's slots the events the useful metrics need.
+        let choice = lizard.default_counters();
+        for set in &choice.sets {
+            eprintln!("lizard: {set}");
+        }
+        enable(lizard, &choice.ids, true)?
+    } else {
+        let chosen: Vec<u32> = source::select(lizard.counters(), &args.counters)?
+            .iter()
+            .map(|c| c.id)
+            .collect();
+        enable(lizard, &chosen, args.counters.is_empty())?
+    };
     let trace = args.trace.as_deref().map(TraceWindow::start).transpose()?;
 
     let started = Instant::now();

@@ -28,10 +28,18 @@ pub fn run(args: &ServeArgs) -> Result<i32, CliError> {
     )?;
     eprintln!("{}", opened.summary);
     let mut lizard = opened.lizard;
-    let chosen: Vec<u32> = source::select(lizard.counters(), &args.counters)?
-        .iter()
-        .map(|c| c.id)
-        .collect();
+    let chosen: Vec<u32> = if args.counters.is_empty() {
+        let choice = lizard.default_counters();
+        for set in &choice.sets {
+            eprintln!("lizard: {set}");
+        }
+        choice.ids
+    } else {
+        source::select(lizard.counters(), &args.counters)?
+            .iter()
+            .map(|c| c.id)
+            .collect()
+    };
     let served = capture::enable(&mut lizard, &chosen, args.counters.is_empty())?.len();
     let mut config = ServeConfig::new(args.listen, device_labels(&Machine::this(), &lizard));
     config.interval = args.interval;

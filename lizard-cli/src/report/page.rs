@@ -477,6 +477,7 @@ mod properties {
                 schema_version: crate::document::SCHEMA_VERSION,
                 duration_s: None,
                 window_ns: window.map(|(a, b)| [a, b]),
+                started_ns: None,
                 boottime_zero_ns: boottime,
                 wall_s: Some(1.0),
                 warning: None,
