@@ -73,14 +73,20 @@ fuzz_target!(|input: Input| {
                     let before = ring.directory();
                     let filled = vec![0xA5; head.payload_len as usize];
                     let stored = match message.payload {
-                        Payload::Inline(payload) => ring.push(&meta, payload).map(|seq| (seq, payload)),
+                        Payload::Inline(payload) => {
+                            ring.push(&meta, payload).map(|seq| (seq, payload))
+                        }
                         Payload::Memfd => {
                             meta.origin = Origin::Memfd;
                             ring.push(&meta, &filled).map(|seq| (seq, &filled[..]))
                         }
                         Payload::Device(region) => {
                             meta.origin = Origin::Device {
-                                mode: if head.ack { CopyMode::Sync } else { CopyMode::Async },
+                                mode: if head.ack {
+                                    CopyMode::Sync
+                                } else {
+                                    CopyMode::Async
+                                },
                                 device: region.device,
                                 offset: region.offset,
                             };
@@ -91,7 +97,11 @@ fuzz_target!(|input: Input| {
                                 region.len,
                                 |dst, _| {
                                     dst.fill(0xA5);
-                                    if fails { Err(()) } else { Ok(()) }
+                                    if fails {
+                                        Err(())
+                                    } else {
+                                        Ok(())
+                                    }
                                 },
                                 |_, _| {},
                             ) {
