@@ -151,6 +151,18 @@ fn sampling_row(sampled: Sampled, interval: Duration, window: Duration) -> Optio
         s.missed,
         s.largest_gap
     );
+    if let Some(start) = &s.start {
+        // The CPUs' counters are enabled one group after another: how far apart they started, against
+        // the interval, as the kernel's records tell.
+        println!(
+            "ratio sampling/{sampled:?}/{interval:?}/start_skew = {:.4} x the interval ({:?} over {} CPUs, \
+             {} groups unknown)",
+            start.largest.as_secs_f64() / interval.as_secs_f64(),
+            start.largest,
+            start.cpus.len(),
+            start.unknown
+        );
+    }
     let share = cpu.as_secs_f64() / wall.as_secs_f64();
     println!(
         "ratio sampling/{sampled:?}/{interval:?}/cpu = {share:.4} x one core ({cpu:?} CPU in {wall:?})"

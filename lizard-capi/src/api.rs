@@ -411,6 +411,36 @@ pub unsafe extern "C" fn LizardGetSamplingDetail(
     unsafe { write_sampling(ctx, detail, |s| sampling_detail(&s.method)) }
 }
 
+/// `LizardGetStartSkew(ctx, &skew_ns)`: in the last stopped capture of `ctx`, sampled by the kernel, the
+/// time from the first counter group to start counting to the last, on any CPUs, in ns, as the kernel's
+/// records tell. `LZD_FAILURE` (and `*skew_ns` untouched) for a NULL pointer, an unknown `ctx`, before
+/// such a capture has stopped, or after one sampled by a thread (which reads every CPU at once) or whose
+/// timers wrote no record.
+///
+/// # Safety
+/// `skew_ns` is NULL or points to writable memory for one `uint64_t`.
+#[no_mangle]
+pub unsafe extern "C" fn LizardGetStartSkew(ctx: LizardInstance, skew_ns: *mut u64) -> LzdResult {
+    boundary(LZD_FAILURE, || {
+        if skew_ns.is_null() {
+            return LZD_FAILURE;
+        }
+        let skew = INSTANCES
+            .with(ctx, |instance| instance.lizard.sampling())
+            .flatten()
+            .and_then(|s| s.start)
+            .map(|start| nanos(start.largest));
+        match skew {
+            Some(ns) => {
+                // SAFETY: `skew_ns` is non-NULL and, per this function's contract, writable.
+                unsafe { skew_ns.write(ns) };
+                LZD_OK
+            }
+            None => LZD_FAILURE,
+        }
+    })
+}
+
 /// The C form of a capture's sampling method.
 fn sampling_detail(method: &SamplingMethod) -> LizardSamplingDetail {
     match *method {

@@ -3,9 +3,10 @@
 //! The library exports `LoadApi`, which hands out the `LizardApi` function table described by the
 //! committed header `include/lizard/lizard_api.h`. The table, its enums and its structs are laid out
 //! exactly as in the original Lizard header (see [`abi`]), so callers written for the original library
-//! work unchanged. Two extensions sit beside the table, leaving its layout alone: `LizardGetSampling`,
-//! how the local counters' sampling went in the last capture, and `LizardGetSamplingDetail`, who sampled
-//! them and why missed periods were missed. Beside the Lizard API sits the trace client of
+//! work unchanged. Three extensions sit beside the table, leaving its layout alone: `LizardGetSampling`,
+//! how the local counters' sampling went in the last capture, `LizardGetSamplingDetail`, who sampled
+//! them and why missed periods were missed, and `LizardGetStartSkew`, how far apart the CPUs' counters
+//! started. Beside the Lizard API sits the trace client of
 //! `include/lizard/lizard_trace.h` ([`trace`]): application records, GPU device memory included, sent to a
 //! `lizard trace-server`. Unlike the original, no call can crash the host process: every exported
 //! function runs inside a panic boundary, checks every pointer and id, and never raises SIGPIPE.
@@ -18,4 +19,4 @@ mod registry;
 pub mod trace;
 pub mod trace_abi;
 
-pub use api::{LizardGetSampling, LizardGetSamplingDetail, LoadApi};
+pub use api::{LizardGetSampling, LizardGetSamplingDetail, LizardGetStartSkew, LoadApi};

@@ -9,10 +9,10 @@ use std::time::{Duration, Instant};
 
 use common::{api, closed_port, id_of};
 use lizard::abi::{
-    LizardApi, LizardCounterDescription, LizardInstance, LizardSamplingDetail, LZD_OK,
+    LizardApi, LizardCounterDescription, LizardInstance, LizardSamplingDetail, LZD_FAILURE, LZD_OK,
     LZD_SAMPLING_KERNEL,
 };
-use lizard::LizardGetSamplingDetail;
+use lizard::{LizardGetSamplingDetail, LizardGetStartSkew};
 
 /// `Init` with `LIZARD_COUNT` set to `spec`.
 fn init_counting(api: &LizardApi, spec: &str) -> LizardInstance {
@@ -129,6 +129,11 @@ fn lizard_count_names_what_the_local_counters_count() {
     } else {
         eprintln!("skipped: this kernel keeps no /proc/PID/schedstat (CONFIG_SCHED_INFO)");
     }
+    // A process's counters are read by a thread, every CPU at once: there is no start skew to give.
+    let mut skew = 7u64;
+    // SAFETY: `skew` is writable; `ctx` came from Init.
+    assert_eq!(unsafe { LizardGetStartSkew(ctx, &mut skew) }, LZD_FAILURE);
+    assert_eq!(skew, 7, "untouched");
     // SAFETY: `ctx` came from Init and is destroyed once.
     unsafe { (api.destroy)(ctx) };
 
@@ -148,6 +153,14 @@ fn lizard_count_names_what_the_local_counters_count() {
     assert_eq!(unsafe { LizardGetSamplingDetail(ctx, &mut detail) }, LZD_OK);
     assert_eq!(detail.method, LZD_SAMPLING_KERNEL, "{detail:?}");
     assert!(detail.rings >= 1, "{detail:?}");
+    // The CPUs' counters started one group after another, within a small part of the window.
+    let mut skew = u64::MAX;
+    // SAFETY: `skew` is writable; `ctx` came from Init.
+    assert_eq!(unsafe { LizardGetStartSkew(ctx, &mut skew) }, LZD_OK);
+    assert!(skew < 100_000_000, "{skew} ns");
+    // SAFETY: a NULL pointer is refused, not written.
+    let null = unsafe { LizardGetStartSkew(ctx, std::ptr::null_mut()) };
+    assert_eq!(null, LZD_FAILURE);
     // SAFETY: as above.
     unsafe { (api.destroy)(ctx) };
     drop(spinner);

@@ -147,6 +147,21 @@ fn cpu_wide_counters_are_sampled_by_the_kernel_every_period_of_every_cpu() {
         sampling.method
     );
     assert_every_period_accounted(&sampling, cpus.len());
+    // Every CPU was busy, so every ring wrote records: each CPU's start is known, after the capture's
+    // start and well inside the window, and the skew spans them.
+    let start = sampling.start.as_ref().expect("the CPUs' starts");
+    eprintln!("{start:?}");
+    assert_eq!(start.unknown, 0, "{start:?}");
+    let started: Vec<u32> = start.cpus.iter().map(|c| c.cpu).collect();
+    assert_eq!(started, cpus, "{start:?}");
+    assert!(
+        start.cpus.iter().all(|c| c.after_start < WINDOW / 2),
+        "{start:?}"
+    );
+    let first = start.cpus.iter().map(|c| c.after_start).min().unwrap();
+    let last = start.cpus.iter().map(|c| c.after_start).max().unwrap();
+    assert!(start.largest >= last - first, "{start:?}");
+    assert!(start.largest < WINDOW / 2, "{start:?}");
     // A CPU-wide clock counts every CPU's time, idle or not: the window on each CPU, from the timers'
     // start to the read after their stop.
     let cpu_clock = lizard.read_int(ids[0]).unwrap() as f64;

@@ -226,6 +226,13 @@ typedef struct LizardSamplingDetail {
  * *detail untouched, for a NULL detail, an invalid ctx, or before such a capture. Thread-safe. */
 LZD_Result LizardGetSamplingDetail(LizardInstance ctx, LizardSamplingDetail *detail);
 
+/* A third extension: CPU-wide counters are enabled one counter group after another, so the CPUs start
+ * counting at slightly different times. LZD_OK and *skew_ns written with the time from the first group to
+ * start to the last, in ns, as the kernel's records tell, after a capture sampled by the kernel
+ * (LZD_SAMPLING_KERNEL) has stopped on ctx; LZD_FAILURE, with *skew_ns untouched, for a NULL skew_ns, an
+ * invalid ctx, before such a capture, or after one sampled by a thread. Thread-safe. */
+LZD_Result LizardGetStartSkew(LizardInstance ctx, uint64_t *skew_ns);
+
 #ifdef __cplusplus
 }
 #endif

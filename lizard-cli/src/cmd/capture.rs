@@ -99,11 +99,9 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         command: std::env::args().collect(),
     };
     let capture = collect::capture(lizard, &ids, mode, ending)?;
-    if let Some(sampling) = capture
-        .sampling
-        .as_ref()
-        .filter(|s| s.missed > 0 || s.lost_records.is_some_and(|n| n > 0))
-    {
+    if let Some(sampling) = capture.sampling.as_ref().filter(|s| {
+        s.missed > 0 || s.lost_records.is_some_and(|n| n > 0) || s.start_skew_exceeds_interval()
+    }) {
         eprintln!("lizard: warning: {}", sampling.summary());
     }
     let text = match args.format {

@@ -10,8 +10,8 @@ use lizard_core::{
 use serde_json::Number;
 
 use super::{
-    Capture, CapturedCounter, CoreId, CorePart, CounterInfo, GatordInfo, LocalSampling, RunInfo,
-    SamplePoint, TraceRecord, SCHEMA_VERSION,
+    Capture, CapturedCounter, CoreId, CorePart, CounterInfo, CpuStartNs, GatordInfo, LocalSampling,
+    RunInfo, SamplePoint, TraceRecord, SCHEMA_VERSION,
 };
 use crate::cores::{self, Cores};
 use crate::output::{class_name, result_type_name, scope_name};
@@ -68,6 +68,18 @@ pub fn capture(
                 local.throttled = Some(*throttled);
                 local.throttled_ns = Some(nanos(*throttled_time));
                 local.idle_periods = Some(*idle_periods);
+                if let Some(start) = &s.start {
+                    local.start_skew_ns = Some(nanos(start.largest));
+                    local.cpu_starts = start
+                        .cpus
+                        .iter()
+                        .map(|c| CpuStartNs {
+                            cpu: c.cpu,
+                            after_start_ns: nanos(c.after_start),
+                        })
+                        .collect();
+                    local.unknown_starts = Some(start.unknown as u64);
+                }
             }
             SamplingMethod::Thread { reason } => {
                 local.thread_reason = (!reason.is_empty()).then(|| reason.clone());

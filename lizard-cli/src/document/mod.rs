@@ -255,6 +255,26 @@ pub struct LocalSampling {
     /// Why a thread sampled rather than the kernel.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thread_reason: Option<String>,
+    /// Sampled by the kernel: from the first counter group to start counting to the last, on any CPUs, in
+    /// ns, as the kernel's records tell (CPU-wide counters are enabled one group after another).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_skew_ns: Option<u64>,
+    /// Sampled by the kernel: when each CPU's counters all counted, after the capture's start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpu_starts: Vec<CpuStartNs>,
+    /// Counter groups whose start is unknown: their timer wrote no record (their CPUs are absent from
+    /// `cpu_starts`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unknown_starts: Option<u64>,
+}
+
+/// One CPU's start in a capture sampled by the kernel.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuStartNs {
+    /// The CPU.
+    pub cpu: u32,
+    /// When its last counter group started counting, in ns after the capture's start.
+    pub after_start_ns: u64,
 }
 
 fn thread_method() -> String {
@@ -294,7 +314,30 @@ impl LocalSampling {
                  CPU; the next sample holds their counts)"
             ));
         }
+        if let Some(skew) = self.start_skew_ns {
+            line.push_str(&format!(
+                ", counters of {} CPU(s) started within {:.3} ms",
+                self.cpu_starts.len(),
+                ms(skew)
+            ));
+            if self.start_skew_exceeds_interval() {
+                line.push_str(
+                    " (more than a period: the CPUs' first periods cover different stretches)",
+                );
+            }
+        }
+        if let Some(unknown) = self.unknown_starts.filter(|&n| n > 0) {
+            line.push_str(&format!(
+                ", {unknown} counter group(s) with no record to tell their start"
+            ));
+        }
         line
+    }
+
+    /// True when the CPUs' counters started a whole sampling interval or more apart.
+    pub fn start_skew_exceeds_interval(&self) -> bool {
+        self.start_skew_ns
+            .is_some_and(|skew| self.interval_ns > 0 && skew >= self.interval_ns)
     }
 }
 

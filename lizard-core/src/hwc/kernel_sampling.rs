@@ -18,7 +18,7 @@ use hwcpipe::sys::perf_event_attr::SamplingAttr;
 
 use super::backend::KernelPlan;
 use super::sampler::nanos_since;
-use super::sampling::{Sampling, SamplingMethod, Tally};
+use super::sampling::{Sampling, SamplingMethod, StartSkew, Tally};
 use crate::counter::CounterId;
 use crate::error::Error;
 use crate::store::{Sample, SampleStore, Value};
@@ -86,6 +86,9 @@ struct RingDecoder {
     decoded: Vec<PerfCounterSample>,
     tallies: Vec<Tally>,
     throttling: Vec<Throttling>,
+    /// When each ring's timer was enabled, in ns since `epoch` on the records' clock: its first record's
+    /// time less its own count (the CPU-clock time since the enable).
+    enabled_ns: Vec<Option<i64>>,
 }
 
 impl RingDecoder {
@@ -143,6 +146,7 @@ impl RingDecoder {
                 .map(|&start| Tally::new(start, interval))
                 .collect(),
             throttling: vec![Throttling::default(); rings],
+            enabled_ns: vec![None; rings],
         })
     }
 
@@ -165,8 +169,18 @@ impl RingDecoder {
             .handle_perf_data(&data, &mut self.decoded)
             .map_err(ring_error);
         if !last {
+            let timers = self.decoded.iter().filter(|s| s.key == TIMER_KEY);
+            if let Some(enabled) = self.enabled_ns.get_mut(ring) {
+                if let Some(first) = timers.clone().next() {
+                    enabled.get_or_insert_with(|| {
+                        first
+                            .time_ns
+                            .saturating_sub(i64::try_from(first.total).unwrap_or(i64::MAX))
+                    });
+                }
+            }
             if let Some(tally) = self.tallies.get_mut(ring) {
-                for sample in self.decoded.iter().filter(|s| s.key == TIMER_KEY) {
+                for sample in timers {
                     tally.sampled(self.epoch + Duration::from_nanos(sample.time_ns.max(0) as u64));
                 }
             }
@@ -220,6 +234,8 @@ pub(crate) struct KernelRun {
     scratch: Vec<u64>,
     pending: Vec<PerfCounterSample>,
     first_error: Option<Error>,
+    /// When the engine began enabling the timers, in ns since the epoch.
+    enabling_ns: i64,
 }
 
 impl KernelRun {
@@ -232,6 +248,7 @@ impl KernelRun {
         epoch: Instant,
     ) -> Result<KernelRun, Error> {
         let mut sampler = plan.sampler;
+        let enabling_ns = i64::try_from(nanos_since(epoch)).unwrap_or(i64::MAX);
         sampler.start().map_err(ring_error)?;
         let started = Instant::now();
         let decoder = RingDecoder::new(&sampler, epoch, started)?;
@@ -244,6 +261,7 @@ impl KernelRun {
             scratch: Vec::new(),
             pending: Vec::new(),
             first_error: None,
+            enabling_ns,
         })
     }
 
@@ -333,9 +351,15 @@ impl KernelRun {
         if let SamplingMethod::Kernel { idle_periods, .. } = &mut method {
             *idle_periods = unexplained(sampling.missed, throttled_ns, lost_records, interval);
         }
+        let groups: Vec<(u32, Option<i64>)> = self
+            .sampler
+            .ring_cpus()
+            .zip(self.decoder.enabled_ns.iter().copied())
+            .collect();
+        let start = StartSkew::of_groups(&groups, self.enabling_ns);
         (
             self.first_error.map_or(Ok(()), Err),
-            sampling.with_method(method),
+            sampling.with_method(method).with_start(start),
         )
     }
 }
@@ -397,6 +421,35 @@ mod tests {
             .remove(0)
             .finish(epoch + Duration::from_millis(3));
         assert_eq!((account.delivered, account.expected), (2, 3));
+    }
+
+    #[test]
+    fn each_ring_starts_at_its_first_record_less_its_timers_count() {
+        // Ring 0's first record is at 3 ms with 1 ms of timer count: enabled at 2 ms. Ring 1's first
+        // record is at 5.5 ms with 2.5 ms (it was idle for a period): enabled at 3 ms. Later records and
+        // the read at the stop do not move either.
+        let epoch = Instant::now();
+        let mut decoder = decoder_of_rings(epoch, &[epoch, epoch]);
+        let base = monotonic_raw_ns().saturating_sub(nanos_since(epoch));
+        let mut words = record(base + 3_000_000, 1_000_000, 1);
+        words.extend(record(base + 4_000_000, 2_000_000, 2));
+        decoder.feed(0, 0, &words, false).unwrap();
+        decoder
+            .feed(1, 1, &record(base + 5_500_000, 2_500_000, 1), false)
+            .unwrap();
+        decoder
+            .feed(1, 1, &record(base + 9_000_000, 9_000_000, 2), true)
+            .unwrap();
+        let near = |got: Option<i64>, want: i64| {
+            let got = got.expect("a start");
+            assert!((got - want).abs() < 200_000, "{got} ns, not {want} ns");
+        };
+        near(decoder.enabled_ns[0], 2_000_000);
+        near(decoder.enabled_ns[1], 3_000_000);
+        let groups = [(0, decoder.enabled_ns[0]), (1, decoder.enabled_ns[1])];
+        let skew = StartSkew::of_groups(&groups, 1_000_000).expect("known starts");
+        let largest = skew.largest.as_nanos() as i64;
+        assert!((largest - 1_000_000).abs() < 200_000, "{largest} ns");
     }
 
     #[test]

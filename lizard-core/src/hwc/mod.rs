@@ -9,7 +9,7 @@ mod target_backend;
 
 pub use backend::{GpuDevice, HwcBackend, HwcCounterInfo, KernelPlan, UnreadableCounter};
 pub use hwcpipe_backend::HwcPipeBackend;
-pub use sampling::{Sampling, SamplingMethod, MIN_SAMPLE_INTERVAL};
+pub use sampling::{CpuStart, Sampling, SamplingMethod, StartSkew, MIN_SAMPLE_INTERVAL};
 pub use target_backend::{open_target, CommandWatch, OpenedTarget};
 
 use std::sync::Arc;

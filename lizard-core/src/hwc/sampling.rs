@@ -30,6 +30,79 @@ pub struct Sampling {
     pub largest_gap: Duration,
     /// Who took the samples.
     pub method: SamplingMethod,
+    /// When the kernel started each CPU's counters, against the capture's start: sampled by the kernel
+    /// only (`None` for a thread, which reads every CPU's counters at once).
+    pub start: Option<StartSkew>,
+}
+
+/// When each CPU's counters started counting, as the kernel says: CPU-wide counters are enabled one
+/// counter group after another (an `ioctl` each, which the kernel carries to the group's CPU with an
+/// interrupt), so the last group starts later than the first. Counts of two CPUs over "the same" first
+/// period differ by what ran in between.
+///
+/// Each group's start is its timer's first record time less the timer's own count (the CPU time since
+/// its enable): the kernel's clock, not the caller's, so a thread preempted between two enables shows as
+/// skew and a slow `ioctl` return does not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StartSkew {
+    /// From the first counter group to start to the last, on any CPUs.
+    pub largest: Duration,
+    /// Each CPU's start after the capture's start (when the engine began enabling): the latest of its
+    /// groups, from when all of the CPU's counters count. In CPU order.
+    pub cpus: Vec<CpuStart>,
+    /// Counter groups whose timer wrote no record to tell their start from (their CPUs are absent
+    /// above); 0 in a capture of more than a few periods.
+    pub unknown: usize,
+}
+
+/// One CPU's start (see [`StartSkew`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CpuStart {
+    /// The CPU.
+    pub cpu: u32,
+    /// When its last counter group started, after the capture's start.
+    pub after_start: Duration,
+}
+
+impl StartSkew {
+    /// The skew of counter groups on `cpus` (one entry a group: its CPU, and its start in ns on any
+    /// clock, `None` if unknown) against the capture's `started` on the same clock. `None` when no
+    /// group's start is known.
+    pub(crate) fn of_groups(groups: &[(u32, Option<i64>)], started: i64) -> Option<StartSkew> {
+        let known = groups.iter().filter_map(|&(cpu, at)| Some((cpu, at?)));
+        let first = known.clone().map(|(_, at)| at).min()?;
+        let last = known.clone().map(|(_, at)| at).max()?;
+        let mut cpus: Vec<CpuStart> = Vec::new();
+        let mut sorted: Vec<(u32, i64)> = known.collect();
+        sorted.sort_unstable();
+        for (cpu, at) in sorted {
+            let after_start = duration_ns(at.saturating_sub(started));
+            match cpus.last_mut() {
+                Some(last) if last.cpu == cpu => {
+                    last.after_start = last.after_start.max(after_start)
+                }
+                _ => cpus.push(CpuStart { cpu, after_start }),
+            }
+        }
+        Some(StartSkew {
+            largest: duration_ns(last.saturating_sub(first)),
+            cpus,
+            unknown: groups.iter().filter(|(_, at)| at.is_none()).count(),
+        })
+    }
+
+    /// True when the skew reaches one sampling `interval`: the first period's counts of the CPUs cover
+    /// visibly different stretches.
+    pub fn exceeds(&self, interval: Duration) -> bool {
+        self.largest >= interval
+    }
+}
+
+/// `ns` as a duration, 0 when negative.
+fn duration_ns(ns: i64) -> Duration {
+    Duration::from_nanos(u64::try_from(ns).unwrap_or(0))
 }
 
 /// Who took a capture's periodic samples.
@@ -91,6 +164,12 @@ impl Sampling {
         self
     }
 
+    /// The same account, with the counters' `start`.
+    pub(crate) fn with_start(mut self, start: Option<StartSkew>) -> Sampling {
+        self.start = start;
+        self
+    }
+
     /// Several rings' accounts as one: periods summed, the longest window and gap.
     pub(crate) fn merge(accounts: &[Sampling], method: SamplingMethod) -> Option<Sampling> {
         let first = accounts.first()?;
@@ -106,6 +185,7 @@ impl Sampling {
                 .max()
                 .unwrap_or_default(),
             method,
+            start: None,
         })
     }
 }
@@ -181,6 +261,7 @@ impl Tally {
             method: SamplingMethod::Thread {
                 reason: String::new(),
             },
+            start: None,
         }
     }
 
@@ -268,6 +349,37 @@ mod tests {
             handled <= sampling.expected && sampling.expected <= handled + 1,
             "{sampling:?}"
         );
+    }
+
+    #[test]
+    fn the_skew_spans_every_group_and_each_cpu_starts_with_its_last_group() {
+        let groups = [
+            (1, Some(1_030)),
+            (0, Some(1_010)),
+            (0, Some(1_050)),
+            (2, None),
+            (1, Some(1_020)),
+        ];
+        let skew = StartSkew::of_groups(&groups, 1_000).expect("known starts");
+        assert_eq!(skew.largest, Duration::from_nanos(40));
+        let cpus: Vec<(u32, u64)> = skew
+            .cpus
+            .iter()
+            .map(|c| (c.cpu, c.after_start.as_nanos() as u64))
+            .collect();
+        assert_eq!(cpus, [(0, 50), (1, 30)]);
+        assert_eq!(skew.unknown, 1);
+        assert!(skew.exceeds(Duration::from_nanos(40)));
+        assert!(!skew.exceeds(Duration::from_nanos(41)));
+    }
+
+    #[test]
+    fn no_known_start_is_no_skew_and_a_start_before_the_capture_is_zero_after_it() {
+        assert_eq!(StartSkew::of_groups(&[(0, None), (1, None)], 0), None);
+        assert_eq!(StartSkew::of_groups(&[], 0), None);
+        let skew = StartSkew::of_groups(&[(3, Some(5))], 10).expect("one start");
+        assert_eq!(skew.largest, Duration::ZERO);
+        assert_eq!(skew.cpus[0].after_start, Duration::ZERO);
     }
 
     #[test]
