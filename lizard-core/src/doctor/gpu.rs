@@ -118,7 +118,12 @@ fn open_failure(name: &str, err: &GpuError) -> Check {
         Status::Failed,
         format!("cannot read counters: {text}"),
     );
-    match err {
+    // The profiler names the device around the cause: the cause says what to do.
+    let mut cause = err;
+    while let GpuError::OnDevice { source, .. } = cause {
+        cause = source;
+    }
+    match cause {
         GpuError::PermissionDenied { .. } => check
             .because("this user may not open the device node")
             .fix(format!(
@@ -159,6 +164,28 @@ mod tests {
         assert!(check.fix.unwrap().contains("chmod 0666 /dev/mali0"));
         let check = open_failure("/dev/mali0", &GpuError::NotKbase);
         assert!(check.cause.unwrap().contains("kbase"));
+    }
+
+    #[test]
+    fn a_refused_open_named_by_the_profiler_says_how_to_allow_it() {
+        // `GpuProfiler::open_path` names the device around the cause, once or more.
+        let refused = GpuError::PermissionDenied {
+            path: PathBuf::from("/dev/mali0"),
+            source: std::io::Error::from_raw_os_error(13),
+        };
+        let named = GpuError::OnDevice {
+            device: "/dev/mali0".to_owned(),
+            version: None,
+            source: Box::new(GpuError::OnDevice {
+                device: "/dev/mali0".to_owned(),
+                version: None,
+                source: Box::new(refused),
+            }),
+        };
+        let check = open_failure("/dev/mali0", &named);
+        assert_eq!(check.status, Status::Failed);
+        assert!(check.found.contains("permission denied"), "{}", check.found);
+        assert!(check.fix.unwrap().contains("chmod 0666 /dev/mali0"));
     }
 
     #[test]
