@@ -4,7 +4,9 @@
 //! A Perfetto trace is a sequence of `TracePacket`s, each the `packet` field (1) of the `Trace` message;
 //! [`TraceWriter`] encodes one packet at a time and writes it at once, so memory does not grow with the
 //! length of the trace. The messages are the subset of Perfetto's schema this writer uses
-//! ([`proto`], field numbers from `protos/perfetto/trace/`), encoded by `prost`.
+//! ([`proto`], field numbers from `protos/perfetto/trace/`): tracks, the clock and GPU counters are
+//! encoded by `prost`, the events (instants, slices, counter values) field by field into the same bytes.
+//! Names, categories and argument names many events share are interned: written once, referred to by id.
 //!
 //! ```
 //! use lizard_core::perfetto::{Clock, CounterTrack, CounterValue, TraceWriter, Unit};
@@ -22,9 +24,11 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
+mod event;
 pub mod proto;
 mod writer;
 
 pub use writer::{
-    Arg, Clock, CounterTrack, CounterValue, GpuCounterSpec, GpuUnit, TraceWriter, TrackId, Unit,
+    Arg, ArgId, CategoryId, Clock, CounterTrack, CounterValue, GpuCounterSpec, GpuUnit, Name,
+    NameId, TraceWriter, TrackId, Unit,
 };
