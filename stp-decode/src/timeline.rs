@@ -55,6 +55,18 @@ const MAX_NAME: usize = 512;
 /// Slots of the channel track cache, indexed by master and channel.
 const CHANNEL_SLOTS: usize = 128;
 
+/// A protocol's slot among a message's categories (`PerfettoTimeline::message_categories`).
+fn protocol_slot(protocol: Protocol) -> usize {
+    match protocol {
+        Protocol::Printf => 0,
+        Protocol::PutMsg => 1,
+        Protocol::PutBuf => 2,
+        Protocol::Internal => 3,
+        Protocol::PrintfStrings => 4,
+        Protocol::Other(_) => 5,
+    }
+}
+
 /// The interned names of the events' arguments.
 #[derive(Debug, Clone, Copy)]
 struct ArgNames {
@@ -108,6 +120,8 @@ pub struct PerfettoTimeline<'d, W: Write> {
     span_names: Vec<Option<NameId>>,
     /// The categories interned so far (a handful: protocols, `values`, `span`, …).
     categories: Vec<(&'static str, CategoryId)>,
+    /// A message's category by [`protocol_slot`], 6 for values, 7 for undecodable.
+    message_categories: [Option<CategoryId>; 8],
     args: ArgNames,
     /// A CP Tracer layout's field names, interned.
     layout_args: Vec<ArgId>,
@@ -140,6 +154,7 @@ impl<'d, W: Write> PerfettoTimeline<'d, W> {
             channel_cache: [(u32::MAX, top); CHANNEL_SLOTS],
             span_names: Vec::new(),
             categories: Vec::new(),
+            message_categories: [None; 8],
             args,
             layout_args: Vec::new(),
             name: String::new(),
@@ -252,12 +267,21 @@ impl<W: Write> ReportSink for PerfettoTimeline<'_, W> {
         match *event {
             ReportEvent::Message { time, message } => {
                 let track = self.channel(message.master, message.channel)?;
-                let (category, reason) = match message.kind {
-                    MessageKind::Stmlib { protocol } => (protocol.name(), None),
-                    MessageKind::Values => ("values", None),
-                    MessageKind::Undecodable { reason, .. } => ("undecodable", Some(reason)),
+                let (category, slot, reason) = match message.kind {
+                    MessageKind::Stmlib { protocol } => {
+                        (protocol.name(), protocol_slot(protocol), None)
+                    }
+                    MessageKind::Values => ("values", 6, None),
+                    MessageKind::Undecodable { reason, .. } => ("undecodable", 7, Some(reason)),
                 };
-                let category = self.category(category);
+                let category = match self.message_categories[slot] {
+                    Some(id) => id,
+                    None => {
+                        let id = self.category(category);
+                        self.message_categories[slot] = Some(id);
+                        id
+                    }
+                };
                 // The text is the name as it is, unless it is empty or too long or undecodable.
                 let text_is_name =
                     reason.is_none() && !message.text.is_empty() && message.text.len() <= MAX_NAME;
