@@ -132,15 +132,22 @@ fn annotation_len(name: ArgId, arg: &Arg<'_>) -> usize {
         }
 }
 
-/// The bytes of a `TrackEvent`'s contents.
+/// Annotations whose lengths [`event_len`] keeps for [`encode`]; the lengths of any more are computed again.
+const KEPT_LENGTHS: usize = 16;
+
+/// The bytes of a `TrackEvent`'s contents; the first annotations' lengths into `lengths`.
 #[inline]
-fn event_len(event: &Event<'_, '_>) -> usize {
+fn event_len(event: &Event<'_, '_>, lengths: &mut [usize; KEPT_LENGTHS]) -> usize {
     let mut len = 1 + varint_len(event.kind as u64) + 1 + varint_len(event.track);
     if let Some(category) = event.category {
         len += 1 + varint_len(category);
     }
-    for (name, arg) in event.args {
-        len += 1 + delimited_len(annotation_len(*name, arg));
+    for (i, (name, arg)) in event.args.iter().enumerate() {
+        let annotation = annotation_len(*name, arg);
+        if let Some(kept) = lengths.get_mut(i) {
+            *kept = annotation;
+        }
+        len += 1 + delimited_len(annotation);
     }
     len += match event.name {
         None => 0,
@@ -177,7 +184,8 @@ pub(super) fn encode(
     interned: &[u8],
     flags: u32,
 ) {
-    let event_len = event_len(event);
+    let mut lengths = [0; KEPT_LENGTHS];
+    let event_len = event_len(event, &mut lengths);
     let mut packet_len = 1
         + varint_len(event.timestamp)
         + 1
@@ -206,9 +214,13 @@ pub(super) fn encode(
         w.byte(EVENT_CATEGORY_IID);
         w.varint(category);
     }
-    for (name, arg) in event.args {
+    for (i, (name, arg)) in event.args.iter().enumerate() {
+        let len = match lengths.get(i) {
+            Some(&len) => len,
+            None => annotation_len(*name, arg),
+        };
         w.byte(EVENT_ANNOTATION);
-        w.varint(annotation_len(*name, arg) as u64);
+        w.varint(len as u64);
         w.byte(ANNOTATION_NAME_IID);
         w.varint(name.0);
         match *arg {
@@ -394,7 +406,7 @@ mod tests {
                 any::<i64>().prop_map(CounterValue::Int),
                 any::<f64>().prop_filter("NaN", |v| !v.is_nan()).prop_map(CounterValue::Float),
             ]),
-            args in proptest::collection::vec(arg(), 0..6),
+            args in proptest::collection::vec(arg(), 0..20),
             interned_names in proptest::collection::vec(
                 (any::<u64>(), proptest::string::string_regex(".{0,150}").unwrap()), 0..3),
             flags in prop_oneof![Just(0u32), Just(proto::SEQ_NEEDS_INCREMENTAL_STATE), any::<u32>()],
