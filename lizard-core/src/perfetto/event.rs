@@ -1,5 +1,7 @@
 //! Track event packets (instants, slice begins and ends, counter values) encoded field by field from
 //! borrowed data into the writer's one buffer: no message is built and nothing is allocated per event.
+//! A packet is written from its last field to its first, so that each message's length is known when it
+//! goes in front of the message: one pass over the event.
 //!
 //! The bytes are those `prost` gives for the same `TracePacket` in a one-packet `Trace`:
 //! fields in the order of their numbers, every length the shortest varint. A property test holds the two
@@ -84,32 +86,47 @@ pub(super) fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
     buf.push(v as u8);
 }
 
-/// Writes into a buffer sized beforehand: the position stays in a register, not in the `Vec`.
-struct Cursor<'b> {
+/// Writes a packet from its end towards its start, so that a message's length is known when its key and
+/// length go in front of it: one pass, no length computed beforehand.
+struct Backwards<'b> {
     out: &'b mut [u8],
+    /// Where the bytes written so far start.
     at: usize,
 }
 
-impl Cursor<'_> {
+impl Backwards<'_> {
     #[inline(always)]
     fn byte(&mut self, b: u8) {
+        self.at -= 1;
         self.out[self.at] = b;
-        self.at += 1;
     }
 
     #[inline(always)]
     fn bytes(&mut self, bytes: &[u8]) {
+        self.at -= bytes.len();
         self.out[self.at..self.at + bytes.len()].copy_from_slice(bytes);
-        self.at += bytes.len();
     }
 
     #[inline(always)]
     fn varint(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.byte(v as u8 | 0x80);
-            v >>= 7;
+        if v < 0x80 {
+            return self.byte(v as u8);
         }
-        self.byte(v as u8);
+        self.at -= varint_len(v);
+        let mut i = self.at;
+        while v >= 0x80 {
+            self.out[i] = v as u8 | 0x80;
+            v >>= 7;
+            i += 1;
+        }
+        self.out[i] = v as u8;
+    }
+
+    /// The key and length of the message written since `end`, in front of it.
+    #[inline(always)]
+    fn delimit(&mut self, key: u8, end: usize) {
+        self.varint((end - self.at) as u64);
+        self.byte(key);
     }
 }
 
@@ -117,49 +134,6 @@ impl Cursor<'_> {
 #[inline]
 fn delimited_len(len: usize) -> usize {
     varint_len(len as u64) + len
-}
-
-/// The bytes of a `DebugAnnotation`'s contents.
-#[inline]
-fn annotation_len(name: ArgId, arg: &Arg<'_>) -> usize {
-    1 + varint_len(name.0)
-        + 1
-        + match *arg {
-            Arg::Str(text) => delimited_len(text.len()),
-            Arg::Uint(v) => varint_len(v),
-            Arg::Int(v) => varint_len(v as u64),
-            Arg::Float(_) => 8,
-        }
-}
-
-/// Annotations whose lengths [`event_len`] keeps for [`encode`]; the lengths of any more are computed again.
-const KEPT_LENGTHS: usize = 16;
-
-/// The bytes of a `TrackEvent`'s contents; the first annotations' lengths into `lengths`.
-#[inline]
-fn event_len(event: &Event<'_, '_>, lengths: &mut [usize; KEPT_LENGTHS]) -> usize {
-    let mut len = 1 + varint_len(event.kind as u64) + 1 + varint_len(event.track);
-    if let Some(category) = event.category {
-        len += 1 + varint_len(category);
-    }
-    for (i, (name, arg)) in event.args.iter().enumerate() {
-        let annotation = annotation_len(*name, arg);
-        if let Some(kept) = lengths.get_mut(i) {
-            *kept = annotation;
-        }
-        len += 1 + delimited_len(annotation);
-    }
-    len += match event.name {
-        None => 0,
-        Some(EventName::Interned(id)) => 1 + varint_len(id),
-        Some(EventName::Text(text)) => 2 + delimited_len(text.len()),
-    };
-    len += match event.value {
-        None => 0,
-        Some(CounterValue::Int(v)) => 2 + varint_len(v as u64),
-        Some(CounterValue::Float(_)) => 2 + 8,
-    };
-    len
 }
 
 /// Appends an `InternedData` entry (`EventCategory`, `EventName`, `DebugAnnotationName`: iid 1, name 2) as
@@ -175,108 +149,108 @@ pub(super) fn put_interned(buf: &mut Vec<u8>, field: u8, iid: u64, name: &str) {
     buf.extend_from_slice(name.as_bytes());
 }
 
-/// Replaces `buf` with `event` as one `Trace.packet` on sequence `sequence`, with `interned` (the contents
-/// of an `InternedData`, empty for none) and `flags` (`sequence_flags`, 0 for none).
+/// The most bytes `event` takes as a packet with `interned` and flags: every varint counted at its longest.
+#[inline]
+fn bound(event: &Event<'_, '_>, interned: &[u8]) -> usize {
+    let mut bound = 128 + interned.len() + event.args.len() * 33;
+    if let Some(EventName::Text(text)) = event.name {
+        bound += text.len();
+    }
+    for (_, arg) in event.args {
+        if let Arg::Str(text) = arg {
+            bound += text.len();
+        }
+    }
+    bound
+}
+
+/// Writes `event` as one `Trace.packet` on sequence `sequence`, with `interned` (the contents of an
+/// `InternedData`, empty for none) and `flags` (`sequence_flags`, 0 for none), at the end of `buf` (grown
+/// as needed, never shrunk): the packet is `buf[returned..]`.
 pub(super) fn encode(
     buf: &mut Vec<u8>,
     event: &Event<'_, '_>,
     sequence: u32,
     interned: &[u8],
     flags: u32,
-) {
-    let mut lengths = [0; KEPT_LENGTHS];
-    let event_len = event_len(event, &mut lengths);
-    let mut packet_len = 1
-        + varint_len(event.timestamp)
-        + 1
-        + varint_len(sequence.into())
-        + 1
-        + delimited_len(event_len);
-    if !interned.is_empty() {
-        packet_len += 1 + delimited_len(interned.len());
+) -> usize {
+    let bound = bound(event, interned);
+    if buf.len() < bound {
+        buf.resize(bound, 0);
     }
+    let end = buf.len();
+    let mut w = Backwards { out: buf, at: end };
+    // Fields in the reverse of their numbers' order.
     if flags != 0 {
-        packet_len += 1 + varint_len(flags.into());
+        w.varint(flags.into());
+        w.byte(PACKET_SEQUENCE_FLAGS);
     }
-    let total = 1 + delimited_len(packet_len);
-    buf.clear();
-    buf.resize(total, 0);
-    let mut w = Cursor { out: buf, at: 0 };
-    w.byte(TRACE_PACKET);
-    w.varint(packet_len as u64);
-    w.byte(PACKET_TIMESTAMP);
-    w.varint(event.timestamp);
-    w.byte(PACKET_SEQUENCE_ID);
-    w.varint(sequence.into());
-    w.byte(PACKET_TRACK_EVENT);
-    w.varint(event_len as u64);
-    if let Some(category) = event.category {
-        w.byte(EVENT_CATEGORY_IID);
-        w.varint(category);
+    if !interned.is_empty() {
+        w.bytes(interned);
+        w.varint(interned.len() as u64);
+        w.byte(PACKET_INTERNED_DATA);
     }
-    for (i, (name, arg)) in event.args.iter().enumerate() {
-        let len = match lengths.get(i) {
-            Some(&len) => len,
-            None => annotation_len(*name, arg),
-        };
-        w.byte(EVENT_ANNOTATION);
-        w.varint(len as u64);
-        w.byte(ANNOTATION_NAME_IID);
-        w.varint(name.0);
-        match *arg {
-            Arg::Uint(v) => {
-                w.byte(ANNOTATION_UINT);
-                w.varint(v);
-            }
-            Arg::Int(v) => {
-                w.byte(ANNOTATION_INT);
-                w.varint(v as u64);
-            }
-            Arg::Float(v) => {
-                w.byte(ANNOTATION_DOUBLE);
-                w.bytes(&v.to_le_bytes());
-            }
-            Arg::Str(text) => {
-                w.byte(ANNOTATION_STRING);
-                w.varint(text.len() as u64);
-                w.bytes(text.as_bytes());
-            }
-        }
-    }
-    w.byte(EVENT_TYPE);
-    w.varint(event.kind as u64);
-    if let Some(EventName::Interned(id)) = event.name {
-        w.byte(EVENT_NAME_IID);
-        w.varint(id);
-    }
-    w.byte(EVENT_TRACK_UUID);
-    w.varint(event.track);
-    if let Some(EventName::Text(text)) = event.name {
-        w.bytes(&EVENT_NAME);
-        w.varint(text.len() as u64);
-        w.bytes(text.as_bytes());
-    }
+    let event_end = w.at;
     match event.value {
         None => {}
         Some(CounterValue::Int(v)) => {
-            w.bytes(&EVENT_COUNTER_VALUE);
             w.varint(v as u64);
+            w.bytes(&EVENT_COUNTER_VALUE);
         }
         Some(CounterValue::Float(v)) => {
-            w.bytes(&EVENT_DOUBLE_COUNTER_VALUE);
             w.bytes(&v.to_le_bytes());
+            w.bytes(&EVENT_DOUBLE_COUNTER_VALUE);
         }
     }
-    if !interned.is_empty() {
-        w.byte(PACKET_INTERNED_DATA);
-        w.varint(interned.len() as u64);
-        w.bytes(interned);
+    if let Some(EventName::Text(text)) = event.name {
+        w.bytes(text.as_bytes());
+        w.varint(text.len() as u64);
+        w.bytes(&EVENT_NAME);
     }
-    if flags != 0 {
-        w.byte(PACKET_SEQUENCE_FLAGS);
-        w.varint(flags.into());
+    w.varint(event.track);
+    w.byte(EVENT_TRACK_UUID);
+    if let Some(EventName::Interned(id)) = event.name {
+        w.varint(id);
+        w.byte(EVENT_NAME_IID);
     }
-    debug_assert_eq!(w.at, total);
+    w.varint(event.kind as u64);
+    w.byte(EVENT_TYPE);
+    for (name, arg) in event.args.iter().rev() {
+        let annotation_end = w.at;
+        match *arg {
+            Arg::Uint(v) => {
+                w.varint(v);
+                w.byte(ANNOTATION_UINT);
+            }
+            Arg::Int(v) => {
+                w.varint(v as u64);
+                w.byte(ANNOTATION_INT);
+            }
+            Arg::Float(v) => {
+                w.bytes(&v.to_le_bytes());
+                w.byte(ANNOTATION_DOUBLE);
+            }
+            Arg::Str(text) => {
+                w.bytes(text.as_bytes());
+                w.varint(text.len() as u64);
+                w.byte(ANNOTATION_STRING);
+            }
+        }
+        w.varint(name.0);
+        w.byte(ANNOTATION_NAME_IID);
+        w.delimit(EVENT_ANNOTATION, annotation_end);
+    }
+    if let Some(category) = event.category {
+        w.varint(category);
+        w.byte(EVENT_CATEGORY_IID);
+    }
+    w.delimit(PACKET_TRACK_EVENT, event_end);
+    w.varint(sequence.into());
+    w.byte(PACKET_SEQUENCE_ID);
+    w.varint(event.timestamp);
+    w.byte(PACKET_TIMESTAMP);
+    w.delimit(TRACE_PACKET, end);
+    w.at
 }
 
 /// `event` as `prost`'s message, as [`encode`] writes it.
@@ -436,8 +410,9 @@ mod tests {
                     .collect(),
                 ..proto::InternedData::default()
             });
-            let mut ours = vec![0xff; 3];
-            encode(&mut ours, &event, sequence, &interned, flags);
+            let mut buf = vec![0xff; 3];
+            let start = encode(&mut buf, &event, sequence, &interned, flags);
+            let ours = buf[start..].to_vec();
             let expected = message(&event, sequence, interned_message, flags);
             let prosts = proto::Trace { packet: vec![expected.clone()] }.encode_to_vec();
             prop_assert_eq!(&ours, &prosts);

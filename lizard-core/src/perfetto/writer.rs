@@ -557,8 +557,8 @@ impl<W: Write> TraceWriter<W> {
         } else {
             0
         };
-        encode(&mut self.buf, &event, SEQUENCE, &self.interned, flags);
-        self.out.write_all(&self.buf)
+        let start = encode(&mut self.buf, &event, SEQUENCE, &self.interned, flags);
+        self.out.write_all(&self.buf[start..])
     }
 
     /// Writes `packet` as the next `Trace.packet` field, on the writer's sequence.
