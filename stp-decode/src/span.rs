@@ -85,9 +85,8 @@ fn contains(text: &str, pattern: &str) -> bool {
     let middle = pattern.get(1..n - 1).unwrap_or_default();
     let first_word = u64::from(first) * 0x0101_0101_0101_0101;
     let last_word = u64::from(last) * 0x0101_0101_0101_0101;
-    let mut at = 0;
-    // Starts at..at + 8 are in one word when the last byte of the last of them is in the text.
-    while at + n + 7 <= text.len() {
+    // The eight starts from `at` on, matched on the first and last bytes, then whole.
+    let word_has = |at: usize| {
         let mut hits =
             zero_bytes((word(text, at) ^ first_word) | (word(text, at + n - 1) ^ last_word));
         while hits != 0 {
@@ -97,9 +96,26 @@ fn contains(text: &str, pattern: &str) -> bool {
             }
             hits &= hits - 1;
         }
+        false
+    };
+    let last_start = text.len() - n;
+    if last_start < 7 {
+        // Fewer than eight starts: one by one, on the first and last bytes first.
+        return (0..=last_start).any(|start| {
+            text[start] == first
+                && text[start + n - 1] == last
+                && (n <= 2 || &text[start + 1..start + n - 1] == middle)
+        });
+    }
+    let mut at = 0;
+    while at + 7 <= last_start {
+        if word_has(at) {
+            return true;
+        }
         at += 8;
     }
-    (at..=text.len() - n).any(|start| &text[start..start + n] == pattern)
+    // The last starts, in a word that overlaps the one before.
+    at <= last_start && word_has(last_start - 7)
 }
 
 /// A span: its name, and what starts and ends it.
