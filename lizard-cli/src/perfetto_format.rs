@@ -22,7 +22,8 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use lizard_core::perfetto::{
-    Arg, Clock, CounterTrack, CounterValue, GpuCounterSpec, GpuUnit, TraceWriter, TrackId, Unit,
+    Arg, Clock, CounterTrack, CounterValue, GpuCounterSpec, GpuUnit, Name, TraceWriter, TrackId,
+    Unit,
 };
 use serde_json::Number;
 
@@ -94,6 +95,8 @@ pub fn write(capture: &Capture, out: impl Write) -> io::Result<()> {
     gpu_counters(&mut trace, capture, top, start)?;
 
     let mut processes: BTreeMap<u32, TrackId> = BTreeMap::new();
+    let category = trace.intern_category("lizard-trace");
+    let [file, line, seq, bytes] = ["file", "line", "seq", "bytes"].map(|a| trace.intern_arg(a));
     for r in &capture.trace_records {
         let process = match processes.get(&r.pid) {
             Some(&process) => process,
@@ -104,16 +107,18 @@ pub fn write(capture: &Capture, out: impl Write) -> io::Result<()> {
                 process
             }
         };
+        // A module names many records: its name is written once.
+        let module = trace.intern_name(&r.module);
         trace.instant(
             process,
             r.timestamp_ns,
-            &r.module,
-            "lizard-trace",
+            module.into(),
+            Some(category),
             &[
-                ("file", Arg::Str(&r.file)),
-                ("line", Arg::Uint(u64::from(r.line))),
-                ("seq", Arg::Uint(r.seq)),
-                ("bytes", Arg::Uint(r.bytes)),
+                (file, Arg::Str(&r.file)),
+                (line, Arg::Uint(u64::from(r.line))),
+                (seq, Arg::Uint(r.seq)),
+                (bytes, Arg::Uint(r.bytes)),
             ],
         )?;
     }
@@ -175,12 +180,14 @@ fn mark_without_value<W: Write>(
         return Ok(());
     }
     let reason = c.no_value.as_deref().unwrap_or("no value");
+    let category = trace.intern_category("no value");
+    let reason_arg = trace.intern_arg("reason");
     trace.instant(
         top,
         start,
-        &format!("{}: no value", c.counter_name()),
-        "no value",
-        &[("reason", Arg::Str(reason))],
+        Name::Text(&format!("{}: no value", c.counter_name())),
+        Some(category),
+        &[(reason_arg, Arg::Str(reason))],
     )
 }
 

@@ -23,6 +23,13 @@ fn scratch(name: &str) -> PathBuf {
 
 /// The trace at `path` as `decode.py` reads it with Perfetto's module; `None` (a printed skip) without it.
 fn decode(path: &Path) -> Option<Value> {
+    let output = decode_py(path)?;
+    assert!(output.status.success(), "decode.py: {}", stderr(&output));
+    Some(serde_json::from_slice(&output.stdout).expect("decode.py's JSON"))
+}
+
+/// `decode.py`'s run on the trace at `path`; `None` (a printed skip) without Perfetto's module.
+fn decode_py(path: &Path) -> Option<std::process::Output> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto/decode.py");
     let output = Command::new("python3").arg(script).arg(path).output();
     let missing = match &output {
@@ -38,9 +45,100 @@ fn decode(path: &Path) -> Option<Value> {
         println!("skipped: {missing}");
         return None;
     }
-    let output = output.expect("checked above");
-    assert!(output.status.success(), "decode.py: {}", stderr(&output));
-    Some(serde_json::from_slice(&output.stdout).expect("decode.py's JSON"))
+    Some(output.expect("checked above"))
+}
+
+#[test]
+fn the_decoder_refuses_an_interned_name_undefined_or_used_without_the_flag() {
+    use lizard_core::perfetto::proto::{
+        EventName, InternedData, Trace, TracePacket, TrackEvent, SEQ_INCREMENTAL_STATE_CLEARED,
+        SEQ_NEEDS_INCREMENTAL_STATE, TYPE_INSTANT,
+    };
+    use prost::Message;
+
+    let dir = scratch("interning");
+    let clear = TracePacket {
+        trusted_packet_sequence_id: Some(1),
+        sequence_flags: Some(SEQ_INCREMENTAL_STATE_CLEARED),
+        ..TracePacket::default()
+    };
+    let instant = |sequence: u32, flags: Option<u32>, defines: bool| TracePacket {
+        timestamp: Some(10),
+        trusted_packet_sequence_id: Some(sequence),
+        sequence_flags: flags,
+        interned_data: defines.then(|| InternedData {
+            event_names: vec![EventName {
+                iid: Some(1),
+                name: Some("draw".into()),
+            }],
+            ..InternedData::default()
+        }),
+        track_event: Some(TrackEvent {
+            r#type: Some(TYPE_INSTANT),
+            track_uuid: Some(1),
+            name_iid: Some(1),
+            ..TrackEvent::default()
+        }),
+        ..TracePacket::default()
+    };
+    let needs = Some(SEQ_NEEDS_INCREMENTAL_STATE);
+    let cases = [
+        (
+            "defined",
+            vec![clear.clone(), instant(1, needs, true)],
+            true,
+        ),
+        (
+            "undefined",
+            vec![clear.clone(), instant(1, needs, false)],
+            false,
+        ),
+        (
+            "unflagged",
+            vec![clear.clone(), instant(1, None, true)],
+            false,
+        ),
+        // Interned strings are the sequence's own: another sequence's are not defined here.
+        (
+            "other_sequence",
+            vec![
+                clear.clone(),
+                instant(1, needs, true),
+                TracePacket {
+                    trusted_packet_sequence_id: Some(2),
+                    ..clear.clone()
+                },
+                instant(2, needs, false),
+            ],
+            false,
+        ),
+        // A sequence whose state was never cleared has no interned strings.
+        ("not_cleared", vec![instant(1, needs, true)], false),
+    ];
+    for (name, packets, valid) in cases {
+        let path = dir.join(format!("{name}.pftrace"));
+        std::fs::write(&path, Trace { packet: packets }.encode_to_vec()).unwrap();
+        let Some(output) = decode_py(&path) else {
+            return;
+        };
+        assert_eq!(
+            output.status.success(),
+            valid,
+            "{name}: {}",
+            stderr(&output)
+        );
+        if valid {
+            let trace: Value = serde_json::from_slice(&output.stdout).unwrap();
+            assert_eq!(trace["instants"][0]["name"], "draw");
+        } else {
+            assert!(
+                stderr(&output).contains("interned data"),
+                "{name}: {}",
+                stderr(&output)
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Runs `lizard args` and asserts it exited 0.
@@ -184,6 +282,7 @@ fn check(doc: &Value, trace: &Value) -> usize {
                 .find(|i| i["name"] == mark.as_str())
                 .unwrap_or_else(|| panic!("no instant {mark}"));
             assert_eq!(instant["args"]["reason"], c["no_value"]);
+            assert_eq!(instant["categories"], json!(["no value"]));
         }
     }
     compared
@@ -440,6 +539,7 @@ fn mali_counters_become_perfetto_gpu_counters_and_trace_records_instants_of_thei
     assert_eq!(record["ts"].as_u64(), Some(zero + start + 1_000));
     assert_eq!(record["args"]["line"], 42);
     assert_eq!(record["args"]["file"], "app.c");
+    assert_eq!(record["categories"], json!(["lizard-trace"]));
     let process = &trace["tracks"][record["track"].to_string()];
     assert_eq!(process["pid"], 4242, "{process}");
     let _ = std::fs::remove_dir_all(&dir);

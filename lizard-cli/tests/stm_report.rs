@@ -353,6 +353,22 @@ fn a_keystone_dump_and_its_elf_open_as_a_timeline_of_readable_messages() {
         })
         .count() as u64;
     assert_eq!(message_instants, messages, "an instant per message");
+    // Each message's category is its protocol, or `values` for a message without an STMLib header.
+    let frame_start = instants
+        .iter()
+        .find(|i| {
+            let name = i["name"].as_str().unwrap();
+            i["track"].as_u64() == Some(dsp3_log)
+                && name.starts_with("frame ")
+                && name.ends_with(" start")
+        })
+        .expect("a frame start on DSP3");
+    assert_eq!(frame_start["categories"], serde_json::json!(["printf"]));
+    assert_eq!(frame_start["args"]["protocol"], "printf");
+    assert_eq!(frame_start["args"]["master"], 3);
+    assert!(instants
+        .iter()
+        .any(|i| i["categories"] == serde_json::json!(["values"])));
     let slices = t["slices"].as_array().unwrap();
     assert_eq!(slices.len() as u64, span["count"].as_u64().unwrap());
     let dsp3_span = uuid_of("span frame", Some("DSP3"));
@@ -364,6 +380,9 @@ fn a_keystone_dump_and_its_elf_open_as_a_timeline_of_readable_messages() {
     assert!(dsp3_slices
         .iter()
         .all(|s| s["end"].as_u64().unwrap() - s["begin"].as_u64().unwrap() == 16_000));
+    assert!(slices.iter().all(|s| s["name"] == "frame"
+        && s["categories"] == serde_json::json!(["span"])
+        && s["args"]["duration"] == s["end"].as_u64().unwrap() - s["begin"].as_u64().unwrap()));
 }
 
 #[test]

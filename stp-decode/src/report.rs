@@ -306,12 +306,34 @@ fn add_torn(stats: &mut TornStats, torn: &Torn) {
     *stats.by_cause.entry(torn.cause.name()).or_default() += 1;
 }
 
-/// Per-master and per-channel counters, found through a one-entry cache.
-#[derive(Debug, Clone, Default)]
+/// Slots of [`MasterTable`]'s cache.
+const CHANNEL_SLOTS: usize = 128;
+
+/// The cache slot of `(master, channel)`: the channel's low bits mixed with the master's, so that the
+/// channels of masters that interleave (every DSP writing its channel 1) keep their own slots.
+#[inline]
+fn channel_slot(master: u16, channel: u16) -> usize {
+    (usize::from(channel) ^ usize::from(master) << 3) % CHANNEL_SLOTS
+}
+
+/// Per-master and per-channel counters, found through a cache of recent channels.
+#[derive(Debug, Clone)]
 struct MasterTable {
     list: Vec<(MasterStats, BTreeMap<u16, usize>)>,
     index: BTreeMap<u16, usize>,
-    last: Option<(u16, u16, usize, usize)>,
+    /// By [`channel_slot`]: `(master << 16 | channel, master's position, channel's position)`, the key
+    /// `u32::MAX` when empty (channel 0xffff of master 0xffff is never cached).
+    cache: [(u32, u32, u32); CHANNEL_SLOTS],
+}
+
+impl Default for MasterTable {
+    fn default() -> Self {
+        MasterTable {
+            list: Vec::new(),
+            index: BTreeMap::new(),
+            cache: [(u32::MAX, 0, 0); CHANNEL_SLOTS],
+        }
+    }
 }
 
 impl MasterTable {
@@ -346,10 +368,11 @@ impl MasterTable {
         master: u16,
         channel: u16,
     ) -> (&mut MasterStats, usize) {
-        if let Some((m, c, mi, ci)) = self.last {
-            if m == master && c == channel {
-                return (&mut self.list[mi].0, ci);
-            }
+        let key = u32::from(master) << 16 | u32::from(channel);
+        let slot = channel_slot(master, channel);
+        let (cached, mi, ci) = self.cache[slot];
+        if cached == key {
+            return (&mut self.list[mi as usize].0, ci as usize);
         }
         self.master(names, master);
         let mi = self.index[&master];
@@ -362,7 +385,11 @@ impl MasterTable {
             });
             stats.channels.len() - 1
         });
-        self.last = Some((master, channel, mi, ci));
+        if let (Ok(m), Ok(c)) = (u32::try_from(mi), u32::try_from(ci)) {
+            if key != u32::MAX {
+                self.cache[slot] = (key, m, c);
+            }
+        }
         (&mut self.list[mi].0, ci)
     }
 }
@@ -939,7 +966,9 @@ impl Core<'_> {
                 })?;
                 for (index, span) in self.spans.iter_mut().enumerate() {
                     let master = message.master;
-                    if span.open.contains_key(&master) && span.spec.ends(&message) {
+                    // The end is tried once per message: it closes an open span, or is unmatched.
+                    let ends = span.spec.ends(&message);
+                    if ends && span.open.contains_key(&master) {
                         let begin = span.open.remove(&master).unwrap_or(time);
                         let end = time.max(begin);
                         span.durations.record(end - begin);
@@ -954,7 +983,7 @@ impl Core<'_> {
                         if span.open.insert(master, time).is_some() {
                             span.restarts += 1;
                         }
-                    } else if span.spec.ends(&message) {
+                    } else if ends {
                         span.unmatched_ends += 1;
                     }
                 }

@@ -43,9 +43,79 @@ impl Matcher {
     pub fn matches(&self, message: &Message<'_>) -> bool {
         match self {
             Matcher::Value(v) => message.kind == MessageKind::Values && message.values.contains(v),
-            Matcher::Text(t) => message.text.contains(t.as_str()),
+            Matcher::Text(t) => contains(message.text, t),
         }
     }
+}
+
+/// The longest pattern [`contains`] searches a word at a time; longer ones go to `str::contains`.
+const SHORT: usize = 64;
+
+/// `0x80` in each byte of a word that is zero in `x`, nothing elsewhere.
+#[inline]
+fn zero_bytes(x: u64) -> u64 {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    !(((x & LOW7) + LOW7) | x | LOW7)
+}
+
+/// The eight bytes of `bytes` at `at`, little-endian.
+#[inline]
+fn word(bytes: &[u8], at: usize) -> u64 {
+    let mut w = [0; 8];
+    w.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(w)
+}
+
+/// Whether `pattern` occurs in `text`: `str::contains`, eight starting positions at a time for a short
+/// pattern. Each word of starts is matched on the pattern's first and last bytes at once; only the
+/// positions where both match are compared whole.
+#[inline]
+fn contains(text: &str, pattern: &str) -> bool {
+    if pattern.len() > SHORT {
+        return text.contains(pattern);
+    }
+    let (text, pattern) = (text.as_bytes(), pattern.as_bytes());
+    let n = pattern.len();
+    let (Some(&first), Some(&last)) = (pattern.first(), pattern.last()) else {
+        return true;
+    };
+    if n > text.len() {
+        return false;
+    }
+    let middle = pattern.get(1..n - 1).unwrap_or_default();
+    let first_word = u64::from(first) * 0x0101_0101_0101_0101;
+    let last_word = u64::from(last) * 0x0101_0101_0101_0101;
+    // The eight starts from `at` on, matched on the first and last bytes, then whole.
+    let word_has = |at: usize| {
+        let mut hits =
+            zero_bytes((word(text, at) ^ first_word) | (word(text, at + n - 1) ^ last_word));
+        while hits != 0 {
+            let start = at + (hits.trailing_zeros() / 8) as usize;
+            if n <= 2 || &text[start + 1..start + n - 1] == middle {
+                return true;
+            }
+            hits &= hits - 1;
+        }
+        false
+    };
+    let last_start = text.len() - n;
+    if last_start < 7 {
+        // Fewer than eight starts: one by one, on the first and last bytes first.
+        return (0..=last_start).any(|start| {
+            text[start] == first
+                && text[start + n - 1] == last
+                && (n <= 2 || &text[start + 1..start + n - 1] == middle)
+        });
+    }
+    let mut at = 0;
+    while at + 7 <= last_start {
+        if word_has(at) {
+            return true;
+        }
+        at += 8;
+    }
+    // The last starts, in a word that overlaps the one before.
+    at <= last_start && word_has(last_start - 7)
 }
 
 /// A span: its name, and what starts and ends it.
@@ -175,6 +245,57 @@ impl FromStr for SpanSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::string::String;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        /// The word-at-a-time search finds what `str::contains` finds, on texts of few letters (so that
+        /// patterns occur, partly and whole, at every offset of a word) and on any text.
+        #[test]
+        fn contains_is_str_contains(
+            text in "[ab\u{e9}]{0,90}",
+            pattern in "[ab\u{e9}]{0,70}",
+            any_text in ".{0,40}",
+            cut in any::<prop::sample::Index>(),
+            len in 0usize..80,
+        ) {
+            prop_assert_eq!(contains(&text, &pattern), text.contains(pattern.as_str()));
+            prop_assert_eq!(contains(&any_text, &pattern), any_text.contains(pattern.as_str()));
+            // A piece of the text itself, which occurs.
+            let bytes = text.as_bytes();
+            let start = cut.index(bytes.len() + 1);
+            let end = (start + len).min(bytes.len());
+            if let Ok(piece) = core::str::from_utf8(&bytes[start..end]) {
+                prop_assert!(contains(&text, piece));
+                let mut longer = String::from(piece);
+                longer.push('b');
+                prop_assert_eq!(contains(&text, &longer), text.contains(longer.as_str()));
+            }
+        }
+    }
+
+    #[test]
+    fn contains_at_every_offset_of_a_word() {
+        let text = "x".repeat(40);
+        for n in 1..=20 {
+            for at in 0..=40 - n {
+                let mut t = text.clone();
+                let pattern: String = "ab".repeat(n).chars().take(n).collect();
+                t.replace_range(at..at + n, &pattern);
+                assert!(contains(&t, &pattern), "{n} at {at}");
+                let mut near = pattern.clone().into_bytes();
+                near[n / 2] = b'z';
+                let near = String::from_utf8(near).unwrap();
+                assert_eq!(
+                    contains(&t, &near),
+                    t.contains(near.as_str()),
+                    "{n} at {at}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn every_bad_span_says_why() {

@@ -37,16 +37,67 @@ use std::string::{String, ToString};
 use std::vec::Vec;
 use std::{format, vec};
 
-use lizard_core::perfetto::{Arg, Clock, CounterTrack, CounterValue, TraceWriter, TrackId, Unit};
+use lizard_core::perfetto::{
+    Arg, ArgId, CategoryId, Clock, CounterTrack, CounterValue, Name, NameId, TraceWriter, TrackId,
+    Unit,
+};
 
 use crate::cptracer::Layout;
 use crate::dict::Dictionary;
 use crate::keystone::Masters;
 use crate::message::MessageKind;
 use crate::report::{Loss, ReportEvent, ReportSink};
+use crate::stmlib::Protocol;
 
 /// The longest instant name written, in bytes; longer texts are cut at a character boundary.
 const MAX_NAME: usize = 512;
+
+/// Slots of the channel track cache, indexed by master and channel.
+const CHANNEL_SLOTS: usize = 128;
+
+/// A protocol's slot among a message's categories (`PerfettoTimeline::message_categories`).
+fn protocol_slot(protocol: Protocol) -> usize {
+    match protocol {
+        Protocol::Printf => 0,
+        Protocol::PutMsg => 1,
+        Protocol::PutBuf => 2,
+        Protocol::Internal => 3,
+        Protocol::PrintfStrings => 4,
+        Protocol::Other(_) => 5,
+    }
+}
+
+/// The interned names of the events' arguments.
+#[derive(Debug, Clone, Copy)]
+struct ArgNames {
+    master: ArgId,
+    channel: ArgId,
+    packets: ArgId,
+    bytes: ArgId,
+    timestamp: ArgId,
+    protocol: ArgId,
+    reason: ArgId,
+    raw: ArgId,
+    duration: ArgId,
+    value: ArgId,
+}
+
+impl ArgNames {
+    fn new<W: Write>(trace: &mut TraceWriter<W>) -> Self {
+        ArgNames {
+            master: trace.intern_arg("master"),
+            channel: trace.intern_arg("channel"),
+            packets: trace.intern_arg("packets"),
+            bytes: trace.intern_arg("bytes"),
+            timestamp: trace.intern_arg("timestamp"),
+            protocol: trace.intern_arg("protocol"),
+            reason: trace.intern_arg("reason"),
+            raw: trace.intern_arg("raw"),
+            duration: trace.intern_arg("duration"),
+            value: trace.intern_arg("value"),
+        }
+    }
+}
 
 /// Writes a report's events as a Perfetto trace; see the module documentation.
 #[derive(Debug)]
@@ -62,7 +113,20 @@ pub struct PerfettoTimeline<'d, W: Write> {
     channel_tracks: BTreeMap<(u16, u16), TrackId>,
     span_tracks: BTreeMap<(usize, u16), TrackId>,
     cptracer_tracks: BTreeMap<u16, TrackId>,
+    /// The track of a recent `(master, channel)`, in the slot of its low bits: `(master << 16 | channel,
+    /// track)`, `u32::MAX` when empty (no channel 0xffff of master 0xffff is cached).
+    channel_cache: [(u32, TrackId); CHANNEL_SLOTS],
+    /// Each span's name, once interned.
+    span_names: Vec<Option<NameId>>,
+    /// The categories interned so far (a handful: protocols, `values`, `span`, …).
+    categories: Vec<(&'static str, CategoryId)>,
+    /// A message's category by [`protocol_slot`], 6 for values, 7 for undecodable.
+    message_categories: [Option<CategoryId>; 8],
+    args: ArgNames,
+    /// A CP Tracer layout's field names, interned.
+    layout_args: Vec<ArgId>,
     name: String,
+    protocol: String,
 }
 
 impl<'d, W: Write> PerfettoTimeline<'d, W> {
@@ -74,6 +138,7 @@ impl<'d, W: Write> PerfettoTimeline<'d, W> {
             "STM system trace: a track per master, per channel under it; times from the first timestamp",
             None,
         )?;
+        let args = ArgNames::new(&mut trace);
         Ok(PerfettoTimeline {
             trace,
             masters,
@@ -86,12 +151,24 @@ impl<'d, W: Write> PerfettoTimeline<'d, W> {
             channel_tracks: BTreeMap::new(),
             span_tracks: BTreeMap::new(),
             cptracer_tracks: BTreeMap::new(),
+            channel_cache: [(u32::MAX, top); CHANNEL_SLOTS],
+            span_names: Vec::new(),
+            categories: Vec::new(),
+            message_categories: [None; 8],
+            args,
+            layout_args: Vec::new(),
             name: String::new(),
+            protocol: String::new(),
         })
     }
 
     /// CP Tracer words are shown with the fields of `layout`.
     pub fn with_layout(mut self, layout: Layout) -> Self {
+        self.layout_args = layout
+            .fields()
+            .iter()
+            .map(|f| self.trace.intern_arg(&f.name))
+            .collect();
         self.layout = Some(layout);
         self
     }
@@ -114,7 +191,21 @@ impl<'d, W: Write> PerfettoTimeline<'d, W> {
         Ok(t)
     }
 
+    /// The track of `channel` of `master`: from the cache, else the map, else a new track.
+    #[inline]
     fn channel(&mut self, master: u16, channel: u16) -> io::Result<TrackId> {
+        let key = u32::from(master) << 16 | u32::from(channel);
+        let slot = (usize::from(channel) ^ usize::from(master) << 3) % CHANNEL_SLOTS;
+        let (cached, track) = self.channel_cache[slot];
+        if cached == key {
+            return Ok(track);
+        }
+        let track = self.channel_track(master, channel)?;
+        self.channel_cache[slot] = (key, track);
+        Ok(track)
+    }
+
+    fn channel_track(&mut self, master: u16, channel: u16) -> io::Result<TrackId> {
         if let Some(&t) = self.channel_tracks.get(&(master, channel)) {
             return Ok(t);
         }
@@ -141,6 +232,17 @@ impl<'d, W: Write> PerfettoTimeline<'d, W> {
         Ok(t)
     }
 
+    /// `category` interned, once.
+    #[inline]
+    fn category(&mut self, category: &'static str) -> CategoryId {
+        if let Some(&(_, id)) = self.categories.iter().find(|(c, _)| *c == category) {
+            return id;
+        }
+        let id = self.trace.intern_category(category);
+        self.categories.push((category, id));
+        id
+    }
+
     /// `text` cut to [`MAX_NAME`] bytes at a character boundary, into `self.name`.
     fn set_name(&mut self, text: &str) {
         self.name.clear();
@@ -165,58 +267,84 @@ impl<W: Write> ReportSink for PerfettoTimeline<'_, W> {
         match *event {
             ReportEvent::Message { time, message } => {
                 let track = self.channel(message.master, message.channel)?;
-                let (category, reason) = match message.kind {
-                    MessageKind::Stmlib { protocol } => (protocol.name(), None),
-                    MessageKind::Values => ("values", None),
-                    MessageKind::Undecodable { reason, .. } => ("undecodable", Some(reason)),
+                let (category, slot, reason) = match message.kind {
+                    MessageKind::Stmlib { protocol } => {
+                        (protocol.name(), protocol_slot(protocol), None)
+                    }
+                    MessageKind::Values => ("values", 6, None),
+                    MessageKind::Undecodable { reason, .. } => ("undecodable", 7, Some(reason)),
                 };
+                let category = match self.message_categories[slot] {
+                    Some(id) => id,
+                    None => {
+                        let id = self.category(category);
+                        self.message_categories[slot] = Some(id);
+                        id
+                    }
+                };
+                // The text is the name as it is, unless it is empty or too long or undecodable.
+                let text_is_name =
+                    reason.is_none() && !message.text.is_empty() && message.text.len() <= MAX_NAME;
                 match reason {
                     Some(reason) => {
                         self.name.clear();
                         let _ = write!(self.name, "raw ({reason})");
                     }
+                    None if text_is_name => {}
                     None => self.set_name(message.text),
                 }
-                let protocol = message.kind.protocol().map(|p| p.to_string());
+                let protocol = match message.kind.protocol() {
+                    None => None,
+                    Some(p @ Protocol::Other(_)) => {
+                        self.protocol.clear();
+                        let _ = write!(self.protocol, "{p}");
+                        Some(self.protocol.as_str())
+                    }
+                    Some(p) => Some(p.name()),
+                };
                 let reason = reason.map(|r| r.to_string());
-                let mut args: [(&str, Arg<'_>); 7] = [
-                    ("master", Arg::Uint(message.master.into())),
-                    ("channel", Arg::Uint(message.channel.into())),
-                    ("packets", Arg::Uint(message.packets.into())),
-                    ("bytes", Arg::Uint(message.bytes.len() as u64)),
-                    ("timestamp", Arg::Uint(message.timestamp.unwrap_or(0))),
-                    ("protocol", Arg::Str("")),
-                    ("reason", Arg::Str("")),
+                let a = self.args;
+                let mut args: [(ArgId, Arg<'_>); 8] = [
+                    (a.master, Arg::Uint(message.master.into())),
+                    (a.channel, Arg::Uint(message.channel.into())),
+                    (a.packets, Arg::Uint(message.packets.into())),
+                    (a.bytes, Arg::Uint(message.bytes.len() as u64)),
+                    (a.timestamp, Arg::Uint(message.timestamp.unwrap_or(0))),
+                    (a.protocol, Arg::Str("")),
+                    (a.reason, Arg::Str("")),
+                    (a.raw, Arg::Str("")),
                 ];
                 let mut n = 4 + usize::from(message.timestamp.is_some());
-                if let Some(p) = &protocol {
-                    args[n] = ("protocol", Arg::Str(p));
+                if let Some(p) = protocol {
+                    args[n] = (a.protocol, Arg::Str(p));
                     n += 1;
                 }
                 if let Some(r) = &reason {
-                    args[n] = ("reason", Arg::Str(r));
+                    args[n] = (a.reason, Arg::Str(r));
                     n += 1;
-                    args[n] = ("raw", Arg::Str(message.text));
+                    args[n] = (a.raw, Arg::Str(message.text));
                     n += 1;
                 }
-                let name = std::mem::take(&mut self.name);
-                let result =
-                    self.trace
-                        .instant(track, time, &name, category, &args[..n.min(args.len())]);
-                self.name = name;
-                result
+                let name = if text_is_name {
+                    Name::Text(message.text)
+                } else {
+                    Name::Text(&self.name)
+                };
+                self.trace
+                    .instant(track, time, name, Some(category), &args[..n])
             }
             ReportEvent::Torn { time, torn } => {
                 let track = self.channel(torn.master, torn.channel)?;
+                let category = self.category("torn");
                 let name = format!("torn: {}", torn.cause.name());
                 self.trace.instant(
                     track,
                     time,
-                    &name,
-                    "torn",
+                    Name::Text(&name),
+                    Some(category),
                     &[
-                        ("packets", Arg::Uint(torn.packets.into())),
-                        ("bytes", Arg::Uint(torn.bytes)),
+                        (self.args.packets, Arg::Uint(torn.packets.into())),
+                        (self.args.bytes, Arg::Uint(torn.bytes)),
                     ],
                 )
             }
@@ -236,13 +364,19 @@ impl<W: Write> ReportSink for PerfettoTimeline<'_, W> {
                         t
                     }
                 };
+                if self.span_names.len() <= span {
+                    self.span_names.resize(span + 1, None);
+                }
+                let name =
+                    *self.span_names[span].get_or_insert_with(|| self.trace.intern_name(name));
+                let category = self.category("span");
                 self.trace.slice(
                     track,
                     begin,
                     end,
-                    name,
-                    "span",
-                    &[("duration", Arg::Uint(end - begin))],
+                    name.into(),
+                    Some(category),
+                    &[(self.args.duration, Arg::Uint(end - begin))],
                 )
             }
             ReportEvent::CpTracer {
@@ -266,17 +400,20 @@ impl<W: Write> ReportSink for PerfettoTimeline<'_, W> {
                 };
                 self.name.clear();
                 let _ = write!(self.name, "0x{word:08x}");
-                let mut args: Vec<(&str, Arg<'_>)> = vec![("channel", Arg::Uint(channel.into()))];
+                let category = self.category("cptracer");
+                let mut args: Vec<(ArgId, Arg<'_>)> =
+                    vec![(self.args.channel, Arg::Uint(channel.into()))];
                 if let Some(layout) = &self.layout {
                     args.extend(
                         layout
                             .fields()
                             .iter()
-                            .map(|f| (f.name.as_str(), Arg::Uint(f.get(word).into()))),
+                            .zip(&self.layout_args)
+                            .map(|(f, &id)| (id, Arg::Uint(f.get(word).into()))),
                     );
                 }
                 self.trace
-                    .instant(track, time, &self.name, "cptracer", &args)
+                    .instant(track, time, Name::Text(&self.name), Some(category), &args)
             }
             ReportEvent::Window { begin, end, bytes } => {
                 let track = match self.throughput {
@@ -311,8 +448,14 @@ impl<W: Write> ReportSink for PerfettoTimeline<'_, W> {
                     ),
                     Loss::GlobalOverflow { value } => ("GERR".to_string(), value.into()),
                 };
-                self.trace
-                    .instant(track, time, &name, "loss", &[("value", Arg::Uint(value))])
+                let category = self.category("loss");
+                self.trace.instant(
+                    track,
+                    time,
+                    Name::Text(&name),
+                    Some(category),
+                    &[(self.args.value, Arg::Uint(value))],
+                )
             }
         }
     }

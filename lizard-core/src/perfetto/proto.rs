@@ -2,9 +2,11 @@
 //! field numbers (`protos/perfetto/trace/trace_packet.proto`, `track_event/track_descriptor.proto`,
 //! `track_event/counter_descriptor.proto`, `track_event/track_event.proto`,
 //! `track_event/debug_annotation.proto`, `gpu/gpu_counter_event.proto`,
-//! `common/gpu_counter_descriptor.proto`, `clock_snapshot.proto`). Only the fields written are declared: a
-//! reader of the full schema reads them as its own. `TracePacket`'s data fields are one `oneof` in the
-//! schema; here they are separate optional fields, which encode the same way when one is set.
+//! `common/gpu_counter_descriptor.proto`, `clock_snapshot.proto`, `interned_data/interned_data.proto`). Only
+//! the fields written are declared: a reader of the full schema reads them as its own. `TracePacket`'s data
+//! fields are one `oneof` in the schema; here they are separate optional fields, which encode the same way
+//! when one is set. `prost` writes a message's fields in the order of their numbers, as the writer's own
+//! encoder of events does: both give the same bytes.
 
 /// `perfetto.protos.Trace`: the file.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -32,6 +34,9 @@ pub struct TracePacket {
     /// Clock readings taken at one instant.
     #[prost(message, optional, tag = "6")]
     pub clock_snapshot: Option<ClockSnapshot>,
+    /// Strings defined for this and later packets of the sequence, referred to by their ids.
+    #[prost(message, optional, tag = "12")]
+    pub interned_data: Option<InternedData>,
     /// A slice, instant or counter value on a track.
     #[prost(message, optional, tag = "11")]
     pub track_event: Option<TrackEvent>,
@@ -43,8 +48,58 @@ pub struct TracePacket {
     pub track_descriptor: Option<TrackDescriptor>,
 }
 
-/// `TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED`.
+/// `TracePacket.SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED`: interned strings before this packet are
+/// forgotten.
 pub const SEQ_INCREMENTAL_STATE_CLEARED: u32 = 1;
+/// `TracePacket.SequenceFlags.SEQ_NEEDS_INCREMENTAL_STATE`: the packet refers to interned strings.
+pub const SEQ_NEEDS_INCREMENTAL_STATE: u32 = 2;
+
+/// `perfetto.protos.InternedData`: strings given ids on the packet's sequence.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct InternedData {
+    /// Event categories (`TrackEvent.category_iids`).
+    #[prost(message, repeated, tag = "1")]
+    pub event_categories: Vec<EventCategory>,
+    /// Event names (`TrackEvent.name_iid`).
+    #[prost(message, repeated, tag = "2")]
+    pub event_names: Vec<EventName>,
+    /// Debug annotation names (`DebugAnnotation.name_iid`).
+    #[prost(message, repeated, tag = "3")]
+    pub debug_annotation_names: Vec<DebugAnnotationName>,
+}
+
+/// `perfetto.protos.EventCategory`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct EventCategory {
+    /// The id.
+    #[prost(uint64, optional, tag = "1")]
+    pub iid: Option<u64>,
+    /// The category.
+    #[prost(string, optional, tag = "2")]
+    pub name: Option<String>,
+}
+
+/// `perfetto.protos.EventName`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct EventName {
+    /// The id.
+    #[prost(uint64, optional, tag = "1")]
+    pub iid: Option<u64>,
+    /// The name.
+    #[prost(string, optional, tag = "2")]
+    pub name: Option<String>,
+}
+
+/// `perfetto.protos.DebugAnnotationName`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct DebugAnnotationName {
+    /// The id.
+    #[prost(uint64, optional, tag = "1")]
+    pub iid: Option<u64>,
+    /// The name.
+    #[prost(string, optional, tag = "2")]
+    pub name: Option<String>,
+}
 
 /// `perfetto.protos.ClockSnapshot`.
 #[derive(Clone, PartialEq, prost::Message)]
@@ -141,10 +196,16 @@ pub struct TrackEvent {
     /// The track the event is on.
     #[prost(uint64, optional, tag = "11")]
     pub track_uuid: Option<u64>,
-    /// The event's name (slices and instants).
+    /// The event's categories, by interned id.
+    #[prost(uint64, repeated, packed = "false", tag = "3")]
+    pub category_iids: Vec<u64>,
+    /// The event's name, by interned id.
+    #[prost(uint64, optional, tag = "10")]
+    pub name_iid: Option<u64>,
+    /// The event's name as text (slices and instants).
     #[prost(string, optional, tag = "23")]
     pub name: Option<String>,
-    /// The event's categories.
+    /// The event's categories as text.
     #[prost(string, repeated, tag = "22")]
     pub categories: Vec<String>,
     /// An integer counter value.
@@ -170,7 +231,10 @@ pub const TYPE_COUNTER: i32 = 4;
 /// `perfetto.protos.DebugAnnotation`.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct DebugAnnotation {
-    /// The value's name.
+    /// The value's name, by interned id.
+    #[prost(uint64, optional, tag = "1")]
+    pub name_iid: Option<u64>,
+    /// The value's name as text.
     #[prost(string, optional, tag = "10")]
     pub name: Option<String>,
     /// An unsigned value.

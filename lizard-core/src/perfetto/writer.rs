@@ -1,13 +1,14 @@
 //! [`TraceWriter`]: tracks, counter values, GPU counters, instants and slices, one packet at a time.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 
 use prost::Message;
 
+use super::event::{encode, put_interned, Event, EventName};
 use super::proto::{
-    self, ClockSnapshot, CounterDescriptor, DebugAnnotation, GpuCounter, GpuCounterDescriptor,
-    GpuCounterEvent, GpuCounterSpecMessage, ProcessDescriptor, Trace, TracePacket, TrackDescriptor,
-    TrackEvent,
+    self, ClockSnapshot, CounterDescriptor, GpuCounter, GpuCounterDescriptor, GpuCounterEvent,
+    GpuCounterSpecMessage, ProcessDescriptor, Trace, TracePacket, TrackDescriptor,
 };
 
 /// The sequence every packet of a [`TraceWriter`] is on.
@@ -38,6 +39,77 @@ impl Clock {
 /// A track of the trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TrackId(u64);
+
+/// An interned event name ([`TraceWriter::intern_name`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct NameId(u64);
+
+/// An interned category ([`TraceWriter::intern_category`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CategoryId(u64);
+
+/// The interned name of an event's argument ([`TraceWriter::intern_arg`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ArgId(pub(super) u64);
+
+/// An instant's or slice's name: interned, for a name many events share, or the text itself, for a name
+/// of one event (a message's text), written with the event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Name<'a> {
+    /// A name given by [`TraceWriter::intern_name`].
+    Interned(NameId),
+    /// The text.
+    Text(&'a str),
+}
+
+impl From<NameId> for Name<'_> {
+    fn from(id: NameId) -> Self {
+        Name::Interned(id)
+    }
+}
+
+impl<'a> From<&'a str> for Name<'a> {
+    fn from(text: &'a str) -> Self {
+        Name::Text(text)
+    }
+}
+
+/// `InternedData.event_categories`.
+const CATEGORIES: u8 = 1;
+/// `InternedData.event_names`.
+const NAMES: u8 = 2;
+/// `InternedData.debug_annotation_names`.
+const ARG_NAMES: u8 = 3;
+
+/// The strings of one kind given ids (1, 2, …), and whether each was written yet.
+#[derive(Debug, Default)]
+struct Interned {
+    ids: HashMap<String, u64>,
+    /// By id − 1: the string and whether a packet defined it.
+    strings: Vec<(String, bool)>,
+}
+
+impl Interned {
+    fn intern(&mut self, text: &str) -> u64 {
+        if let Some(&id) = self.ids.get(text) {
+            return id;
+        }
+        self.strings.push((text.to_owned(), false));
+        let id = self.strings.len() as u64;
+        self.ids.insert(text.to_owned(), id);
+        id
+    }
+
+    /// Appends `id`'s definition to `interned` (as `InternedData` field `field`) unless a packet has it.
+    #[inline]
+    fn send(&mut self, field: u8, id: u64, interned: &mut Vec<u8>) {
+        let (text, sent) = &mut self.strings[(id - 1) as usize];
+        if !*sent {
+            *sent = true;
+            put_interned(interned, field, id, text);
+        }
+    }
+}
 
 /// The unit of a counter track's values.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,8 +237,15 @@ pub struct GpuCounterSpec<'a> {
     pub unit: GpuUnit,
 }
 
-/// Writes a Perfetto trace to `W`, packet by packet (nothing is kept but the next track number): give
-/// tracks first, then their values, in any time order.
+/// Writes a Perfetto trace to `W`, packet by packet (nothing is kept but the next track number and the
+/// interned strings): give tracks first, then their values, in any time order.
+///
+/// Names, categories and argument names that many events share are interned once
+/// ([`TraceWriter::intern_name`], [`TraceWriter::intern_category`], [`TraceWriter::intern_arg`]) and the
+/// events carry their ids: each string is written once, in the `interned_data` of the first packet that
+/// uses it, and every packet that uses one says so (`SEQ_NEEDS_INCREMENTAL_STATE`); the first packet of
+/// the trace clears the sequence's state. Instants, slices and counter values are encoded straight from
+/// the borrowed arguments into one reused buffer.
 #[derive(Debug)]
 pub struct TraceWriter<W: Write> {
     out: W,
@@ -175,6 +254,11 @@ pub struct TraceWriter<W: Write> {
     first_packet: bool,
     gpu_described: bool,
     buf: Vec<u8>,
+    /// The `InternedData` of the event being written.
+    interned: Vec<u8>,
+    names: Interned,
+    categories: Interned,
+    args: Interned,
 }
 
 impl<W: Write> TraceWriter<W> {
@@ -187,6 +271,10 @@ impl<W: Write> TraceWriter<W> {
             first_packet: true,
             gpu_described: false,
             buf: Vec::with_capacity(256),
+            interned: Vec::new(),
+            names: Interned::default(),
+            categories: Interned::default(),
+            args: Interned::default(),
         };
         let snapshot = ClockSnapshot {
             clocks: vec![proto::Clock {
@@ -268,30 +356,25 @@ impl<W: Write> TraceWriter<W> {
 
     /// A value of counter track `track` at `t_ns` (nanoseconds after the clock's zero).
     pub fn counter(&mut self, track: TrackId, t_ns: u64, value: CounterValue) -> io::Result<()> {
-        let (counter_value, double_counter_value) = match value {
-            CounterValue::Int(v) => (Some(v), None),
-            CounterValue::Float(v) => (None, Some(v)),
-        };
-        self.event(
-            t_ns,
-            TrackEvent {
-                r#type: Some(proto::TYPE_COUNTER),
-                track_uuid: Some(track.0),
-                counter_value,
-                double_counter_value,
-                ..TrackEvent::default()
-            },
-        )
+        self.event(Event {
+            timestamp: self.timestamp(t_ns),
+            kind: proto::TYPE_COUNTER,
+            track: track.0,
+            category: None,
+            name: None,
+            value: Some(value),
+            args: &[],
+        })
     }
 
-    /// An instant named `name` on `track` at `t_ns`, with `args` shown beside it.
+    /// An instant named `name` on `track` at `t_ns`, in `category` if any, with `args` shown beside it.
     pub fn instant(
         &mut self,
         track: TrackId,
         t_ns: u64,
-        name: &str,
-        category: &str,
-        args: &[(&str, Arg<'_>)],
+        name: Name<'_>,
+        category: Option<CategoryId>,
+        args: &[(ArgId, Arg<'_>)],
     ) -> io::Result<()> {
         self.named_event(proto::TYPE_INSTANT, track, t_ns, name, category, args)
     }
@@ -302,23 +385,24 @@ impl<W: Write> TraceWriter<W> {
         &mut self,
         track: TrackId,
         t_ns: u64,
-        name: &str,
-        category: &str,
-        args: &[(&str, Arg<'_>)],
+        name: Name<'_>,
+        category: Option<CategoryId>,
+        args: &[(ArgId, Arg<'_>)],
     ) -> io::Result<()> {
         self.named_event(proto::TYPE_SLICE_BEGIN, track, t_ns, name, category, args)
     }
 
     /// The end, at `t_ns`, of the slice begun last on `track`.
     pub fn slice_end(&mut self, track: TrackId, t_ns: u64) -> io::Result<()> {
-        self.event(
-            t_ns,
-            TrackEvent {
-                r#type: Some(proto::TYPE_SLICE_END),
-                track_uuid: Some(track.0),
-                ..TrackEvent::default()
-            },
-        )
+        self.event(Event {
+            timestamp: self.timestamp(t_ns),
+            kind: proto::TYPE_SLICE_END,
+            track: track.0,
+            category: None,
+            name: None,
+            value: None,
+            args: &[],
+        })
     }
 
     /// A whole slice from `begin_ns` to `end_ns`: [`TraceWriter::slice_begin`] then
@@ -328,9 +412,9 @@ impl<W: Write> TraceWriter<W> {
         track: TrackId,
         begin_ns: u64,
         end_ns: u64,
-        name: &str,
-        category: &str,
-        args: &[(&str, Arg<'_>)],
+        name: Name<'_>,
+        category: Option<CategoryId>,
+        args: &[(ArgId, Arg<'_>)],
     ) -> io::Result<()> {
         self.slice_begin(track, begin_ns, name, category, args)?;
         self.slice_end(track, end_ns)
@@ -341,41 +425,38 @@ impl<W: Write> TraceWriter<W> {
         kind: i32,
         track: TrackId,
         t_ns: u64,
-        name: &str,
-        category: &str,
-        args: &[(&str, Arg<'_>)],
+        name: Name<'_>,
+        category: Option<CategoryId>,
+        args: &[(ArgId, Arg<'_>)],
     ) -> io::Result<()> {
-        let debug_annotations = args
-            .iter()
-            .map(|(name, arg)| {
-                let mut annotation = DebugAnnotation {
-                    name: Some((*name).to_owned()),
-                    ..DebugAnnotation::default()
-                };
-                match *arg {
-                    Arg::Str(text) => annotation.string_value = Some(text.to_owned()),
-                    Arg::Uint(v) => annotation.uint_value = Some(v),
-                    Arg::Int(v) => annotation.int_value = Some(v),
-                    Arg::Float(v) => annotation.double_value = Some(v),
-                }
-                annotation
-            })
-            .collect();
-        self.event(
-            t_ns,
-            TrackEvent {
-                r#type: Some(kind),
-                track_uuid: Some(track.0),
-                name: Some(name.to_owned()),
-                categories: [category]
-                    .iter()
-                    .filter(|c| !c.is_empty())
-                    .map(|c| (*c).to_owned())
-                    .collect(),
-                debug_annotations,
-                ..TrackEvent::default()
-            },
-        )
+        self.event(Event {
+            timestamp: self.timestamp(t_ns),
+            kind,
+            track: track.0,
+            category: category.map(|c| c.0),
+            name: Some(match name {
+                Name::Interned(id) => EventName::Interned(id.0),
+                Name::Text(text) => EventName::Text(text),
+            }),
+            value: None,
+            args,
+        })
+    }
+
+    /// An event name as an id, the name written once in the trace (with the first event that uses it)
+    /// however many events refer to it. The same name gives the same id.
+    pub fn intern_name(&mut self, name: &str) -> NameId {
+        NameId(self.names.intern(name))
+    }
+
+    /// A category as an id, as [`TraceWriter::intern_name`] does names.
+    pub fn intern_category(&mut self, category: &str) -> CategoryId {
+        CategoryId(self.categories.intern(category))
+    }
+
+    /// The name of an event's argument as an id, as [`TraceWriter::intern_name`] does names.
+    pub fn intern_arg(&mut self, name: &str) -> ArgId {
+        ArgId(self.args.intern(name))
     }
 
     /// One sample of GPU `gpu`'s counters at `t_ns`: `(id, value)` by the ids of `specs`. The first call
@@ -454,13 +535,30 @@ impl<W: Write> TraceWriter<W> {
         })
     }
 
-    fn event(&mut self, t_ns: u64, event: TrackEvent) -> io::Result<()> {
-        let timestamp = self.timestamp(t_ns);
-        self.packet(TracePacket {
-            timestamp: Some(timestamp),
-            track_event: Some(event),
-            ..TracePacket::default()
-        })
+    /// Writes `event`, with the interned strings it is the first to use.
+    fn event(&mut self, event: Event<'_, '_>) -> io::Result<()> {
+        debug_assert!(!self.first_packet, "the clock's packet is the first");
+        self.interned.clear();
+        let mut uses_interned = false;
+        if let Some(id) = event.category {
+            uses_interned = true;
+            self.categories.send(CATEGORIES, id, &mut self.interned);
+        }
+        if let Some(EventName::Interned(id)) = event.name {
+            uses_interned = true;
+            self.names.send(NAMES, id, &mut self.interned);
+        }
+        for &(id, _) in event.args {
+            uses_interned = true;
+            self.args.send(ARG_NAMES, id.0, &mut self.interned);
+        }
+        let flags = if uses_interned {
+            proto::SEQ_NEEDS_INCREMENTAL_STATE
+        } else {
+            0
+        };
+        let start = encode(&mut self.buf, &event, SEQUENCE, &self.interned, flags);
+        self.out.write_all(&self.buf[start..])
     }
 
     /// Writes `packet` as the next `Trace.packet` field, on the writer's sequence.
@@ -582,17 +680,22 @@ mod tests {
         let mut trace = TraceWriter::new(Vec::new(), Clock::CaptureStart).unwrap();
         let group = trace.group("DSP3", None).unwrap();
         let track = trace.group("frame", Some(group)).unwrap();
+        let frame = trace.intern_name("frame");
+        let span = trace.intern_category("span");
+        let master = trace.intern_arg("master");
         trace
             .slice(
                 track,
                 100,
                 250,
-                "frame",
-                "span",
-                &[("master", Arg::Uint(3))],
+                frame.into(),
+                Some(span),
+                &[(master, Arg::Uint(3))],
             )
             .unwrap();
-        trace.slice_begin(track, 300, "open", "", &[]).unwrap();
+        trace
+            .slice_begin(track, 300, Name::Text("open"), None, &[])
+            .unwrap();
         trace.slice_end(track, 310).unwrap();
         let packets = packets(&trace.finish().unwrap());
         let nested = packets[2].track_descriptor.as_ref().unwrap();
@@ -602,24 +705,96 @@ mod tests {
         );
         let begin = packets[3].track_event.as_ref().unwrap();
         assert_eq!(begin.r#type, Some(proto::TYPE_SLICE_BEGIN));
-        assert_eq!(begin.name.as_deref(), Some("frame"));
-        assert_eq!(begin.categories, ["span"]);
+        let interned = packets[3].interned_data.as_ref().unwrap();
+        assert_eq!(begin.name_iid, interned.event_names[0].iid);
+        assert_eq!(interned.event_names[0].name.as_deref(), Some("frame"));
+        assert_eq!(
+            begin.category_iids,
+            [interned.event_categories[0].iid.unwrap()]
+        );
+        assert_eq!(interned.event_categories[0].name.as_deref(), Some("span"));
+        assert_eq!(
+            begin.debug_annotations[0].name_iid,
+            interned.debug_annotation_names[0].iid
+        );
+        assert_eq!(
+            interned.debug_annotation_names[0].name.as_deref(),
+            Some("master")
+        );
         assert_eq!(begin.debug_annotations[0].uint_value, Some(3));
         assert_eq!(begin.track_uuid, nested.uuid);
+        assert_eq!(
+            packets[3].sequence_flags,
+            Some(proto::SEQ_NEEDS_INCREMENTAL_STATE)
+        );
         let end = packets[4].track_event.as_ref().unwrap();
         assert_eq!(
-            (end.r#type, end.name.as_deref()),
-            (Some(proto::TYPE_SLICE_END), None)
+            (end.r#type, end.name.as_deref(), end.name_iid),
+            (Some(proto::TYPE_SLICE_END), None, None)
         );
         assert_eq!(
             (packets[3].timestamp, packets[4].timestamp),
             (Some(100), Some(250))
         );
-        assert_eq!(
-            packets[5].track_event.as_ref().unwrap().categories,
-            Vec::<String>::new()
-        );
+        let open = packets[5].track_event.as_ref().unwrap();
+        assert_eq!(open.name.as_deref(), Some("open"));
+        assert!(open.category_iids.is_empty());
+        // Nothing interned is used: the packet needs no state.
+        assert_eq!(packets[5].sequence_flags, None);
         assert_eq!(packets[6].timestamp, Some(310));
+    }
+
+    #[test]
+    fn each_interned_string_is_written_once_with_the_first_event_that_uses_it() {
+        let mut trace = TraceWriter::new(Vec::new(), Clock::CaptureStart).unwrap();
+        let track = trace.group("t", None).unwrap();
+        let a = trace.intern_arg("a");
+        let b = trace.intern_arg("b");
+        assert_eq!(trace.intern_arg("a"), a);
+        let name = trace.intern_name("n");
+        let category = trace.intern_category("c");
+        trace
+            .instant(track, 1, "text".into(), None, &[(a, Arg::Int(-1))])
+            .unwrap();
+        trace
+            .instant(
+                track,
+                2,
+                name.into(),
+                Some(category),
+                &[(a, Arg::Float(0.5)), (b, Arg::Str("x")), (b, Arg::Uint(2))],
+            )
+            .unwrap();
+        trace
+            .instant(track, 3, name.into(), Some(category), &[(b, Arg::Uint(3))])
+            .unwrap();
+        let packets = packets(&trace.finish().unwrap());
+        let first = packets[2].interned_data.as_ref().unwrap();
+        assert_eq!(first.debug_annotation_names.len(), 1);
+        assert!(first.event_names.is_empty() && first.event_categories.is_empty());
+        let second = packets[3].interned_data.as_ref().unwrap();
+        let names: Vec<_> = second
+            .debug_annotation_names
+            .iter()
+            .map(|n| n.name.as_deref().unwrap())
+            .collect();
+        assert_eq!(names, ["b"]);
+        assert_eq!(second.event_names.len(), 1);
+        assert_eq!(second.event_categories.len(), 1);
+        assert!(packets[4].interned_data.is_none());
+        assert!(packets[2..]
+            .iter()
+            .all(|p| p.sequence_flags == Some(proto::SEQ_NEEDS_INCREMENTAL_STATE)));
+        let event = packets[3].track_event.as_ref().unwrap();
+        assert_eq!(event.debug_annotations[0].double_value, Some(0.5));
+        assert_eq!(
+            event.debug_annotations[1].string_value.as_deref(),
+            Some("x")
+        );
+        assert_eq!(
+            packets[2].track_event.as_ref().unwrap().debug_annotations[0].int_value,
+            Some(-1)
+        );
     }
 
     #[test]
