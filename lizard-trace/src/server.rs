@@ -652,8 +652,11 @@ impl Loop {
                     if !self.clients.iter().any(|c| c.pid == gone.pid) {
                         self.device.close_process(gone.pid);
                     }
+                    // One lock for the disconnect and the count, so no reader sees one without the
+                    // other.
                     let mut state = self.shared.lock();
                     state.stats.disconnects += 1;
+                    state.stats.clients_connected = self.clients.len() as u64;
                     state.stats.handles = self.device.handles();
                 }
             }

@@ -72,7 +72,7 @@ fn a_client_killed_mid_record_loses_only_that_record() {
     child.wait().unwrap();
     let (stats, done) = server.wait_until(WAIT, |s| s.disconnects == 1);
     assert!(done, "{stats:?}");
-    assert_eq!(stats.clients_connected, 0);
+    assert_eq!(stats.clients_connected, 0, "{stats:?}");
     assert_eq!(stats.rejected.total(), 0);
     assert!(server.is_running());
 
