@@ -57,6 +57,8 @@ pub struct GpuSample {
     values: [f64; 37],
     present: u64,
     timestamp_ns: u64,
+    counting: bool,
+    stretched: bool,
 }
 
 impl Default for GpuSample {
@@ -65,6 +67,8 @@ impl Default for GpuSample {
             values: [0.0; 37],
             present: 0,
             timestamp_ns: 0,
+            counting: true,
+            stretched: false,
         }
     }
 }
@@ -82,9 +86,23 @@ impl GpuSample {
             .filter_map(|c| self.get(c).map(|v| (c, v)))
     }
 
-    /// Driver timestamp of the end of the interval, ns.
+    /// Driver timestamp of the end of the interval, ns (CLOCK_MONOTONIC_RAW on a real driver).
     pub fn timestamp_ns(&self) -> u64 {
         self.timestamp_ns
+    }
+
+    /// Whether the dump counted at all: `false` when no block of it had counting enabled (every
+    /// enable-mask header zero), as a CSF driver's first dumps after setup, taken before the
+    /// firmware enabled counting (it does so asynchronously). Its values are then zeros that
+    /// measure nothing.
+    pub fn counting(&self) -> bool {
+        self.counting
+    }
+
+    /// Whether kinstr_prfcnt flagged the sample as stretched (`SAMPLE_FLAG_OVERFLOW`): it covers
+    /// more than one period because the driver could not write a sample in time.
+    pub fn stretched(&self) -> bool {
+        self.stretched
     }
 }
 
@@ -472,13 +490,17 @@ impl GpuProfiler {
         let periodic = self.period.is_some();
         let timeout = self.timeout;
         let sums = &mut self.sums;
-        let timestamp = match &mut self.reader {
-            Some(Reader::Vinstr(r)) if periodic => r.next_dump(dev, timeout, sums)?,
-            Some(Reader::Vinstr(r)) => r.sample(dev, timeout, sums)?,
+        let (timestamp, flags) = match &mut self.reader {
+            Some(Reader::Vinstr(r)) if periodic => (r.next_dump(dev, timeout, sums)?, 0),
+            Some(Reader::Vinstr(r)) => (r.sample(dev, timeout, sums)?, 0),
             Some(Reader::Kinstr(r)) if periodic => {
-                r.next_sample(dev, timeout, sums)?.timestamp_stop
+                let header = r.next_sample(dev, timeout, sums)?;
+                (header.timestamp_stop, header.flags)
             }
-            Some(Reader::Kinstr(r)) => r.sample(dev, timeout, sums)?.timestamp_stop,
+            Some(Reader::Kinstr(r)) => {
+                let header = r.sample(dev, timeout, sums)?;
+                (header.timestamp_stop, header.flags)
+            }
             None => return Err(GpuError::NotRunning),
         };
         let now = Instant::now();
@@ -488,6 +510,8 @@ impl GpuProfiler {
         self.interval_start = Some(now);
         self.sample.present = 0;
         self.sample.timestamp_ns = timestamp;
+        self.sample.counting = self.sums.counting();
+        self.sample.stretched = flags & kinstr::SAMPLE_FLAG_OVERFLOW != 0;
         for &counter in &self.enabled {
             if let Some(Some(formula)) = self.formulas.get(counter.index()) {
                 self.sample.values[counter.index()] = formula.eval(&self.sums);

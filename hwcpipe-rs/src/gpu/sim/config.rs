@@ -239,4 +239,10 @@ pub enum Fault {
     SampleErrorFlag,
     /// GET_GPUPROPS answers a buffer with the last record cut short.
     TruncatedProps,
+    /// The first this many dumps (counted from the driver's start) count nothing, their blocks'
+    /// enable masks zero, as a CSF driver's dumps before the firmware has enabled counting.
+    NotCountingFirst(u64),
+    /// Every periodic dump covers two periods, as when the driver folds a period it could not
+    /// write into the next dump.
+    FoldedDumps,
 }

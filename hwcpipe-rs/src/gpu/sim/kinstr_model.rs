@@ -262,7 +262,8 @@ impl KinstrModel {
         else {
             return Err(errno(libc::EBUSY));
         };
-        let (k, end) = driver.tick();
+        let (k, span, end) = driver.tick(self.period_ns);
+        let counting = driver.counting(k);
         self.seq += 1;
         let flags = if driver.has(Fault::SampleErrorFlag) {
             SAMPLE_FLAG_ERROR
@@ -274,7 +275,7 @@ impl KinstrModel {
         let meta_len = (self.blocks.len() + 3) * METADATA_ITEM_SIZE;
         let mut put = |at: usize, bytes: &[u8]| mem[at..at + bytes.len()].copy_from_slice(bytes);
         put(0, &item::METADATA_SAMPLE.to_ne_bytes());
-        put(8, &(end - super::driver::INTERVAL_NS).to_ne_bytes());
+        put(8, &(end - span).to_ne_bytes());
         put(16, &end.to_ne_bytes());
         put(24, &self.seq.to_ne_bytes());
         put(32, &user_data.to_ne_bytes());
@@ -288,6 +289,9 @@ impl KinstrModel {
             put(at + 8, &[kind as u8, block_idx, 0]);
             put(at + 12, &0b1_0101u32.to_ne_bytes()); // on, available, normal
             put(at + 16, &((slot + values_at) as u32).to_ne_bytes());
+            if !counting {
+                continue;
+            }
             let mask = self.enable[kind.index()];
             put(values_at + HEADER_ENABLE_MASK * 8, &mask[0].to_ne_bytes());
             for index in FIRST_COUNTER..self.values {

@@ -95,13 +95,17 @@ impl VinstrModel {
         let Some(idx) = (0..self.buffer_count).find(|i| !busy.contains(i)) else {
             return Err(errno(libc::EBUSY));
         };
-        let (k, timestamp) = driver.tick();
+        let (k, _, timestamp) = driver.tick((self.period_ns > 0).then_some(self.period_ns));
+        let counting = driver.counting(k);
         self.interval_ns = timestamp;
         let size = self.layout.dump_bytes();
         let buf = &mut self.ring[idx as usize * size..(idx as usize + 1) * size];
         buf.fill(0);
         for (kind, instance, pos) in self.layout.blocks() {
             let block = &mut buf[pos * VINSTR_BLOCK_BYTES..(pos + 1) * VINSTR_BLOCK_BYTES];
+            if !counting {
+                continue;
+            }
             let mask = self.masks[kind.index()];
             block[HEADER_ENABLE_MASK * 4..HEADER_ENABLE_MASK * 4 + 4]
                 .copy_from_slice(&mask.to_ne_bytes());
