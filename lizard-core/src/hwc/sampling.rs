@@ -30,7 +30,75 @@ pub struct Sampling {
     pub largest_gap: Duration,
     /// Who took the samples.
     pub method: SamplingMethod,
+    /// How the GPU's counters were sampled, on their own and at the driver's pace where it offers one
+    /// (`None` when no GPU counter was captured). The fields above are the CPUs' account, or, with
+    /// [`SamplingMethod::GpuOnly`], a copy of this one's.
+    pub gpu: Option<GpuSampling>,
 }
+
+/// How the GPU's counters were sampled over one capture window, apart from the CPUs: a poller of their own
+/// takes the driver's dumps as they come, each wait bounded by a deadline. Every period of the window is
+/// delivered (a sample of one period), folded (into a sample covering several), missed (no dump by its
+/// deadline) or not counting yet (a CSF GPU's first dumps); so `expected` ≈ `delivered + folded + missed +
+/// not_counting`, the last period of the window possibly still under way at the stop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GpuSampling {
+    /// Who dumped the counters.
+    pub pace: GpuPace,
+    /// The interval asked for (the driver's dump period when it dumps by itself).
+    pub interval: Duration,
+    /// From the start of counting to the stop.
+    pub window: Duration,
+    /// Whole periods in the window.
+    pub expected: u64,
+    /// Samples stored (each one dump of the driver).
+    pub delivered: u64,
+    /// Periods whose counts came folded into a sample covering more than one period (by the dumps'
+    /// own timestamps, kinstr_prfcnt's stretched flag, or, for manual dumps, a poller woken late): the
+    /// counts are kept, only the series is coarser there.
+    pub folded: u64,
+    /// Periods whose dump did not come by its deadline or came flagged erroneous.
+    pub missed: u64,
+    /// Why the first missed dump was missed.
+    pub missed_reason: Option<String>,
+    /// Dumps at the start that counted nothing yet (left out of the series rather than stored as zeros).
+    pub not_counting: u64,
+    /// Why, when `not_counting` is not zero.
+    pub not_counting_reason: Option<String>,
+    /// The longest time between two consecutive dumps taken.
+    pub largest_gap: Duration,
+}
+
+/// Who dumped the GPU's counters in a capture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GpuPace {
+    /// The driver, by itself, every interval (vinstr's dump interval, kinstr_prfcnt's periodic mode): no
+    /// dump request waits in the kernel, and a poller late by a few periods loses nothing (the driver's
+    /// ring holds the dumps).
+    Periodic,
+    /// The poller, one dump request per period, because the driver refused to dump by itself.
+    Manual {
+        /// The driver's refusal.
+        reason: String,
+    },
+}
+
+impl GpuPace {
+    /// `periodic` or `manual`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            GpuPace::Periodic => "periodic",
+            GpuPace::Manual { .. } => "manual",
+        }
+    }
+}
+
+/// Why a CSF GPU's first dumps count nothing.
+pub(crate) const NOT_COUNTING_YET: &str =
+    "the GPU's firmware had not enabled counting yet (a CSF driver \
+     enables it asynchronously after setup; those dumps' blocks all had counting disabled)";
 
 /// Who took a capture's periodic samples.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -63,14 +131,17 @@ pub enum SamplingMethod {
         /// only that CPU's series is coarser there.
         idle_periods: u64,
     },
+    /// No CPU counter was sampled: the numbers are the GPU's ([`Sampling::gpu`]).
+    GpuOnly,
 }
 
 impl SamplingMethod {
-    /// `kernel` or `thread`.
+    /// `kernel`, `thread` or `gpu`.
     pub fn name(&self) -> &'static str {
         match self {
             SamplingMethod::Thread { .. } => "thread",
             SamplingMethod::Kernel { .. } => "kernel",
+            SamplingMethod::GpuOnly => "gpu",
         }
     }
 }
@@ -106,7 +177,22 @@ impl Sampling {
                 .max()
                 .unwrap_or_default(),
             method,
+            gpu: None,
         })
+    }
+
+    /// The account of a capture that sampled only GPU counters.
+    pub(crate) fn gpu_only(gpu: GpuSampling) -> Sampling {
+        Sampling {
+            interval: gpu.interval,
+            window: gpu.window,
+            expected: gpu.expected,
+            delivered: gpu.delivered,
+            missed: gpu.missed,
+            largest_gap: gpu.largest_gap,
+            method: SamplingMethod::GpuOnly,
+            gpu: Some(gpu),
+        }
     }
 }
 
@@ -181,6 +267,7 @@ impl Tally {
             method: SamplingMethod::Thread {
                 reason: String::new(),
             },
+            gpu: None,
         }
     }
 
@@ -192,9 +279,214 @@ impl Tally {
     }
 }
 
+/// The GPU poller's running count. Periods are numbered from the start of counting; `accounted` of them
+/// are delivered, folded or missed so far, and the next dump is due at the end of the next one. Pure
+/// bookkeeping over the instants and spans it is given.
+#[derive(Debug, Clone)]
+pub(crate) struct GpuTally {
+    interval: Duration,
+    started: Instant,
+    accounted: u64,
+    /// `accounted` when the last dump came.
+    at_last_dump: u64,
+    last: Instant,
+    counted_yet: bool,
+    delivered: u64,
+    folded: u64,
+    missed: u64,
+    missed_reason: Option<String>,
+    not_counting: u64,
+    largest_gap: Duration,
+}
+
+impl GpuTally {
+    /// The count for counting started at `started`.
+    pub(crate) fn new(started: Instant, interval: Duration) -> GpuTally {
+        GpuTally {
+            interval,
+            started,
+            accounted: 0,
+            at_last_dump: 0,
+            last: started,
+            counted_yet: false,
+            delivered: 0,
+            folded: 0,
+            missed: 0,
+            missed_reason: None,
+            not_counting: 0,
+            largest_gap: Duration::ZERO,
+        }
+    }
+
+    fn period_end(&self, period: u64) -> Instant {
+        let ns = self.interval.as_nanos().saturating_mul(u128::from(period));
+        self.started + Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
+    }
+
+    /// The interval.
+    pub(crate) fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// When the next dump is due: the end of the first period not yet accounted for.
+    pub(crate) fn next_due(&self) -> Instant {
+        self.period_end(self.accounted + 1)
+    }
+
+    /// The periods in a span of `span_ns` between two dumps' timestamps, rounded to the nearest (at least one).
+    pub(crate) fn periods_in(&self, span_ns: u64) -> u64 {
+        let interval = self.interval.as_nanos().max(1);
+        let n = (u128::from(span_ns) + interval / 2) / interval;
+        u64::try_from(n).unwrap_or(u64::MAX).max(1)
+    }
+
+    /// A dump taken at `at`, covering `periods` since the previous dump (from the dumps' timestamps);
+    /// `None` for a manual dump, which covers the periods wholly past by `at`. Returns whether it is to
+    /// be stored: a dump that counted nothing before any that counted is not.
+    pub(crate) fn dump(&mut self, at: Instant, periods: Option<u64>, counting: bool) -> bool {
+        let missed_since = self.accounted - self.at_last_dump;
+        let periods = periods.unwrap_or_else(|| {
+            let past = at.saturating_duration_since(self.started).as_nanos()
+                / self.interval.as_nanos().max(1);
+            u64::try_from(past)
+                .unwrap_or(u64::MAX)
+                .saturating_sub(self.at_last_dump)
+                .max(1)
+        });
+        let stored = counting || self.counted_yet;
+        self.counted_yet = stored;
+        if periods <= missed_since {
+            // The dump of a period already counted missed came after its deadline after all.
+            self.missed -= 1;
+        } else {
+            self.folded += periods - missed_since - 1;
+            self.accounted = self.at_last_dump.saturating_add(periods);
+        }
+        if stored {
+            self.delivered += 1;
+        } else {
+            self.not_counting += 1;
+        }
+        self.at_last_dump = self.accounted;
+        self.largest_gap = self
+            .largest_gap
+            .max(at.saturating_duration_since(self.last));
+        self.last = at;
+        stored
+    }
+
+    /// The dump due next did not come by its deadline (or came flagged erroneous), for `reason`.
+    pub(crate) fn missed(&mut self, reason: String) {
+        self.missed += 1;
+        self.accounted += 1;
+        self.missed_reason.get_or_insert(reason);
+    }
+
+    /// The account at the stop, at `at`.
+    pub(crate) fn finish(self, at: Instant, pace: GpuPace) -> GpuSampling {
+        let window = at.saturating_duration_since(self.started);
+        let expected = window.as_nanos() / self.interval.as_nanos().max(1);
+        GpuSampling {
+            pace,
+            interval: self.interval,
+            window,
+            expected: u64::try_from(expected).unwrap_or(u64::MAX),
+            delivered: self.delivered,
+            folded: self.folded,
+            missed: self.missed,
+            missed_reason: self.missed_reason,
+            not_counting: self.not_counting,
+            not_counting_reason: (self.not_counting > 0).then(|| NOT_COUNTING_YET.to_owned()),
+            largest_gap: self
+                .largest_gap
+                .max(at.saturating_duration_since(self.last)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gpu_dumps_on_time_are_delivered_one_period_each() {
+        let t0 = Instant::now();
+        let mut tally = GpuTally::new(t0, MS);
+        for n in 1..=5 {
+            assert_eq!(tally.next_due(), t0 + MS * n);
+            assert!(tally.dump(t0 + MS * n, Some(1), true));
+        }
+        let gpu = tally.finish(t0 + MS * 5 + MS / 2, GpuPace::Periodic);
+        assert_eq!(
+            (gpu.expected, gpu.delivered, gpu.folded, gpu.missed),
+            (5, 5, 0, 0)
+        );
+        assert_eq!(gpu.largest_gap, MS);
+    }
+
+    #[test]
+    fn a_gpu_dump_spanning_periods_folds_them_and_moves_the_schedule_on() {
+        let t0 = Instant::now();
+        let mut tally = GpuTally::new(t0, MS);
+        tally.dump(t0 + MS, Some(1), true);
+        tally.dump(t0 + MS * 4, Some(3), true);
+        assert_eq!(tally.next_due(), t0 + MS * 5);
+        // A manual dump taken 2.5 periods after the last covers the two periods wholly past.
+        tally.dump(t0 + MS * 6 + MS / 2, None, true);
+        let gpu = tally.finish(t0 + MS * 6 + MS / 2, GpuPace::Periodic);
+        assert_eq!((gpu.delivered, gpu.folded, gpu.missed), (3, 3, 0));
+        assert_eq!(gpu.expected, 6);
+    }
+
+    #[test]
+    fn a_gpu_dump_that_never_comes_is_missed_with_its_reason() {
+        let t0 = Instant::now();
+        let mut tally = GpuTally::new(t0, MS);
+        tally.dump(t0 + MS, Some(1), true);
+        tally.missed("no dump within 20 ms".into());
+        tally.missed("the driver flagged the dump as erroneous".into());
+        assert_eq!(tally.next_due(), t0 + MS * 4);
+        // The next dump covers the two missed periods (the driver's timestamps say so) and its own.
+        tally.dump(t0 + MS * 4, Some(3), true);
+        let gpu = tally.finish(t0 + MS * 4, GpuPace::Periodic);
+        assert_eq!((gpu.delivered, gpu.folded, gpu.missed), (2, 0, 2));
+        assert_eq!(gpu.missed_reason.as_deref(), Some("no dump within 20 ms"));
+    }
+
+    #[test]
+    fn a_gpu_dump_after_its_deadline_is_delivered_not_missed() {
+        let t0 = Instant::now();
+        let mut tally = GpuTally::new(t0, MS);
+        tally.missed("no dump within 2 ms".into());
+        // It came after all, one period after the start.
+        tally.dump(t0 + MS * 3, Some(1), true);
+        assert_eq!(tally.next_due(), t0 + MS * 2);
+        let gpu = tally.finish(t0 + MS * 3, GpuPace::Periodic);
+        assert_eq!((gpu.delivered, gpu.folded, gpu.missed), (1, 0, 0));
+    }
+
+    #[test]
+    fn gpu_dumps_before_counting_starts_are_not_counting_yet_and_not_stored() {
+        let t0 = Instant::now();
+        let mut tally = GpuTally::new(t0, MS);
+        assert!(!tally.dump(t0 + MS, Some(1), false));
+        assert!(!tally.dump(t0 + MS * 2, Some(1), false));
+        assert!(tally.dump(t0 + MS * 3, Some(1), true));
+        // Once counting, a dump of a block-less moment is stored as what it is.
+        assert!(tally.dump(t0 + MS * 4, Some(1), false));
+        let gpu = tally.finish(t0 + MS * 4, GpuPace::Periodic);
+        assert_eq!((gpu.delivered, gpu.not_counting), (2, 2));
+        assert_eq!(gpu.not_counting_reason.as_deref(), Some(NOT_COUNTING_YET));
+    }
+
+    #[test]
+    fn periods_in_a_span_round_to_the_nearest_and_are_at_least_one() {
+        let tally = GpuTally::new(Instant::now(), MS);
+        assert_eq!(tally.periods_in(0), 1);
+        assert_eq!(tally.periods_in(1_400_000), 1);
+        assert_eq!(tally.periods_in(1_600_000), 2);
+        assert_eq!(tally.periods_in(3_000_000), 3);
+    }
 
     const MS: Duration = Duration::from_millis(1);
 

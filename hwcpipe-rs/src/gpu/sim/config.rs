@@ -245,4 +245,7 @@ pub enum Fault {
     /// Every periodic dump covers two periods, as when the driver folds a period it could not
     /// write into the next dump.
     FoldedDumps,
+    /// The driver refuses to dump by itself: SET_INTERVAL with a period and kinstr_prfcnt's
+    /// periodic mode fail with EINVAL (manual dumps still work).
+    NoPeriodicDumps,
 }

@@ -193,7 +193,9 @@ impl KinstrModel {
         // Manual mode, or periodic mode with a period of at least the driver's 100 µs.
         let period_ns = match mode {
             Some((0, _)) => None,
-            Some((1, period)) if period >= 100_000 => Some(period),
+            Some((1, period)) if period >= 100_000 && !driver.has(Fault::NoPeriodicDumps) => {
+                Some(period)
+            }
             _ => return Err(errno(libc::EINVAL)),
         };
         if !terminated {

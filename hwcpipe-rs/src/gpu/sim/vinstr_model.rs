@@ -156,7 +156,9 @@ impl VinstrModel {
                 Ok(0)
             }
             READER_SET_INTERVAL => match arg {
-                IoctlArg::Value(v) if v == 0 || v >= 100_000 => {
+                IoctlArg::Value(v)
+                    if v == 0 || (v >= 100_000 && !driver.has(Fault::NoPeriodicDumps)) =>
+                {
                     self.period_ns = v;
                     Ok(0)
                 }
