@@ -18,4 +18,4 @@ mod registry;
 pub mod trace;
 pub mod trace_abi;
 
-pub use api::{LizardGetSampling, LizardGetSamplingDetail, LoadApi};
+pub use api::{LizardGetGpuSampling, LizardGetSampling, LizardGetSamplingDetail, LoadApi};
