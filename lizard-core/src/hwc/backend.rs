@@ -100,6 +100,10 @@ pub trait HwcBackend: Send + fmt::Debug {
     fn gpu_source(&self) -> Option<GpuPlan> {
         None
     }
+    /// Looks after what the backend counts between samples, when no CPU counter is sampled and so
+    /// [`sample`](HwcBackend::sample) is not called: the GPU's poller calls it after every dump (a counted
+    /// command that has exited is reaped). Nothing by default.
+    fn check_target(&mut self) {}
 }
 
 /// A backend's GPU counters ([`HwcBackend::gpu_source`]): the backend's indices `first..first + count`,

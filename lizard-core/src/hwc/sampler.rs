@@ -112,8 +112,11 @@ impl Sampler {
                     .into_iter()
                     .map(|(index, id)| (index - plan.first, id))
                     .collect();
-                let poller =
+                let mut poller =
                     GpuPoller::start(plan.source, ids, Arc::clone(&store), epoch, interval)?;
+                if cpu_ids.is_empty() {
+                    poller.target = Some(Arc::clone(&backend));
+                }
                 let (stop, stop_rx) = mpsc::channel::<()>();
                 let thread = std::thread::Builder::new()
                     .name("lizard-gpu".into())
@@ -162,12 +165,11 @@ impl Sampler {
             Some(Err(_)) => (Err(panicked()), None),
             None => (Ok(()), None),
         };
-        if cpu_sampling.is_some() {
-            self.backend
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .stop();
-        }
+        // Also after GPU counters only: the backend may have a command to end and reap.
+        self.backend
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .stop();
         let sampling = match (cpu_sampling, gpu_sampling) {
             (Some(mut cpu), gpu) => {
                 cpu.gpu = gpu;
@@ -259,6 +261,9 @@ pub(crate) struct GpuPoller {
     last_timestamp: Option<u64>,
     /// The engine time of the last dump stored, ns.
     last_time_ns: u64,
+    /// The backend, looked after between dumps when no CPU counter is sampled
+    /// ([`HwcBackend::check_target`]).
+    target: Option<SharedBackend>,
     scratch: Vec<(usize, Value)>,
 }
 
@@ -288,6 +293,7 @@ impl GpuPoller {
             tally: GpuTally::new(started, interval),
             last_timestamp: None,
             last_time_ns: nanos_since(epoch),
+            target: None,
             scratch: Vec::new(),
         })
     }
@@ -306,6 +312,12 @@ impl GpuPoller {
             let wait = (due + deadline).saturating_duration_since(Instant::now());
             if let Err(err) = self.take(wait.max(Duration::from_millis(1))) {
                 break Err(err);
+            }
+            if let Some(backend) = &self.target {
+                backend
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .check_target();
             }
         };
         // Manual dumps end with one at the stop, as the CPU's thread does. The driver's own dumps end with
@@ -553,6 +565,128 @@ mod tests {
             backend,
             vec![(0, 1)],
             store,
+            Instant::now(),
+            Duration::from_millis(1),
+        );
+        assert!(matches!(err, Err(Error::NoCounters)));
+    }
+
+    /// A GPU whose dumps come at once, each a period after the last, counting 1.
+    #[derive(Debug, Default)]
+    struct FakeGpu {
+        refuse_start: bool,
+        timestamp_ns: u64,
+        stopped: bool,
+    }
+
+    impl GpuSource for FakeGpu {
+        fn start(&mut self, _: &[usize], _: Duration) -> Result<GpuPace, Error> {
+            if self.refuse_start {
+                return Err(Error::NoCounters);
+            }
+            Ok(GpuPace::Periodic)
+        }
+        fn next(
+            &mut self,
+            _: Duration,
+            out: &mut Vec<(usize, Value)>,
+        ) -> Result<super::super::backend::GpuDump, GpuMiss> {
+            self.timestamp_ns += 1_000_000;
+            out.push((0, Value::Int(1)));
+            Ok(super::super::backend::GpuDump {
+                timestamp_ns: self.timestamp_ns,
+                counting: true,
+                stretched: false,
+            })
+        }
+        fn stop(&mut self) {
+            self.stopped = true;
+        }
+    }
+
+    /// A backend of one GPU counter, counting its target checks and stops.
+    #[derive(Debug)]
+    struct GpuOnly {
+        gpu: Arc<Mutex<FakeGpu>>,
+        checks: Arc<Mutex<(u64, bool)>>,
+    }
+
+    impl HwcBackend for GpuOnly {
+        fn counters(&self) -> Vec<HwcCounterInfo> {
+            Vec::new()
+        }
+        fn start(&mut self, _: &[usize]) -> Result<(), Error> {
+            Ok(())
+        }
+        fn sample(&mut self, _: &mut Vec<(usize, Value)>) -> Result<(), Error> {
+            Ok(())
+        }
+        fn stop(&mut self) {
+            self.checks.lock().unwrap().1 = true;
+        }
+        fn gpu_source(&self) -> Option<super::super::backend::GpuPlan> {
+            Some(super::super::backend::GpuPlan {
+                source: Arc::clone(&self.gpu) as SharedGpu,
+                first: 0,
+                count: 1,
+            })
+        }
+        fn check_target(&mut self) {
+            self.checks.lock().unwrap().0 += 1;
+        }
+    }
+
+    #[test]
+    fn gpu_counters_alone_are_polled_and_the_target_looked_after_between_dumps() {
+        let gpu = Arc::new(Mutex::new(FakeGpu::default()));
+        let checks = Arc::new(Mutex::new((0, false)));
+        let backend: SharedBackend = Arc::new(Mutex::new(Box::new(GpuOnly {
+            gpu: Arc::clone(&gpu),
+            checks: Arc::clone(&checks),
+        })));
+        let store = Arc::new(SampleStore::new(1, 10_000));
+        let sampler = Sampler::start(
+            backend,
+            vec![(0, 1)],
+            Arc::clone(&store),
+            Instant::now(),
+            Duration::from_millis(1),
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+        let (result, sampling) = sampler.stop();
+        result.unwrap();
+        let sampling = sampling.unwrap();
+        assert_eq!(sampling.method, SamplingMethod::GpuOnly);
+        let gpu_account = sampling.gpu.unwrap();
+        assert!(gpu_account.delivered > 0);
+        assert_eq!(
+            store.samples(1, None).unwrap().len() as u64,
+            gpu_account.delivered
+        );
+        let (checked, stopped) = *checks.lock().unwrap();
+        // Looked after between dumps (those drained at the stop aside).
+        assert!(checked > 0, "{gpu_account:?}");
+        assert!(
+            stopped,
+            "the backend is stopped after GPU counters only too"
+        );
+        assert!(gpu.lock().unwrap().stopped);
+    }
+
+    #[test]
+    fn a_gpu_that_cannot_start_fails_the_start() {
+        let backend: SharedBackend = Arc::new(Mutex::new(Box::new(GpuOnly {
+            gpu: Arc::new(Mutex::new(FakeGpu {
+                refuse_start: true,
+                ..FakeGpu::default()
+            })),
+            checks: Arc::new(Mutex::new((0, false))),
+        })));
+        let err = Sampler::start(
+            backend,
+            vec![(0, 1)],
+            Arc::new(SampleStore::new(1, 16)),
             Instant::now(),
             Duration::from_millis(1),
         );

@@ -211,6 +211,10 @@ impl HwcBackend for TargetBackend {
         self.cpu.scope().to_owned()
     }
 
+    fn check_target(&mut self) {
+        self.check_child();
+    }
+
     fn gpu_source(&self) -> Option<GpuPlan> {
         let mut plan = self.gpu.as_ref()?.gpu_source()?;
         plan.first += self.gpu_first;
