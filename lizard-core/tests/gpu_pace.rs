@@ -221,7 +221,7 @@ fn a_csf_gpus_first_dumps_before_counting_are_not_counting_yet_not_zeros() {
     assert_eq!(gpu.not_counting, 3, "{gpu:?}");
     let reason = gpu.not_counting_reason.clone().unwrap();
     assert!(
-        reason.contains("firmware had not enabled counting yet"),
+        reason.starts_with("nothing counted yet: a CSF GPU's firmware"),
         "{reason}"
     );
     assert!(accounted(&gpu), "{gpu:?}");
@@ -230,6 +230,24 @@ fn a_csf_gpus_first_dumps_before_counting_are_not_counting_yet_not_zeros() {
     assert!(
         samples.iter().all(|s| s.value.as_f64() > 0.0),
         "no made-up zeros: {samples:?}"
+    );
+}
+
+#[test]
+fn a_job_manager_gpus_first_dumps_of_zeros_are_zeros() {
+    // Only a CSF GPU's firmware starts counting late: elsewhere a dump of zeros is an idle GPU.
+    let (mut lizard, _device) = engine(SimGpu::G78, &[Fault::NotCountingFirst(3)], false);
+    let (result, sampling) = capture(&mut lizard, &[], || {
+        std::thread::sleep(Duration::from_millis(20))
+    });
+    result.unwrap();
+    let gpu = sampling.gpu.unwrap();
+    assert_eq!((gpu.not_counting, gpu.not_counting_reason), (0, None));
+    let samples = lizard.samples(id_named(&lizard, "GpuCycles")).unwrap();
+    assert_eq!(samples.len() as u64, gpu.delivered);
+    assert!(
+        samples[..3].iter().all(|s| s.value.as_f64() == 0.0),
+        "{samples:?}"
     );
 }
 

@@ -56,15 +56,15 @@ pub enum DumpError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlockSums {
     sums: [[u64; MAX_VALUES_PER_BLOCK]; 4],
-    /// Blocks added whose enable-mask header word was not zero.
-    counting_blocks: u32,
+    /// Whether any counter value added was not zero.
+    counted: bool,
 }
 
 impl Default for BlockSums {
     fn default() -> Self {
         BlockSums {
             sums: [[0; MAX_VALUES_PER_BLOCK]; 4],
-            counting_blocks: 0,
+            counted: false,
         }
     }
 }
@@ -83,23 +83,24 @@ impl BlockSums {
         *self = BlockSums::default();
     }
 
-    /// Whether any block added had counting enabled (a non-zero enable-mask header word). A CSF
-    /// driver's dump taken before the firmware enabled counting has none: it counted nothing, which
-    /// is not the same as counting zero.
-    pub fn counting(&self) -> bool {
-        self.counting_blocks > 0
+    /// Whether any counter value added was not zero (headers aside). A CSF driver's dump taken
+    /// before its firmware enabled counting has every counter zero, and so has the dump of an idle
+    /// GPU: the block headers cannot tell them apart, since kbase writes the client's enable mask
+    /// into every header it hands out (`kbase_hwcnt_gpu_patch_dump_headers`).
+    pub fn counted(&self) -> bool {
+        self.counted
     }
 
-    /// Adds one block's values (header words 0..4 are skipped, the enable mask noted). Sums wrap
-    /// instead of panicking.
+    /// Adds one block's values (header words 0..4 are skipped). Sums wrap instead of panicking.
     pub fn add_block(&mut self, kind: BlockKind, values: impl Iterator<Item = u64>) {
         let row = &mut self.sums[kind.index()];
-        for (i, v) in values.enumerate().take(MAX_VALUES_PER_BLOCK) {
-            if i >= FIRST_COUNTER {
-                row[i] = row[i].wrapping_add(v);
-            } else if i == HEADER_ENABLE_MASK && v != 0 {
-                self.counting_blocks = self.counting_blocks.saturating_add(1);
-            }
+        for (i, v) in values
+            .enumerate()
+            .take(MAX_VALUES_PER_BLOCK)
+            .skip(FIRST_COUNTER)
+        {
+            row[i] = row[i].wrapping_add(v);
+            self.counted |= v != 0;
         }
     }
 }
@@ -257,15 +258,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_dump_whose_enable_masks_are_all_zero_counted_nothing() {
+    fn a_dump_counted_something_only_if_a_counter_is_not_zero() {
         let mut sums = BlockSums::default();
-        sums.add_block(BlockKind::FrontEnd, [7, 0, 0, 0, 5].into_iter());
-        assert!(!sums.counting(), "mask word zero: not counting");
-        assert_eq!(sums.get(BlockKind::FrontEnd, 4), 5);
+        sums.add_block(BlockKind::FrontEnd, [7, 0, 0xFFFF, 0, 0].into_iter());
+        assert!(!sums.counted(), "headers are not counts");
         sums.add_block(BlockKind::Tiler, [0, 0, 0xFFFF, 0, 1].into_iter());
-        assert!(sums.counting());
+        assert!(sums.counted());
+        assert_eq!(sums.get(BlockKind::Tiler, 4), 1);
         sums.clear();
-        assert!(!sums.counting());
+        assert!(!sums.counted());
     }
 
     #[test]

@@ -57,7 +57,7 @@ pub struct GpuSample {
     values: [f64; 37],
     present: u64,
     timestamp_ns: u64,
-    counting: bool,
+    counted: bool,
     stretched: bool,
 }
 
@@ -67,7 +67,7 @@ impl Default for GpuSample {
             values: [0.0; 37],
             present: 0,
             timestamp_ns: 0,
-            counting: true,
+            counted: false,
             stretched: false,
         }
     }
@@ -91,12 +91,11 @@ impl GpuSample {
         self.timestamp_ns
     }
 
-    /// Whether the dump counted at all: `false` when no block of it had counting enabled (every
-    /// enable-mask header zero), as a CSF driver's first dumps after setup, taken before the
-    /// firmware enabled counting (it does so asynchronously). Its values are then zeros that
-    /// measure nothing.
-    pub fn counting(&self) -> bool {
-        self.counting
+    /// Whether any counter of the dump (all of it, whichever counters are enabled) is not zero. A
+    /// CSF driver's first dumps after setup can come before its firmware enabled counting (it does
+    /// so asynchronously): every counter of them is zero, as it is for an idle GPU.
+    pub fn counted_anything(&self) -> bool {
+        self.counted
     }
 
     /// Whether kinstr_prfcnt flagged the sample as stretched (`SAMPLE_FLAG_OVERFLOW`): it covers
@@ -510,7 +509,7 @@ impl GpuProfiler {
         self.interval_start = Some(now);
         self.sample.present = 0;
         self.sample.timestamp_ns = timestamp;
-        self.sample.counting = self.sums.counting();
+        self.sample.counted = self.sums.counted();
         self.sample.stretched = flags & kinstr::SAMPLE_FLAG_OVERFLOW != 0;
         for &counter in &self.enabled {
             if let Some(Some(formula)) = self.formulas.get(counter.index()) {

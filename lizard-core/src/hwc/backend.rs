@@ -142,8 +142,8 @@ pub trait GpuSource: Send + fmt::Debug {
 pub struct GpuDump {
     /// The driver's timestamp of the end of the dump, ns (CLOCK_MONOTONIC_RAW on a real driver).
     pub timestamp_ns: u64,
-    /// Whether any block of the dump was counting: a CSF GPU's first dumps, taken before its firmware
-    /// enabled counting, are not.
+    /// Whether the dump counts: `false` for a CSF GPU's dump with every counter zero shortly after setup,
+    /// taken before its firmware enabled counting (it does so asynchronously).
     pub counting: bool,
     /// Whether the driver flagged the dump as covering more than one period (kinstr_prfcnt's stretched
     /// flag).

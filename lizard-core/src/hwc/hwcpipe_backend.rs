@@ -2,12 +2,12 @@
 //! counter Arm's database documents for the GPU beside HWCPipe's own.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hwcpipe::gpu::profiler::DEFAULT_TIMEOUT;
 use hwcpipe::gpu::{
-    CounterSource, GpuError, GpuProfiler, MaliConstant, MaliConstants, MaliCounter, MaliCounters,
-    MaliInput, MaliValues,
+    CounterSource, GpuError, GpuProfiler, Interface, MaliConstant, MaliConstants, MaliCounter,
+    MaliCounters, MaliInput, MaliValues,
 };
 use hwcpipe::{Counter as HwcCounter, CpuCounter, GpuCounter, HwcPipe};
 
@@ -52,7 +52,13 @@ struct GpuSide {
     /// `(index, counter)` of the enabled database counters.
     mali_enabled: Vec<(usize, MaliCounter)>,
     mali_values: MaliValues,
+    /// When counting started.
+    started: Option<Instant>,
 }
+
+/// How long after setup a CSF GPU's dumps with every counter zero count as not counting yet: its firmware
+/// enables counting asynchronously, and dumps taken before read all zeros.
+pub(crate) const CSF_WARM_UP: Duration = Duration::from_millis(100);
 
 impl GpuSide {
     /// Enables the counters at these (the side's own) indices.
@@ -79,10 +85,14 @@ impl GpuSide {
         out: &mut Vec<(usize, Value)>,
     ) -> Result<GpuDump, GpuError> {
         self.profiler.set_timeout(timeout);
+        let csf = self.profiler.info().version.interface == Interface::Csf;
+        let warming_up = self
+            .started
+            .is_some_and(|started| started.elapsed() <= CSF_WARM_UP);
         let sample = self.profiler.sample()?;
         let dump = GpuDump {
             timestamp_ns: sample.timestamp_ns(),
-            counting: sample.counting(),
+            counting: !(csf && warming_up && !sample.counted_anything()),
             stretched: sample.stretched(),
         };
         for (counter, value) in sample.iter() {
@@ -105,6 +115,7 @@ impl GpuSide {
 impl GpuSource for GpuSide {
     fn start(&mut self, enabled: &[usize], interval: Duration) -> Result<GpuPace, Error> {
         self.enable(enabled)?;
+        self.started = Some(Instant::now());
         match self.profiler.run_periodic(interval) {
             Ok(()) => Ok(GpuPace::Periodic),
             Err(refusal) => {
@@ -196,6 +207,7 @@ impl HwcPipeBackend {
                 mali: mali.clone(),
                 mali_enabled: Vec::new(),
                 mali_values: MaliValues::default(),
+                started: None,
             }))
         });
         Ok(HwcPipeBackend {

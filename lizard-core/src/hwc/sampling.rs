@@ -96,9 +96,9 @@ impl GpuPace {
 }
 
 /// Why a CSF GPU's first dumps count nothing.
-pub(crate) const NOT_COUNTING_YET: &str =
-    "the GPU's firmware had not enabled counting yet (a CSF driver \
-     enables it asynchronously after setup; those dumps' blocks all had counting disabled)";
+pub(crate) const NOT_COUNTING_YET: &str = "nothing counted yet: a CSF GPU's firmware enables counting \
+     asynchronously after setup, and dumps taken before it read every counter zero (such dumps within \
+     100 ms of the start are left out rather than reported as zeros)";
 
 /// Who took a capture's periodic samples.
 #[derive(Debug, Clone, PartialEq, Eq)]

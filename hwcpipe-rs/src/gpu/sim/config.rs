@@ -239,8 +239,9 @@ pub enum Fault {
     SampleErrorFlag,
     /// GET_GPUPROPS answers a buffer with the last record cut short.
     TruncatedProps,
-    /// The first this many dumps (counted from the driver's start) count nothing, their blocks'
-    /// enable masks zero, as a CSF driver's dumps before the firmware has enabled counting.
+    /// The first this many dumps (counted from the driver's start) count nothing: every counter
+    /// zero, as a CSF driver's dumps before its firmware has enabled counting (their headers carry
+    /// the client's enable masks all the same).
     NotCountingFirst(u64),
     /// Every periodic dump covers two periods, as when the driver folds a period it could not
     /// write into the next dump.

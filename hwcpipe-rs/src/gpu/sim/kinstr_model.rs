@@ -291,11 +291,11 @@ impl KinstrModel {
             put(at + 8, &[kind as u8, block_idx, 0]);
             put(at + 12, &0b1_0101u32.to_ne_bytes()); // on, available, normal
             put(at + 16, &((slot + values_at) as u32).to_ne_bytes());
+            let mask = self.enable[kind.index()];
+            put(values_at + HEADER_ENABLE_MASK * 8, &mask[0].to_ne_bytes());
             if !counting {
                 continue;
             }
-            let mask = self.enable[kind.index()];
-            put(values_at + HEADER_ENABLE_MASK * 8, &mask[0].to_ne_bytes());
             for index in FIRST_COUNTER..self.values {
                 if mask[index / 64] & (1 << (index % 64)) == 0
                     || !driver.config.is_present(kind, instance)

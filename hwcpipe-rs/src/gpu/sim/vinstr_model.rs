@@ -103,12 +103,12 @@ impl VinstrModel {
         buf.fill(0);
         for (kind, instance, pos) in self.layout.blocks() {
             let block = &mut buf[pos * VINSTR_BLOCK_BYTES..(pos + 1) * VINSTR_BLOCK_BYTES];
-            if !counting {
-                continue;
-            }
             let mask = self.masks[kind.index()];
             block[HEADER_ENABLE_MASK * 4..HEADER_ENABLE_MASK * 4 + 4]
                 .copy_from_slice(&mask.to_ne_bytes());
+            if !counting {
+                continue;
+            }
             for index in FIRST_COUNTER..VINSTR_VALUES_PER_BLOCK {
                 if mask & (1 << (index / 4)) == 0 {
                     continue;
