@@ -307,12 +307,15 @@ fn periodic_dumps_say_whether_they_counted_and_span_the_periods_they_cover() {
         }
         let first = profiler.sample().unwrap().clone();
         assert!(first.counted_anything(), "{backend:?}");
-        // Each periodic dump covers the period asked for, twice that when the driver folds one.
+        // Each periodic dump covers the period asked for, twice that when the driver folds one; the
+        // rates of Arm's equations span what the dumps' timestamps say, however fast they are read.
         let second = profiler.sample().unwrap().clone();
         assert_eq!(second.timestamp_ns() - first.timestamp_ns(), 500_000);
+        assert_eq!(profiler.mali_constants().time_span_s, 0.0005);
         handle.inject(Fault::FoldedDumps);
         let folded = profiler.sample().unwrap().clone();
         assert_eq!(folded.timestamp_ns() - second.timestamp_ns(), 1_000_000);
+        assert_eq!(profiler.mali_constants().time_span_s, 0.001);
         assert!(!folded.stretched() || backend == Backend::KinstrPrfcnt);
         profiler.stop().unwrap();
     }

@@ -138,6 +138,8 @@ pub struct GpuProfiler {
     interval_start: Option<Instant>,
     /// Seconds the last sample covered.
     last_span_s: f64,
+    /// The driver timestamp of the last sample, while the driver dumps by itself.
+    last_timestamp: Option<u64>,
 }
 
 impl std::fmt::Debug for GpuProfiler {
@@ -343,6 +345,7 @@ impl GpuProfiler {
             mali: MaliCounters::for_layout(layout_table, layout.values_per_block),
             interval_start: None,
             last_span_s: 0.0,
+            last_timestamp: None,
         };
         profiler.reader = Some(profiler.open_reader()?);
         Ok(profiler)
@@ -448,6 +451,7 @@ impl GpuProfiler {
         }
         self.running = true;
         self.interval_start = Some(Instant::now());
+        self.last_timestamp = None;
         Ok(())
     }
 
@@ -469,7 +473,9 @@ impl GpuProfiler {
 
     /// Every available [`mali_counters`](Self::mali_counters) value of the last [`sample`](Self::sample)
     /// (all counters of the dump are read, whichever [`GpuCounter`]s are enabled). The span of a sample, for
-    /// the rates, is measured on the host clock from `run()` or the previous sample.
+    /// the rates, is measured on the host clock from `run()` or the previous sample; while the driver dumps
+    /// by itself, by the dumps' own timestamps (the first one spans a period), so that dumps taken from
+    /// the ring one after another still span their periods.
     pub fn mali_values(&self, out: &mut MaliValues) {
         self.mali.evaluate(&self.sums, &self.mali_constants(), out);
     }
@@ -503,9 +509,14 @@ impl GpuProfiler {
             None => return Err(GpuError::NotRunning),
         };
         let now = Instant::now();
-        self.last_span_s = self
-            .interval_start
-            .map_or(0.0, |start| now.duration_since(start).as_secs_f64());
+        self.last_span_s = match (self.period, self.last_timestamp) {
+            (Some(_), Some(last)) if timestamp > last => (timestamp - last) as f64 / 1e9,
+            (Some(period), _) => period.as_secs_f64(),
+            (None, _) => self
+                .interval_start
+                .map_or(0.0, |start| now.duration_since(start).as_secs_f64()),
+        };
+        self.last_timestamp = periodic.then_some(timestamp);
         self.interval_start = Some(now);
         self.sample.present = 0;
         self.sample.timestamp_ns = timestamp;
