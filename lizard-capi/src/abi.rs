@@ -101,7 +101,7 @@ pub struct LizardGpuSampling {
     pub delivered: u64,
     /// Periods folded into a sample covering several (their counts kept).
     pub folded: u64,
-    /// Periods whose dump did not come by its deadline or came flagged erroneous.
+    /// Periods without their counts: a dump flagged erroneous, or none by the stop.
     pub missed: u64,
     /// Dumps at the start that counted nothing yet (a CSF GPU's firmware not counting), left out.
     pub not_counting: u64,

@@ -132,12 +132,14 @@ fn capture_samples_the_gpu_at_the_drivers_pace_beside_the_kernels_cpu_sampling()
         n("not_counting"),
     );
     assert!(expected >= 1900, "{gpu}: {account}");
+    // A dump's span is rounded to whole periods, so the last may reach into the period under way.
     let handled = delivered + folded + missed + not_counting;
     assert!(
-        handled <= expected + 1 && expected <= handled + 1,
+        expected <= handled && handled <= expected + 2,
         "{gpu}: every period accounted for: {account}"
     );
-    // The driver's own dumps lose no counts: at most a tenth of the periods missed.
+    // The driver's own dumps lose no counts: where the emulated system is slow, periods are folded into
+    // the next dump, and only those at the stop can be missed.
     assert!(missed * 10 <= expected, "{gpu}: {account}");
     let cycles = doc["counters"]
         .as_array()
@@ -289,8 +291,13 @@ fn derived_counters_over_many_samples_are_their_equations_over_the_totals() {
         .collect();
     // The local counters count from the capture's start: the totals cover the time from there to the last
     // sample.
+    // The GPU is sampled apart from the CPU: the GPU's counters' totals end with its last dump.
     let started = doc["started_ns"].as_u64().expect("started_ns");
-    let last = doc["window_ns"][1].as_u64().expect("window_ns");
+    let last = counters
+        .iter()
+        .filter_map(|c| c["samples"].as_array()?.last()?[0].as_u64())
+        .max()
+        .expect("GPU samples");
     let duration = (last - started) as f64 / 1e9;
     let samples = counters
         .iter()

@@ -229,8 +229,8 @@ LZD_Result LizardGetSamplingDetail(LizardInstance ctx, LizardSamplingDetail *det
 
 /* How the GPU's counters were sampled in the last stopped capture, apart from the CPUs' (a third
  * extension). A poller of its own takes the driver's dumps; every period of the window is delivered (a
- * sample of one period), folded (into a sample covering several; the counts are kept), missed (no dump by
- * its deadline, or one flagged erroneous) or not counting yet (a CSF GPU's first dumps, before its
+ * sample of one period), folded (into a sample covering several; the counts are kept), missed (no counts:
+ * a dump flagged erroneous, or none by the stop) or not counting yet (a CSF GPU's first dumps, before its
  * firmware counts; left out rather than reported as zeros). Versioned by struct_size: set it to
  * sizeof(LizardGpuSampling) before the call; at most that many bytes are written, fields appended by a
  * later version are left alone, and struct_size says how many bytes were written. pace: */
@@ -244,7 +244,7 @@ typedef struct LizardGpuSampling {
     uint64_t expected;       /* whole periods in the window */
     uint64_t delivered;      /* samples stored, one dump each */
     uint64_t folded;         /* periods folded into a sample covering several */
-    uint64_t missed;         /* periods whose dump did not come by its deadline */
+    uint64_t missed;         /* periods without counts: an erroneous dump, or none by the stop */
     uint64_t not_counting;   /* first dumps that counted nothing yet, left out */
     uint64_t largest_gap_ns; /* the longest time between two dumps */
 } LizardGpuSampling;

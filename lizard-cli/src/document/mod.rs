@@ -264,7 +264,7 @@ pub struct LocalSampling {
 
 /// How the GPU's counters were sampled over the capture window: a poller of their own taking the driver's
 /// dumps. Every period is delivered (a sample of one period), folded (into a sample covering several),
-/// missed (no dump by its deadline) or not counting yet (a CSF GPU's first dumps).
+/// missed (no counts for it) or not counting yet (a CSF GPU's first dumps).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GpuSamplingDoc {
     /// Who dumped: `periodic` (the driver by itself every interval) or `manual` (one request per period).
@@ -282,7 +282,7 @@ pub struct GpuSamplingDoc {
     pub delivered: u64,
     /// Periods folded into a sample covering more than one period (their counts are kept).
     pub folded: u64,
-    /// Periods whose dump did not come by its deadline or came flagged erroneous.
+    /// Periods without their counts: a dump flagged erroneous, or none by the stop.
     pub missed: u64,
     /// Why the first missed dump was missed.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -153,9 +153,11 @@ pub struct GpuDump {
 /// Why [`GpuSource::next`] gave no dump.
 #[derive(Debug)]
 pub enum GpuMiss {
-    /// No dump this time (none came by the deadline, or the driver flagged it erroneous), in words: the
-    /// period is missed and sampling goes on.
+    /// No dump came by the deadline, in words: the period is missed unless a later dump covers it, and
+    /// sampling goes on.
     Missed(String),
+    /// The dump came flagged erroneous, in words: its period's counts are lost, and sampling goes on.
+    Lost(String),
     /// The source failed: sampling the GPU ends with this error.
     Failed(Error),
 }

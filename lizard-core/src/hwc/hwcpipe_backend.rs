@@ -143,7 +143,7 @@ impl GpuSource for GpuSide {
                 "no dump came within {:.3} ms",
                 waited.as_secs_f64() * 1e3
             ))),
-            Err(GpuError::SampleError) => Err(GpuMiss::Missed(
+            Err(GpuError::SampleError) => Err(GpuMiss::Lost(
                 "the driver flagged the dump as erroneous".to_owned(),
             )),
             Err(err) => Err(GpuMiss::Failed(hwcpipe::Error::from(err).into())),

@@ -310,7 +310,9 @@ impl GpuPoller {
                 Ok(()) | Err(RecvTimeoutError::Disconnected) => break Ok(()),
             }
             let wait = (due + deadline).saturating_duration_since(Instant::now());
-            if let Err(err) = self.take(wait.max(Duration::from_millis(1))) {
+            // Behind the schedule, a dump not in the ring yet is still waited for a period.
+            let wait = wait.max(self.tally.interval().max(Duration::from_millis(1)));
+            if let Err(err) = self.take(wait) {
                 break Err(err);
             }
             if let Some(backend) = &self.target {
@@ -359,6 +361,10 @@ impl GpuPoller {
             Ok(dump) => dump,
             Err(GpuMiss::Missed(reason)) => {
                 self.tally.missed(reason);
+                return Ok(());
+            }
+            Err(GpuMiss::Lost(reason)) => {
+                self.tally.lost(reason);
                 return Ok(());
             }
             Err(GpuMiss::Failed(err)) => return Err(err),

@@ -38,8 +38,8 @@ pub struct Sampling {
 
 /// How the GPU's counters were sampled over one capture window, apart from the CPUs: a poller of their own
 /// takes the driver's dumps as they come, each wait bounded by a deadline. Every period of the window is
-/// delivered (a sample of one period), folded (into a sample covering several), missed (no dump by its
-/// deadline) or not counting yet (a CSF GPU's first dumps); so `expected` ≈ `delivered + folded + missed +
+/// delivered (a sample of one period), folded (into a sample covering several), missed (no counts for it)
+/// or not counting yet (a CSF GPU's first dumps); so `expected` ≈ `delivered + folded + missed +
 /// not_counting`, the last period of the window possibly still under way at the stop.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -58,9 +58,11 @@ pub struct GpuSampling {
     /// own timestamps, kinstr_prfcnt's stretched flag, or, for manual dumps, a poller woken late): the
     /// counts are kept, only the series is coarser there.
     pub folded: u64,
-    /// Periods whose dump did not come by its deadline or came flagged erroneous.
+    /// Periods without their counts: a dump flagged erroneous, or no dump by the deadline and none later
+    /// covering the period (a dump that comes late covers the periods since the previous one: they are
+    /// folded into it), the periods at the stop whose dump had not come included.
     pub missed: u64,
-    /// Why the first missed dump was missed.
+    /// Why periods were missed: an erroneous dump's reason, else the first deadline's, else the stop.
     pub missed_reason: Option<String>,
     /// Dumps at the start that counted nothing yet (left out of the series rather than stored as zeros).
     pub not_counting: u64,
@@ -279,25 +281,35 @@ impl Tally {
     }
 }
 
-/// The GPU poller's running count. Periods are numbered from the start of counting; `accounted` of them
-/// are delivered, folded or missed so far, and the next dump is due at the end of the next one. Pure
-/// bookkeeping over the instants and spans it is given.
+/// The GPU poller's running count. Periods are numbered from the start of counting: `covered` of them are
+/// covered by the dumps taken so far (a dump covers the periods since the previous one, by the dumps'
+/// timestamps or, for manual dumps, the host's clock), `pending` more are past their deadline without a
+/// dump, and the next dump is due at the end of the period after those. A dump that comes after all covers
+/// the pending periods too: they are folded into it, their counts kept. Pure bookkeeping over the instants
+/// and spans it is given.
 #[derive(Debug, Clone)]
 pub(crate) struct GpuTally {
     interval: Duration,
     started: Instant,
-    accounted: u64,
-    /// `accounted` when the last dump came.
-    at_last_dump: u64,
+    covered: u64,
+    pending: u64,
+    /// Periods of erroneous dumps, which the next dump's span includes.
+    skip: u64,
     last: Instant,
     counted_yet: bool,
     delivered: u64,
     folded: u64,
-    missed: u64,
-    missed_reason: Option<String>,
+    /// Periods of erroneous dumps (their counts lost).
+    lost: u64,
+    lost_reason: Option<String>,
+    pending_reason: Option<String>,
     not_counting: u64,
     largest_gap: Duration,
 }
+
+/// Why periods at the end of a window have no dump.
+const STOPPED_BEFORE_THE_DUMP: &str =
+    "the capture stopped before the driver's dumps of the last periods came";
 
 impl GpuTally {
     /// The count for counting started at `started`.
@@ -305,22 +317,19 @@ impl GpuTally {
         GpuTally {
             interval,
             started,
-            accounted: 0,
-            at_last_dump: 0,
+            covered: 0,
+            pending: 0,
+            skip: 0,
             last: started,
             counted_yet: false,
             delivered: 0,
             folded: 0,
-            missed: 0,
-            missed_reason: None,
+            lost: 0,
+            lost_reason: None,
+            pending_reason: None,
             not_counting: 0,
             largest_gap: Duration::ZERO,
         }
-    }
-
-    fn period_end(&self, period: u64) -> Instant {
-        let ns = self.interval.as_nanos().saturating_mul(u128::from(period));
-        self.started + Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
     }
 
     /// The interval.
@@ -328,9 +337,21 @@ impl GpuTally {
         self.interval
     }
 
-    /// When the next dump is due: the end of the first period not yet accounted for.
+    fn period_end(&self, period: u64) -> Instant {
+        let ns = self.interval.as_nanos().saturating_mul(u128::from(period));
+        self.started + Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
+    }
+
+    /// Whole periods from the start to `at`.
+    fn periods_to(&self, at: Instant) -> u64 {
+        let n =
+            at.saturating_duration_since(self.started).as_nanos() / self.interval.as_nanos().max(1);
+        u64::try_from(n).unwrap_or(u64::MAX)
+    }
+
+    /// When the next dump is due: the end of the first period neither covered nor past its deadline.
     pub(crate) fn next_due(&self) -> Instant {
-        self.period_end(self.accounted + 1)
+        self.period_end(self.covered + self.pending + 1)
     }
 
     /// The periods in a span of `span_ns` between two dumps' timestamps, rounded to the nearest (at least one).
@@ -344,30 +365,21 @@ impl GpuTally {
     /// `None` for a manual dump, which covers the periods wholly past by `at`. Returns whether it is to
     /// be stored: a dump that counted nothing before any that counted is not.
     pub(crate) fn dump(&mut self, at: Instant, periods: Option<u64>, counting: bool) -> bool {
-        let missed_since = self.accounted - self.at_last_dump;
-        let periods = periods.unwrap_or_else(|| {
-            let past = at.saturating_duration_since(self.started).as_nanos()
-                / self.interval.as_nanos().max(1);
-            u64::try_from(past)
-                .unwrap_or(u64::MAX)
-                .saturating_sub(self.at_last_dump)
-                .max(1)
-        });
+        let periods =
+            periods.unwrap_or_else(|| self.periods_to(at).saturating_sub(self.covered).max(1));
+        let periods = periods
+            .saturating_sub(std::mem::take(&mut self.skip))
+            .max(1);
+        self.covered = self.covered.saturating_add(periods);
+        self.pending = self.pending.saturating_sub(periods);
+        self.folded += periods - 1;
         let stored = counting || self.counted_yet;
         self.counted_yet = stored;
-        if periods <= missed_since {
-            // The dump of a period already counted missed came after its deadline after all.
-            self.missed -= 1;
-        } else {
-            self.folded += periods - missed_since - 1;
-            self.accounted = self.at_last_dump.saturating_add(periods);
-        }
         if stored {
             self.delivered += 1;
         } else {
             self.not_counting += 1;
         }
-        self.at_last_dump = self.accounted;
         self.largest_gap = self
             .largest_gap
             .max(at.saturating_duration_since(self.last));
@@ -375,26 +387,44 @@ impl GpuTally {
         stored
     }
 
-    /// The dump due next did not come by its deadline (or came flagged erroneous), for `reason`.
+    /// The dump due next did not come by its deadline, for `reason`: its period is missed unless a later
+    /// dump covers it.
     pub(crate) fn missed(&mut self, reason: String) {
-        self.missed += 1;
-        self.accounted += 1;
-        self.missed_reason.get_or_insert(reason);
+        self.pending += 1;
+        self.pending_reason.get_or_insert(reason);
     }
 
-    /// The account at the stop, at `at`.
+    /// The dump due next came flagged erroneous, for `reason`: its period's counts are lost.
+    pub(crate) fn lost(&mut self, reason: String) {
+        self.lost += 1;
+        self.covered += 1;
+        self.skip += 1;
+        self.lost_reason.get_or_insert(reason);
+    }
+
+    /// The account at the stop, at `at`. Periods wholly past by then without a dump are missed: those past
+    /// their deadline, and those whose dump had not come yet.
     pub(crate) fn finish(self, at: Instant, pace: GpuPace) -> GpuSampling {
         let window = at.saturating_duration_since(self.started);
-        let expected = window.as_nanos() / self.interval.as_nanos().max(1);
+        let expected = self.periods_to(at);
+        let unaccounted = expected.saturating_sub(self.covered + self.pending);
+        let missed = self.lost + self.pending + unaccounted;
+        let missed_reason = if self.lost > 0 {
+            self.lost_reason
+        } else if self.pending > 0 {
+            self.pending_reason
+        } else {
+            (unaccounted > 0).then(|| STOPPED_BEFORE_THE_DUMP.to_owned())
+        };
         GpuSampling {
             pace,
             interval: self.interval,
             window,
-            expected: u64::try_from(expected).unwrap_or(u64::MAX),
+            expected,
             delivered: self.delivered,
             folded: self.folded,
-            missed: self.missed,
-            missed_reason: self.missed_reason,
+            missed,
+            missed_reason,
             not_counting: self.not_counting,
             not_counting_reason: (self.not_counting > 0).then(|| NOT_COUNTING_YET.to_owned()),
             largest_gap: self
@@ -443,26 +473,43 @@ mod tests {
         let t0 = Instant::now();
         let mut tally = GpuTally::new(t0, MS);
         tally.dump(t0 + MS, Some(1), true);
-        tally.missed("no dump within 20 ms".into());
-        tally.missed("the driver flagged the dump as erroneous".into());
+        tally.missed("no dump came within 20 ms".into());
+        tally.lost("the driver flagged the dump as erroneous".into());
         assert_eq!(tally.next_due(), t0 + MS * 4);
-        // The next dump covers the two missed periods (the driver's timestamps say so) and its own.
+        // The next dump covers the late period (folded into it), the erroneous one and its own.
         tally.dump(t0 + MS * 4, Some(3), true);
         let gpu = tally.finish(t0 + MS * 4, GpuPace::Periodic);
-        assert_eq!((gpu.delivered, gpu.folded, gpu.missed), (2, 0, 2));
-        assert_eq!(gpu.missed_reason.as_deref(), Some("no dump within 20 ms"));
+        assert_eq!((gpu.delivered, gpu.folded, gpu.missed), (2, 1, 1));
+        assert_eq!(
+            gpu.missed_reason.as_deref(),
+            Some("the driver flagged the dump as erroneous")
+        );
+        // No dump at all after the first: the periods past their deadline, and the rest to the stop.
+        let mut tally = GpuTally::new(t0, MS);
+        tally.dump(t0 + MS, Some(1), true);
+        tally.missed("no dump came within 20 ms".into());
+        let gpu = tally.finish(t0 + MS * 5, GpuPace::Periodic);
+        assert_eq!((gpu.delivered, gpu.folded, gpu.missed), (1, 0, 4));
+        assert_eq!(
+            gpu.missed_reason.as_deref(),
+            Some("no dump came within 20 ms")
+        );
+        let gpu = GpuTally::new(t0, MS).finish(t0 + MS * 2, GpuPace::Periodic);
+        assert_eq!(gpu.missed, 2);
+        assert_eq!(gpu.missed_reason.as_deref(), Some(STOPPED_BEFORE_THE_DUMP));
     }
 
     #[test]
     fn a_gpu_dump_after_its_deadline_is_delivered_not_missed() {
         let t0 = Instant::now();
         let mut tally = GpuTally::new(t0, MS);
-        tally.missed("no dump within 2 ms".into());
-        // It came after all, one period after the start.
-        tally.dump(t0 + MS * 3, Some(1), true);
+        tally.missed("no dump came within 2 ms".into());
+        // It came after all, covering the first period.
+        tally.dump(t0 + MS + MS / 2, Some(1), true);
         assert_eq!(tally.next_due(), t0 + MS * 2);
-        let gpu = tally.finish(t0 + MS * 3, GpuPace::Periodic);
+        let gpu = tally.finish(t0 + MS + MS / 2, GpuPace::Periodic);
         assert_eq!((gpu.delivered, gpu.folded, gpu.missed), (1, 0, 0));
+        assert_eq!(gpu.missed_reason, None);
     }
 
     #[test]

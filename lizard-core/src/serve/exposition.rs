@@ -169,7 +169,7 @@ pub fn render(
         ),
         (
             "gpu_periods_missed",
-            "GPU sampling periods whose dump did not come by its deadline.",
+            "GPU sampling periods without their counts (an erroneous dump, or none by the window's end).",
             account.gpu_missed as f64,
         ),
         ("scrapes", "Scrapes answered.", account.scrapes as f64),

@@ -18,7 +18,7 @@ pub struct Account {
     pub gpu_delivered: u64,
     /// The GPU's periods folded into a dump covering several.
     pub gpu_folded: u64,
-    /// The GPU's periods whose dump did not come by its deadline.
+    /// The GPU's periods without their counts (an erroneous dump, or none by the stop).
     pub gpu_missed: u64,
     /// Scrapes answered with the metrics.
     pub scrapes: u64,
