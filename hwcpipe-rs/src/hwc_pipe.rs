@@ -144,6 +144,18 @@ impl HwcPipe {
         self.gpu.profiler_mut()
     }
 
+    /// Takes the GPU profiler out, to sample it on its own (at the driver's pace, on a thread of
+    /// its own): from then on this `HwcPipe` reads only the CPU, as if no GPU counter was selected.
+    pub fn take_gpu_profiler(&mut self) -> Option<GpuProfiler> {
+        match std::mem::replace(&mut self.gpu, Side::NotSelected) {
+            Side::Ready(profiler) => Some(profiler),
+            other => {
+                self.gpu = other;
+                None
+            }
+        }
+    }
+
     /// Why there is no CPU profiler, when creating it failed.
     pub fn cpu_error(&self) -> Option<&CpuError> {
         self.cpu.error()

@@ -285,3 +285,38 @@ fn sampling_before_run_is_an_error() {
     profiler.stop().unwrap();
     profiler.stop().unwrap();
 }
+
+#[test]
+fn periodic_dumps_say_whether_they_counted_and_span_the_periods_they_cover() {
+    use hwcpipe::gpu::profiler::Backend;
+    let period = std::time::Duration::from_micros(500);
+    for (gpu, backend) in [
+        (SimGpu::G710, Backend::Vinstr),
+        (SimGpu::G715, Backend::KinstrPrfcnt),
+    ] {
+        let sim = SimulatedKbase::new(gpu, Workload::ramp());
+        let handle = sim.handle();
+        handle.inject(Fault::NotCountingFirst(2));
+        let mut profiler = GpuProfiler::with_device_using(sim, Some(backend)).unwrap();
+        profiler.run_periodic(period).unwrap();
+        // The first two dumps came before counting was enabled: every counter zero.
+        for _ in 0..2 {
+            let sample = profiler.sample().unwrap();
+            assert!(!sample.counted_anything(), "{backend:?}");
+            assert_eq!(sample.get(GpuCounter::GpuCycles), Some(0.0));
+        }
+        let first = profiler.sample().unwrap().clone();
+        assert!(first.counted_anything(), "{backend:?}");
+        // Each periodic dump covers the period asked for, twice that when the driver folds one; the
+        // rates of Arm's equations span what the dumps' timestamps say, however fast they are read.
+        let second = profiler.sample().unwrap().clone();
+        assert_eq!(second.timestamp_ns() - first.timestamp_ns(), 500_000);
+        assert_eq!(profiler.mali_constants().time_span_s, 0.0005);
+        handle.inject(Fault::FoldedDumps);
+        let folded = profiler.sample().unwrap().clone();
+        assert_eq!(folded.timestamp_ns() - second.timestamp_ns(), 1_000_000);
+        assert_eq!(profiler.mali_constants().time_span_s, 0.001);
+        assert!(!folded.stretched() || backend == Backend::KinstrPrfcnt);
+        profiler.stop().unwrap();
+    }
+}

@@ -71,13 +71,57 @@ pub struct LizardSampling {
 pub const LZD_SAMPLING_THREAD: u32 = 0;
 /// `LZD_SAMPLING_KERNEL`: the kernel's timers wrote the counters into rings, drained in batches.
 pub const LZD_SAMPLING_KERNEL: u32 = 1;
+/// `LZD_SAMPLING_GPU_ONLY`: no CPU counter was sampled; [`LizardSampling`] holds the GPU's figures (read
+/// them with `LizardGetGpuSampling`).
+pub const LZD_SAMPLING_GPU_ONLY: u32 = 2;
+
+/// `LZD_GPU_PACE_PERIODIC`: the driver dumped the GPU's counters by itself every interval.
+pub const LZD_GPU_PACE_PERIODIC: u32 = 0;
+/// `LZD_GPU_PACE_MANUAL`: one dump request per period, the driver refusing to dump by itself.
+pub const LZD_GPU_PACE_MANUAL: u32 = 1;
+
+/// `LizardGpuSampling` (a third extension, read with `LizardGetGpuSampling`): how the GPU's counters were
+/// sampled, apart from the CPUs'. Versioned by its first field: the caller sets `struct_size` to the size it
+/// knows, the library writes at most that many bytes (fields a later version appends are left alone) and
+/// sets `struct_size` to the bytes it wrote. 72 bytes in this version, everywhere.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LizardGpuSampling {
+    /// In: the size of the caller's struct; out: the bytes written.
+    pub struct_size: u32,
+    /// [`LZD_GPU_PACE_PERIODIC`] or [`LZD_GPU_PACE_MANUAL`].
+    pub pace: u32,
+    /// The interval asked for, in ns.
+    pub interval_ns: u64,
+    /// From the start of counting to the stop, in ns.
+    pub window_ns: u64,
+    /// Whole periods in the window.
+    pub expected: u64,
+    /// Samples stored, one dump each.
+    pub delivered: u64,
+    /// Periods folded into a sample covering several (their counts kept).
+    pub folded: u64,
+    /// Periods without their counts: a dump flagged erroneous, or none by the stop.
+    pub missed: u64,
+    /// Dumps at the start that counted nothing yet (a CSF GPU's firmware not counting), left out.
+    pub not_counting: u64,
+    /// The longest time between two dumps, in ns.
+    pub largest_gap_ns: u64,
+}
+
+impl LizardGpuSampling {
+    /// The size of this version of the struct.
+    pub const SIZE: u32 = std::mem::size_of::<LizardGpuSampling>() as u32;
+    /// The least a caller's struct must hold: `struct_size` and `pace`.
+    pub const MIN_SIZE: u32 = 8;
+}
 
 /// `LizardSamplingDetail` (a second extension, read with `LizardGetSamplingDetail`): who took the periods
 /// [`LizardSampling`] counts, and why the missed ones were missed. 40 bytes everywhere.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LizardSamplingDetail {
-    /// [`LZD_SAMPLING_THREAD`] or [`LZD_SAMPLING_KERNEL`].
+    /// [`LZD_SAMPLING_THREAD`], [`LZD_SAMPLING_KERNEL`] or [`LZD_SAMPLING_GPU_ONLY`].
     pub method: u32,
     /// Kernel: rings sampled (CPUs × counter groups); thread: 0.
     pub rings: u32,

@@ -8,8 +8,8 @@ use std::ffi::{c_char, c_int, CStr, CString};
 
 use hwcpipe::counting::Target;
 use lizard_core::{
-    open_target, CaptureMode, Config, Counter, CounterClass, GatordAddress, Lizard, ResultType,
-    SamplingMethod, Units,
+    open_target, CaptureMode, Config, Counter, CounterClass, GatordAddress, GpuPace, Lizard,
+    ResultType, SamplingMethod, Units,
 };
 
 use crate::abi::*;
@@ -458,6 +458,10 @@ fn sampling_detail(method: &SamplingMethod) -> LizardSamplingDetail {
             throttled_ns: nanos(throttled_time),
             idle_periods,
         },
+        SamplingMethod::GpuOnly => LizardSamplingDetail {
+            method: LZD_SAMPLING_GPU_ONLY,
+            ..LizardSamplingDetail::default()
+        },
         // A thread, or a method this version does not name: no kernel figures.
         _ => LizardSamplingDetail {
             method: LZD_SAMPLING_THREAD,
@@ -466,9 +470,128 @@ fn sampling_detail(method: &SamplingMethod) -> LizardSamplingDetail {
     }
 }
 
+/// `LizardGetGpuSampling(ctx, &gpu)`: how the GPU's counters were sampled in the last stopped capture of
+/// `ctx`, apart from the CPUs'. The caller sets `gpu->struct_size` to `sizeof(LizardGpuSampling)` as it
+/// knows it; at most that many bytes are written, and `struct_size` says how many. `LZD_FAILURE` (and
+/// `*gpu` untouched) for a NULL pointer, a `struct_size` below 8, an unknown `ctx`, before a capture has
+/// stopped, or when it sampled no GPU counter.
+///
+/// # Safety
+/// `gpu` is NULL or points to writable memory of `gpu->struct_size` bytes (and at least 4).
+#[no_mangle]
+pub unsafe extern "C" fn LizardGetGpuSampling(
+    ctx: LizardInstance,
+    gpu: *mut LizardGpuSampling,
+) -> LzdResult {
+    boundary(LZD_FAILURE, || {
+        if gpu.is_null() {
+            return LZD_FAILURE;
+        }
+        // SAFETY: non-NULL, and per the contract readable for its first field.
+        let size = unsafe { std::ptr::addr_of!((*gpu).struct_size).read_unaligned() };
+        if size < LizardGpuSampling::MIN_SIZE {
+            return LZD_FAILURE;
+        }
+        let Some(account) = INSTANCES
+            .with(ctx, |instance| instance.lizard.sampling())
+            .flatten()
+            .and_then(|s| s.gpu)
+        else {
+            return LZD_FAILURE;
+        };
+        let full = gpu_sampling(&account);
+        // SAFETY: `gpu` is writable for `size` bytes per the contract.
+        unsafe { write_sized(&full, gpu.cast::<u8>(), size) };
+        LZD_OK
+    })
+}
+
+/// The C form of the GPU's account.
+fn gpu_sampling(g: &lizard_core::GpuSampling) -> LizardGpuSampling {
+    LizardGpuSampling {
+        struct_size: LizardGpuSampling::SIZE,
+        pace: match g.pace {
+            GpuPace::Periodic => LZD_GPU_PACE_PERIODIC,
+            _ => LZD_GPU_PACE_MANUAL,
+        },
+        interval_ns: nanos(g.interval),
+        window_ns: nanos(g.window),
+        expected: g.expected,
+        delivered: g.delivered,
+        folded: g.folded,
+        missed: g.missed,
+        not_counting: g.not_counting,
+        largest_gap_ns: nanos(g.largest_gap),
+    }
+}
+
+/// Writes the first `min(size, SIZE)` bytes of `full` to `out`, its `struct_size` set to that count.
+///
+/// # Safety
+/// `out` is writable for `size` bytes.
+unsafe fn write_sized(full: &LizardGpuSampling, out: *mut u8, size: u32) {
+    let written = size.min(LizardGpuSampling::SIZE);
+    let value = LizardGpuSampling {
+        struct_size: written,
+        ..*full
+    };
+    // SAFETY: `value` is a plain `repr(C)` struct of `SIZE` bytes; `written` is at most that, and `out`
+    // is writable for `size` >= `written` bytes.
+    unsafe {
+        std::ptr::copy_nonoverlapping(
+            std::ptr::addr_of!(value).cast::<u8>(),
+            out,
+            written as usize,
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gpu_account_is_written_only_as_far_as_the_callers_struct_goes() {
+        let full = LizardGpuSampling {
+            struct_size: LizardGpuSampling::SIZE,
+            pace: LZD_GPU_PACE_MANUAL,
+            interval_ns: 1,
+            window_ns: 2,
+            expected: 3,
+            delivered: 4,
+            folded: 5,
+            missed: 6,
+            not_counting: 7,
+            largest_gap_ns: 8,
+        };
+        assert_eq!(LizardGpuSampling::SIZE, 72);
+        // A caller that knows the whole struct gets all of it.
+        let mut out = LizardGpuSampling::default();
+        // SAFETY: `out` is writable for SIZE bytes.
+        unsafe {
+            write_sized(
+                &full,
+                std::ptr::addr_of_mut!(out).cast(),
+                LizardGpuSampling::SIZE,
+            )
+        };
+        assert_eq!(out, full);
+        // A caller of an older, shorter struct: the bytes past it are left alone.
+        let mut short = [0xAAu8; 96];
+        // SAFETY: `short` is writable for 96 >= 24 bytes.
+        unsafe { write_sized(&full, short.as_mut_ptr(), 24) };
+        assert_eq!(&short[0..4], &24u32.to_ne_bytes());
+        assert_eq!(&short[4..8], &LZD_GPU_PACE_MANUAL.to_ne_bytes());
+        assert_eq!(&short[8..16], &1u64.to_ne_bytes());
+        assert_eq!(&short[16..24], &2u64.to_ne_bytes());
+        assert!(short[24..].iter().all(|&b| b == 0xAA));
+        // A caller of a later, longer struct: this version's bytes, and the size it wrote.
+        let mut long = [0x55u8; 96];
+        // SAFETY: `long` is writable for 96 bytes.
+        unsafe { write_sized(&full, long.as_mut_ptr(), 96) };
+        assert_eq!(&long[0..4], &72u32.to_ne_bytes());
+        assert!(long[72..].iter().all(|&b| b == 0x55));
+    }
 
     #[test]
     fn units_map_as_the_original_library_does() {

@@ -19,4 +19,6 @@ mod registry;
 pub mod trace;
 pub mod trace_abi;
 
-pub use api::{LizardGetSampling, LizardGetSamplingDetail, LizardGetStartSkew, LoadApi};
+pub use api::{
+    LizardGetGpuSampling, LizardGetSampling, LizardGetSamplingDetail, LizardGetStartSkew, LoadApi,
+};

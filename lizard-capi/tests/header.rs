@@ -25,6 +25,7 @@ fn expected() -> BTreeMap<String, i64> {
     type A = LizardApi;
     type S = LizardSampling;
     type SD = LizardSamplingDetail;
+    type G = LizardGpuSampling;
     type TO = LizardTraceOptions;
     let pairs: Vec<(&str, usize)> = vec![
         ("sizeof.LizardCounterDescription", size_of::<D>()),
@@ -120,6 +121,23 @@ fn expected() -> BTreeMap<String, i64> {
             "LizardSamplingDetail.idle_periods",
             offset_of!(SD, idle_periods),
         ),
+        ("sizeof.LizardGpuSampling", size_of::<G>()),
+        ("LizardGpuSampling.struct_size", offset_of!(G, struct_size)),
+        ("LizardGpuSampling.pace", offset_of!(G, pace)),
+        ("LizardGpuSampling.interval_ns", offset_of!(G, interval_ns)),
+        ("LizardGpuSampling.window_ns", offset_of!(G, window_ns)),
+        ("LizardGpuSampling.expected", offset_of!(G, expected)),
+        ("LizardGpuSampling.delivered", offset_of!(G, delivered)),
+        ("LizardGpuSampling.folded", offset_of!(G, folded)),
+        ("LizardGpuSampling.missed", offset_of!(G, missed)),
+        (
+            "LizardGpuSampling.not_counting",
+            offset_of!(G, not_counting),
+        ),
+        (
+            "LizardGpuSampling.largest_gap_ns",
+            offset_of!(G, largest_gap_ns),
+        ),
         ("sizeof.LizardTraceResult", size_of::<LizardTraceResult>()),
         (
             "sizeof.LizardTraceClient*",
@@ -155,6 +173,9 @@ fn expected() -> BTreeMap<String, i64> {
         ("LZD_TYPE_DOUBLE", LZD_TYPE_DOUBLE.into()),
         ("LZD_SAMPLING_THREAD", LZD_SAMPLING_THREAD.into()),
         ("LZD_SAMPLING_KERNEL", LZD_SAMPLING_KERNEL.into()),
+        ("LZD_SAMPLING_GPU_ONLY", LZD_SAMPLING_GPU_ONLY.into()),
+        ("LZD_GPU_PACE_PERIODIC", LZD_GPU_PACE_PERIODIC.into()),
+        ("LZD_GPU_PACE_MANUAL", LZD_GPU_PACE_MANUAL.into()),
         ("LZT_OK", LZT_OK.into()),
         ("LZT_DROPPED", LZT_DROPPED.into()),
         ("LZT_ERR_NULL", LZT_ERR_NULL.into()),

@@ -9,10 +9,48 @@ use std::time::Duration;
 
 use common::{api, closed_port, id_of};
 use lizard::abi::{
-    LizardSampling, LizardSamplingDetail, LZD_FAILURE, LZD_OK, LZD_SAMPLING_KERNEL,
-    LZD_SAMPLING_THREAD,
+    LizardGpuSampling, LizardSampling, LizardSamplingDetail, LZD_FAILURE, LZD_OK,
+    LZD_SAMPLING_KERNEL, LZD_SAMPLING_THREAD,
 };
-use lizard::{LizardGetSampling, LizardGetSamplingDetail};
+use lizard::{LizardGetGpuSampling, LizardGetSampling, LizardGetSamplingDetail};
+
+#[test]
+fn the_gpus_sampling_is_refused_for_bad_arguments_and_before_a_capture() {
+    let api = api();
+    let port = closed_port();
+    let host = CString::new("127.0.0.1").unwrap();
+    // SAFETY: `host` is a NUL-terminated string alive for the call.
+    let ctx = unsafe { (api.init)(host.as_ptr(), port) };
+    let marker = LizardGpuSampling {
+        struct_size: LizardGpuSampling::SIZE,
+        delivered: 77,
+        ..LizardGpuSampling::default()
+    };
+    let mut gpu = marker;
+    let mut too_small = LizardGpuSampling {
+        struct_size: 4,
+        ..marker
+    };
+    // SAFETY: the structs are writable; NULL, unknown handles and a short struct_size are in the contract.
+    unsafe {
+        assert_eq!(LizardGetGpuSampling(ctx, std::ptr::null_mut()), LZD_FAILURE);
+        assert_eq!(
+            LizardGetGpuSampling(0xdead as *mut _, &mut gpu),
+            LZD_FAILURE
+        );
+        assert_eq!(LizardGetGpuSampling(ctx, &mut too_small), LZD_FAILURE);
+        assert_eq!(
+            LizardGetGpuSampling(ctx, &mut gpu),
+            LZD_FAILURE,
+            "no capture yet"
+        );
+        if !ctx.is_null() {
+            (api.destroy)(ctx);
+        }
+    }
+    assert_eq!(gpu, marker, "untouched on failure");
+    assert_eq!(too_small.struct_size, 4, "untouched on failure");
+}
 
 #[test]
 fn sampling_is_reported_after_a_capture_and_refused_before() {
@@ -69,6 +107,15 @@ fn sampling_is_reported_after_a_capture_and_refused_before() {
         assert_eq!((api.stop_capture)(ctx), LZD_OK);
         assert_eq!(LizardGetSampling(ctx, &mut out), LZD_OK);
         assert_eq!(LizardGetSamplingDetail(ctx, &mut detail), LZD_OK);
+        // No GPU counter was captured: no GPU account, and the struct untouched.
+        let gpu_marker = LizardGpuSampling {
+            struct_size: LizardGpuSampling::SIZE,
+            missed: 77,
+            ..LizardGpuSampling::default()
+        };
+        let mut gpu = gpu_marker;
+        assert_eq!(LizardGetGpuSampling(ctx, &mut gpu), LZD_FAILURE);
+        assert_eq!(gpu, gpu_marker);
         (api.destroy)(ctx);
     }
     // The calling process's counters are sampled by a thread (the kernel samples CPU-wide targets).

@@ -81,7 +81,10 @@ pub fn table(capture: &Capture) -> String {
         text.push_str(&format!("\n{note}\n"));
     }
     if let Some(sampling) = &capture.sampling {
-        text.push_str(&format!("\n{}\n", sampling.summary()));
+        text.push('\n');
+        for line in sampling.summary_lines() {
+            text.push_str(&format!("{line}\n"));
+        }
     }
     if !capture.trace_records.is_empty() {
         text.push_str(&format!(
@@ -140,7 +143,9 @@ pub fn csv(capture: &Capture) -> String {
         text.push_str(&format!("# {note}\n"));
     }
     if let Some(sampling) = &capture.sampling {
-        text.push_str(&format!("# {}\n", sampling.summary()));
+        for line in sampling.summary_lines() {
+            text.push_str(&format!("# {line}\n"));
+        }
     }
     text
 }

@@ -214,7 +214,7 @@ fn description(capture: &Capture, clock: Clock) -> String {
         Clock::CaptureStart => "timestamps: nanoseconds of the capture's own time base".to_owned(),
     });
     if let Some(sampling) = &capture.sampling {
-        lines.push(sampling.summary());
+        lines.extend(sampling.summary_lines());
     }
     if let Some(note) = &capture.cores_note {
         lines.push(note.clone());

@@ -28,9 +28,9 @@ pub use error::{error_chain, DirectError, Error, GatordError, NoValue, ProtocolF
 pub use gatord::apc::{FrameSink, KeyMap, SinkError, Unavailable};
 pub use gatord::xml::GatordDevice;
 pub use hwc::{
-    open_target, CommandWatch, CpuStart, GpuDevice, HwcBackend, HwcCounterInfo, HwcPipeBackend,
-    KernelPlan, OpenedTarget, Sampling, SamplingMethod, StartSkew, UnreadableCounter,
-    MIN_SAMPLE_INTERVAL,
+    open_target, CommandWatch, CpuStart, GpuDevice, GpuDump, GpuMiss, GpuPace, GpuPlan,
+    GpuSampling, GpuSource, HwcBackend, HwcCounterInfo, HwcPipeBackend, KernelPlan, OpenedTarget,
+    Sampling, SamplingMethod, StartSkew, UnreadableCounter, MIN_SAMPLE_INTERVAL,
 };
 pub use lizard::{CoreReading, Lizard};
 pub use machine::Machine;

@@ -56,12 +56,15 @@ pub enum DumpError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlockSums {
     sums: [[u64; MAX_VALUES_PER_BLOCK]; 4],
+    /// Whether any counter value added was not zero.
+    counted: bool,
 }
 
 impl Default for BlockSums {
     fn default() -> Self {
         BlockSums {
             sums: [[0; MAX_VALUES_PER_BLOCK]; 4],
+            counted: false,
         }
     }
 }
@@ -80,6 +83,14 @@ impl BlockSums {
         *self = BlockSums::default();
     }
 
+    /// Whether any counter value added was not zero (headers aside). A CSF driver's dump taken
+    /// before its firmware enabled counting has every counter zero, and so has the dump of an idle
+    /// GPU: the block headers cannot tell them apart, since kbase writes the client's enable mask
+    /// into every header it hands out (`kbase_hwcnt_gpu_patch_dump_headers`).
+    pub fn counted(&self) -> bool {
+        self.counted
+    }
+
     /// Adds one block's values (header words 0..4 are skipped). Sums wrap instead of panicking.
     pub fn add_block(&mut self, kind: BlockKind, values: impl Iterator<Item = u64>) {
         let row = &mut self.sums[kind.index()];
@@ -89,6 +100,7 @@ impl BlockSums {
             .skip(FIRST_COUNTER)
         {
             row[i] = row[i].wrapping_add(v);
+            self.counted |= v != 0;
         }
     }
 }
@@ -244,6 +256,18 @@ impl BlockLayout {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dump_counted_something_only_if_a_counter_is_not_zero() {
+        let mut sums = BlockSums::default();
+        sums.add_block(BlockKind::FrontEnd, [7, 0, 0xFFFF, 0, 0].into_iter());
+        assert!(!sums.counted(), "headers are not counts");
+        sums.add_block(BlockKind::Tiler, [0, 0, 0xFFFF, 0, 1].into_iter());
+        assert!(sums.counted());
+        assert_eq!(sums.get(BlockKind::Tiler, 4), 1);
+        sums.clear();
+        assert!(!sums.counted());
+    }
 
     #[test]
     fn shader_blocks_follow_core_bits() {

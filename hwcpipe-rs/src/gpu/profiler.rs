@@ -57,6 +57,8 @@ pub struct GpuSample {
     values: [f64; 37],
     present: u64,
     timestamp_ns: u64,
+    counted: bool,
+    stretched: bool,
 }
 
 impl Default for GpuSample {
@@ -65,6 +67,8 @@ impl Default for GpuSample {
             values: [0.0; 37],
             present: 0,
             timestamp_ns: 0,
+            counted: false,
+            stretched: false,
         }
     }
 }
@@ -82,9 +86,22 @@ impl GpuSample {
             .filter_map(|c| self.get(c).map(|v| (c, v)))
     }
 
-    /// Driver timestamp of the end of the interval, ns.
+    /// Driver timestamp of the end of the interval, ns (CLOCK_MONOTONIC_RAW on a real driver).
     pub fn timestamp_ns(&self) -> u64 {
         self.timestamp_ns
+    }
+
+    /// Whether any counter of the dump (all of it, whichever counters are enabled) is not zero. A
+    /// CSF driver's first dumps after setup can come before its firmware enabled counting (it does
+    /// so asynchronously): every counter of them is zero, as it is for an idle GPU.
+    pub fn counted_anything(&self) -> bool {
+        self.counted
+    }
+
+    /// Whether kinstr_prfcnt flagged the sample as stretched (`SAMPLE_FLAG_OVERFLOW`): it covers
+    /// more than one period because the driver could not write a sample in time.
+    pub fn stretched(&self) -> bool {
+        self.stretched
     }
 }
 
@@ -121,6 +138,8 @@ pub struct GpuProfiler {
     interval_start: Option<Instant>,
     /// Seconds the last sample covered.
     last_span_s: f64,
+    /// The driver timestamp of the last sample, while the driver dumps by itself.
+    last_timestamp: Option<u64>,
 }
 
 impl std::fmt::Debug for GpuProfiler {
@@ -326,6 +345,7 @@ impl GpuProfiler {
             mali: MaliCounters::for_layout(layout_table, layout.values_per_block),
             interval_start: None,
             last_span_s: 0.0,
+            last_timestamp: None,
         };
         profiler.reader = Some(profiler.open_reader()?);
         Ok(profiler)
@@ -431,6 +451,7 @@ impl GpuProfiler {
         }
         self.running = true;
         self.interval_start = Some(Instant::now());
+        self.last_timestamp = None;
         Ok(())
     }
 
@@ -452,7 +473,9 @@ impl GpuProfiler {
 
     /// Every available [`mali_counters`](Self::mali_counters) value of the last [`sample`](Self::sample)
     /// (all counters of the dump are read, whichever [`GpuCounter`]s are enabled). The span of a sample, for
-    /// the rates, is measured on the host clock from `run()` or the previous sample.
+    /// the rates, is measured on the host clock from `run()` or the previous sample; while the driver dumps
+    /// by itself, by the dumps' own timestamps (the first one spans a period), so that dumps taken from
+    /// the ring one after another still span their periods.
     pub fn mali_values(&self, out: &mut MaliValues) {
         self.mali.evaluate(&self.sums, &self.mali_constants(), out);
     }
@@ -472,22 +495,33 @@ impl GpuProfiler {
         let periodic = self.period.is_some();
         let timeout = self.timeout;
         let sums = &mut self.sums;
-        let timestamp = match &mut self.reader {
-            Some(Reader::Vinstr(r)) if periodic => r.next_dump(dev, timeout, sums)?,
-            Some(Reader::Vinstr(r)) => r.sample(dev, timeout, sums)?,
+        let (timestamp, flags) = match &mut self.reader {
+            Some(Reader::Vinstr(r)) if periodic => (r.next_dump(dev, timeout, sums)?, 0),
+            Some(Reader::Vinstr(r)) => (r.sample(dev, timeout, sums)?, 0),
             Some(Reader::Kinstr(r)) if periodic => {
-                r.next_sample(dev, timeout, sums)?.timestamp_stop
+                let header = r.next_sample(dev, timeout, sums)?;
+                (header.timestamp_stop, header.flags)
             }
-            Some(Reader::Kinstr(r)) => r.sample(dev, timeout, sums)?.timestamp_stop,
+            Some(Reader::Kinstr(r)) => {
+                let header = r.sample(dev, timeout, sums)?;
+                (header.timestamp_stop, header.flags)
+            }
             None => return Err(GpuError::NotRunning),
         };
         let now = Instant::now();
-        self.last_span_s = self
-            .interval_start
-            .map_or(0.0, |start| now.duration_since(start).as_secs_f64());
+        self.last_span_s = match (self.period, self.last_timestamp) {
+            (Some(_), Some(last)) if timestamp > last => (timestamp - last) as f64 / 1e9,
+            (Some(period), _) => period.as_secs_f64(),
+            (None, _) => self
+                .interval_start
+                .map_or(0.0, |start| now.duration_since(start).as_secs_f64()),
+        };
+        self.last_timestamp = periodic.then_some(timestamp);
         self.interval_start = Some(now);
         self.sample.present = 0;
         self.sample.timestamp_ns = timestamp;
+        self.sample.counted = self.sums.counted();
+        self.sample.stretched = flags & kinstr::SAMPLE_FLAG_OVERFLOW != 0;
         for &counter in &self.enabled {
             if let Some(Some(formula)) = self.formulas.get(counter.index()) {
                 self.sample.values[counter.index()] = formula.eval(&self.sums);

@@ -212,8 +212,9 @@ LZD_Result LizardGetSampling(LizardInstance ctx, LizardSampling *sampling);
  * so that LizardSampling keeps its layout). method: */
 #define LZD_SAMPLING_THREAD 0 /* a thread of the library read the counters every interval */
 #define LZD_SAMPLING_KERNEL 1 /* the kernel's timers wrote the counters into rings, drained in batches */
+#define LZD_SAMPLING_GPU_ONLY 2 /* no CPU counter was sampled: LizardSampling holds the GPU's figures */
 typedef struct LizardSamplingDetail {
-    uint32_t method;        /* LZD_SAMPLING_THREAD or LZD_SAMPLING_KERNEL */
+    uint32_t method;        /* LZD_SAMPLING_THREAD, LZD_SAMPLING_KERNEL or LZD_SAMPLING_GPU_ONLY */
     uint32_t rings;         /* kernel: rings sampled (CPUs x counter groups); thread: 0 */
     uint64_t lost_records;  /* kernel: records lost to a full ring (PERF_RECORD_LOST) */
     uint64_t throttled;     /* kernel: times the kernel throttled a timer (too many samples per tick) */
@@ -226,7 +227,34 @@ typedef struct LizardSamplingDetail {
  * *detail untouched, for a NULL detail, an invalid ctx, or before such a capture. Thread-safe. */
 LZD_Result LizardGetSamplingDetail(LizardInstance ctx, LizardSamplingDetail *detail);
 
-/* A third extension: CPU-wide counters are enabled one counter group after another, so the CPUs start
+/* How the GPU's counters were sampled in the last stopped capture, apart from the CPUs' (a third
+ * extension). A poller of its own takes the driver's dumps; every period of the window is delivered (a
+ * sample of one period), folded (into a sample covering several; the counts are kept), missed (no counts:
+ * a dump flagged erroneous, or none by the stop) or not counting yet (a CSF GPU's first dumps, before its
+ * firmware counts; left out rather than reported as zeros). Versioned by struct_size: set it to
+ * sizeof(LizardGpuSampling) before the call; at most that many bytes are written, fields appended by a
+ * later version are left alone, and struct_size says how many bytes were written. pace: */
+#define LZD_GPU_PACE_PERIODIC 0 /* the driver dumped by itself every interval */
+#define LZD_GPU_PACE_MANUAL 1   /* one dump request per period: the driver would not dump by itself */
+typedef struct LizardGpuSampling {
+    uint32_t struct_size;    /* in: sizeof(LizardGpuSampling) as the caller knows it; out: bytes written */
+    uint32_t pace;           /* LZD_GPU_PACE_PERIODIC or LZD_GPU_PACE_MANUAL */
+    uint64_t interval_ns;    /* the interval asked for */
+    uint64_t window_ns;      /* from the start of counting to the stop */
+    uint64_t expected;       /* whole periods in the window */
+    uint64_t delivered;      /* samples stored, one dump each */
+    uint64_t folded;         /* periods folded into a sample covering several */
+    uint64_t missed;         /* periods without counts: an erroneous dump, or none by the stop */
+    uint64_t not_counting;   /* first dumps that counted nothing yet, left out */
+    uint64_t largest_gap_ns; /* the longest time between two dumps */
+} LizardGpuSampling;
+
+/* LZD_OK and *gpu written after a capture with GPU counters has stopped on ctx; LZD_FAILURE, with *gpu
+ * untouched, for a NULL gpu, a struct_size below 8, an invalid ctx, before such a capture, or when it
+ * sampled no GPU counter. Thread-safe. */
+LZD_Result LizardGetGpuSampling(LizardInstance ctx, LizardGpuSampling *gpu);
+
+/* A fourth extension: CPU-wide counters are enabled one counter group after another, so the CPUs start
  * counting at slightly different times. LZD_OK and *skew_ns written with the time from the first group to
  * start to the last, in ns, as the kernel's records tell, after a capture sampled by the kernel
  * (LZD_SAMPLING_KERNEL) has stopped on ctx; LZD_FAILURE, with *skew_ns untouched, for a NULL skew_ns, an

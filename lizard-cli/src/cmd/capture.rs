@@ -99,10 +99,10 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         command: std::env::args().collect(),
     };
     let capture = collect::capture(lizard, &ids, mode, ending)?;
-    if let Some(sampling) = capture.sampling.as_ref().filter(|s| {
-        s.missed > 0 || s.lost_records.is_some_and(|n| n > 0) || s.start_skew_exceeds_interval()
-    }) {
-        eprintln!("lizard: warning: {}", sampling.summary());
+    if let Some(sampling) = capture.sampling.as_ref().filter(|s| s.degraded()) {
+        for line in sampling.summary_lines() {
+            eprintln!("lizard: warning: {line}");
+        }
     }
     let text = match args.format {
         CaptureFormat::Perfetto => {

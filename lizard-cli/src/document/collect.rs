@@ -4,14 +4,14 @@
 use std::time::Duration;
 
 use lizard_core::{
-    error_chain, Counter, Error as EngineError, Lizard, Machine, NoValue, ResultType, Sample,
-    SamplingMethod, Value,
+    error_chain, Counter, Error as EngineError, GpuPace, Lizard, Machine, NoValue, ResultType,
+    Sample, SamplingMethod, Value,
 };
 use serde_json::Number;
 
 use super::{
-    Capture, CapturedCounter, CoreId, CorePart, CounterInfo, CpuStartNs, GatordInfo, LocalSampling,
-    RunInfo, SamplePoint, TraceRecord, SCHEMA_VERSION,
+    Capture, CapturedCounter, CoreId, CorePart, CounterInfo, CpuStartNs, GatordInfo,
+    GpuSamplingDoc, LocalSampling, RunInfo, SamplePoint, TraceRecord, SCHEMA_VERSION,
 };
 use crate::cores::{self, Cores};
 use crate::output::{class_name, result_type_name, scope_name};
@@ -86,6 +86,23 @@ pub fn capture(
             }
             _ => {}
         }
+        local.gpu = s.gpu.as_ref().map(|g| GpuSamplingDoc {
+            pace: g.pace.name().to_owned(),
+            manual_reason: match &g.pace {
+                GpuPace::Manual { reason } => Some(reason.clone()),
+                _ => None,
+            },
+            interval_ns: nanos(g.interval),
+            sampled_ns: nanos(g.window),
+            expected: g.expected,
+            delivered: g.delivered,
+            folded: g.folded,
+            missed: g.missed,
+            missed_reason: g.missed_reason.clone(),
+            not_counting: g.not_counting,
+            not_counting_reason: g.not_counting_reason.clone(),
+            largest_gap_ns: nanos(g.largest_gap),
+        });
         local
     });
     let machine = Machine::this();

@@ -266,6 +266,86 @@ pub struct LocalSampling {
     /// `cpu_starts`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unknown_starts: Option<u64>,
+    /// How the GPU's counters were sampled, apart from the CPUs' (absent when no GPU counter was captured,
+    /// and in documents of earlier versions). With method `gpu` no CPU counter was sampled, and the numbers
+    /// above are these.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<GpuSamplingDoc>,
+}
+
+/// How the GPU's counters were sampled over the capture window: a poller of their own taking the driver's
+/// dumps. Every period is delivered (a sample of one period), folded (into a sample covering several),
+/// missed (no counts for it) or not counting yet (a CSF GPU's first dumps).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GpuSamplingDoc {
+    /// Who dumped: `periodic` (the driver by itself every interval) or `manual` (one request per period).
+    pub pace: String,
+    /// Why manual: the driver's refusal to dump by itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manual_reason: Option<String>,
+    /// The interval asked for, in ns.
+    pub interval_ns: u64,
+    /// The window, from the start of counting to the stop, in ns.
+    pub sampled_ns: u64,
+    /// Whole periods in the window.
+    pub expected: u64,
+    /// Samples stored, one dump each.
+    pub delivered: u64,
+    /// Periods folded into a sample covering more than one period (their counts are kept).
+    pub folded: u64,
+    /// Periods without their counts: a dump flagged erroneous, or none by the stop.
+    pub missed: u64,
+    /// Why the first missed dump was missed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missed_reason: Option<String>,
+    /// Dumps at the start that counted nothing yet, left out of the series.
+    #[serde(default)]
+    pub not_counting: u64,
+    /// Why, when some were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_counting_reason: Option<String>,
+    /// The longest time between two dumps, in ns.
+    pub largest_gap_ns: u64,
+}
+
+impl GpuSamplingDoc {
+    /// One line for people: `GPU sampling every 1 ms, dumped by the driver itself: 998 of 1000 periods
+    /// delivered, 1 folded, 1 missed (no dump came within 20.000 ms), largest gap 3.000 ms`.
+    pub fn summary(&self) -> String {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        let by = match (self.pace.as_str(), &self.manual_reason) {
+            ("periodic", _) => "dumped by the driver itself".to_owned(),
+            (_, Some(reason)) => format!("dumped on request ({reason})"),
+            _ => "dumped on request".to_owned(),
+        };
+        let mut line = format!(
+            "GPU sampling every {} ms, {by}: {} of {} periods delivered, {} folded, {} missed",
+            ms(self.interval_ns),
+            self.delivered,
+            self.expected,
+            self.folded,
+            self.missed
+        );
+        if let Some(reason) = self.missed_reason.as_ref().filter(|_| self.missed > 0) {
+            line.push_str(&format!(" ({reason})"));
+        }
+        if self.not_counting > 0 {
+            line.push_str(&format!(
+                ", {} first dump(s) not counting yet, left out",
+                self.not_counting
+            ));
+            if let Some(reason) = &self.not_counting_reason {
+                line.push_str(&format!(" ({reason})"));
+            }
+        }
+        line.push_str(&format!(", largest gap {:.3} ms", ms(self.largest_gap_ns)));
+        line
+    }
+
+    /// Whether something is to be warned of: a missed or folded period.
+    pub fn degraded(&self) -> bool {
+        self.missed > 0 || self.folded > 0
+    }
 }
 
 /// One CPU's start in a capture sampled by the kernel.
@@ -282,9 +362,33 @@ fn thread_method() -> String {
 }
 
 impl LocalSampling {
+    /// The lines for people: the CPUs' [`summary`](Self::summary) (unless only the GPU was sampled) and the
+    /// GPU's, if any.
+    pub fn summary_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if self.method != "gpu" {
+            lines.push(self.summary());
+        }
+        lines.extend(self.gpu.as_ref().map(GpuSamplingDoc::summary));
+        lines
+    }
+
+    /// Whether something is to be warned of: a missed period, a lost record or CPUs started a period or
+    /// more apart, the CPUs' or the GPU's.
+    pub fn degraded(&self) -> bool {
+        self.missed > 0
+            || self.lost_records.is_some_and(|n| n > 0)
+            || self.start_skew_exceeds_interval()
+            || self.gpu.as_ref().is_some_and(GpuSamplingDoc::degraded)
+    }
+
     /// One line for people: `local sampling every 10 ms by a thread: 99 of 100 periods sampled, 1 missed,
-    /// largest gap 20.3 ms` (`by the kernel on 2 rings`, with the records it lost or throttled if any).
+    /// largest gap 20.3 ms` (`by the kernel on 2 rings`, with the records it lost or throttled if any); the
+    /// GPU's line when only the GPU was sampled.
     pub fn summary(&self) -> String {
+        if let (Some(gpu), "gpu") = (&self.gpu, self.method.as_str()) {
+            return gpu.summary();
+        }
         let ms = |ns: u64| ns as f64 / 1e6;
         let by = match (self.method.as_str(), self.rings) {
             ("kernel", Some(rings)) => format!("by the kernel on {rings} ring(s)"),

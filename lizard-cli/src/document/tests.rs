@@ -108,3 +108,62 @@ fn a_counter_without_value_or_reason_is_refused() {
         "{error}"
     );
 }
+
+#[test]
+fn the_gpus_sampling_is_its_own_account_in_the_document_and_its_lines() {
+    let gpu = GpuSamplingDoc {
+        pace: "periodic".into(),
+        interval_ns: 1_000_000,
+        sampled_ns: 100_000_000,
+        expected: 100,
+        delivered: 95,
+        folded: 2,
+        missed: 1,
+        missed_reason: Some("no dump came within 20.000 ms".into()),
+        not_counting: 2,
+        not_counting_reason: Some("not yet".into()),
+        largest_gap_ns: 3_000_000,
+        ..GpuSamplingDoc::default()
+    };
+    assert_eq!(
+        gpu.summary(),
+        "GPU sampling every 1 ms, dumped by the driver itself: 95 of 100 periods delivered, 2 folded, \
+         1 missed (no dump came within 20.000 ms), 2 first dump(s) not counting yet, left out (not yet), \
+         largest gap 3.000 ms"
+    );
+    assert!(gpu.degraded());
+    let manual = GpuSamplingDoc {
+        pace: "manual".into(),
+        manual_reason: Some("the driver does not dump by itself here (EINVAL)".into()),
+        interval_ns: 1_000_000,
+        ..GpuSamplingDoc::default()
+    };
+    assert!(manual
+        .summary()
+        .starts_with("GPU sampling every 1 ms, dumped on request (the driver does not dump"));
+    assert!(!manual.degraded());
+    // With CPU counters: two lines; the GPU alone: its line once.
+    let mut local = LocalSampling {
+        interval_ns: 1_000_000,
+        method: "thread".into(),
+        gpu: Some(gpu.clone()),
+        ..LocalSampling::default()
+    };
+    let lines = local.summary_lines();
+    assert_eq!(lines.len(), 2);
+    assert!(lines[0].starts_with("local sampling every 1 ms by a thread"));
+    assert_eq!(lines[1], gpu.summary());
+    assert!(local.degraded(), "the GPU's missed period");
+    local.method = "gpu".into();
+    assert_eq!(local.summary_lines(), vec![gpu.summary()]);
+    assert_eq!(local.summary(), gpu.summary());
+    // The JSON document keeps it; documents without it read as before.
+    let json = serde_json::to_string(&local).unwrap();
+    let back: LocalSampling = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, local);
+    let old: LocalSampling = serde_json::from_str(
+        r#"{"interval_ns": 1, "sampled_ns": 2, "expected": 2, "delivered": 2, "missed": 0, "largest_gap_ns": 1}"#,
+    )
+    .unwrap();
+    assert_eq!(old.gpu, None);
+}

@@ -83,6 +83,18 @@ fn write_header(out: &mut String, capture: &Capture) -> fmt::Result {
             },
             Esc(&sampling.summary())
         )?;
+        if let Some(gpu) = sampling.gpu.as_ref().filter(|_| sampling.method != "gpu") {
+            writeln!(
+                out,
+                "<dt>GPU sampling</dt><dd{}>{}</dd>",
+                if gpu.degraded() {
+                    " class=\"warning\""
+                } else {
+                    ""
+                },
+                Esc(&gpu.summary())
+            )?;
+        }
     }
     let without = capture
         .counters

@@ -164,6 +164,17 @@ mod tests {
         assert!(check.fix.unwrap().contains("chmod 0666 /dev/mali0"));
         let check = open_failure("/dev/mali0", &GpuError::NotKbase);
         assert!(check.cause.unwrap().contains("kbase"));
+        // As GpuProfiler::open reports it: inside the error naming the device.
+        let on_device = GpuError::OnDevice {
+            device: "/dev/mali0".into(),
+            version: None,
+            source: Box::new(GpuError::PermissionDenied {
+                path: PathBuf::from("/dev/mali0"),
+                source: std::io::Error::from_raw_os_error(13),
+            }),
+        };
+        let check = open_failure("/dev/mali0", &on_device);
+        assert!(check.fix.unwrap().contains("chmod 0666 /dev/mali0"));
     }
 
     #[test]

@@ -1,7 +1,10 @@
 //! The seam between the engine and a directly-read counter source (HWCPipe, or a stand-in in tests).
 
 use std::fmt;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use super::sampling::GpuPace;
 
 use crate::counter::{CounterClass, Derivation, ResultType, Source, Units};
 use crate::error::Error;
@@ -91,6 +94,72 @@ pub trait HwcBackend: Send + fmt::Debug {
         let _ = (enabled, interval);
         Err(TASK_COUNTERS_USE_A_THREAD.to_owned())
     }
+    /// The GPU's counters, to be sampled on their own at the driver's pace ([`GpuSource`]), if this backend
+    /// reads a GPU. The engine then gives [`start`](HwcBackend::start), [`sample`](HwcBackend::sample) and
+    /// [`kernel_sampler`](HwcBackend::kernel_sampler) only the other counters.
+    fn gpu_source(&self) -> Option<GpuPlan> {
+        None
+    }
+    /// Looks after what the backend counts between samples, when no CPU counter is sampled and so
+    /// [`sample`](HwcBackend::sample) is not called: the GPU's poller calls it after every dump (a counted
+    /// command that has exited is reaped). Nothing by default.
+    fn check_target(&mut self) {}
+}
+
+/// A backend's GPU counters ([`HwcBackend::gpu_source`]): the backend's indices `first..first + count`,
+/// which are the source's own indices `0..count`.
+#[derive(Debug, Clone)]
+pub struct GpuPlan {
+    /// The GPU side, shared with the backend (which lists its counters).
+    pub source: Arc<Mutex<dyn GpuSource>>,
+    /// The backend index of the source's counter 0.
+    pub first: usize,
+    /// How many of the backend's counters are the GPU's.
+    pub count: usize,
+}
+
+/// A GPU's counters sampled on a poller thread of their own, at the driver's pace where the driver offers
+/// one. Call order per capture: [`start`](GpuSource::start), [`next`](GpuSource::next) any number of times,
+/// [`stop`](GpuSource::stop). Indices are the source's own ([`GpuPlan`]).
+pub trait GpuSource: Send + fmt::Debug {
+    /// Begins counting the counters at these indices, dumped every `interval`: by the driver itself where it
+    /// can ([`GpuPace::Periodic`]), else one dump request per [`next`](GpuSource::next) ([`GpuPace::Manual`],
+    /// with the driver's refusal).
+    fn start(&mut self, enabled: &[usize], interval: Duration) -> Result<GpuPace, Error>;
+    /// Waits at most `timeout` for the next dump (asking for it first if the pace is manual), and appends
+    /// `(index, value over the dump's span)` for every enabled counter that has a value.
+    fn next(
+        &mut self,
+        timeout: Duration,
+        out: &mut Vec<(usize, Value)>,
+    ) -> Result<GpuDump, GpuMiss>;
+    /// Stops counting. Must not fail; calling it twice is harmless.
+    fn stop(&mut self);
+}
+
+/// One dump a [`GpuSource`] took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GpuDump {
+    /// The driver's timestamp of the end of the dump, ns (CLOCK_MONOTONIC_RAW on a real driver).
+    pub timestamp_ns: u64,
+    /// Whether the dump counts: `false` for a CSF GPU's dump with every counter zero shortly after setup,
+    /// taken before its firmware enabled counting (it does so asynchronously).
+    pub counting: bool,
+    /// Whether the driver flagged the dump as covering more than one period (kinstr_prfcnt's stretched
+    /// flag).
+    pub stretched: bool,
+}
+
+/// Why [`GpuSource::next`] gave no dump.
+#[derive(Debug)]
+pub enum GpuMiss {
+    /// No dump came by the deadline, in words: the period is missed unless a later dump covers it, and
+    /// sampling goes on.
+    Missed(String),
+    /// The dump came flagged erroneous, in words: its period's counts are lost, and sampling goes on.
+    Lost(String),
+    /// The source failed: sampling the GPU ends with this error.
+    Failed(Error),
 }
 
 /// Why a task's counters are sampled by a thread, not by the kernel.

@@ -1,12 +1,20 @@
 //! [`HwcPipeBackend`]: the [`HwcBackend`] over `hwcpipe::HwcPipe` (CPU perf events, Mali GPU), with every
 //! counter Arm's database documents for the GPU beside HWCPipe's own.
 
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use hwcpipe::gpu::profiler::DEFAULT_TIMEOUT;
 use hwcpipe::gpu::{
-    CounterSource, MaliConstant, MaliConstants, MaliCounter, MaliCounters, MaliInput, MaliValues,
+    CounterSource, GpuError, GpuProfiler, Interface, MaliConstant, MaliConstants, MaliCounter,
+    MaliCounters, MaliInput, MaliValues,
 };
 use hwcpipe::{Counter as HwcCounter, CpuCounter, GpuCounter, HwcPipe};
 
-use super::backend::{GpuDevice, HwcBackend, HwcCounterInfo, UnreadableCounter};
+use super::backend::{
+    GpuDevice, GpuDump, GpuMiss, GpuPlan, GpuSource, HwcBackend, HwcCounterInfo, UnreadableCounter,
+};
+use super::sampling::GpuPace;
 use crate::counter::{CounterClass, Derivation, DerivedInput, ResultType, Source, Units};
 use crate::error::Error;
 use crate::store::Value;
@@ -20,13 +28,136 @@ use crate::DirectError;
 /// window's totals ([`CounterClass::Derived`], with its [`Derivation`]).
 #[derive(Debug)]
 pub struct HwcPipeBackend {
+    /// The CPU side (the GPU profiler is taken out into `gpu`).
     pipe: HwcPipe,
     counters: Vec<HwcCounter>,
     /// The database counters listed after `counters`, in database order.
     mali: Vec<MaliCounter>,
-    /// `(index into counters(), counter)` of the enabled database counters.
+    /// The index of the first GPU counter: the CPU counters come first.
+    gpu_first: usize,
+    /// The GPU, sampled on its own ([`HwcBackend::gpu_source`]) or with the CPU by
+    /// [`sample`](HwcBackend::sample) when started through [`start`](HwcBackend::start).
+    gpu: Option<Arc<Mutex<GpuSide>>>,
+    /// Whether [`start`](HwcBackend::start) started the GPU.
+    gpu_started: bool,
+}
+
+/// The Mali GPU of an [`HwcPipeBackend`], its counters numbered from 0: HWCPipe's GPU counters, then
+/// the database's.
+#[derive(Debug)]
+struct GpuSide {
+    profiler: GpuProfiler,
+    counters: Vec<GpuCounter>,
+    mali: Vec<MaliCounter>,
+    /// `(index, counter)` of the enabled database counters.
     mali_enabled: Vec<(usize, MaliCounter)>,
     mali_values: MaliValues,
+    /// When counting started.
+    started: Option<Instant>,
+}
+
+/// How long after setup a CSF GPU's dumps with every counter zero count as not counting yet: its firmware
+/// enables counting asynchronously, and dumps taken before read all zeros.
+pub(crate) const CSF_WARM_UP: Duration = Duration::from_millis(100);
+
+impl GpuSide {
+    /// Enables the counters at these (the side's own) indices.
+    fn enable(&mut self, enabled: &[usize]) -> Result<(), Error> {
+        let gpu: Vec<GpuCounter> = enabled
+            .iter()
+            .filter_map(|&i| self.counters.get(i).copied())
+            .collect();
+        let first = self.counters.len();
+        self.mali_enabled = enabled
+            .iter()
+            .filter_map(|&i| Some((i, *self.mali.get(i.checked_sub(first)?)?)))
+            .collect();
+        self.profiler
+            .set_enabled(&gpu)
+            .map_err(hwcpipe::Error::from)?;
+        Ok(())
+    }
+
+    /// One dump: the driver's next, or one asked for now, waiting at most `timeout`.
+    fn dump(
+        &mut self,
+        timeout: Duration,
+        out: &mut Vec<(usize, Value)>,
+    ) -> Result<GpuDump, GpuError> {
+        self.profiler.set_timeout(timeout);
+        let csf = self.profiler.info().version.interface == Interface::Csf;
+        let warming_up = self
+            .started
+            .is_some_and(|started| started.elapsed() <= CSF_WARM_UP);
+        let sample = self.profiler.sample()?;
+        let dump = GpuDump {
+            timestamp_ns: sample.timestamp_ns(),
+            counting: !(csf && warming_up && !sample.counted_anything()),
+            stretched: sample.stretched(),
+        };
+        for (counter, value) in sample.iter() {
+            if let Some(index) = self.counters.iter().position(|&c| c == counter) {
+                out.push((index, Value::Float(value)));
+            }
+        }
+        if !self.mali_enabled.is_empty() {
+            self.profiler.mali_values(&mut self.mali_values);
+            // A sample whose equation has no value (a division by zero) gives none for that counter.
+            out.extend(self.mali_enabled.iter().filter_map(|&(index, counter)| {
+                let value = self.mali_values.get(counter)?.ok()?;
+                Some((index, Value::Float(value)))
+            }));
+        }
+        Ok(dump)
+    }
+}
+
+impl GpuSource for GpuSide {
+    fn start(&mut self, enabled: &[usize], interval: Duration) -> Result<GpuPace, Error> {
+        self.enable(enabled)?;
+        self.started = Some(Instant::now());
+        match self.profiler.run_periodic(interval) {
+            Ok(()) => Ok(GpuPace::Periodic),
+            Err(refusal) => {
+                // Whatever half-started is undone before counting with manual dumps.
+                let _ = self.profiler.stop();
+                self.profiler.run().map_err(hwcpipe::Error::from)?;
+                Ok(GpuPace::Manual {
+                    reason: format!(
+                        "the driver does not dump by itself here ({})",
+                        crate::error::error_chain(&refusal)
+                    ),
+                })
+            }
+        }
+    }
+
+    fn next(
+        &mut self,
+        timeout: Duration,
+        out: &mut Vec<(usize, Value)>,
+    ) -> Result<GpuDump, GpuMiss> {
+        match self.dump(timeout, out) {
+            Ok(dump) => Ok(dump),
+            Err(GpuError::Timeout { waited }) => Err(GpuMiss::Missed(format!(
+                "no dump came within {:.3} ms",
+                waited.as_secs_f64() * 1e3
+            ))),
+            Err(GpuError::SampleError) => Err(GpuMiss::Lost(
+                "the driver flagged the dump as erroneous".to_owned(),
+            )),
+            Err(err) => Err(GpuMiss::Failed(hwcpipe::Error::from(err).into())),
+        }
+    }
+
+    fn stop(&mut self) {
+        // Stopping only disables counting; an error here leaves nothing to undo.
+        let _ = self.profiler.stop();
+    }
+}
+
+fn lock(side: &Mutex<GpuSide>) -> MutexGuard<'_, GpuSide> {
+    side.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl HwcPipeBackend {
@@ -37,7 +168,7 @@ impl HwcPipeBackend {
 
     /// Wraps an already built `HwcPipe` (for example one whose GPU profiler runs over a simulated kbase
     /// device). Fails with [`DirectError::HwcPipeUnavailable`], carrying each side's reason, if it reads no counter.
-    pub fn new(pipe: HwcPipe) -> Result<HwcPipeBackend, Error> {
+    pub fn new(mut pipe: HwcPipe) -> Result<HwcPipeBackend, Error> {
         let counters: Vec<HwcCounter> = pipe
             .counters()
             .filter(|(_, _, availability)| availability.is_available())
@@ -47,7 +178,7 @@ impl HwcPipeBackend {
             let (cpu, gpu) = pipe.into_errors();
             return Err(Error::Direct(DirectError::HwcPipeUnavailable { cpu, gpu }));
         }
-        let mali = pipe
+        let mali: Vec<MaliCounter> = pipe
             .gpu_profiler()
             .map(|profiler| {
                 profiler
@@ -58,12 +189,34 @@ impl HwcPipeBackend {
                     .collect()
             })
             .unwrap_or_default();
+        // HwcPipe lists the CPU counters first.
+        let gpu_first = counters
+            .iter()
+            .position(|c| matches!(c, HwcCounter::Gpu(_)))
+            .unwrap_or(counters.len());
+        let gpu = pipe.take_gpu_profiler().map(|profiler| {
+            Arc::new(Mutex::new(GpuSide {
+                profiler,
+                counters: counters[gpu_first..]
+                    .iter()
+                    .filter_map(|c| match c {
+                        HwcCounter::Gpu(g) => Some(*g),
+                        HwcCounter::Cpu(_) => None,
+                    })
+                    .collect(),
+                mali: mali.clone(),
+                mali_enabled: Vec::new(),
+                mali_values: MaliValues::default(),
+                started: None,
+            }))
+        });
         Ok(HwcPipeBackend {
             pipe,
             counters,
             mali,
-            mali_enabled: Vec::new(),
-            mali_values: MaliValues::default(),
+            gpu_first,
+            gpu,
+            gpu_started: false,
         })
     }
 }
@@ -133,12 +286,22 @@ fn database_units(units: &str) -> Units {
 
 impl HwcBackend for HwcPipeBackend {
     fn gpu(&self) -> Option<GpuDevice> {
-        self.pipe.gpu_profiler().map(|profiler| {
-            let info = profiler.info();
+        self.gpu.as_deref().map(|side| {
+            let side = lock(side);
+            let info = side.profiler.info();
             GpuDevice {
                 product: info.product.name.to_owned(),
                 driver: info.version.to_string(),
             }
+        })
+    }
+
+    fn gpu_source(&self) -> Option<GpuPlan> {
+        let side = self.gpu.as_ref()?;
+        Some(GpuPlan {
+            source: Arc::clone(side) as Arc<Mutex<dyn GpuSource>>,
+            first: self.gpu_first,
+            count: self.counters.len() - self.gpu_first + self.mali.len(),
         })
     }
 
@@ -164,9 +327,11 @@ impl HwcBackend for HwcPipeBackend {
                 }
             })
             .collect();
-        let Some(profiler) = self.pipe.gpu_profiler() else {
+        let Some(side) = self.gpu.as_deref() else {
             return infos;
         };
+        let side = lock(side);
+        let profiler = &side.profiler;
         let catalog = profiler.mali_counters();
         let constants = profiler.mali_constants();
         let first = self.counters.len();
@@ -199,10 +364,12 @@ impl HwcBackend for HwcPipeBackend {
     }
 
     fn unreadable(&self) -> Vec<UnreadableCounter> {
-        let Some(catalog) = self.pipe.gpu_profiler().map(|p| p.mali_counters()) else {
+        let Some(side) = self.gpu.as_deref() else {
             return Vec::new();
         };
-        catalog
+        lock(side)
+            .profiler
+            .mali_counters()
             .iter()
             .filter_map(|(_, info)| {
                 let reason = info.availability.as_ref().err()?;
@@ -214,24 +381,30 @@ impl HwcBackend for HwcPipeBackend {
             .collect()
     }
 
+    /// Starts the CPU counters among `enabled`, and the GPU's, if any, with manual dumps taken by
+    /// [`sample`](HwcBackend::sample) (the engine samples the GPU on its own instead: [`gpu_source`]).
+    ///
+    /// [`gpu_source`]: HwcBackend::gpu_source
     fn start(&mut self, enabled: &[usize]) -> Result<(), Error> {
-        let mut cpu: Vec<CpuCounter> = Vec::new();
-        let mut gpu: Vec<GpuCounter> = Vec::new();
-        self.mali_enabled.clear();
-        for &index in enabled {
-            match self.counters.get(index) {
-                Some(HwcCounter::Cpu(c)) => cpu.push(*c),
-                Some(HwcCounter::Gpu(g)) => gpu.push(*g),
-                None => {
-                    let database = index.checked_sub(self.counters.len());
-                    if let Some(&mali) = database.and_then(|i| self.mali.get(i)) {
-                        self.mali_enabled.push((index, mali));
-                    }
-                }
-            }
-        }
+        let cpu: Vec<CpuCounter> = enabled
+            .iter()
+            .filter_map(|&i| match self.counters.get(i) {
+                Some(HwcCounter::Cpu(c)) => Some(*c),
+                _ => None,
+            })
+            .collect();
+        let gpu: Vec<usize> = enabled
+            .iter()
+            .filter_map(|&i| i.checked_sub(self.gpu_first))
+            .collect();
         self.pipe.set_enabled_cpu_counters(&cpu)?;
-        self.pipe.set_enabled_gpu_counters(&gpu)?;
+        self.gpu_started = false;
+        if let (Some(side), false) = (self.gpu.as_deref(), gpu.is_empty()) {
+            let mut side = lock(side);
+            side.enable(&gpu)?;
+            side.profiler.run().map_err(hwcpipe::Error::from)?;
+            self.gpu_started = true;
+        }
         self.pipe.run()?;
         Ok(())
     }
@@ -243,16 +416,14 @@ impl HwcBackend for HwcPipeBackend {
                 out.push((index, Value::from(value)));
             }
         }
-        if self.mali_enabled.is_empty() {
-            return Ok(());
-        }
-        if let Some(profiler) = self.pipe.gpu_profiler() {
-            profiler.mali_values(&mut self.mali_values);
-            // A sample whose equation has no value (a division by zero) gives none for that counter.
-            out.extend(self.mali_enabled.iter().filter_map(|&(index, counter)| {
-                let value = self.mali_values.get(counter)?.ok()?;
-                Some((index, Value::Float(value)))
-            }));
+        if let (Some(side), true) = (self.gpu.as_deref(), self.gpu_started) {
+            let first = out.len();
+            lock(side)
+                .dump(DEFAULT_TIMEOUT, out)
+                .map_err(hwcpipe::Error::from)?;
+            for (index, _) in &mut out[first..] {
+                *index += self.gpu_first;
+            }
         }
         Ok(())
     }
@@ -260,6 +431,10 @@ impl HwcBackend for HwcPipeBackend {
     fn stop(&mut self) {
         // Stopping only disables counting; an error here leaves nothing to undo.
         let _ = self.pipe.stop();
+        if let (Some(side), true) = (self.gpu.as_deref(), self.gpu_started) {
+            GpuSource::stop(&mut *lock(side));
+        }
+        self.gpu_started = false;
     }
 }
 

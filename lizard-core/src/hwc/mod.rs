@@ -7,9 +7,14 @@ pub(crate) mod sampler;
 mod sampling;
 mod target_backend;
 
-pub use backend::{GpuDevice, HwcBackend, HwcCounterInfo, KernelPlan, UnreadableCounter};
+pub use backend::{
+    GpuDevice, GpuDump, GpuMiss, GpuPlan, GpuSource, HwcBackend, HwcCounterInfo, KernelPlan,
+    UnreadableCounter,
+};
 pub use hwcpipe_backend::HwcPipeBackend;
-pub use sampling::{CpuStart, Sampling, SamplingMethod, StartSkew, MIN_SAMPLE_INTERVAL};
+pub use sampling::{
+    CpuStart, GpuPace, GpuSampling, Sampling, SamplingMethod, StartSkew, MIN_SAMPLE_INTERVAL,
+};
 pub use target_backend::{open_target, CommandWatch, OpenedTarget};
 
 use std::sync::Arc;

@@ -33,6 +33,10 @@ pub struct Sampling {
     /// When the kernel started each CPU's counters, against the capture's start: sampled by the kernel
     /// only (`None` for a thread, which reads every CPU's counters at once).
     pub start: Option<StartSkew>,
+    /// How the GPU's counters were sampled, on their own and at the driver's pace where it offers one
+    /// (`None` when no GPU counter was captured). The fields above are the CPUs' account, or, with
+    /// [`SamplingMethod::GpuOnly`], a copy of this one's.
+    pub gpu: Option<GpuSampling>,
 }
 
 /// When each CPU's counters started counting, as the kernel says: CPU-wide counters are enabled one
@@ -105,6 +109,72 @@ fn duration_ns(ns: i64) -> Duration {
     Duration::from_nanos(u64::try_from(ns).unwrap_or(0))
 }
 
+/// How the GPU's counters were sampled over one capture window, apart from the CPUs: a poller of their own
+/// takes the driver's dumps as they come, each wait bounded by a deadline. Every period of the window is
+/// delivered (a sample of one period), folded (into a sample covering several), missed (no counts for it)
+/// or not counting yet (a CSF GPU's first dumps); so `expected` ≈ `delivered + folded + missed +
+/// not_counting`, the last period of the window possibly still under way at the stop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GpuSampling {
+    /// Who dumped the counters.
+    pub pace: GpuPace,
+    /// The interval asked for (the driver's dump period when it dumps by itself).
+    pub interval: Duration,
+    /// From the start of counting to the stop.
+    pub window: Duration,
+    /// Whole periods in the window.
+    pub expected: u64,
+    /// Samples stored (each one dump of the driver).
+    pub delivered: u64,
+    /// Periods whose counts came folded into a sample covering more than one period (by the dumps'
+    /// own timestamps, kinstr_prfcnt's stretched flag, or, for manual dumps, a poller woken late): the
+    /// counts are kept, only the series is coarser there.
+    pub folded: u64,
+    /// Periods without their counts: a dump flagged erroneous, or no dump by the deadline and none later
+    /// covering the period (a dump that comes late covers the periods since the previous one: they are
+    /// folded into it), the periods at the stop whose dump had not come included.
+    pub missed: u64,
+    /// Why periods were missed: an erroneous dump's reason, else the first deadline's, else the stop.
+    pub missed_reason: Option<String>,
+    /// Dumps at the start that counted nothing yet (left out of the series rather than stored as zeros).
+    pub not_counting: u64,
+    /// Why, when `not_counting` is not zero.
+    pub not_counting_reason: Option<String>,
+    /// The longest time between two consecutive dumps taken.
+    pub largest_gap: Duration,
+}
+
+/// Who dumped the GPU's counters in a capture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GpuPace {
+    /// The driver, by itself, every interval (vinstr's dump interval, kinstr_prfcnt's periodic mode): no
+    /// dump request waits in the kernel, and a poller late by a few periods loses nothing (the driver's
+    /// ring holds the dumps).
+    Periodic,
+    /// The poller, one dump request per period, because the driver refused to dump by itself.
+    Manual {
+        /// The driver's refusal.
+        reason: String,
+    },
+}
+
+impl GpuPace {
+    /// `periodic` or `manual`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            GpuPace::Periodic => "periodic",
+            GpuPace::Manual { .. } => "manual",
+        }
+    }
+}
+
+/// Why a CSF GPU's first dumps count nothing.
+pub(crate) const NOT_COUNTING_YET: &str = "nothing counted yet: a CSF GPU's firmware enables counting \
+     asynchronously after setup, and dumps taken before it read every counter zero (such dumps within \
+     100 ms of the start are left out rather than reported as zeros)";
+
 /// Who took a capture's periodic samples.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -136,14 +206,17 @@ pub enum SamplingMethod {
         /// only that CPU's series is coarser there.
         idle_periods: u64,
     },
+    /// No CPU counter was sampled: the numbers are the GPU's ([`Sampling::gpu`]).
+    GpuOnly,
 }
 
 impl SamplingMethod {
-    /// `kernel` or `thread`.
+    /// `kernel`, `thread` or `gpu`.
     pub fn name(&self) -> &'static str {
         match self {
             SamplingMethod::Thread { .. } => "thread",
             SamplingMethod::Kernel { .. } => "kernel",
+            SamplingMethod::GpuOnly => "gpu",
         }
     }
 }
@@ -186,7 +259,23 @@ impl Sampling {
                 .unwrap_or_default(),
             method,
             start: None,
+            gpu: None,
         })
+    }
+
+    /// The account of a capture that sampled only GPU counters.
+    pub(crate) fn gpu_only(gpu: GpuSampling) -> Sampling {
+        Sampling {
+            interval: gpu.interval,
+            window: gpu.window,
+            expected: gpu.expected,
+            delivered: gpu.delivered,
+            missed: gpu.missed,
+            largest_gap: gpu.largest_gap,
+            method: SamplingMethod::GpuOnly,
+            start: None,
+            gpu: Some(gpu),
+        }
     }
 }
 
@@ -262,6 +351,7 @@ impl Tally {
                 reason: String::new(),
             },
             start: None,
+            gpu: None,
         }
     }
 
@@ -273,9 +363,259 @@ impl Tally {
     }
 }
 
+/// The GPU poller's running count. Periods are numbered from the start of counting: `covered` of them are
+/// covered by the dumps taken so far (a dump covers the periods since the previous one, by the dumps'
+/// timestamps or, for manual dumps, the host's clock), `pending` more are past their deadline without a
+/// dump, and the next dump is due at the end of the period after those. A dump that comes after all covers
+/// the pending periods too: they are folded into it, their counts kept. Pure bookkeeping over the instants
+/// and spans it is given.
+#[derive(Debug, Clone)]
+pub(crate) struct GpuTally {
+    interval: Duration,
+    started: Instant,
+    covered: u64,
+    pending: u64,
+    /// Periods of erroneous dumps, which the next dump's span includes.
+    skip: u64,
+    last: Instant,
+    counted_yet: bool,
+    delivered: u64,
+    folded: u64,
+    /// Periods of erroneous dumps (their counts lost).
+    lost: u64,
+    lost_reason: Option<String>,
+    pending_reason: Option<String>,
+    not_counting: u64,
+    largest_gap: Duration,
+}
+
+/// Why periods at the end of a window have no dump.
+const STOPPED_BEFORE_THE_DUMP: &str =
+    "the capture stopped before the driver's dumps of the last periods came";
+
+impl GpuTally {
+    /// The count for counting started at `started`.
+    pub(crate) fn new(started: Instant, interval: Duration) -> GpuTally {
+        GpuTally {
+            interval,
+            started,
+            covered: 0,
+            pending: 0,
+            skip: 0,
+            last: started,
+            counted_yet: false,
+            delivered: 0,
+            folded: 0,
+            lost: 0,
+            lost_reason: None,
+            pending_reason: None,
+            not_counting: 0,
+            largest_gap: Duration::ZERO,
+        }
+    }
+
+    /// The interval.
+    pub(crate) fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    fn period_end(&self, period: u64) -> Instant {
+        let ns = self.interval.as_nanos().saturating_mul(u128::from(period));
+        self.started + Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
+    }
+
+    /// Whole periods from the start to `at`.
+    fn periods_to(&self, at: Instant) -> u64 {
+        let n =
+            at.saturating_duration_since(self.started).as_nanos() / self.interval.as_nanos().max(1);
+        u64::try_from(n).unwrap_or(u64::MAX)
+    }
+
+    /// When the next dump is due: the end of the first period neither covered nor past its deadline.
+    pub(crate) fn next_due(&self) -> Instant {
+        self.period_end(self.covered + self.pending + 1)
+    }
+
+    /// The periods in a span of `span_ns` between two dumps' timestamps, rounded to the nearest (at least one).
+    pub(crate) fn periods_in(&self, span_ns: u64) -> u64 {
+        let interval = self.interval.as_nanos().max(1);
+        let n = (u128::from(span_ns) + interval / 2) / interval;
+        u64::try_from(n).unwrap_or(u64::MAX).max(1)
+    }
+
+    /// A dump taken at `at`, covering `periods` since the previous dump (from the dumps' timestamps);
+    /// `None` for a manual dump, which covers the periods wholly past by `at`. Returns whether it is to
+    /// be stored: a dump that counted nothing before any that counted is not.
+    pub(crate) fn dump(&mut self, at: Instant, periods: Option<u64>, counting: bool) -> bool {
+        let periods =
+            periods.unwrap_or_else(|| self.periods_to(at).saturating_sub(self.covered).max(1));
+        let periods = periods
+            .saturating_sub(std::mem::take(&mut self.skip))
+            .max(1);
+        self.covered = self.covered.saturating_add(periods);
+        self.pending = self.pending.saturating_sub(periods);
+        self.folded += periods - 1;
+        let stored = counting || self.counted_yet;
+        self.counted_yet = stored;
+        if stored {
+            self.delivered += 1;
+        } else {
+            self.not_counting += 1;
+        }
+        self.largest_gap = self
+            .largest_gap
+            .max(at.saturating_duration_since(self.last));
+        self.last = at;
+        stored
+    }
+
+    /// The dump due next did not come by its deadline, for `reason`: its period is missed unless a later
+    /// dump covers it.
+    pub(crate) fn missed(&mut self, reason: String) {
+        self.pending += 1;
+        self.pending_reason.get_or_insert(reason);
+    }
+
+    /// The dump due next came flagged erroneous, for `reason`: its period's counts are lost.
+    pub(crate) fn lost(&mut self, reason: String) {
+        self.lost += 1;
+        self.covered += 1;
+        self.skip += 1;
+        self.lost_reason.get_or_insert(reason);
+    }
+
+    /// The account at the stop, at `at`. Periods wholly past by then without a dump are missed: those past
+    /// their deadline, and those whose dump had not come yet.
+    pub(crate) fn finish(self, at: Instant, pace: GpuPace) -> GpuSampling {
+        let window = at.saturating_duration_since(self.started);
+        let expected = self.periods_to(at);
+        let unaccounted = expected.saturating_sub(self.covered + self.pending);
+        let missed = self.lost + self.pending + unaccounted;
+        let missed_reason = if self.lost > 0 {
+            self.lost_reason
+        } else if self.pending > 0 {
+            self.pending_reason
+        } else {
+            (unaccounted > 0).then(|| STOPPED_BEFORE_THE_DUMP.to_owned())
+        };
+        GpuSampling {
+            pace,
+            interval: self.interval,
+            window,
+            expected,
+            delivered: self.delivered,
+            folded: self.folded,
+            missed,
+            missed_reason,
+            not_counting: self.not_counting,
+            not_counting_reason: (self.not_counting > 0).then(|| NOT_COUNTING_YET.to_owned()),
+            largest_gap: self
+                .largest_gap
+                .max(at.saturating_duration_since(self.last)),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn gpu_dumps_on_time_are_delivered_one_period_each() {
+        let t0 = Instant::now();
+        let mut tally = GpuTally::new(t0, MS);
+        for n in 1..=5 {
+            assert_eq!(tally.next_due(), t0 + MS * n);
+            assert!(tally.dump(t0 + MS * n, Some(1), true));
+        }
+        let gpu = tally.finish(t0 + MS * 5 + MS / 2, GpuPace::Periodic);
+        assert_eq!(
+            (gpu.expected, gpu.delivered, gpu.folded, gpu.missed),
+            (5, 5, 0, 0)
+        );
+        assert_eq!(gpu.largest_gap, MS);
+    }
+
+    #[test]
+    fn a_gpu_dump_spanning_periods_folds_them_and_moves_the_schedule_on() {
+        let t0 = Instant::now();
+        let mut tally = GpuTally::new(t0, MS);
+        tally.dump(t0 + MS, Some(1), true);
+        tally.dump(t0 + MS * 4, Some(3), true);
+        assert_eq!(tally.next_due(), t0 + MS * 5);
+        // A manual dump taken 2.5 periods after the last covers the two periods wholly past.
+        tally.dump(t0 + MS * 6 + MS / 2, None, true);
+        let gpu = tally.finish(t0 + MS * 6 + MS / 2, GpuPace::Periodic);
+        assert_eq!((gpu.delivered, gpu.folded, gpu.missed), (3, 3, 0));
+        assert_eq!(gpu.expected, 6);
+    }
+
+    #[test]
+    fn a_gpu_dump_that_never_comes_is_missed_with_its_reason() {
+        let t0 = Instant::now();
+        let mut tally = GpuTally::new(t0, MS);
+        tally.dump(t0 + MS, Some(1), true);
+        tally.missed("no dump came within 20 ms".into());
+        tally.lost("the driver flagged the dump as erroneous".into());
+        assert_eq!(tally.next_due(), t0 + MS * 4);
+        // The next dump covers the late period (folded into it), the erroneous one and its own.
+        tally.dump(t0 + MS * 4, Some(3), true);
+        let gpu = tally.finish(t0 + MS * 4, GpuPace::Periodic);
+        assert_eq!((gpu.delivered, gpu.folded, gpu.missed), (2, 1, 1));
+        assert_eq!(
+            gpu.missed_reason.as_deref(),
+            Some("the driver flagged the dump as erroneous")
+        );
+        // No dump at all after the first: the periods past their deadline, and the rest to the stop.
+        let mut tally = GpuTally::new(t0, MS);
+        tally.dump(t0 + MS, Some(1), true);
+        tally.missed("no dump came within 20 ms".into());
+        let gpu = tally.finish(t0 + MS * 5, GpuPace::Periodic);
+        assert_eq!((gpu.delivered, gpu.folded, gpu.missed), (1, 0, 4));
+        assert_eq!(
+            gpu.missed_reason.as_deref(),
+            Some("no dump came within 20 ms")
+        );
+        let gpu = GpuTally::new(t0, MS).finish(t0 + MS * 2, GpuPace::Periodic);
+        assert_eq!(gpu.missed, 2);
+        assert_eq!(gpu.missed_reason.as_deref(), Some(STOPPED_BEFORE_THE_DUMP));
+    }
+
+    #[test]
+    fn a_gpu_dump_after_its_deadline_is_delivered_not_missed() {
+        let t0 = Instant::now();
+        let mut tally = GpuTally::new(t0, MS);
+        tally.missed("no dump came within 2 ms".into());
+        // It came after all, covering the first period.
+        tally.dump(t0 + MS + MS / 2, Some(1), true);
+        assert_eq!(tally.next_due(), t0 + MS * 2);
+        let gpu = tally.finish(t0 + MS + MS / 2, GpuPace::Periodic);
+        assert_eq!((gpu.delivered, gpu.folded, gpu.missed), (1, 0, 0));
+        assert_eq!(gpu.missed_reason, None);
+    }
+
+    #[test]
+    fn gpu_dumps_before_counting_starts_are_not_counting_yet_and_not_stored() {
+        let t0 = Instant::now();
+        let mut tally = GpuTally::new(t0, MS);
+        assert!(!tally.dump(t0 + MS, Some(1), false));
+        assert!(!tally.dump(t0 + MS * 2, Some(1), false));
+        assert!(tally.dump(t0 + MS * 3, Some(1), true));
+        // Once counting, a dump of a block-less moment is stored as what it is.
+        assert!(tally.dump(t0 + MS * 4, Some(1), false));
+        let gpu = tally.finish(t0 + MS * 4, GpuPace::Periodic);
+        assert_eq!((gpu.delivered, gpu.not_counting), (2, 2));
+        assert_eq!(gpu.not_counting_reason.as_deref(), Some(NOT_COUNTING_YET));
+    }
+
+    #[test]
+    fn periods_in_a_span_round_to_the_nearest_and_are_at_least_one() {
+        let tally = GpuTally::new(Instant::now(), MS);
+        assert_eq!(tally.periods_in(0), 1);
+        assert_eq!(tally.periods_in(1_400_000), 1);
+        assert_eq!(tally.periods_in(1_600_000), 2);
+        assert_eq!(tally.periods_in(3_000_000), 3);
+    }
 
     const MS: Duration = Duration::from_millis(1);
 

@@ -11,6 +11,7 @@ use std::time::Duration;
 use hwcpipe::counting::{KernelSampler, Target, TargetCounters, TargetError};
 use hwcpipe::{CpuConfig, CpuCounter, GpuCounter, HwcPipe};
 
+use super::backend::GpuPlan;
 use super::backend::TASK_COUNTERS_USE_A_THREAD;
 use super::{GpuDevice, HwcBackend, HwcCounterInfo, HwcPipeBackend, KernelPlan, UnreadableCounter};
 use crate::counter::{CounterClass, ResultType, Source};
@@ -210,16 +211,24 @@ impl HwcBackend for TargetBackend {
         self.cpu.scope().to_owned()
     }
 
+    fn check_target(&mut self) {
+        self.check_child();
+    }
+
+    fn gpu_source(&self) -> Option<GpuPlan> {
+        let mut plan = self.gpu.as_ref()?.gpu_source()?;
+        plan.first += self.gpu_first;
+        Some(plan)
+    }
+
     fn kernel_sampler(
         &mut self,
         enabled: &[usize],
         interval: Duration,
     ) -> Result<KernelPlan, String> {
         if enabled.iter().any(|&i| i >= self.gpu_first) {
-            return Err(
-                "GPU counters are enabled: the GPU and the CPUs are sampled together by a thread"
-                    .to_owned(),
-            );
+            // The engine samples the GPU on its own ([`HwcBackend::gpu_source`]) and never asks this.
+            return Err("GPU counters are sampled by the GPU's own poller".to_owned());
         }
         let plan = self
             .cpu

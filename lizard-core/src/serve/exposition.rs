@@ -140,7 +140,7 @@ pub fn render(
     sample(&mut out, &info, "_info", &labels, 1.0);
 
     let host_only = format!("host=\"{host}\"");
-    let counters: [(&str, &str, f64); 5] = [
+    let counters: [(&str, &str, f64); 8] = [
         ("windows", "Sampling windows completed.", account.windows as f64),
         (
             "window_failures",
@@ -156,6 +156,21 @@ pub fn render(
             "sampling_periods_missed",
             "Local sampling periods the sampler woke too late for (counted, never silently skipped).",
             account.periods_missed as f64,
+        ),
+        (
+            "gpu_dumps_delivered",
+            "GPU dumps taken, one sample each (the driver dumping by itself where it can).",
+            account.gpu_delivered as f64,
+        ),
+        (
+            "gpu_periods_folded",
+            "GPU sampling periods folded into a dump covering several (their counts kept).",
+            account.gpu_folded as f64,
+        ),
+        (
+            "gpu_periods_missed",
+            "GPU sampling periods without their counts (an erroneous dump, or none by the window's end).",
+            account.gpu_missed as f64,
         ),
         ("scrapes", "Scrapes answered.", account.scrapes as f64),
     ];

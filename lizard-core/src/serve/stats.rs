@@ -12,8 +12,14 @@ pub struct Account {
     pub window_failures: u64,
     /// Seconds inside windows (the wall time between windows is in no total).
     pub covered_s: f64,
-    /// Local sampling periods missed (the sampler woke a whole period late).
+    /// Local sampling periods missed (the sampler woke a whole period late), the CPUs'.
     pub periods_missed: u64,
+    /// The GPU's dumps taken, one sample each ([`GpuSampling`](crate::GpuSampling)).
+    pub gpu_delivered: u64,
+    /// The GPU's periods folded into a dump covering several.
+    pub gpu_folded: u64,
+    /// The GPU's periods without their counts (an erroneous dump, or none by the stop).
+    pub gpu_missed: u64,
     /// Scrapes answered with the metrics.
     pub scrapes: u64,
     /// Requests refused, by reason.

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use crate::counter::{CounterClass, CounterId, Source};
 use crate::error::Error;
+use crate::hwc::SamplingMethod;
 use crate::lizard::Lizard;
 use crate::machine::Machine;
 
@@ -189,11 +190,21 @@ impl Windows {
                 _ => series.windows_without_value += 1,
             }
         }
-        let missed = self.lizard.sampling().map_or(0, |s| s.missed);
+        let sampling = self.lizard.sampling();
+        let missed = sampling
+            .as_ref()
+            .filter(|s| s.method != SamplingMethod::GpuOnly)
+            .map_or(0, |s| s.missed);
+        let gpu = sampling.and_then(|s| s.gpu);
         shared.update_account(|a| {
             a.windows += 1;
             a.covered_s += covered.as_secs_f64();
             a.periods_missed += missed;
+            if let Some(gpu) = &gpu {
+                a.gpu_delivered += gpu.delivered;
+                a.gpu_folded += gpu.folded;
+                a.gpu_missed += gpu.missed;
+            }
         });
         if let Err(error) = stopped {
             shared.fail(error);

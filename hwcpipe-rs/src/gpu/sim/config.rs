@@ -239,4 +239,14 @@ pub enum Fault {
     SampleErrorFlag,
     /// GET_GPUPROPS answers a buffer with the last record cut short.
     TruncatedProps,
+    /// The first this many dumps (counted from the driver's start) count nothing: every counter
+    /// zero, as a CSF driver's dumps before its firmware has enabled counting (their headers carry
+    /// the client's enable masks all the same).
+    NotCountingFirst(u64),
+    /// Every periodic dump covers two periods, as when the driver folds a period it could not
+    /// write into the next dump.
+    FoldedDumps,
+    /// The driver refuses to dump by itself: SET_INTERVAL with a period and kinstr_prfcnt's
+    /// periodic mode fail with EINVAL (manual dumps still work).
+    NoPeriodicDumps,
 }

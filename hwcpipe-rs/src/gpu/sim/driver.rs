@@ -61,12 +61,27 @@ impl Driver {
         self.faults.contains(&fault)
     }
 
-    /// Advances simulated time by one interval; returns `(interval, end timestamp)`.
-    pub(super) fn tick(&mut self) -> (u64, u64) {
+    /// Advances simulated time by one dump: `period_ns` for a periodic one (`None`: a manual dump, one
+    /// [`INTERVAL_NS`]); returns `(interval, span, end timestamp)`. A periodic dump covers two periods
+    /// under [`Fault::FoldedDumps`].
+    pub(super) fn tick(&mut self, period_ns: Option<u64>) -> (u64, u64, u64) {
         let k = self.interval;
         self.interval += 1;
-        self.time_ns += INTERVAL_NS;
-        (k, self.time_ns)
+        let span = match period_ns {
+            Some(period) if self.has(Fault::FoldedDumps) => period.saturating_mul(2),
+            Some(period) => period,
+            None => INTERVAL_NS,
+        };
+        self.time_ns += span;
+        (k, span, self.time_ns)
+    }
+
+    /// Whether the dump of interval `k` counts: not under [`Fault::NotCountingFirst`] for the first dumps.
+    pub(super) fn counting(&self, k: u64) -> bool {
+        !self
+            .faults
+            .iter()
+            .any(|f| matches!(*f, Fault::NotCountingFirst(n) if k < n))
     }
 
     fn kinstr_offered(&self) -> bool {

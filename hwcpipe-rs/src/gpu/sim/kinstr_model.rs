@@ -193,7 +193,9 @@ impl KinstrModel {
         // Manual mode, or periodic mode with a period of at least the driver's 100 µs.
         let period_ns = match mode {
             Some((0, _)) => None,
-            Some((1, period)) if period >= 100_000 => Some(period),
+            Some((1, period)) if period >= 100_000 && !driver.has(Fault::NoPeriodicDumps) => {
+                Some(period)
+            }
             _ => return Err(errno(libc::EINVAL)),
         };
         if !terminated {
@@ -262,7 +264,8 @@ impl KinstrModel {
         else {
             return Err(errno(libc::EBUSY));
         };
-        let (k, end) = driver.tick();
+        let (k, span, end) = driver.tick(self.period_ns);
+        let counting = driver.counting(k);
         self.seq += 1;
         let flags = if driver.has(Fault::SampleErrorFlag) {
             SAMPLE_FLAG_ERROR
@@ -274,7 +277,7 @@ impl KinstrModel {
         let meta_len = (self.blocks.len() + 3) * METADATA_ITEM_SIZE;
         let mut put = |at: usize, bytes: &[u8]| mem[at..at + bytes.len()].copy_from_slice(bytes);
         put(0, &item::METADATA_SAMPLE.to_ne_bytes());
-        put(8, &(end - super::driver::INTERVAL_NS).to_ne_bytes());
+        put(8, &(end - span).to_ne_bytes());
         put(16, &end.to_ne_bytes());
         put(24, &self.seq.to_ne_bytes());
         put(32, &user_data.to_ne_bytes());
@@ -290,6 +293,9 @@ impl KinstrModel {
             put(at + 16, &((slot + values_at) as u32).to_ne_bytes());
             let mask = self.enable[kind.index()];
             put(values_at + HEADER_ENABLE_MASK * 8, &mask[0].to_ne_bytes());
+            if !counting {
+                continue;
+            }
             for index in FIRST_COUNTER..self.values {
                 if mask[index / 64] & (1 << (index % 64)) == 0
                     || !driver.config.is_present(kind, instance)

@@ -95,7 +95,8 @@ impl VinstrModel {
         let Some(idx) = (0..self.buffer_count).find(|i| !busy.contains(i)) else {
             return Err(errno(libc::EBUSY));
         };
-        let (k, timestamp) = driver.tick();
+        let (k, _, timestamp) = driver.tick((self.period_ns > 0).then_some(self.period_ns));
+        let counting = driver.counting(k);
         self.interval_ns = timestamp;
         let size = self.layout.dump_bytes();
         let buf = &mut self.ring[idx as usize * size..(idx as usize + 1) * size];
@@ -105,6 +106,9 @@ impl VinstrModel {
             let mask = self.masks[kind.index()];
             block[HEADER_ENABLE_MASK * 4..HEADER_ENABLE_MASK * 4 + 4]
                 .copy_from_slice(&mask.to_ne_bytes());
+            if !counting {
+                continue;
+            }
             for index in FIRST_COUNTER..VINSTR_VALUES_PER_BLOCK {
                 if mask & (1 << (index / 4)) == 0 {
                     continue;
@@ -152,7 +156,9 @@ impl VinstrModel {
                 Ok(0)
             }
             READER_SET_INTERVAL => match arg {
-                IoctlArg::Value(v) if v == 0 || v >= 100_000 => {
+                IoctlArg::Value(v)
+                    if v == 0 || (v >= 100_000 && !driver.has(Fault::NoPeriodicDumps)) =>
+                {
                     self.period_ns = v;
                     Ok(0)
                 }
