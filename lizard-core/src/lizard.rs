@@ -652,11 +652,21 @@ impl Lizard {
     }
 
     /// The counters a capture takes when the user names none: every counter, with each programmable counter
-    /// set's slots given the events the most useful metrics need ([`crate::selection`]).
+    /// set's slots left to the daemon's metrics of its CPUs, or given the events the most useful metrics
+    /// need where it has none ([`crate::selection`]).
     pub fn default_counters(&self) -> crate::selection::DefaultChoice {
         let sets = self.gatord.as_ref().map_or(&[][..], |g| g.sets.as_slice());
         crate::selection::default_choice(&self.counters, &|set| {
-            sets.iter().find(|s| s.set == set).map(|s| s.slots.len())
+            sets.iter()
+                .find(|s| s.set == set)
+                .map(|s| crate::selection::SetRoom {
+                    slots: s.slots.len(),
+                    metrics: s
+                        .metrics
+                        .iter()
+                        .filter(|m| self.counters.iter().any(|c| &c.key == *m))
+                        .count(),
+                })
         })
     }
 

@@ -1,7 +1,12 @@
 //! Which counters a capture takes when the user names none: every counter, except that a programmable
-//! counter set (an Arm PMU's event counters through gatord: `ARMv8_Cortex_A72_cnt`) gets, in its few slots, the
-//! events the most useful metrics need — instructions, branch mispredictions, L1D and L2 refills, so that IPC
-//! and the MPKI metrics have values — never the events that count only what software writes.
+//! counter set (an Arm PMU's event counters through gatord: `ARMv8_Cortex_A72_cnt`) with more events than
+//! slots gets what makes IPC and the MPKI metrics have values:
+//! - where the daemon offers metrics for the set's CPUs (gatord 9.x: `ARMv8_Cortex_A72_metric_ipc`), no
+//!   event of the set: the daemon programs each metric's events into the same slots itself, and an event
+//!   named here takes a slot a metric needs (measured against gatord 9.7.2: with the six slots filled, no
+//!   metric has a value; with none, eleven do, IPC and the MPKIs among them);
+//! - elsewhere, the events those metrics need, in its few slots — instructions, branch mispredictions, L1D and
+//!   L2 refills — never the events that count only what software writes.
 
 use std::fmt;
 
@@ -31,10 +36,21 @@ pub struct SetChoice {
     pub chosen: Vec<String>,
     /// How many of its events were left out.
     pub left_out: usize,
+    /// The daemon's metrics of the set's CPUs, which the slots were left to (none chosen then).
+    pub metrics: usize,
 }
 
 impl fmt::Display for SetChoice {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.chosen.is_empty() && self.metrics > 0 {
+            return write!(
+                f,
+                "counter set {} has {} slots: by default none of its {} events, so that gatord programs the \
+                 events of its {} metrics (IPC and the miss rates among them) there itself; name events with \
+                 --counters",
+                self.set, self.slots, self.left_out, self.metrics
+            );
+        }
         write!(
             f,
             "counter set {} has {} slots: by default {} (what IPC, the branch and cache miss rates need), {} other events left out; name events with --counters",
@@ -55,20 +71,33 @@ pub struct DefaultChoice {
     pub sets: Vec<SetChoice>,
 }
 
-/// The default choice among `counters`, given each counter set's slots (`slots(set)`; `None`: not a set the
+/// A counter set as the default choice sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SetRoom {
+    /// Its slots.
+    pub slots: usize,
+    /// The source's metrics of the set's CPUs among `counters` (they are taken too), whose events the
+    /// source programs into the same slots itself.
+    pub metrics: usize,
+}
+
+/// The default choice among `counters`, given each counter set's room (`room(set)`; `None`: not a set the
 /// source knows, every event kept).
 pub fn default_choice(
     counters: &[Counter],
-    slots: &dyn Fn(&str) -> Option<usize>,
+    room: &dyn Fn(&str) -> Option<SetRoom>,
 ) -> DefaultChoice {
     let mut ids: Vec<CounterId> = Vec::new();
-    let mut sets: Vec<(String, usize, Vec<&Counter>)> = Vec::new();
+    let mut sets: Vec<(String, SetRoom, Vec<&Counter>)> = Vec::new();
     for counter in counters {
         match &counter.set_event {
             Some(event) => match sets.iter_mut().find(|(s, _, _)| *s == event.set) {
                 Some((_, _, events)) => events.push(counter),
                 None => {
-                    let n = slots(&event.set).unwrap_or(usize::MAX);
+                    let n = room(&event.set).unwrap_or(SetRoom {
+                        slots: usize::MAX,
+                        metrics: 0,
+                    });
                     sets.push((event.set.clone(), n, vec![counter]));
                 }
             },
@@ -76,7 +105,8 @@ pub fn default_choice(
         }
     }
     let mut choices = Vec::new();
-    for (set, n, mut events) in sets {
+    for (set, room, mut events) in sets {
+        let n = room.slots;
         let rank = |c: &&Counter| {
             let code = c.set_event.as_ref().map_or(u64::MAX, |e| e.code);
             PREFERRED_EVENTS
@@ -91,13 +121,16 @@ pub fn default_choice(
                 .is_some_and(|e| !NEVER_BY_DEFAULT.contains(&e.code))
         });
         events.sort_by_key(rank);
-        events.truncate(n);
+        // The slots are left to the source's metrics, where it has them and the events do not all fit.
+        let metrics = if total > n { room.metrics } else { 0 };
+        events.truncate(if metrics > 0 { 0 } else { n });
         if total > events.len() {
             choices.push(SetChoice {
                 set,
                 slots: n,
                 chosen: events.iter().map(|c| c.key.clone()).collect(),
                 left_out: total - events.len(),
+                metrics,
             });
         }
         ids.extend(events.iter().map(|c| c.id));
@@ -148,7 +181,10 @@ mod tests {
             counters.push(counter(i as u32 + 2, Some(*code)));
         }
         let choice = default_choice(&counters, &|set| {
-            (set == "ARMv8_Cortex_A72_cnt").then_some(6)
+            (set == "ARMv8_Cortex_A72_cnt").then_some(SetRoom {
+                slots: 6,
+                metrics: 0,
+            })
         });
         let chosen: Vec<u64> = choice
             .ids
@@ -176,8 +212,32 @@ mod tests {
     #[test]
     fn a_set_whose_events_fit_keeps_them_all_and_says_nothing() {
         let counters = vec![counter(1, Some(0x08)), counter(2, Some(0x11))];
-        let choice = default_choice(&counters, &|_| Some(6));
+        let room = SetRoom {
+            slots: 6,
+            metrics: 31,
+        };
+        let choice = default_choice(&counters, &|_| Some(room));
         assert_eq!(choice.ids, [1, 2]);
         assert!(choice.sets.is_empty());
+    }
+
+    #[test]
+    fn a_set_whose_cpus_have_metrics_leaves_its_slots_to_them() {
+        let mut counters = vec![counter(1, None)];
+        for (i, code) in (0x01u64..=0x10).enumerate() {
+            counters.push(counter(i as u32 + 2, Some(code)));
+        }
+        let choice = default_choice(&counters, &|_| {
+            Some(SetRoom {
+                slots: 6,
+                metrics: 11,
+            })
+        });
+        assert_eq!(choice.ids, [1], "only the counters outside the set");
+        let line = choice.sets[0].to_string();
+        assert!(
+            line.contains("by default none of its 16 events") && line.contains("its 11 metrics"),
+            "{line}"
+        );
     }
 }

@@ -27,6 +27,10 @@ pub(crate) struct SetSlots {
     pub(crate) set: String,
     /// The listed slot names (`ARMv8_Cortex_A72_cnt0`, …).
     pub(crate) slots: Vec<String>,
+    /// The daemon's metrics of this set's CPUs (`metric="yes"` events whose `metric_cpu_counter_set` is the
+    /// set's CPU: `ARMv8_Cortex_A72_metric_ipc`), which the daemon computes from events it programs into
+    /// the same slots itself.
+    pub(crate) metrics: Vec<String>,
 }
 
 /// What the delivered configuration says about one enabled counter.
@@ -62,10 +66,33 @@ pub(crate) fn listed_slots(events: &Events, available: &HashSet<String>) -> Vec<
             out.push(SetSlots {
                 set: set.name.clone(),
                 slots: slots.into_iter().map(|(_, name)| name.clone()).collect(),
+                metrics: metrics_of(events, available, &set.name),
             });
         }
     }
     out
+}
+
+/// The available metrics of counter set `set`'s CPUs: gatord names a metric's CPUs by the set's name less its
+/// `_cnt` (`metric_cpu_counter_set="ARMv8_Cortex_A72"` for `ARMv8_Cortex_A72_cnt`).
+fn metrics_of(events: &Events, available: &HashSet<String>, set: &str) -> Vec<String> {
+    let Some(cpus) = set.strip_suffix("_cnt") else {
+        return Vec::new();
+    };
+    let mut metrics: Vec<String> = events
+        .events()
+        .filter(|(_, e)| e.extra.get("metric").is_some_and(|v| v == "yes"))
+        .filter(|(_, e)| {
+            e.extra
+                .get("metric_cpu_counter_set")
+                .is_some_and(|v| v == cpus)
+        })
+        .filter_map(|(_, e)| e.counter.clone())
+        .filter(|name| available.contains(name))
+        .collect();
+    metrics.sort_unstable();
+    metrics.dedup();
+    metrics
 }
 
 /// The configuration entries of the enabled gatord counters `enabled` (in id order): a fixed counter as
@@ -122,6 +149,11 @@ mod tests {
 <category counter_set="ARMv8_Cortex_A72_cnt" name="Cortex-A72" per_cpu="yes">
   <event counter="ARMv8_Cortex_A72_ccnt" event="0x11" title="Cycles" name="CPU Cycles" units="cycles"/>
   <event event="0x08" title="Instructions (Executed)" name="All" units="instructions"/>
+</category>
+<category name="Cortex-A72: Top Down Metrics" per_cpu="yes">
+  <event counter="ARMv8_Cortex_A72_metric_ipc" title="General" name="Instructions Per Cycle" class="delta" metric="yes" metric_cpu_counter_set="ARMv8_Cortex_A72"/>
+  <event counter="ARMv8_Cortex_A72_metric_cpi" title="General" name="Cycles Per Instruction" class="delta" metric="yes" metric_cpu_counter_set="ARMv8_Cortex_A72"/>
+  <event counter="ARMv8_Cortex_A53_metric_ipc" title="General" name="Instructions Per Cycle" class="delta" metric="yes" metric_cpu_counter_set="ARMv8_Cortex_A53"/>
 </category>"#;
 
     fn counter(id: CounterId, key: &str, set_event: Option<(&str, u64)>) -> Counter {
@@ -151,6 +183,7 @@ mod tests {
             slots: (0..count)
                 .map(|i| format!("ARMv8_Cortex_A72_cnt{i}"))
                 .collect(),
+            metrics: Vec::new(),
         }]
     }
 
@@ -164,6 +197,8 @@ mod tests {
             "ARMv8_Cortex_A72_cnt0",
             "ARMv8_Cortex_A72_cnt6",
             "Unused_cnt0",
+            "ARMv8_Cortex_A72_metric_ipc",
+            "ARMv8_Cortex_A53_metric_ipc",
         ]
         .into_iter()
         .map(String::from)
@@ -178,6 +213,8 @@ mod tests {
                     "ARMv8_Cortex_A72_cnt1".into(),
                     "ARMv8_Cortex_A72_cnt5".into(),
                 ],
+                // Its CPUs' metric that the daemon lists, not the one it does not nor another CPU's.
+                metrics: vec!["ARMv8_Cortex_A72_metric_ipc".into()],
             }]
         );
         assert!(listed_slots(&events, &HashSet::new()).is_empty());
