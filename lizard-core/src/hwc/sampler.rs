@@ -41,20 +41,7 @@ impl Pass {
             backend.sample(&mut self.scratch)?;
         }
         let timestamp_ns = nanos_since(self.epoch);
-        let ids = &self.ids;
-        self.store
-            .push_all(self.scratch.iter().filter_map(|&(index, value)| {
-                ids.iter().find(|(i, _)| *i == index).map(|&(_, id)| {
-                    (
-                        id,
-                        Sample {
-                            timestamp_ns,
-                            value,
-                            core: None,
-                        },
-                    )
-                })
-            }));
+        store_values(&self.store, &self.ids, &self.scratch, timestamp_ns);
         Ok(())
     }
 }
@@ -384,20 +371,7 @@ impl GpuPoller {
             return Ok(());
         }
         let timestamp_ns = self.engine_time(dump.timestamp_ns, at);
-        let ids = &self.ids;
-        self.store
-            .push_all(self.scratch.iter().filter_map(|&(index, value)| {
-                ids.iter().find(|(i, _)| *i == index).map(|&(_, id)| {
-                    (
-                        id,
-                        Sample {
-                            timestamp_ns,
-                            value,
-                            core: None,
-                        },
-                    )
-                })
-            }));
+        store_values(&self.store, &self.ids, &self.scratch, timestamp_ns);
         Ok(())
     }
 
@@ -446,6 +420,28 @@ fn run(
         .finish(Instant::now())
         .with_method(SamplingMethod::Thread { reason });
     (result.and(last), sampling)
+}
+
+/// Stores the backend's values `values` (counter index, value) taken at `timestamp_ns`: index `i` as store
+/// counter `ids[i]`.
+fn store_values(
+    store: &SampleStore,
+    ids: &[(usize, CounterId)],
+    values: &[(usize, Value)],
+    timestamp_ns: u64,
+) {
+    store.push_all(values.iter().filter_map(|&(index, value)| {
+        ids.iter().find(|(i, _)| *i == index).map(|&(_, id)| {
+            (
+                id,
+                Sample {
+                    timestamp_ns,
+                    value,
+                    core: None,
+                },
+            )
+        })
+    }));
 }
 
 #[cfg(test)]
