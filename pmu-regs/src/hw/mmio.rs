@@ -54,7 +54,7 @@ impl Mmio {
     /// to that memory while the view exists.
     pub unsafe fn new(base: NonNull<u8>) -> Result<Self, MmioError> {
         let address = base.as_ptr() as usize;
-        if address % external::BLOCK_SIZE != 0 {
+        if !address.is_multiple_of(external::BLOCK_SIZE) {
             return Err(MmioError::MisalignedBase(address));
         }
         Ok(Self { base: base.cast() })
@@ -64,7 +64,7 @@ impl Mmio {
         if offset >= external::BLOCK_SIZE {
             return Err(MmioError::OutOfBlock(offset));
         }
-        if offset % 4 != 0 {
+        if !offset.is_multiple_of(4) {
             return Err(MmioError::Misaligned(offset));
         }
         // SAFETY: `offset` is inside the 4 KiB block that `new`'s caller vouched for, so the result
