@@ -1,0 +1,161 @@
+//! The GPU sampled at the driver's pace: how many samples a second the engine's GPU poller delivers
+//! (while the CPUs are sampled by the kernel beside it) against `GpuProfiler::run_periodic` alone, the
+//! driver's own periodic dumps read by nothing else, at 1 ms and 100 µs, in the same run.
+//!
+//! Each interval runs the driver alone, the engine, and the driver alone again; the engine's rate is put
+//! over the mean of the two baselines, so a machine that slows down during the run does not favour
+//! either side. Both sides count the same things: samples (one dump each), the periods their dumps'
+//! own timestamps span (a sample spanning several periods holds them folded), and the periods expected
+//! from the wall clock. The engine's CPU sampling is given as the kernel's delivered fraction.
+//!
+//! Not a criterion bench: each figure is a whole capture, over the machine's Mali device (`/dev/mali0`);
+//! without one it says so and measures nothing (hwcpipe's simulated driver dumps on simulated time, as
+//! fast as it is read, so it has no pace to measure against). `LIZARD_BENCH_SECONDS` sets each capture's
+//! length (2 s by default). In the emulated Arm system with Arm's kbase driver over its dummy GPUs:
+//! `KBASE_BENCH=1 KBASE_GPUS="tBEx tODx" bash .ci/kbase-tests`.
+
+use std::time::{Duration, Instant};
+
+use hwcpipe::counting::Target;
+use hwcpipe::gpu::{GpuCounter, GpuProfiler};
+use lizard_core::{open_target, Config, Lizard, SamplingMethod};
+
+/// What one side delivered in one window.
+#[derive(Clone, Copy, Debug, Default)]
+struct Delivered {
+    /// Samples taken, one dump each.
+    samples: u64,
+    /// Periods the samples' dumps span, by their own timestamps (samples + folded periods).
+    spanned: u64,
+    /// Whole periods in the window, by the wall clock.
+    expected: u64,
+    /// The window.
+    window: Duration,
+}
+
+impl Delivered {
+    fn rate(&self) -> f64 {
+        self.samples as f64 / self.window.as_secs_f64()
+    }
+}
+
+/// `run_periodic` alone for `window`: every sample read as soon as the driver has it.
+fn driver_alone(interval: Duration, window: Duration) -> Result<Delivered, String> {
+    let mut profiler = GpuProfiler::open().map_err(|e| e.to_string())?;
+    profiler
+        .set_enabled(&[GpuCounter::GpuCycles])
+        .map_err(|e| e.to_string())?;
+    profiler.run_periodic(interval).map_err(|e| e.to_string())?;
+    let period = interval.as_nanos() as u64;
+    let (started, mut delivered, mut last) = (Instant::now(), Delivered::default(), None);
+    while started.elapsed() < window {
+        let timestamp = profiler.sample().map_err(|e| e.to_string())?.timestamp_ns();
+        delivered.samples += 1;
+        // The first sample's span starts before the window's; count it as one period.
+        delivered.spanned += match last {
+            Some(previous) => (timestamp.saturating_sub(previous) + period / 2) / period,
+            None => 1,
+        }
+        .max(1);
+        last = Some(timestamp);
+    }
+    delivered.window = started.elapsed();
+    profiler.stop().map_err(|e| e.to_string())?;
+    delivered.expected = (delivered.window.as_nanos() / interval.as_nanos()) as u64;
+    Ok(delivered)
+}
+
+/// The engine's capture of GpuCycles and, where this machine lets it count every CPU, CpuClock on every
+/// CPU (sampled by the kernel), for `window`: the GPU's account and the CPUs' delivered fraction.
+fn engine(interval: Duration, window: Duration) -> Result<(Delivered, String), String> {
+    let mut config = Config::hwcpipe_only();
+    config.sample_interval = interval;
+    let target = Target::system_wide(false).map_err(|e| e.to_string())?;
+    let backend = open_target(&target).map_err(|e| e.to_string())?.backend;
+    let mut lizard = Lizard::configure_with_backend(config, backend).map_err(|e| e.to_string())?;
+    let named = |lizard: &Lizard, name: &str| {
+        lizard
+            .counters()
+            .iter()
+            .find(|c| c.name == name)
+            .map(|c| c.id)
+    };
+    let gpu_cycles = named(&lizard, "GpuCycles").ok_or("no GpuCycles counter")?;
+    lizard.enable(gpu_cycles).map_err(|e| e.to_string())?;
+    if let Some(cpu_clock) = named(&lizard, "CpuClock") {
+        lizard.enable(cpu_clock).map_err(|e| e.to_string())?;
+    }
+    lizard.start_capture().map_err(|e| e.to_string())?;
+    std::thread::sleep(window);
+    lizard.stop_capture().map_err(|e| e.to_string())?;
+    let sampling = lizard.sampling().ok_or("no sampling account")?;
+    let account = sampling.gpu.clone().ok_or("no GPU account")?;
+    let cpus = match &sampling.method {
+        SamplingMethod::GpuOnly => "no CPU counters".to_string(),
+        method => format!(
+            "CPUs by {}: {:.4} of their {} periods delivered",
+            method.name(),
+            sampling.delivered_fraction(),
+            sampling.expected
+        ),
+    };
+    let delivered = Delivered {
+        samples: account.delivered,
+        spanned: account.delivered + account.folded,
+        expected: account.expected,
+        window: account.window,
+    };
+    let detail = format!(
+        "{} folded, {} missed, {} not counting yet, pace {:?}; {cpus}",
+        account.folded, account.missed, account.not_counting, account.pace
+    );
+    Ok((delivered, detail))
+}
+
+fn row(interval: Duration, window: Duration) -> Result<(), String> {
+    let before = driver_alone(interval, window)?;
+    let (engine, detail) = engine(interval, window)?;
+    let after = driver_alone(interval, window)?;
+    let baseline = (before.rate() + after.rate()) / 2.0;
+    let name = format!("gpu_pace/{interval:?}");
+    for (side, d) in [
+        ("driver_before", before),
+        ("engine", engine),
+        ("driver_after", after),
+    ] {
+        println!(
+            "{name}/{side}: {} samples in {:.3} s ({:.0}/s), spanning {} of {} periods ({:.4} delivered, {:.4} with their counts)",
+            d.samples,
+            d.window.as_secs_f64(),
+            d.rate(),
+            d.spanned,
+            d.expected,
+            d.samples as f64 / d.expected.max(1) as f64,
+            d.spanned.min(d.expected) as f64 / d.expected.max(1) as f64,
+        );
+    }
+    println!("{name}/engine: {detail}");
+    println!(
+        "ratio {name}/engine_over_driver = {:.4} x the driver alone's samples a second",
+        engine.rate() / baseline
+    );
+    Ok(())
+}
+
+fn main() {
+    let seconds = std::env::var("LIZARD_BENCH_SECONDS")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| *s > 0.0)
+        .unwrap_or(2.0);
+    let window = Duration::from_secs_f64(seconds);
+    if let Err(err) = GpuProfiler::open() {
+        println!("gpu_pace: skipped, no Mali GPU here ({err})");
+        return;
+    }
+    for interval in [Duration::from_millis(1), Duration::from_micros(100)] {
+        if let Err(err) = row(interval, window) {
+            println!("gpu_pace/{interval:?}: not measured: {err}");
+        }
+    }
+}
