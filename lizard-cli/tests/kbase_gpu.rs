@@ -389,7 +389,7 @@ fn derived_counters_over_many_samples_are_their_equations_over_the_totals() {
         "{gpu}: only {checked} derived counters checked"
     );
     println!(
-        "derived counters on {gpu} ({product}) over {samples} samples: {checked} equal their equations over \
+        "kbase {gpu}: derived counters of {product} over {samples} samples: {checked} equal their equations over \
          the totals ({negative} negative, marked implausible), {no_value} without value (a divisor of 0)"
     );
 }
