@@ -3,6 +3,8 @@
 //! arbitrary nibbles, of encoded packets with runs of `F` and `0` nibbles thrown in (ASYNCs inside packets,
 //! `F`s at packet ends), and of encoded packets with nibbles changed, in every timestamp format and split
 //! at any byte, both give the same events.
+//! Needs the `alloc` feature (default).
+#![cfg(feature = "alloc")]
 
 use proptest::prelude::*;
 use stp_decode::encoder::StpEncoder;
