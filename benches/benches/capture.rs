@@ -113,7 +113,10 @@ fn sampling_row(sampled: Sampled, interval: Duration, window: Duration) -> Optio
     let mut lizard = match engine {
         Ok(lizard) => lizard,
         Err(err) => {
-            println!("sampling/{sampled:?}/{interval:?}: skipped, no local counter here ({err})");
+            test_data::skip!(
+                test_data::Fixture::PerfEvents,
+                "sampling/{sampled:?}/{interval:?}: no local counter here ({err})"
+            );
             return None;
         }
     };
@@ -239,8 +242,9 @@ fn main() {
                 overhead_row(&lizard, seconds);
             }
         }
-        None => println!(
-            "capture_wall: skipped, no release lizard beside this bench (cargo build --release -p lizard-cli)"
+        None => test_data::skip!(
+            test_data::Fixture::ReleaseBinary,
+            "capture_wall: no release lizard beside this bench (cargo build --release -p lizard-cli)"
         ),
     }
 }

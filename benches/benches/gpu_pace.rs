@@ -150,7 +150,10 @@ fn main() {
         .unwrap_or(2.0);
     let window = Duration::from_secs_f64(seconds);
     if let Err(err) = GpuProfiler::open() {
-        println!("gpu_pace: skipped, no Mali GPU here ({err})");
+        test_data::skip!(
+            test_data::Fixture::Kbase,
+            "gpu_pace: no Mali GPU here ({err})"
+        );
         return;
     }
     for interval in [Duration::from_millis(1), Duration::from_micros(100)] {

@@ -46,7 +46,10 @@ fn scrape(address: SocketAddr) -> usize {
 
 fn main() {
     let Some(lizard) = lizard_binary() else {
-        println!("serve_memory: skipped, build the release binary first (cargo build --release -p lizard-cli)");
+        test_data::skip!(
+            test_data::Fixture::ReleaseBinary,
+            "serve_memory: build the release binary first (cargo build --release -p lizard-cli)"
+        );
         return;
     };
     let seconds: u64 = std::env::var("LIZARD_BENCH_SECONDS")

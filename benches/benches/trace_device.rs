@@ -154,7 +154,7 @@ fn main() {
         _ => {}
     }
     if !gpu::available() {
-        println!("skipped: no CUDA driver");
+        test_data::skip!(test_data::Fixture::Cuda, "no CUDA driver");
         return;
     }
     let name = SocketName::abstract_name(format!("lizard-bench-device-{}", std::process::id()));
@@ -163,7 +163,10 @@ fn main() {
     let server = TraceServer::start(&name, config).unwrap();
     println!("server: {}", server.device_support());
     if !matches!(server.device_support(), DeviceSupport::Available { .. }) {
-        println!("skipped: the server cannot copy device memory");
+        test_data::skip!(
+            test_data::Fixture::Cuda,
+            "the server cannot copy device memory"
+        );
         return;
     }
     let mut child = spawn("client", &name);

@@ -335,8 +335,9 @@ fn a_cpu_target_counts_what_runs_on_that_cpu() {
     let mut p = match CpuProfiler::new(config) {
         Ok(p) => p,
         Err(hwcpipe::CpuError::CpuWideDenied { paranoid, .. }) => {
-            eprintln!(
-                "skipped: CPU-wide counting is not permitted here (perf_event_paranoid = {paranoid:?})"
+            test_data::skip!(
+                test_data::Fixture::PerfCpuWide,
+                "CPU-wide counting is not permitted here (perf_event_paranoid = {paranoid:?})"
             );
             return;
         }

@@ -112,7 +112,10 @@ fn other_targets_and_other_threads_use_read() {
         .user_reads(UserReads::Auto);
     let mut p = CpuProfiler::new(config).expect("this thread's task clock");
     if !p.user_reads_enabled() {
-        eprintln!("skipped the other-thread half: user reads are not used on this system");
+        test_data::skip!(
+            test_data::Fixture::PerfUserAccess,
+            "the other-thread half: user reads are not used on this system"
+        );
         return;
     }
     p.run().unwrap();
@@ -138,7 +141,10 @@ fn user_access_on() -> bool {
             std::env::var_os("LIZARD_ARM_VM").is_none(),
             "arm-vm boots with sysctl.kernel.perf_user_access=1, found {value:?}"
         );
-        eprintln!("skipped: kernel.perf_user_access is not 1 (sysctl kernel.perf_user_access=1)");
+        test_data::skip!(
+            test_data::Fixture::PerfUserAccess,
+            "kernel.perf_user_access is not 1 (sysctl kernel.perf_user_access=1)"
+        );
     }
     on
 }
@@ -296,7 +302,7 @@ fn without_user_access_the_arm_counters_fall_back_to_read() {
             std::env::var_os("LIZARD_ARM_VM").is_none(),
             "the Arm VM runs tests as root"
         );
-        eprintln!("skipped: cannot write {PERF_USER_ACCESS}");
+        test_data::skip!(test_data::Fixture::Root, "cannot write {PERF_USER_ACCESS}");
         return;
     }
     struct Restore;
@@ -361,7 +367,10 @@ fn user_space_reads_survive_moving_between_cpus() {
     let cpus = allowed_cpus();
     if cpus.len() < 2 {
         // `.ci/arm-vm --icount` runs one CPU; `.ci/arm-vm` without it runs two.
-        eprintln!("skipped: one CPU only ({cpus:?}); run in the Arm VM without --icount for two");
+        test_data::skip!(
+            test_data::Fixture::TwoCpus,
+            "one CPU only ({cpus:?}); run in the Arm VM without --icount for two"
+        );
         return;
     }
     let mut p = hardware_profiler();

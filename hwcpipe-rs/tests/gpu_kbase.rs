@@ -265,7 +265,10 @@ fn sampling_at_the_drivers_minimum_period_loses_no_sample() {
         .and_then(|s| s.parse::<u64>().ok())
         .filter(|&s| s > 0)
     else {
-        eprintln!("skipped: LIZARD_KBASE_SOAK_SECONDS is not set (100 µs sampling stalls the dummy model in time)");
+        test_data::skip!(
+            test_data::Fixture::KbaseSoak,
+            "LIZARD_KBASE_SOAK_SECONDS is not set (100 µs sampling stalls the dummy model in time)"
+        );
         return;
     };
     let _guard = lock();
@@ -583,7 +586,10 @@ fn a_device_the_user_may_not_open_is_a_permission_error_naming_it() {
         .lines()
         .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
     {
-        eprintln!("skipped: not root, cannot change /dev/mali0's mode");
+        test_data::skip!(
+            test_data::Fixture::Root,
+            "not root, cannot change /dev/mali0's mode"
+        );
         return;
     }
     let _guard = lock();
@@ -615,7 +621,10 @@ fn a_device_the_user_may_not_open_is_a_permission_error_naming_it() {
 fn an_unloaded_module_is_no_device_and_a_reload_works_again() {
     let Some(gpu) = loaded_gpu() else { return };
     let Ok(module) = std::env::var("LIZARD_KBASE_MODULE") else {
-        eprintln!("skipped: LIZARD_KBASE_MODULE does not name the module to reload");
+        test_data::skip!(
+            test_data::Fixture::Kbase,
+            "LIZARD_KBASE_MODULE does not name the module to reload"
+        );
         return;
     };
     if gpu == "tDUx" {

@@ -70,7 +70,7 @@ fn the_values_equal_an_independent_evaluation_of_the_database() {
         return;
     };
     if Command::new("python3").arg("--version").output().is_err() {
-        eprintln!("skipped: python3 is not installed");
+        test_data::skip!(test_data::Fixture::Python3, "python3 is not installed");
         return;
     }
     let script = concat!(
@@ -238,7 +238,7 @@ fn the_generated_table_is_what_the_generator_makes_of_the_database() {
         .arg(db.parent().unwrap())
         .output()
     else {
-        eprintln!("skipped: python3 is not installed");
+        test_data::skip!(test_data::Fixture::Python3, "python3 is not installed");
         return;
     };
     assert!(out.status.success());

@@ -39,7 +39,10 @@ fn machine() -> std::sync::MutexGuard<'static, ()> {
 fn perf_events_present() -> bool {
     let present = hwcpipe::sys::perf_event_open_implemented();
     if !present {
-        eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
+        test_data::skip!(
+            test_data::Fixture::PerfEvents,
+            "this kernel or emulator has no perf_event_open (ENOSYS)"
+        );
     }
     present
 }
@@ -398,7 +401,10 @@ fn misuse_never_crashes_and_leaks_no_descriptor() {
 fn demo_and_misuse_are_clean_under_valgrind() {
     let _machine = machine();
     if let Some(cc) = cross_compiler() {
-        eprintln!("skipped: valgrind checks native builds only ({cc} is a cross compiler)");
+        test_data::skip!(
+            test_data::Fixture::Valgrind,
+            "valgrind checks native builds only ({cc} is a cross compiler)"
+        );
         return;
     }
     if !tool_available("valgrind") {
@@ -453,7 +459,10 @@ fn demo_and_misuse_are_clean_under_valgrind() {
 fn misuse_is_clean_under_address_sanitizer() {
     let _machine = machine();
     if let Some(cc) = cross_compiler() {
-        eprintln!("skipped: AddressSanitizer checks native builds only ({cc} is a cross compiler)");
+        test_data::skip!(
+            test_data::Fixture::Asan,
+            "AddressSanitizer checks native builds only ({cc} is a cross compiler)"
+        );
         return;
     }
     let sim = sim::start(SimConfig::quick()).expect("start simulator");

@@ -64,7 +64,10 @@ impl Drop for Spinner {
 #[test]
 fn lizard_count_names_what_the_local_counters_count() {
     if !hwcpipe::sys::perf_event_open_implemented() {
-        eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
+        test_data::skip!(
+            test_data::Fixture::PerfEvents,
+            "this kernel or emulator has no perf_event_open (ENOSYS)"
+        );
         return;
     }
     let api = api();
@@ -127,7 +130,10 @@ fn lizard_count_names_what_the_local_counters_count() {
         };
         assert!(ns >= 85_000_000, "the spinner ran {ns} ns");
     } else {
-        eprintln!("skipped: this kernel keeps no /proc/PID/schedstat (CONFIG_SCHED_INFO)");
+        test_data::skip!(
+            test_data::Fixture::Schedstat,
+            "this kernel keeps no /proc/PID/schedstat (CONFIG_SCHED_INFO)"
+        );
     }
     // A process's counters are read by a thread, every CPU at once: there is no start skew to give.
     let mut skew = 7u64;
@@ -140,7 +146,10 @@ fn lizard_count_names_what_the_local_counters_count() {
     // The whole system, where the kernel allows CPU-wide counting.
     let ctx = init_counting(api, "system");
     if ctx.is_null() {
-        eprintln!("skipped: CPU-wide counting is refused here (Init said why on standard error)");
+        test_data::skip!(
+            test_data::Fixture::PerfCpuWide,
+            "CPU-wide counting is refused here (Init said why on standard error)"
+        );
         return;
     }
     let id = id_of(api, ctx, "TaskClock");

@@ -38,14 +38,20 @@ fn pattern(k: usize) -> u8 {
 #[test]
 fn a_cuda_c_client_records_device_memory_through_the_header() {
     let Some(nvcc) = nvcc() else {
-        eprintln!("skipped: no nvcc here (the CUDA C client is compiled on a machine with a GPU)");
+        test_data::skip!(
+            test_data::Fixture::Cuda,
+            "no nvcc here (the CUDA C client is compiled on a machine with a GPU)"
+        );
         return;
     };
     let socket = format!("@lizard-capi-cuda-{}", std::process::id());
     let name: SocketName = socket.parse().unwrap();
     let server = TraceServer::start(&name, ServerConfig::with_capacity(64 << 20)).unwrap();
     if let DeviceSupport::Unavailable(reason) = server.device_support() {
-        eprintln!("skipped: nvcc is here but the server cannot copy device memory: {reason}");
+        test_data::skip!(
+            test_data::Fixture::Cuda,
+            "nvcc is here but the server cannot copy device memory: {reason}"
+        );
         return;
     }
     let program = scratch().join("trace_cuda");

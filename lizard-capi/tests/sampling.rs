@@ -55,7 +55,10 @@ fn the_gpus_sampling_is_refused_for_bad_arguments_and_before_a_capture() {
 #[test]
 fn sampling_is_reported_after_a_capture_and_refused_before() {
     if !hwcpipe::sys::perf_event_open_implemented() {
-        eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
+        test_data::skip!(
+            test_data::Fixture::PerfEvents,
+            "this kernel or emulator has no perf_event_open (ENOSYS)"
+        );
         return;
     }
     let api = api();

@@ -118,7 +118,10 @@ fn host_records_from_c_and_cxx_arrive_exact_and_every_misuse_gets_its_code() {
 #[test]
 fn the_trace_client_is_clean_under_valgrind() {
     if let Some(cc) = cross_compiler() {
-        eprintln!("skipped: valgrind checks native builds only ({cc} is a cross compiler)");
+        test_data::skip!(
+            test_data::Fixture::Valgrind,
+            "valgrind checks native builds only ({cc} is a cross compiler)"
+        );
         return;
     }
     if !tool_available("valgrind") {
@@ -140,7 +143,10 @@ fn the_trace_client_is_clean_under_valgrind() {
 #[test]
 fn the_trace_client_is_clean_under_address_sanitizer() {
     if let Some(cc) = cross_compiler() {
-        eprintln!("skipped: AddressSanitizer checks native builds only ({cc} is a cross compiler)");
+        test_data::skip!(
+            test_data::Fixture::Asan,
+            "AddressSanitizer checks native builds only ({cc} is a cross compiler)"
+        );
         return;
     }
     let program = compile(

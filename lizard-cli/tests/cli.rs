@@ -34,7 +34,10 @@ fn scratch(name: &str) -> PathBuf {
 fn perf_events_present() -> bool {
     let present = hwcpipe::sys::perf_event_open_implemented();
     if !present {
-        eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
+        test_data::skip!(
+            test_data::Fixture::PerfEvents,
+            "this kernel or emulator has no perf_event_open (ENOSYS)"
+        );
     }
     present
 }
@@ -452,7 +455,9 @@ fn stat_names_an_unknown_counter_and_what_a_database_counter_needs() {
 
 #[test]
 fn events_lists_the_shipped_mali_fragments() {
-    let file = data("gatord-9.7.2/events/events-Mali-G78_hw.xml");
+    let Some(file) = present("gatord-9.7.2/events/events-Mali-G78_hw.xml") else {
+        return;
+    };
     let text = std::fs::read_to_string(&file).expect("events file");
     let expected = text.matches("<event ").count();
     let output = lizard(&["events", file.to_str().expect("utf-8"), "--format", "json"]);
@@ -485,6 +490,9 @@ fn recorded_frames() -> Vec<Vec<u8>> {
 
 #[test]
 fn apc_dump_reads_a_capture_built_from_the_live_recording() {
+    if present("gatord-9.7.2/live-session").is_none() {
+        return;
+    }
     let dir = scratch("apc").join("live.apc");
     std::fs::create_dir_all(&dir).expect("apc dir");
     let mut file = Vec::new();
@@ -660,7 +668,9 @@ fn gatord_sim_serves_a_capture_in_both_protocol_generations() {
 
 #[test]
 fn gatord_sim_serves_a_given_events_file() {
-    let file = data("gatord-9.7.2/events/events-Linux.xml");
+    let Some(file) = present("gatord-9.7.2/events/events-Linux.xml") else {
+        return;
+    };
     let (mut child, address) = spawn_sim(&["--events", file.to_str().expect("utf-8")]);
     let output = lizard(&[
         "list",
@@ -683,7 +693,9 @@ fn gatord_sim_serves_a_given_events_file() {
 
 #[test]
 fn stm_dump_decodes_the_opencsd_snapshot() {
-    let file = data("opencsd-stm/stm_only/cstraceitm.bin");
+    let Some(file) = present("opencsd-stm/stm_only/cstraceitm.bin") else {
+        return;
+    };
     let output = lizard(&[
         "stm-dump",
         file.to_str().expect("utf-8"),
@@ -1000,6 +1012,9 @@ fn capture_puts_trace_records_of_the_window_beside_the_counters() {
 
 #[test]
 fn gatord_sim_for_a_mali_gpu_offers_the_counters_a_real_gatord_names() {
+    if present("gatord-9.7.2/events").is_none() {
+        return;
+    }
     for gpu in ["G71", "G78", "G715"] {
         let (mut child, address) = spawn_sim(&["--gpu", gpu]);
         let output = lizard(&[
@@ -1262,7 +1277,10 @@ fn arm_loop_program() -> Option<PathBuf> {
 #[test]
 fn stat_counts_every_instruction_of_a_known_program() {
     if std::env::var("LIZARD_ARM_VM").as_deref() != Ok("icount") {
-        eprintln!("skipped: exact counts need the Arm VM with -icount (LIZARD_ARM_VM=icount)");
+        test_data::skip!(
+            test_data::Fixture::ArmIcount,
+            "exact counts need the Arm VM with -icount (LIZARD_ARM_VM=icount)"
+        );
         return;
     }
     let program = arm_loop_program().expect("the arm_loop example is built with the tests");

@@ -28,8 +28,9 @@ fn daemon_binary() -> Option<PathBuf> {
     match std::env::var_os(GATORD_VAR) {
         Some(path) => Some(PathBuf::from(path)),
         None => {
-            eprintln!(
-                "skipped: {GATORD_VAR} does not name a gatord binary (these tests run in the emulated \
+            test_data::skip!(
+                test_data::Fixture::Gatord,
+                "{GATORD_VAR} does not name a gatord binary (these tests run in the emulated \
                  Arm system of .ci/gatord-tests, against the real gatord 9.7.2)"
             );
             None
@@ -716,8 +717,9 @@ fn c_demo() -> Option<(PathBuf, PathBuf)> {
     match (named("LIZARD_C_DEMO"), named("LIZARD_C_LIBRARY")) {
         (Some(demo), Some(library)) => Some((demo, library)),
         _ => {
-            eprintln!(
-                "skipped: LIZARD_C_DEMO and LIZARD_C_LIBRARY do not name the C demo and liblizard.so \
+            test_data::skip!(
+                test_data::Fixture::Gatord,
+                "LIZARD_C_DEMO and LIZARD_C_LIBRARY do not name the C demo and liblizard.so \
                  (.ci/gatord-tests builds them with .ci/c-demo)"
             );
             None

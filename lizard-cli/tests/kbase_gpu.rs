@@ -90,8 +90,9 @@ fn capture_gives_the_gpu_counters_with_values_from_the_driver() {
 fn capture_samples_the_gpu_at_the_drivers_pace_beside_the_kernels_cpu_sampling() {
     let Some(gpu) = loaded_gpu() else { return };
     if gpu == "tDUx" {
-        println!(
-            "skipped: {gpu} is a GPU the readers do not support (the capture test checks why)"
+        test_data::skip!(
+            test_data::Fixture::Kbase,
+            "{gpu} is a GPU the readers do not support (the capture test checks why)"
         );
         return;
     }
@@ -249,8 +250,9 @@ fn list_and_stat_show_the_gpu_counters_or_why_not() {
 fn derived_counters_over_many_samples_are_their_equations_over_the_totals() {
     let Some(gpu) = loaded_gpu() else { return };
     if gpu == "tDUx" {
-        println!(
-            "skipped: {gpu} is a GPU the readers do not support (the capture test checks why)"
+        test_data::skip!(
+            test_data::Fixture::Kbase,
+            "{gpu} is a GPU the readers do not support (the capture test checks why)"
         );
         return;
     }
@@ -423,7 +425,10 @@ fn doctor_sees_the_gpu_and_tells_a_user_the_node_refuses_how_to_allow_it() {
     );
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        println!("skipped: changing /dev/mali0's mode needs root");
+        test_data::skip!(
+            test_data::Fixture::Root,
+            "changing /dev/mali0's mode needs root"
+        );
         return;
     }
     // A copy of the command a user without rights on the repository's folder may run.

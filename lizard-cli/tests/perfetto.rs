@@ -9,6 +9,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use test_data::Fixture;
 
 use common::{gatord_capture, lizard, stderr, Sim};
 use serde_json::{json, Value};
@@ -33,16 +34,14 @@ fn decode_py(path: &Path) -> Option<std::process::Output> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto/decode.py");
     let output = Command::new("python3").arg(script).arg(path).output();
     let missing = match &output {
-        Err(e) => Some(format!("no python3 ({e})")),
-        Ok(output) if output.status.code() == Some(3) => Some(stderr(output).trim().to_owned()),
+        Err(e) => Some((Fixture::Python3, format!("no python3 ({e})"))),
+        Ok(output) if output.status.code() == Some(3) => {
+            Some((Fixture::PerfettoPython, stderr(output).trim().to_owned()))
+        }
         Ok(_) => None,
     };
-    if let Some(missing) = missing {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI is set and Perfetto's Python module is missing (.ci/run installs `perfetto`): {missing}"
-        );
-        println!("skipped: {missing}");
+    if let Some((fixture, missing)) = missing {
+        test_data::skip!(fixture, "{missing}");
         return None;
     }
     Some(output.expect("checked above"))
@@ -549,7 +548,10 @@ fn mali_counters_become_perfetto_gpu_counters_and_trace_records_instants_of_thei
 fn a_perfetto_trace_is_not_written_to_a_terminal() {
     // util-linux `script` gives the command a terminal as its standard output.
     if Command::new("script").arg("--version").output().is_err() {
-        println!("skipped: no `script` to give lizard a terminal");
+        test_data::skip!(
+            test_data::Fixture::Script,
+            "no `script` to give lizard a terminal"
+        );
         return;
     }
     let dir = scratch("tty");

@@ -19,7 +19,10 @@ use common::{counter, json, lizard, stderr};
 fn perf_events_present() -> bool {
     let present = hwcpipe::sys::perf_event_open_implemented();
     if !present {
-        eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
+        test_data::skip!(
+            test_data::Fixture::PerfEvents,
+            "this kernel or emulator has no perf_event_open (ENOSYS)"
+        );
     }
     present
 }
@@ -44,8 +47,9 @@ fn system_wide_allowed() -> bool {
     ]);
     let allowed = out.status.success();
     if !allowed {
-        eprintln!(
-            "skipped: CPU-wide counting is refused here: {}",
+        test_data::skip!(
+            test_data::Fixture::PerfCpuWide,
+            "CPU-wide counting is refused here: {}",
             stderr(&out)
         );
     }
@@ -173,8 +177,9 @@ fn a_process_is_counted_with_the_threads_it_already_had() {
             "the spinning thread's time is counted: {ns} ns, of {spun} ns it ran in {run:?}"
         );
     } else {
-        eprintln!(
-            "skipped: this kernel keeps no schedstat (CONFIG_SCHED_INFO): only a count is checked"
+        test_data::skip!(
+            test_data::Fixture::Schedstat,
+            "this kernel keeps no schedstat (CONFIG_SCHED_INFO): only a count is checked"
         );
     }
     assert!(ns > 0, "the spinning thread's time is counted: {ns} ns");
@@ -343,7 +348,10 @@ fn unprivileged(args: &[&str]) -> Option<Output> {
         .find(|l| l.starts_with("Uid:"))
         .is_some_and(|l| l.split_whitespace().nth(1) == Some("0"));
     if !root {
-        eprintln!("skipped: refusals are provoked by dropping from root to uid 65534; not root");
+        test_data::skip!(
+            test_data::Fixture::Root,
+            "refusals are provoked by dropping from root to uid 65534; not root"
+        );
         return None;
     }
     match Command::new(env!("CARGO_BIN_EXE_lizard"))
@@ -354,7 +362,10 @@ fn unprivileged(args: &[&str]) -> Option<Output> {
     {
         Ok(out) => Some(out),
         Err(e) => {
-            eprintln!("skipped: the binary cannot run as uid 65534 here: {e}");
+            test_data::skip!(
+                test_data::Fixture::Root,
+                "the binary cannot run as uid 65534 here: {e}"
+            );
             None
         }
     }
@@ -398,7 +409,10 @@ fn refusals_name_the_setting_that_allows_them() {
             assert!(stderr(&out).contains("not permitted"));
         }
     } else {
-        eprintln!("skipped: perf_event_paranoid ≤ 0 allows CPU-wide counting to everyone");
+        test_data::skip!(
+            test_data::Fixture::PerfParanoid,
+            "perf_event_paranoid ≤ 0 allows CPU-wide counting to everyone"
+        );
     }
     // Another user's process (pid 1, root's) is refused by the ptrace access check.
     let Some(out) = unprivileged(&["capture", "--no-gatord", "--pid", "1", "--duration", "10ms"])

@@ -12,7 +12,10 @@ use lizard_core::{open_target, Config, Lizard};
 fn perf_events_present() -> bool {
     let present = hwcpipe::sys::perf_event_open_implemented();
     if !present {
-        eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
+        test_data::skip!(
+            test_data::Fixture::PerfEvents,
+            "this kernel or emulator has no perf_event_open (ENOSYS)"
+        );
     }
     present
 }
@@ -97,7 +100,10 @@ fn another_process_is_counted_with_its_scope_named() {
     // is far more than this idle test thread could ever have used. The capture lasts until the spinner
     // has had 100 ms of CPU, however busy the machine.
     let Some(before_start) = on_cpu_ns(spinner.pid()) else {
-        eprintln!("skipped: this kernel keeps no /proc/PID/schedstat (CONFIG_SCHED_INFO)");
+        test_data::skip!(
+            test_data::Fixture::Schedstat,
+            "this kernel keeps no /proc/PID/schedstat (CONFIG_SCHED_INFO)"
+        );
         return;
     };
     let opened = open_target(&target).expect("open the process's counters");
@@ -164,7 +170,10 @@ fn the_whole_system_is_counted_where_the_kernel_allows_it() {
     let target = match Target::system_wide(false) {
         Ok(target) => target,
         Err(err) => {
-            eprintln!("skipped: the online CPUs cannot be listed: {err}");
+            test_data::skip!(
+                test_data::Fixture::PerfCpuWide,
+                "the online CPUs cannot be listed: {err}"
+            );
             return;
         }
     };
@@ -190,7 +199,10 @@ fn the_whole_system_is_counted_where_the_kernel_allows_it() {
             assert!(values[1] > 100_000_000, "TaskClock {} ns", values[1]);
         }
         Err(err @ TargetError::SystemWideRefused { .. }) => {
-            eprintln!("skipped: CPU-wide counting is refused here: {err}");
+            test_data::skip!(
+                test_data::Fixture::PerfCpuWide,
+                "CPU-wide counting is refused here: {err}"
+            );
         }
         Err(err) => panic!("{err}"),
     }

@@ -109,14 +109,20 @@ fn set(path: &str, value: &str) -> Option<String> {
 fn doctor_verdicts_follow_the_paranoid_level_and_user_access() {
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("skipped: setting perf_event_paranoid needs root");
+        test_data::skip!(
+            test_data::Fixture::Root,
+            "setting perf_event_paranoid needs root"
+        );
         return;
     }
     let Some(original) = set(
         PARANOID,
         &std::fs::read_to_string(PARANOID).unwrap_or_default(),
     ) else {
-        eprintln!("skipped: {PARANOID} cannot be written here (a read-only /proc/sys)");
+        test_data::skip!(
+            test_data::Fixture::Root,
+            "{PARANOID} cannot be written here (a read-only /proc/sys)"
+        );
         return;
     };
     let original_access = std::fs::read_to_string(USER_ACCESS).ok();

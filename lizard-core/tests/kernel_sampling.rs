@@ -55,13 +55,19 @@ impl Drop for Busy {
 /// account, or `None` (said why) where CPU-wide counting is refused or perf is missing.
 fn capture(target: &Target, names: &[&str]) -> Option<(Lizard, Vec<u32>, Sampling)> {
     if !hwcpipe::sys::perf_event_open_implemented() {
-        eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
+        test_data::skip!(
+            test_data::Fixture::PerfEvents,
+            "this kernel or emulator has no perf_event_open (ENOSYS)"
+        );
         return None;
     }
     let opened = match open_target(target) {
         Ok(opened) => opened,
         Err(err @ TargetError::SystemWideRefused { .. }) => {
-            eprintln!("skipped: CPU-wide counting is refused here: {err}");
+            test_data::skip!(
+                test_data::Fixture::PerfCpuWide,
+                "CPU-wide counting is refused here: {err}"
+            );
             return None;
         }
         Err(err) => panic!("{err}"),

@@ -32,7 +32,10 @@ fn expected_reason(server: &TraceServer) -> Option<Unavailable> {
     match server.device_support() {
         DeviceSupport::Unavailable(reason) => Some(reason),
         DeviceSupport::Available { .. } => {
-            eprintln!("skipped: this machine can copy device memory; tests/cuda_gpu.rs checks it");
+            test_data::skip!(
+                test_data::Fixture::NoCuda,
+                "this machine can copy device memory; tests/cuda_gpu.rs checks it"
+            );
             None
         }
     }

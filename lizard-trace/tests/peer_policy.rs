@@ -62,7 +62,10 @@ fn root() -> bool {
     // SAFETY: geteuid has no preconditions.
     let root = unsafe { libc::geteuid() } == 0;
     if !root {
-        eprintln!("skipped: changing to another user needs root");
+        test_data::skip!(
+            test_data::Fixture::Root,
+            "changing to another user needs root"
+        );
     }
     root
 }

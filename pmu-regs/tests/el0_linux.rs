@@ -200,7 +200,10 @@ mod arm {
                 std::env::var_os("LIZARD_ARM_VM").is_none(),
                 "the Arm VM's kernel must describe an armv8 PMU"
             );
-            eprintln!("skipped: no Arm PMU driven by the kernel (no armv8_* in sysfs)");
+            test_data::skip!(
+                test_data::Fixture::ArmPmu,
+                "no Arm PMU driven by the kernel (no armv8_* in sysfs)"
+            );
         }
         present
     }
@@ -258,7 +261,10 @@ mod arm {
     #[test]
     fn every_event_counter_is_read_from_its_own_register() {
         if !arm_pmu_present() || user_access() != Some(1) {
-            eprintln!("skipped: no Arm PMU with kernel.perf_user_access=1");
+            test_data::skip!(
+                test_data::Fixture::PerfUserAccess,
+                "no Arm PMU with kernel.perf_user_access=1"
+            );
             return;
         }
         // On one CPU, so that every event stays on the PMU it was given (another CPU's may have fewer
@@ -326,7 +332,10 @@ mod arm {
                 std::env::var_os("LIZARD_ARM_VM").is_none(),
                 "arm-vm boots with sysctl.kernel.perf_user_access=1"
             );
-            eprintln!("skipped: kernel.perf_user_access is not 1");
+            test_data::skip!(
+                test_data::Fixture::PerfUserAccess,
+                "kernel.perf_user_access is not 1"
+            );
             return;
         }
         // SAFETY: PMUv3 is driven by the kernel; counters read are those the kernel's pages name.
@@ -366,7 +375,10 @@ mod arm {
         }
         // With the sysctl at 0 the page grants no counter and PMUSERENR_EL0 stays closed.
         if std::fs::write(PERF_USER_ACCESS, "0").is_err() {
-            eprintln!("skipped the perf_user_access=0 half: cannot write {PERF_USER_ACCESS}");
+            test_data::skip!(
+                test_data::Fixture::Root,
+                "the perf_user_access=0 half: cannot write {PERF_USER_ACCESS}"
+            );
             return;
         }
         let _restore = RestoreUserAccess;
@@ -386,5 +398,8 @@ mod arm {
 #[cfg(not(target_arch = "aarch64"))]
 #[test]
 fn el0_counter_reads_need_aarch64() {
-    eprintln!("skipped: the EL0 PMU layer exists on aarch64 only");
+    test_data::skip!(
+        test_data::Fixture::ArmPmu,
+        "the EL0 PMU layer exists on aarch64 only"
+    );
 }

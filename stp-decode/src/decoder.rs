@@ -1157,6 +1157,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "alloc")] // the encoder / message_words
     fn legacy_gray_and_delta_timestamps() {
         // VERSION 1: FLAG_TS with a fixed 2-nibble field, no time.
         let mut b = sync_bytes(1);

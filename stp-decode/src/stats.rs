@@ -129,7 +129,10 @@ impl Histogram {
         if self.count == 0 {
             return None;
         }
-        let rank = ((q.clamp(0.0, 1.0) * self.count as f64).ceil() as u64).max(1);
+        // `f64::ceil` is std's; the exact rank rounds up by hand (the product is within 0..=count).
+        let exact = q.clamp(0.0, 1.0) * self.count as f64;
+        let floor = exact as u64;
+        let rank = (floor + u64::from((floor as f64) < exact)).max(1);
         let mut seen = 0;
         for (i, &c) in self.counts.iter().enumerate() {
             seen += c;

@@ -227,6 +227,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "alloc")] // the encoder / message_words
     fn long_payloads_use_the_length_word() {
         assert_eq!(Header::stmlib(Protocol::PutBuf, 254).byte_count, Some(254));
         assert_eq!(Header::stmlib(Protocol::PutBuf, 255).byte_count, None);

@@ -7,6 +7,8 @@
 //! was given a buffer offset or not depending on where a chunk ended), and streams built here with the
 //! encoder: garbage before the first ASYNC, packets, invalid ASYNCs and reserved opcodes followed by long
 //! unsynchronised stretches, truncated packets, raw and in CoreSight frames.
+//! Needs the `alloc` feature (default).
+#![cfg(feature = "alloc")]
 
 use proptest::prelude::*;
 use stp_decode::deformat::FrameMode;

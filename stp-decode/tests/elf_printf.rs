@@ -35,7 +35,10 @@ fn compile(name: &str, source: &str) -> Option<PathBuf> {
         .output();
     match output {
         Err(e) => {
-            println!("skipped: no gcc to compile the test programs ({e})");
+            test_data::skip!(
+                test_data::Fixture::Cc,
+                "no gcc to compile the test programs ({e})"
+            );
             None
         }
         Ok(o) => {

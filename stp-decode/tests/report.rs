@@ -5,6 +5,8 @@
 //! encode → frame → a buffer wrapped at a random write pointer → dump (raw with its write pointer, and in
 //! order as TI's tools save it with a `.dcm`) → report; and the real OpenCSD STM snapshots, whose counts
 //! must equal OpenCSD's packet listing's.
+//! Needs the `alloc` feature (default).
+#![cfg(feature = "alloc")]
 
 mod common;
 

@@ -2,6 +2,8 @@
 //! round-trips in every timestamp format, random packet sequences decode identically however the input is
 //! split (at any nibble), and every prefix of a valid stream decodes as "partial": a prefix of the full
 //! event list, never an error.
+//! Needs the `alloc` feature (default).
+#![cfg(feature = "alloc")]
 
 use proptest::prelude::*;
 use stp_decode::encoder::StpEncoder;

@@ -13,6 +13,11 @@ pub fn data_dir() -> PathBuf {
     test_data::root().join(test_data::GATORD)
 }
 
+/// Whether the gatord 9.7.2 data folder is there (a printed skip when it is not).
+pub fn present() -> bool {
+    test_data::path(test_data::GATORD).is_some()
+}
+
 /// Reads a file below the data folder.
 pub fn read(relative: &str) -> Vec<u8> {
     let path = data_dir().join(relative);

@@ -283,7 +283,10 @@ mod tests {
     #[test]
     fn invalid_attribute_is_refused_with_errno() {
         if !perf_event_open_implemented() {
-            eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
+            test_data::skip!(
+                test_data::Fixture::PerfEvents,
+                "this kernel or emulator has no perf_event_open (ENOSYS)"
+            );
             return;
         }
         let mut attr = PerfEventAttr::counting(perf_event_attr::PERF_TYPE_SOFTWARE, 1);

@@ -837,9 +837,17 @@ mod tests {
 
     #[test]
     fn the_clock_moves_forward_where_there_is_one() {
-        if let Some(a) = read_clock() {
-            let b = read_clock().unwrap();
+        let a = read_clock();
+        let b = read_clock();
+        if cfg!(any(target_arch = "aarch64", target_arch = "x86_64")) {
+            let (a, b) = (a.expect("a clock on this architecture"), b.unwrap());
             assert!(b >= a);
+        } else {
+            assert_eq!(
+                (a, b),
+                (None, None),
+                "no clock is known on this architecture"
+            );
         }
     }
 }

@@ -283,7 +283,10 @@ mod tests {
         match open_sampling_event(&SamplingAttr::new(base), 0, -1, None) {
             Ok(fd) => Some(fd),
             Err(e) => {
-                eprintln!("skipped: no sampling event here ({e})");
+                test_data::skip!(
+                    test_data::Fixture::PerfEvents,
+                    "no sampling event here ({e})"
+                );
                 None
             }
         }

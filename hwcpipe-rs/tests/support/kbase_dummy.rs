@@ -34,8 +34,9 @@ pub const L2_SLICES: u32 = 1;
 /// exists; otherwise `None`, after saying why the test skips.
 pub fn loaded_gpu() -> Option<String> {
     if !Path::new("/dev/mali0").exists() {
-        eprintln!(
-            "skipped: no /dev/mali0 (these tests run in the emulated Arm system of .ci/kbase-tests, \
+        test_data::skip!(
+            test_data::Fixture::Kbase,
+            "no /dev/mali0 (these tests run in the emulated Arm system of .ci/kbase-tests, \
              with Arm's kbase driver over its dummy GPU model)"
         );
         return None;
@@ -43,8 +44,9 @@ pub fn loaded_gpu() -> Option<String> {
     match std::env::var("LIZARD_KBASE_GPU") {
         Ok(name) => Some(name),
         Err(_) => {
-            eprintln!(
-                "skipped: /dev/mali0 exists but LIZARD_KBASE_GPU does not name the dummy GPU"
+            test_data::skip!(
+                test_data::Fixture::Kbase,
+                "/dev/mali0 exists but LIZARD_KBASE_GPU does not name the dummy GPU"
             );
             None
         }

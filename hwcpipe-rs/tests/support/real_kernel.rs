@@ -5,7 +5,10 @@
 pub fn perf_events_present() -> bool {
     let present = hwcpipe::sys::perf_event_open_implemented();
     if !present {
-        eprintln!("skipped: this kernel or emulator has no perf_event_open (ENOSYS)");
+        test_data::skip!(
+            test_data::Fixture::PerfEvents,
+            "this kernel or emulator has no perf_event_open (ENOSYS)"
+        );
     }
     present
 }
@@ -18,7 +21,10 @@ pub fn arm_pmu() -> Option<hwcpipe::cpu::arm_pmu::ArmPmu> {
     use hwcpipe::cpu::arm_pmu::{ArmPmu, SYSFS_PMU_DEVICES};
     let in_arm_vm = std::env::var_os("LIZARD_ARM_VM").is_some();
     if !cfg!(target_arch = "aarch64") {
-        eprintln!("skipped: the Arm PMU is only reachable from an aarch64 build");
+        test_data::skip!(
+            test_data::Fixture::ArmPmu,
+            "the Arm PMU is only reachable from an aarch64 build"
+        );
         return None;
     }
     if !perf_events_present() {
@@ -30,7 +36,10 @@ pub fn arm_pmu() -> Option<hwcpipe::cpu::arm_pmu::ArmPmu> {
     let pmu = pmus.into_iter().next();
     if pmu.is_none() {
         assert!(!in_arm_vm, "the Arm VM's kernel must describe an armv8 PMU");
-        eprintln!("skipped: the kernel describes no Arm CPU PMU in {SYSFS_PMU_DEVICES}");
+        test_data::skip!(
+            test_data::Fixture::ArmPmu,
+            "the kernel describes no Arm CPU PMU in {SYSFS_PMU_DEVICES}"
+        );
     }
     pmu
 }
@@ -42,7 +51,10 @@ pub fn arm_pmu() -> Option<hwcpipe::cpu::arm_pmu::ArmPmu> {
 pub fn counts_are_exact() -> bool {
     let exact = std::env::var("LIZARD_ARM_VM").as_deref() == Ok("icount");
     if !exact {
-        eprintln!("skipped: exact counts need the Arm VM with -icount (LIZARD_ARM_VM=icount)");
+        test_data::skip!(
+            test_data::Fixture::ArmIcount,
+            "exact counts need the Arm VM with -icount (LIZARD_ARM_VM=icount)"
+        );
     }
     exact
 }

@@ -9,7 +9,10 @@ use cudarc::driver::sys;
 pub fn available() -> bool {
     // SAFETY: only tries to open the driver library by its names.
     if !unsafe { sys::is_culib_present() } {
-        eprintln!("skipped: no CUDA driver (libcuda.so cannot be loaded)");
+        test_data::skip!(
+            test_data::Fixture::Cuda,
+            "no CUDA driver (libcuda.so cannot be loaded)"
+        );
         return false;
     }
     // SAFETY: the library is present; cuInit takes flags 0.
@@ -18,7 +21,10 @@ pub fn available() -> bool {
     // SAFETY: the driver writes one int.
     let counted = unsafe { sys::cuDeviceGetCount(&mut count) };
     if init != sys::CUresult::CUDA_SUCCESS || counted != sys::CUresult::CUDA_SUCCESS || count == 0 {
-        eprintln!("skipped: the CUDA driver sees no GPU (cuInit {init:?}, {count} devices)");
+        test_data::skip!(
+            test_data::Fixture::Cuda,
+            "the CUDA driver sees no GPU (cuInit {init:?}, {count} devices)"
+        );
         return false;
     }
     true
