@@ -70,6 +70,7 @@ fuzz_target!(|input: Input| {
         source: Source::Gatord,
         result_type: ResultType::Integer,
         set_event: None,
+        derivation: None,
     };
     for id in 1..=COUNTERS as u32 {
         let samples = store.samples(id, None).unwrap();
