@@ -2,11 +2,11 @@
 //! (while the CPUs are sampled by the kernel beside it) against `GpuProfiler::run_periodic` alone, the
 //! driver's own periodic dumps read by nothing else, at 1 ms and 100 µs, in the same run.
 //!
-//! Each interval runs the driver alone, the engine, and the driver alone again; the engine's rate is put
-//! over the mean of the two baselines, so a machine that slows down during the run does not favour
-//! either side. Both sides count the same things: samples (one dump each), the periods their dumps'
-//! own timestamps span (a sample spanning several periods holds them folded), and the periods expected
-//! from the wall clock. The engine's CPU sampling is given as the kernel's delivered fraction.
+//! Each interval runs the driver alone, the engine with the GPU alone, the engine with the CPUs sampled
+//! beside the GPU, and the driver alone again; each engine rate is put over the mean of the two
+//! baselines, so a machine that slows down during the run does not favour either side. Every side counts
+//! the same things: samples (one dump each), the periods their dumps' own timestamps span (a sample
+//! spanning several periods holds them folded), and the periods expected from the wall clock. The engine's CPU sampling is given as the kernel's delivered fraction.
 //!
 //! Not a criterion bench: each figure is a whole capture, over the machine's Mali device (`/dev/mali0`);
 //! without one it says so and measures nothing (hwcpipe's simulated driver dumps on simulated time, as
@@ -65,9 +65,10 @@ fn driver_alone(interval: Duration, window: Duration) -> Result<Delivered, Strin
     Ok(delivered)
 }
 
-/// The engine's capture of GpuCycles and, where this machine lets it count every CPU, CpuClock on every
-/// CPU (sampled by the kernel), for `window`: the GPU's account and the CPUs' delivered fraction.
-fn engine(interval: Duration, window: Duration) -> Result<(Delivered, String), String> {
+/// The engine's capture of GpuCycles and, with `cpus` and where this machine lets it count every CPU,
+/// CpuClock on every CPU (sampled by the kernel), for `window`: the GPU's account and the CPUs' delivered
+/// fraction.
+fn engine(interval: Duration, window: Duration, cpus: bool) -> Result<(Delivered, String), String> {
     let mut config = Config::hwcpipe_only();
     config.sample_interval = interval;
     let target = Target::system_wide(false).map_err(|e| e.to_string())?;
@@ -82,7 +83,7 @@ fn engine(interval: Duration, window: Duration) -> Result<(Delivered, String), S
     };
     let gpu_cycles = named(&lizard, "GpuCycles").ok_or("no GpuCycles counter")?;
     lizard.enable(gpu_cycles).map_err(|e| e.to_string())?;
-    if let Some(cpu_clock) = named(&lizard, "CpuClock") {
+    if let Some(cpu_clock) = named(&lizard, "CpuClock").filter(|_| cpus) {
         lizard.enable(cpu_clock).map_err(|e| e.to_string())?;
     }
     lizard.start_capture().map_err(|e| e.to_string())?;
@@ -114,12 +115,14 @@ fn engine(interval: Duration, window: Duration) -> Result<(Delivered, String), S
 
 fn row(interval: Duration, window: Duration) -> Result<(), String> {
     let before = driver_alone(interval, window)?;
-    let (engine, detail) = engine(interval, window)?;
+    let (gpu_only, gpu_only_detail) = engine(interval, window, false)?;
+    let (engine, detail) = engine(interval, window, true)?;
     let after = driver_alone(interval, window)?;
     let baseline = (before.rate() + after.rate()) / 2.0;
     let name = format!("gpu_pace/{interval:?}");
     for (side, d) in [
         ("driver_before", before),
+        ("engine_gpu_only", gpu_only),
         ("engine", engine),
         ("driver_after", after),
     ] {
@@ -134,9 +137,14 @@ fn row(interval: Duration, window: Duration) -> Result<(), String> {
             d.spanned.min(d.expected) as f64 / d.expected.max(1) as f64,
         );
     }
+    println!("{name}/engine_gpu_only: {gpu_only_detail}");
     println!("{name}/engine: {detail}");
     println!(
-        "ratio {name}/engine_over_driver = {:.4} x the driver alone's samples a second",
+        "ratio {name}/engine_gpu_only_over_driver = {:.4} x the driver alone's samples a second",
+        gpu_only.rate() / baseline
+    );
+    println!(
+        "ratio {name}/engine_over_driver = {:.4} x the driver alone's samples a second (the CPUs sampled beside it)",
         engine.rate() / baseline
     );
     Ok(())

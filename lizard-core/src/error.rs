@@ -218,6 +218,14 @@ pub enum DirectError {
     /// The sampler thread panicked (a bug in a backend); the capture was stopped.
     #[error("the HWCPipe sampler thread panicked")]
     SamplerPanicked,
+    /// The GPU's poller did not end within `waited` of the stop: it is stuck in the driver (a GPU or
+    /// driver that stopped answering). The capture stopped without it; the GPU samples stored before
+    /// are kept, and its account is missing.
+    #[error("the GPU's poller did not end within {waited:?} of the stop (stuck in the driver)")]
+    GpuStalled {
+        /// How long the stop waited for the poller.
+        waited: std::time::Duration,
+    },
 }
 
 impl From<TransportError> for Error {

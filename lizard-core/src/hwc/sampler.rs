@@ -65,10 +65,45 @@ struct CpuRun {
     thread: JoinHandle<(Result<(), Error>, Sampling)>,
 }
 
-/// The GPU's poller thread.
+/// The GPU's poller thread, which sends its result on `done` as it ends, so that the stop can wait for it
+/// with a deadline ([`gpu_stop_deadline`]).
 struct GpuRun {
     stop: mpsc::Sender<()>,
-    thread: JoinHandle<(Result<(), Error>, GpuSampling)>,
+    done: mpsc::Receiver<(Result<(), Error>, GpuSampling)>,
+    thread: JoinHandle<()>,
+    deadline: Duration,
+}
+
+impl GpuRun {
+    /// Waits for the poller's result until the deadline. A poller stuck in the driver is left behind
+    /// (its thread detached) and reported as [`DirectError::GpuStalled`]; a panicked one as
+    /// [`DirectError::SamplerPanicked`].
+    fn finish(self) -> (Result<(), Error>, Option<GpuSampling>) {
+        match self.done.recv_timeout(self.deadline) {
+            Ok((result, sampling)) => {
+                let _ = self.thread.join();
+                (result, Some(sampling))
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                let _ = self.thread.join();
+                (Err(Error::Direct(DirectError::SamplerPanicked)), None)
+            }
+            Err(RecvTimeoutError::Timeout) => (
+                Err(Error::Direct(DirectError::GpuStalled {
+                    waited: self.deadline,
+                })),
+                None,
+            ),
+        }
+    }
+}
+
+/// How long the stop waits for the GPU's poller: a wait for a dump under way (a period and its deadline),
+/// the dumps due by the stop (one more deadline), and two seconds to spare.
+pub(crate) fn gpu_stop_deadline(interval: Duration) -> Duration {
+    interval
+        .saturating_add(dump_deadline(interval).saturating_mul(2))
+        .saturating_add(Duration::from_secs(2))
 }
 
 impl Sampler {
@@ -105,11 +140,19 @@ impl Sampler {
                     poller.target = Some(Arc::clone(&backend));
                 }
                 let (stop, stop_rx) = mpsc::channel::<()>();
+                let (done_tx, done) = mpsc::sync_channel(1);
                 let thread = std::thread::Builder::new()
                     .name("lizard-gpu".into())
-                    .spawn(move || poller.run(stop_rx))
+                    .spawn(move || {
+                        let _ = done_tx.send(poller.run(stop_rx));
+                    })
                     .map_err(Error::Thread)?;
-                Some(GpuRun { stop, thread })
+                Some(GpuRun {
+                    stop,
+                    done,
+                    thread,
+                    deadline: gpu_stop_deadline(interval),
+                })
             }
             _ => None,
         };
@@ -121,7 +164,7 @@ impl Sampler {
                 Err(err) => {
                     if let Some(gpu) = gpu {
                         let _ = gpu.stop.send(());
-                        let _ = gpu.thread.join();
+                        let _ = gpu.finish();
                     }
                     return Err(err);
                 }
@@ -147,9 +190,8 @@ impl Sampler {
             Some(Err(_)) => (Err(panicked()), None),
             None => (Ok(()), None),
         };
-        let (gpu_result, gpu_sampling) = match self.gpu.map(|gpu| gpu.thread.join()) {
-            Some(Ok((result, sampling))) => (result, Some(sampling)),
-            Some(Err(_)) => (Err(panicked()), None),
+        let (gpu_result, gpu_sampling) = match self.gpu {
+            Some(gpu) => gpu.finish(),
             None => (Ok(()), None),
         };
         // Also after GPU counters only: the backend may have a command to end and reap.
@@ -577,6 +619,8 @@ mod tests {
     #[derive(Debug, Default)]
     struct FakeGpu {
         refuse_start: bool,
+        /// Every dump request blocks for good, as a driver that stopped answering does.
+        stall: bool,
         timestamp_ns: u64,
         stopped: bool,
     }
@@ -593,6 +637,12 @@ mod tests {
             _: Duration,
             out: &mut Vec<(usize, Value)>,
         ) -> Result<super::super::backend::GpuDump, GpuMiss> {
+            if self.stall {
+                // Holds the lock for good: parked with no one to unpark it, spurious wake-ups aside.
+                loop {
+                    std::thread::park();
+                }
+            }
             self.timestamp_ns += 1_000_000;
             out.push((0, Value::Int(1)));
             Ok(super::super::backend::GpuDump {
@@ -693,5 +743,38 @@ mod tests {
             Duration::from_millis(1),
         );
         assert!(matches!(err, Err(Error::NoCounters)));
+    }
+
+    #[test]
+    fn a_gpu_stuck_in_the_driver_does_not_hang_the_stop() {
+        let backend: SharedBackend = Arc::new(Mutex::new(Box::new(GpuOnly {
+            gpu: Arc::new(Mutex::new(FakeGpu {
+                stall: true,
+                ..FakeGpu::default()
+            })),
+            checks: Arc::new(Mutex::new((0, false))),
+        })));
+        let interval = Duration::from_millis(1);
+        let sampler = Sampler::start(
+            backend,
+            vec![(0, 1)],
+            Arc::new(SampleStore::new(1, 16)),
+            Instant::now(),
+            interval,
+        )
+        .unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+        let asked = Instant::now();
+        let (result, sampling) = sampler.stop();
+        let waited = asked.elapsed();
+        match result {
+            Err(Error::Direct(DirectError::GpuStalled { waited })) => {
+                assert_eq!(waited, gpu_stop_deadline(interval))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(sampling.is_none(), "no account from a stuck poller");
+        assert!(waited >= gpu_stop_deadline(interval), "{waited:?}");
+        assert!(waited < gpu_stop_deadline(interval) * 3, "{waited:?}");
     }
 }
