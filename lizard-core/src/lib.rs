@@ -29,8 +29,9 @@ pub use gatord::apc::{FrameSink, KeyMap, SinkError, Unavailable};
 pub use gatord::xml::GatordDevice;
 pub use hwc::{
     open_target, CommandWatch, CpuStart, GpuDevice, GpuDump, GpuMiss, GpuPace, GpuPlan,
-    GpuSampling, GpuSource, HwcBackend, HwcCounterInfo, HwcPipeBackend, KernelPlan, OpenedTarget,
-    Sampling, SamplingMethod, StartSkew, UnreadableCounter, MIN_SAMPLE_INTERVAL,
+    GpuSampling, GpuSource, HwcBackend, HwcCounterInfo, HwcPipeBackend, KernelPlan,
+    NoKernelSampling, OpenedTarget, Sampling, SamplingMethod, StartSkew, UnreadableCounter,
+    MIN_SAMPLE_INTERVAL,
 };
 pub use lizard::{CoreReading, Lizard};
 pub use machine::Machine;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hwcpipe::counting::{Target, TargetError};
-use lizard_core::{open_target, Config, Lizard, Sampling, SamplingMethod};
+use lizard_core::{open_target, Config, Lizard, NoKernelSampling, Sampling, SamplingMethod};
 
 const INTERVAL: Duration = Duration::from_millis(1);
 const WINDOW: Duration = Duration::from_millis(400);
@@ -242,7 +242,7 @@ fn a_process_is_sampled_by_a_thread_which_says_why() {
     };
     match &sampling.method {
         SamplingMethod::Thread { reason } => {
-            assert!(reason.contains("task"), "{reason}")
+            assert_eq!(*reason, NoKernelSampling::TaskCounters.to_string())
         }
         other => panic!("{other:?}"),
     }

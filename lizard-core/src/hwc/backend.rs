@@ -83,16 +83,17 @@ pub trait HwcBackend: Send + fmt::Debug {
     }
     /// The `enabled` counters sampled by the kernel every `interval` instead of by the engine's thread
     /// (CPU-wide counters: [`hwcpipe::counting::KernelSampler`]), their keys being the indices into
-    /// [`counters`](HwcBackend::counters); or why not, in words, shown beside the capture's sampling. When
+    /// [`counters`](HwcBackend::counters); or why not ([`NoKernelSampling`]), shown beside the capture's
+    /// sampling. When
     /// it is given, [`start`](HwcBackend::start) and [`sample`](HwcBackend::sample) are not called for the
     /// capture; [`stop`](HwcBackend::stop) still is.
     fn kernel_sampler(
         &mut self,
         enabled: &[usize],
         interval: Duration,
-    ) -> Result<KernelPlan, String> {
+    ) -> Result<KernelPlan, NoKernelSampling> {
         let _ = (enabled, interval);
-        Err(TASK_COUNTERS_USE_A_THREAD.to_owned())
+        Err(NoKernelSampling::TaskCounters)
     }
     /// The GPU's counters, to be sampled on their own at the driver's pace ([`GpuSource`]), if this backend
     /// reads a GPU. The engine then gives [`start`](HwcBackend::start), [`sample`](HwcBackend::sample) and
@@ -162,9 +163,31 @@ pub enum GpuMiss {
     Failed(Error),
 }
 
-/// Why a task's counters are sampled by a thread, not by the kernel.
-pub(crate) const TASK_COUNTERS_USE_A_THREAD: &str =
-    "a task's counters are sampled by a thread (the kernel's timer would fire only while the task runs)";
+/// Why the kernel does not sample a backend's counters ([`HwcBackend::kernel_sampler`]): the engine's
+/// thread samples them, and the capture's account ([`SamplingMethod::Thread`](crate::SamplingMethod))
+/// gives this reason with its causes.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum NoKernelSampling {
+    /// The counters count a task: the kernel's timer would fire only while the task runs.
+    #[error(
+        "a task's counters are sampled by a thread (the kernel's timer would fire only while the task runs)"
+    )]
+    TaskCounters,
+    /// GPU counters were among those asked for: the GPU's own poller samples them
+    /// ([`HwcBackend::gpu_source`]).
+    #[error("GPU counters are sampled by the GPU's own poller")]
+    GpuCounters,
+    /// The kernel refused to open the sampling events.
+    #[error("the kernel refused periodic sampling")]
+    Refused(#[source] std::io::Error),
+    /// The kernel's sampling opened, but the engine could not start draining it.
+    #[error("the kernel's sampling could not start")]
+    NotStarted(#[source] Box<Error>),
+    /// A backend of the caller's declines, for its own reason.
+    #[error("the backend declines kernel sampling")]
+    Declined(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
 
 /// Counters the kernel samples for the engine ([`HwcBackend::kernel_sampler`]).
 #[derive(Debug)]

@@ -9,7 +9,7 @@ mod target_backend;
 
 pub use backend::{
     GpuDevice, GpuDump, GpuMiss, GpuPlan, GpuSource, HwcBackend, HwcCounterInfo, KernelPlan,
-    UnreadableCounter,
+    NoKernelSampling, UnreadableCounter,
 };
 pub use hwcpipe_backend::HwcPipeBackend;
 pub use sampling::{

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use hwcpipe::sys::monotonic_raw_ns;
 
-use super::backend::{GpuMiss, GpuSource, HwcBackend};
+use super::backend::{GpuMiss, GpuSource, HwcBackend, NoKernelSampling};
 use super::kernel_sampling::KernelRun;
 use super::sampling::{GpuPace, GpuSampling, GpuTally, Sampling, SamplingMethod, Tally};
 use crate::counter::CounterId;
@@ -224,7 +224,7 @@ fn start_cpu(
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .kernel_sampler(&enabled, interval);
-    let reason = match plan {
+    let refusal = match plan {
         Ok(plan) => match KernelRun::start(plan, ids.clone(), Arc::clone(&store), epoch) {
             Ok(run) => {
                 let (stop, stop_rx) = mpsc::channel::<()>();
@@ -234,13 +234,12 @@ fn start_cpu(
                     .map_err(Error::Thread)?;
                 return Ok(CpuRun { stop, thread });
             }
-            Err(err) => format!(
-                "the kernel's sampling could not start ({})",
-                crate::error::error_chain(&err)
-            ),
+            Err(err) => NoKernelSampling::NotStarted(Box::new(err)),
         },
-        Err(reason) => reason,
+        Err(refusal) => refusal,
     };
+    // The account keeps the reason as the words it is shown in, causes included.
+    let reason = crate::error::error_chain(&refusal);
     backend
         .lock()
         .unwrap_or_else(PoisonError::into_inner)

@@ -12,7 +12,7 @@ use hwcpipe::counting::{KernelSampler, Target, TargetCounters, TargetError};
 use hwcpipe::{CpuConfig, CpuCounter, GpuCounter, HwcPipe};
 
 use super::backend::GpuPlan;
-use super::backend::TASK_COUNTERS_USE_A_THREAD;
+use super::backend::NoKernelSampling;
 use super::{GpuDevice, HwcBackend, HwcCounterInfo, HwcPipeBackend, KernelPlan, UnreadableCounter};
 use crate::counter::{CounterClass, ResultType, Source};
 use crate::error::Error as EngineError;
@@ -225,22 +225,22 @@ impl HwcBackend for TargetBackend {
         &mut self,
         enabled: &[usize],
         interval: Duration,
-    ) -> Result<KernelPlan, String> {
+    ) -> Result<KernelPlan, NoKernelSampling> {
         if enabled.iter().any(|&i| i >= self.gpu_first) {
             // The engine samples the GPU on its own ([`HwcBackend::gpu_source`]) and never asks this.
-            return Err("GPU counters are sampled by the GPU's own poller".to_owned());
+            return Err(NoKernelSampling::GpuCounters);
         }
         let plan = self
             .cpu
             .kernel_sampling_plan(enabled)
-            .ok_or_else(|| TASK_COUNTERS_USE_A_THREAD.to_owned())?;
+            .ok_or(NoKernelSampling::TaskCounters)?;
         let sampler = KernelSampler::open(
             &plan,
             interval,
             self.cpu.kernel_excluded(),
             CpuConfig::DEFAULT_HARDWARE_GROUP_SIZE,
         )
-        .map_err(|e| format!("the kernel refused periodic sampling ({e})"))?;
+        .map_err(NoKernelSampling::Refused)?;
         Ok(KernelPlan {
             sampler,
             per_core: self.cpu.series().iter().all(|s| s.cpu.is_none()),
