@@ -11,7 +11,8 @@ use super::device::{Fd, IoctlArg, KbaseDevice, PollOutcome};
 use super::error::GpuError;
 use super::ioctl::UkHwcntReaderSetup;
 use super::ioctl::{Wire, HWCNT_READER_SETUP, KINSTR_PRFCNT_SETUP, UK_HWCNT_READER_SETUP};
-use crate::sys::kbase::{self, Mapping};
+use crate::sys::kbase;
+use crate::sys::mapping::Mapping;
 use crate::sys::poll::{poll_in, Poll};
 
 struct Reader {
@@ -136,7 +137,7 @@ impl KbaseDevice for MaliDevice {
             .readers
             .get_mut(&reader)
             .ok_or_else(|| io::Error::from_raw_os_error(libc::EBADF))?;
-        entry.map = Some(Mapping::new(&entry.fd, len)?);
+        entry.map = Some(kbase::map_reader(&entry.fd, len)?);
         Ok(())
     }
 

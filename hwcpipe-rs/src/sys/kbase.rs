@@ -1,16 +1,17 @@
 //! Kernel calls of the Mali kbase driver: open, ioctl, mmap, poll. The only unsafe code of the GPU
 //! side; every errno becomes an [`io::Error`] here. `open` and the driver's ioctls (request numbers and
-//! structs decided at run time) are raw `libc` calls checked by [`super::check`]; the mapping is
-//! `rustix`'s, and waiting for a dump is [`super::poll::poll_in`].
+//! structs decided at run time) are raw `libc` calls checked by [`super::check`]; the mapping is a
+//! [`Mapping`], and waiting for a dump is [`super::poll::poll_in`].
 
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::ptr::NonNull;
 
 use rustix::mm::{MapFlags, ProtFlags};
+
+use super::mapping::Mapping;
 
 /// Opens a kbase device file `O_RDWR | O_CLOEXEC | O_NONBLOCK`, as HWCPipe does.
 pub(crate) fn open_device(path: &Path) -> io::Result<OwnedFd> {
@@ -83,67 +84,9 @@ pub(crate) fn adopt_fd(raw: RawFd) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
-/// A read-only `MAP_PRIVATE` mapping of a reader fd, unmapped on drop.
-#[derive(Debug)]
-pub(crate) struct Mapping {
-    ptr: NonNull<u8>,
-    len: usize,
-}
-
-// SAFETY: the mapping is plain read-only memory owned by this value; it may move between threads.
-unsafe impl Send for Mapping {}
-
-impl Mapping {
-    /// `mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0)`.
-    pub(crate) fn new(fd: &OwnedFd, len: usize) -> io::Result<Mapping> {
-        if len == 0 {
-            return Err(io::Error::from_raw_os_error(libc::EINVAL));
-        }
-        // SAFETY: a NULL hint asks the kernel for a new mapping, so no existing memory is affected; the
-        // mapping is owned by the returned value, which unmaps it once.
-        let ptr = unsafe {
-            rustix::mm::mmap(
-                core::ptr::null_mut(),
-                len,
-                ProtFlags::READ,
-                MapFlags::PRIVATE,
-                fd,
-                0,
-            )
-        }?;
-        let ptr = NonNull::new(ptr.cast::<u8>())
-            .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
-        Ok(Mapping { ptr, len })
-    }
-
-    /// Copies `out.len()` bytes at `offset`; EINVAL when the range leaves the mapping.
-    pub(crate) fn read(&self, offset: usize, out: &mut [u8]) -> io::Result<()> {
-        let end = offset
-            .checked_add(out.len())
-            .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
-        if end > self.len {
-            return Err(io::Error::from_raw_os_error(libc::EINVAL));
-        }
-        // SAFETY: `offset..end` lies inside the live mapping of `len` readable bytes; `out` is a
-        // distinct Rust buffer. The driver does not write a buffer while user space holds it
-        // (between GET_BUFFER/GET_SAMPLE and PUT), which is when the profiler reads.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                self.ptr.as_ptr().add(offset),
-                out.as_mut_ptr(),
-                out.len(),
-            )
-        };
-        Ok(())
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: `ptr`/`len` describe a mapping created by `mmap` and not yet unmapped; no borrow of it
-        // outlives `self`. An unmapping error leaves nothing to undo.
-        let _ = unsafe { rustix::mm::munmap(self.ptr.as_ptr().cast(), self.len) };
-    }
+/// Maps the first `len` bytes of a reader fd read-only, `MAP_PRIVATE`, as HWCPipe does.
+pub(crate) fn map_reader(fd: &OwnedFd, len: usize) -> io::Result<Mapping> {
+    Mapping::new(fd.as_fd(), len, ProtFlags::READ, MapFlags::PRIVATE)
 }
 
 #[cfg(test)]
@@ -174,12 +117,12 @@ mod tests {
             poll_in(&fd, Duration::from_millis(1)).unwrap(),
             Poll::Readable
         );
-        let map = Mapping::new(&fd, 4096).unwrap();
+        let map = map_reader(&fd, 4096).unwrap();
         let mut out = [1u8; 16];
         map.read(100, &mut out).unwrap();
         assert_eq!(out, [0u8; 16]);
         assert!(map.read(4090, &mut out).is_err());
-        assert!(Mapping::new(&fd, 0).is_err());
+        assert!(map_reader(&fd, 0).is_err());
         assert!(adopt_fd(-1).is_err());
     }
 }

@@ -17,6 +17,7 @@
 pub mod arm_pmu;
 mod gated_spawn;
 pub(crate) mod kbase;
+pub(crate) mod mapping;
 pub mod perf_event_attr;
 pub mod perf_page;
 pub mod perf_ring;

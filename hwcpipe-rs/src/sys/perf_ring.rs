@@ -10,12 +10,12 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
-use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::mm::{MapFlags, ProtFlags};
 
 use super::check;
+use super::mapping::Mapping;
 use super::perf_event_attr::{SamplingAttr, PERF_FLAG_FD_CLOEXEC};
 
 /// Byte offsets in `struct perf_event_mmap_page` of the ring's fields (Linux uapi `perf_event.h`).
@@ -73,18 +73,11 @@ pub fn monotonic_raw_ns() -> u64 {
 /// respect `data_tail` and never overwrite unread records).
 #[derive(Debug)]
 pub struct PerfRing {
-    base: NonNull<u8>,
-    len: usize,
+    map: Mapping,
     data_offset: usize,
     data_size: usize,
     tail: u64,
-    /// `munmap` on drop (false for a ring in ordinary memory, in unit tests).
-    mapped: bool,
 }
-
-// SAFETY: the mapping is plain shared memory; the header fields are accessed atomically and the data area
-// only by the one owner of `&mut PerfRing`, so the ring may move to another thread.
-unsafe impl Send for PerfRing {}
 
 /// Why a drain stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -119,26 +112,17 @@ impl PerfRing {
             .checked_add(1)
             .and_then(|n| n.checked_mul(page))
             .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
-        // SAFETY: a NULL hint asks the kernel for a new shared mapping of `fd`, so no existing memory is
-        // affected; the mapping is owned by the returned value and unmapped on drop.
-        let base = unsafe {
-            rustix::mm::mmap(
-                std::ptr::null_mut(),
-                len,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::SHARED,
-                fd,
-                0,
-            )
-        }?;
-        let base = NonNull::new(base.cast::<u8>()).ok_or(io::ErrorKind::InvalidData)?;
-        let mut ring = PerfRing {
-            base,
+        let map = Mapping::new(
+            fd,
             len,
+            ProtFlags::READ | ProtFlags::WRITE,
+            MapFlags::SHARED,
+        )?;
+        let mut ring = PerfRing {
+            map,
             data_offset: page,
             data_size: data_pages * page,
             tail: 0,
-            mapped: true,
         };
         // Kernels since 4.1 state where the data area is; before, it is the pages after the first.
         let (offset, size) = (
@@ -184,11 +168,10 @@ impl PerfRing {
         let mut at = self.tail;
         for _ in 0..words {
             let index = (at % size) as usize + self.data_offset;
-            // SAFETY: `index` is 8-byte aligned (the data area is page aligned, `at` advances by 8) and
-            // `index + 8 <= data_offset + data_size == len`, inside the mapping; the kernel wrote these
-            // bytes before it published `head`, which was loaded with acquire ordering.
-            let word = unsafe { self.base.as_ptr().add(index).cast::<u64>().read_volatile() };
-            out.push(word);
+            // `index` is 8-byte aligned (the data area is page aligned, `at` advances by 8) and
+            // `index + 8 <= data_offset + data_size == len`; the kernel wrote these bytes before it
+            // published `head`, which was loaded with acquire ordering.
+            out.push(self.map.atomic_u64(index).load(Ordering::Relaxed));
             at = at.wrapping_add(8);
         }
         self.release(head);
@@ -204,27 +187,9 @@ impl PerfRing {
             .store(head, Ordering::Release);
     }
 
+    /// A field of the header page.
     fn header(&self, at: usize) -> &AtomicU64 {
-        // SAFETY: every offset used is 8-byte aligned inside the first page, which the mapping (at least two
-        // pages) always holds and which lives as long as `self`.
-        unsafe { &*self.base.as_ptr().add(at).cast::<AtomicU64>() }
-    }
-}
-
-impl Drop for PerfRing {
-    fn drop(&mut self) {
-        if self.mapped {
-            // SAFETY: `base` and `len` are exactly the mapping made in `map`, unmapped once, here.
-            let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.len) };
-        } else {
-            // SAFETY: made by `in_memory` from a boxed slice of `len / 8` words, freed once, here.
-            drop(unsafe {
-                Box::from_raw(std::ptr::slice_from_raw_parts_mut(
-                    self.base.as_ptr().cast::<AtomicU64>(),
-                    self.len / 8,
-                ))
-            });
-        }
+        self.map.atomic_u64(at)
     }
 }
 
@@ -234,18 +199,11 @@ impl PerfRing {
     /// the kernel would ([`PerfRing::kernel_write`]).
     fn in_memory(data_words: usize) -> PerfRing {
         let header = offset::DATA_SIZE + 8;
-        let words: Box<[AtomicU64]> = (0..header / 8 + data_words)
-            .map(|_| AtomicU64::new(0))
-            .collect();
-        let len = words.len() * 8;
-        let base = NonNull::new(Box::into_raw(words).cast::<u8>()).expect("a box is never null");
         PerfRing {
-            base,
-            len,
+            map: Mapping::in_memory(header + data_words * 8),
             data_offset: header,
             data_size: data_words * 8,
             tail: 0,
-            mapped: false,
         }
     }
 
@@ -254,10 +212,7 @@ impl PerfRing {
         let mut head = self.header(offset::DATA_HEAD).load(Ordering::Relaxed);
         for &word in words {
             let at = (head % self.data_size as u64) as usize + self.data_offset;
-            // SAFETY: inside the boxed words, 8-byte aligned.
-            unsafe {
-                (*self.base.as_ptr().add(at).cast::<AtomicU64>()).store(word, Ordering::Relaxed)
-            };
+            self.map.atomic_u64(at).store(word, Ordering::Relaxed);
             head += 8;
         }
         self.header(offset::DATA_HEAD)
