@@ -10,12 +10,13 @@ use crate::{
     CpuConfig, CpuCounter, CpuError, CpuProfiler, CpuTarget, KernelCounting, UnavailableReason,
 };
 
-use super::cpus::{format_cpu_list, online_cpus};
+use super::cpus::online_cpus;
 use super::error::TargetError;
 use super::fd_limit::{open_file_limits, raise_open_file_limit};
 use super::kernel_sampler::CpuPlan;
 use super::threads::threads;
 use super::Target;
+use crate::cpu_list::format_cpu_list;
 
 /// How many times the threads of a process are listed again while new ones keep appearing between a
 /// listing and the opening of their counters. A thread created after its creator's counters opened is
