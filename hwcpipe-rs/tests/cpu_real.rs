@@ -10,6 +10,8 @@ use std::hint::black_box;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use rustix::io::Errno;
+
 use hwcpipe::cpu::{CpuConfig, CpuCounter, CpuProfiler, CpuTarget, PerfEvent, UnavailableReason};
 use hwcpipe::{Availability, Counter, HwcPipe, Value};
 use real_kernel::perf_events_present;
@@ -83,7 +85,12 @@ fn hardware_counters_count_or_say_why_not() {
             Ok(()) => {}
             Err(UnavailableReason::Unsupported { errno }) => {
                 assert!(
-                    [libc::ENOENT, libc::EOPNOTSUPP, libc::ENODEV].contains(&errno),
+                    [
+                        Errno::NOENT.raw_os_error(),
+                        Errno::OPNOTSUPP.raw_os_error(),
+                        Errno::NODEV.raw_os_error()
+                    ]
+                    .contains(&errno),
                     "{c}: {errno}"
                 );
             }

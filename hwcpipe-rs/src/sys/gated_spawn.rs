@@ -51,6 +51,8 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
+use rustix::io::Errno;
+
 use super::poll::{poll_in, Poll};
 
 /// How long [`GatedChild::release`] waits for the child's report on its `execve`.
@@ -163,7 +165,7 @@ fn read_report(report: &OwnedFd, deadline: Duration) -> io::Result<Report> {
                     break;
                 }
             }
-            Err(rustix::io::Errno::INTR) => continue,
+            Err(Errno::INTR) => continue,
             Err(errno) => return Err(errno.into()),
         }
     }
@@ -218,7 +220,7 @@ fn wait_at_gate(gate: RawFd) -> io::Result<()> {
         let n = unsafe { libc::read(gate, (&mut byte as *mut u8).cast(), 1) };
         match n {
             1 => return Ok(()),
-            0 => return Err(io::Error::from_raw_os_error(libc::ECANCELED)),
+            0 => return Err(io::Error::from(Errno::CANCELED)),
             _ => {
                 let err = io::Error::last_os_error();
                 if err.kind() != io::ErrorKind::Interrupted {

@@ -9,14 +9,15 @@ use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use rustix::io::Errno;
+
 use rustix::mm::{MapFlags, ProtFlags};
 
 use super::mapping::Mapping;
 
 /// Opens a kbase device file `O_RDWR | O_CLOEXEC | O_NONBLOCK`, as HWCPipe does.
 pub(crate) fn open_device(path: &Path) -> io::Result<OwnedFd> {
-    let c_path = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    let c_path = CString::new(path.as_os_str().as_bytes()).map_err(|_| Errno::INVAL)?;
     // SAFETY: `c_path` is a valid NUL-terminated string that outlives the call.
     let fd = unsafe {
         libc::open(
@@ -44,7 +45,7 @@ pub(crate) fn ioctl_value(fd: &OwnedFd, request: u32, value: u64) -> io::Result<
 pub(crate) fn ioctl_struct(fd: &OwnedFd, request: u32, arg: &mut [u8]) -> io::Result<i32> {
     let encoded = ((request >> 16) & 0x3FFF) as usize;
     if arg.len() < encoded {
-        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        return Err(Errno::INVAL.into());
     }
     // SAFETY: `arg` is a live, writable buffer at least as large as the size encoded in `request`,
     // which bounds what kbase copies in and out.
@@ -68,7 +69,7 @@ pub(crate) fn ioctl_struct_with_buffer(
     };
     let field = arg
         .get_mut(ptr_offset..ptr_offset + 8)
-        .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+        .ok_or(Errno::INVAL)?;
     field.copy_from_slice(&addr.to_ne_bytes());
     // `buffer` stays mutably borrowed across the call, so the address written above stays valid.
     ioctl_struct(fd, request, arg)
@@ -77,7 +78,7 @@ pub(crate) fn ioctl_struct_with_buffer(
 /// Takes ownership of an fd a setup ioctl has just returned.
 pub(crate) fn adopt_fd(raw: RawFd) -> io::Result<OwnedFd> {
     if raw < 0 {
-        return Err(io::Error::from_raw_os_error(libc::EBADF));
+        return Err(Errno::BADF.into());
     }
     // SAFETY: the caller passes the return value of a successful reader-setup ioctl, a fresh fd that
     // nothing else owns.
@@ -98,7 +99,7 @@ mod tests {
     #[test]
     fn opening_a_missing_device_is_enoent() {
         let err = open_device(Path::new("/dev/mali-does-not-exist")).unwrap_err();
-        assert_eq!(err.raw_os_error(), Some(libc::ENOENT));
+        assert_eq!(err.raw_os_error(), Some(Errno::NOENT.raw_os_error()));
     }
 
     #[test]

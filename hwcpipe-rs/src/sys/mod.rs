@@ -27,6 +27,8 @@ use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 
+use rustix::io::Errno;
+
 pub use gated_spawn::{spawn_gated, GatedChild, REPORT_DEADLINE};
 pub use perf_event_attr::PerfEventAttr;
 pub use perf_page::PerfPage;
@@ -159,7 +161,7 @@ pub fn perf_event_open_implemented() -> bool {
         drop(unsafe { OwnedFd::from_raw_fd(ret as RawFd) });
         return true;
     }
-    io::Error::last_os_error().raw_os_error() != Some(libc::ENOSYS)
+    io::Error::last_os_error().raw_os_error() != Some(Errno::NOSYS.raw_os_error())
 }
 
 /// The one place a C return value becomes an [`io::Error`]: a negative result means `errno`.
@@ -192,7 +194,7 @@ impl PerfSys for LinuxPerf {
                 perf_event_attr::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
             )
         })?;
-        let raw = RawFd::try_from(ret).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
+        let raw = RawFd::try_from(ret).map_err(|_| Errno::BADF)?;
         // SAFETY: the kernel just returned `raw` as a new descriptor that nothing else owns.
         Ok(unsafe { OwnedFd::from_raw_fd(raw) })
     }
@@ -201,7 +203,7 @@ impl PerfSys for LinuxPerf {
         loop {
             match rustix::io::read(fd, &mut *buf) {
                 Ok(n) => return Ok(n),
-                Err(rustix::io::Errno::INTR) => continue,
+                Err(Errno::INTR) => continue,
                 Err(errno) => return Err(errno.into()),
             }
         }
@@ -276,7 +278,7 @@ mod tests {
         let attr = PerfEventAttr::counting(perf_event_attr::PERF_TYPE_SOFTWARE, 1);
         let enosys = match LinuxPerf.perf_event_open(&attr, 0, -1, None) {
             Ok(_) => false,
-            Err(err) => err.raw_os_error() == Some(libc::ENOSYS),
+            Err(err) => err.raw_os_error() == Some(Errno::NOSYS.raw_os_error()),
         };
         assert_eq!(perf_event_open_implemented(), !enosys);
     }
@@ -294,8 +296,8 @@ mod tests {
         attr.size = 1;
         let err = LinuxPerf.perf_event_open(&attr, 0, -1, None).unwrap_err();
         assert!(matches!(
-            err.raw_os_error(),
-            Some(libc::E2BIG) | Some(libc::EINVAL)
+            Errno::from_io_error(&err),
+            Some(Errno::TOOBIG | Errno::INVAL)
         ));
     }
 }

@@ -16,6 +16,8 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
+use rustix::io::Errno;
+
 use rustix::mm::{MapFlags, ProtFlags};
 
 use super::mapping::Mapping;
@@ -130,7 +132,7 @@ impl PerfPage {
         }
         let page_size = rustix::param::page_size();
         if page_size < offset::END {
-            return Err(rustix::io::Errno::INVAL.into());
+            return Err(Errno::INVAL.into());
         }
         // Kernels before 5.10 end the written fields at `time_zero`; the rest of the page is zero,
         // which reads as "no short clock" and is handled as such.

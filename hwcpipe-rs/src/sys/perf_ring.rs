@@ -12,6 +12,8 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use rustix::io::Errno;
+
 use rustix::mm::{MapFlags, ProtFlags};
 
 use super::check;
@@ -47,7 +49,7 @@ pub fn open_sampling_event(
             PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
         )
     })?;
-    let raw = RawFd::try_from(ret).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
+    let raw = RawFd::try_from(ret).map_err(|_| Errno::BADF)?;
     // SAFETY: the kernel just returned `raw` as a new descriptor that nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
@@ -111,7 +113,7 @@ impl PerfRing {
         let len = data_pages
             .checked_add(1)
             .and_then(|n| n.checked_mul(page))
-            .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
+            .ok_or(Errno::NOMEM)?;
         let map = Mapping::new(
             fd,
             len,

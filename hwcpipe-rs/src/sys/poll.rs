@@ -5,6 +5,8 @@ use std::io;
 use std::os::fd::AsFd;
 use std::time::Duration;
 
+use rustix::io::Errno;
+
 use rustix::event::{PollFd, PollFlags, Timespec};
 
 /// Result of [`poll_in`].
@@ -30,7 +32,7 @@ pub(crate) fn poll_in(fd: impl AsFd, timeout: Duration) -> io::Result<Poll> {
             Ok(0) => return Ok(Poll::TimedOut),
             Ok(_) if set[0].revents().contains(PollFlags::IN) => return Ok(Poll::Readable),
             Ok(_) => return Ok(Poll::HungUp),
-            Err(rustix::io::Errno::INTR) => continue,
+            Err(Errno::INTR) => continue,
             Err(errno) => return Err(errno.into()),
         }
     }
