@@ -45,6 +45,7 @@ fn thread_cpu_time() -> Duration {
         tv_sec: 0,
         tv_nsec: 0,
     };
+    // `libc`'s clock_gettime, not `rustix`'s, which crashes under valgrind (rustix issue 1559).
     // SAFETY: `ts` is a valid, writable timespec for the duration of the call.
     let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     assert_eq!(rc, 0, "clock_gettime(CLOCK_THREAD_CPUTIME_ID)");

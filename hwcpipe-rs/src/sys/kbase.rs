@@ -1,35 +1,23 @@
 //! Kernel calls of the Mali kbase driver: open, ioctl, mmap, poll. The only unsafe code of the GPU
-//! side; every errno becomes an [`io::Error`] here. `open` and the driver's ioctls (request numbers and
-//! structs decided at run time) are raw `libc` calls checked by [`super::check`]; the mapping is a
-//! [`Mapping`], and waiting for a dump is [`super::poll::poll_in`].
+//! side; every errno becomes an [`io::Error`] here. `open` is `rustix`'s; the driver's ioctls are raw
+//! `libc` calls checked by [`super::check`], since their request numbers and structs are decided at run
+//! time and `rustix`'s ioctls take the request as a constant; the mapping is a [`Mapping`], and waiting
+//! for a dump is [`super::poll::poll_in`].
 
-use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
-
 use rustix::mm::{MapFlags, ProtFlags};
 
 use super::mapping::Mapping;
 
 /// Opens a kbase device file `O_RDWR | O_CLOEXEC | O_NONBLOCK`, as HWCPipe does.
 pub(crate) fn open_device(path: &Path) -> io::Result<OwnedFd> {
-    let c_path = CString::new(path.as_os_str().as_bytes()).map_err(|_| Errno::INVAL)?;
-    // SAFETY: `c_path` is a valid NUL-terminated string that outlives the call.
-    let fd = unsafe {
-        libc::open(
-            c_path.as_ptr(),
-            libc::O_RDWR | libc::O_CLOEXEC | libc::O_NONBLOCK,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `open` just returned this fd; nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    let flags = OFlags::RDWR | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    Ok(rustix::fs::open(path, flags, Mode::empty())?)
 }
 
 use super::check;

@@ -1,11 +1,13 @@
 //! The one seam through which every kernel call of this crate passes.
 //!
 //! CPU counters use [`PerfSys`]: `perf_event_open`, `read`, the perf `ioctl`s and `close`. The
-//! real implementation is [`LinuxPerf`]; what `rustix` covers goes through it (`read`, `mmap`, `poll`,
-//! pipes, the page size, resource limits), and raw `libc` is left for what it does not: the
-//! `perf_event_open` syscall, the perf and kbase `ioctl`s (driver request numbers), a `close` that
-//! reports its error, and the gated child's code between `fork` and `execve`, which makes only
-//! async-signal-safe system calls on raw descriptors; tests hand the profiler their own [`PerfSys`] to feed it
+//! real implementation is [`LinuxPerf`]; what `rustix` covers goes through it (`read`, the perf
+//! `ioctl`s, `open`, `mmap`, `poll`, pipes, the page size, resource limits, errno values), and raw
+//! `libc` is left for what it does not, each call saying why: the `perf_event_open` syscall, the kbase
+//! `ioctl`s (request numbers decided at run time), a `close` that reports its error,
+//! `clock_gettime(CLOCK_MONOTONIC_RAW)` (`rustix`'s crashes under valgrind, where the tests run), and
+//! the gated child's code between `fork` and `execve`, which makes only async-signal-safe system calls
+//! on raw descriptors; tests hand the profiler their own [`PerfSys`] to feed it
 //! refusals (`EACCES`, `ENOENT`, `EINVAL`), short reads and malformed group records without a
 //! special kernel. Every descriptor is an [`OwnedFd`], so nothing leaks on an error path, and
 //! `errno` becomes an [`io::Error`] in one place, `check`, crate-visible so the kbase calls can share it.
@@ -28,6 +30,7 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 
 use rustix::io::Errno;
+use rustix::ioctl::{opcode, Getter, IntegerSetter, Opcode};
 
 pub use gated_spawn::{spawn_gated, GatedChild, REPORT_DEADLINE};
 pub use perf_event_attr::PerfEventAttr;
@@ -37,15 +40,15 @@ pub use perf_ring::{monotonic_raw_ns, open_sampling_event, PerfRing, RingError};
 use arm_pmu::{ArmPmu, SYSFS_PMU_DEVICES};
 
 /// `PERF_IOC_FLAG_GROUP`: apply an ioctl to the leader and every member of its group.
-const PERF_IOC_FLAG_GROUP: libc::c_ulong = 1;
+const PERF_IOC_FLAG_GROUP: usize = 1;
 /// `PERF_EVENT_IOC_ENABLE` = `_IO('$', 0)`.
-const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+const PERF_EVENT_IOC_ENABLE: Opcode = opcode::none(b'$', 0);
 /// `PERF_EVENT_IOC_DISABLE` = `_IO('$', 1)`.
-const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
+const PERF_EVENT_IOC_DISABLE: Opcode = opcode::none(b'$', 1);
 /// `PERF_EVENT_IOC_RESET` = `_IO('$', 3)`.
-const PERF_EVENT_IOC_RESET: libc::c_ulong = 0x2403;
-/// `PERF_EVENT_IOC_ID` = `_IOR('$', 7, __u64 *)`.
-const PERF_EVENT_IOC_ID: libc::c_ulong = 0x8008_2407;
+const PERF_EVENT_IOC_RESET: Opcode = opcode::none(b'$', 3);
+/// `PERF_EVENT_IOC_ID` = `_IOR('$', 7, __u64 *)`: the size field is a pointer's, as in the kernel header.
+const PERF_EVENT_IOC_ID: Opcode = opcode::read::<*mut u64>(b'$', 7);
 
 /// Where `perf_event_paranoid` lives.
 const PARANOID_PATH: &str = "/proc/sys/kernel/perf_event_paranoid";
@@ -164,6 +167,16 @@ pub fn perf_event_open_implemented() -> bool {
     io::Error::last_os_error().raw_os_error() != Some(Errno::NOSYS.raw_os_error())
 }
 
+/// A perf ioctl whose argument is the integer `flag` (ENABLE, DISABLE and RESET), not memory.
+fn flag_ioctl<const OPCODE: Opcode>(fd: BorrowedFd<'_>, flag: usize) -> io::Result<()> {
+    // SAFETY: every OPCODE passed here (ENABLE, DISABLE, RESET) takes an integer flag, 0 or
+    // PERF_IOC_FLAG_GROUP, and touches no memory through it.
+    let setter = unsafe { IntegerSetter::<OPCODE>::new_usize(flag) };
+    // SAFETY: as above; `fd` is a live descriptor for the duration of the call.
+    unsafe { rustix::ioctl::ioctl(fd, setter) }?;
+    Ok(())
+}
+
 /// The one place a C return value becomes an [`io::Error`]: a negative result means `errno`.
 pub(crate) fn check<T: Copy + PartialOrd + Default>(ret: T) -> io::Result<T> {
     if ret < T::default() {
@@ -210,23 +223,21 @@ impl PerfSys for LinuxPerf {
     }
 
     fn ioctl(&self, fd: BorrowedFd<'_>, request: PerfIoctl) -> io::Result<u64> {
-        let raw = fd.as_raw_fd();
-        let (code, group) = match request {
-            PerfIoctl::EnableGroup => (PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP),
-            PerfIoctl::DisableGroup => (PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP),
-            PerfIoctl::Enable => (PERF_EVENT_IOC_ENABLE, 0),
-            PerfIoctl::Disable => (PERF_EVENT_IOC_DISABLE, 0),
-            PerfIoctl::ResetGroup => (PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP),
-            PerfIoctl::Id => {
-                let mut id: u64 = 0;
-                // SAFETY: PERF_EVENT_IOC_ID writes one u64 through the pointer, which points to
-                // the live local `id`.
-                check(unsafe { libc::ioctl(raw, PERF_EVENT_IOC_ID as _, &mut id as *mut u64) })?;
-                return Ok(id);
+        match request {
+            PerfIoctl::EnableGroup => flag_ioctl::<PERF_EVENT_IOC_ENABLE>(fd, PERF_IOC_FLAG_GROUP),
+            PerfIoctl::DisableGroup => {
+                flag_ioctl::<PERF_EVENT_IOC_DISABLE>(fd, PERF_IOC_FLAG_GROUP)
             }
-        };
-        // SAFETY: ENABLE, DISABLE and RESET take an integer flag argument and touch no memory.
-        check(unsafe { libc::ioctl(raw, code as _, group) })?;
+            PerfIoctl::Enable => flag_ioctl::<PERF_EVENT_IOC_ENABLE>(fd, 0),
+            PerfIoctl::Disable => flag_ioctl::<PERF_EVENT_IOC_DISABLE>(fd, 0),
+            PerfIoctl::ResetGroup => flag_ioctl::<PERF_EVENT_IOC_RESET>(fd, PERF_IOC_FLAG_GROUP),
+            PerfIoctl::Id => {
+                // SAFETY: PERF_EVENT_IOC_ID writes one u64, the getter's output, and nothing else.
+                let getter = unsafe { Getter::<PERF_EVENT_IOC_ID, u64>::new() };
+                // SAFETY: as above; `fd` is a live descriptor for the duration of the call.
+                return Ok(unsafe { rustix::ioctl::ioctl(fd, getter) }?);
+            }
+        }?;
         Ok(0)
     }
 
@@ -257,6 +268,7 @@ impl PerfSys for LinuxPerf {
 
     fn close(&self, fd: OwnedFd) -> io::Result<()> {
         let raw = fd.into_raw_fd();
+        // `libc`'s close: `rustix`'s reports no error, and reporting it is the point of this call.
         // SAFETY: `raw` came out of an `OwnedFd`, so this is its only owner and it is closed once.
         check(unsafe { libc::close(raw) })?;
         Ok(())
@@ -266,6 +278,19 @@ impl PerfSys for LinuxPerf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn perf_ioctl_numbers_are_those_of_the_kernel_header() {
+        assert_eq!(u64::from(PERF_EVENT_IOC_ENABLE), 0x2400);
+        assert_eq!(u64::from(PERF_EVENT_IOC_DISABLE), 0x2401);
+        assert_eq!(u64::from(PERF_EVENT_IOC_RESET), 0x2403);
+        let id = if cfg!(target_pointer_width = "64") {
+            0x8008_2407
+        } else {
+            0x8004_2407
+        };
+        assert_eq!(u64::from(PERF_EVENT_IOC_ID), id);
+    }
 
     #[test]
     fn real_close_of_a_valid_descriptor_succeeds() {

@@ -17,7 +17,6 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
 use rustix::io::Errno;
-
 use rustix::mm::{MapFlags, ProtFlags};
 
 use super::mapping::Mapping;
@@ -604,9 +603,7 @@ thread_local! {
 pub fn current_thread_id() -> i32 {
     THREAD_ID.with(|id| {
         if id.get() == 0 {
-            // SAFETY: gettid takes no arguments, cannot fail and touches no memory.
-            let tid = unsafe { libc::syscall(libc::SYS_gettid) };
-            id.set(tid as i32);
+            id.set(rustix::thread::gettid().as_raw_nonzero().get());
         }
         id.get()
     })

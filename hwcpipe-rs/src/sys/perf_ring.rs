@@ -13,7 +13,6 @@ use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::io::Errno;
-
 use rustix::mm::{MapFlags, ProtFlags};
 
 use super::check;
@@ -60,6 +59,8 @@ pub fn monotonic_raw_ns() -> u64 {
         tv_sec: 0,
         tv_nsec: 0,
     };
+    // `libc`'s clock_gettime, not `rustix`'s: rustix's crashes under valgrind (rustix issue 1559), and the
+    // tests run under valgrind.
     // SAFETY: `ts` is a live, writable timespec; CLOCK_MONOTONIC_RAW exists on every Linux since 2.6.28.
     let ret = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
     if ret != 0 {

@@ -5,9 +5,8 @@ use std::io;
 use std::os::fd::AsFd;
 use std::time::Duration;
 
-use rustix::io::Errno;
-
 use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::io::Errno;
 
 /// Result of [`poll_in`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
