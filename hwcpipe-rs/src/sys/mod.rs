@@ -147,24 +147,44 @@ pub struct LinuxPerf;
 /// seccomp filter's `EPERM`, is left for the real open to report with its reason.
 pub fn perf_event_open_implemented() -> bool {
     // SAFETY: a NULL attribute pointer is never dereferenced in user space; the kernel rejects it
-    // while copying the attribute in, before anything is opened.
-    let ret = unsafe {
+    // while copying the attribute in, before anything is opened. (Were a descriptor returned all
+    // the same, it is dropped, closed, here.)
+    match unsafe { perf_event_open(std::ptr::null(), 0, -1, None) } {
+        Ok(_) => true,
+        Err(err) => Errno::from_io_error(&err) != Some(Errno::NOSYS),
+    }
+}
+
+/// `perf_event_open(attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC)`: the crate's one call of the
+/// system call, which `rustix` does not have. `group` is the leader's descriptor, or `None` to start a
+/// new group.
+///
+/// # Safety
+/// `attr` must be NULL or point to a live, initialised `perf_event_attr` (a [`PerfEventAttr`] or a
+/// longer `repr(C)` struct that starts with one) at least as long as its `size` field says, since the
+/// kernel reads that many bytes.
+pub(crate) unsafe fn perf_event_open(
+    attr: *const PerfEventAttr,
+    pid: i32,
+    cpu: i32,
+    group: Option<BorrowedFd<'_>>,
+) -> io::Result<OwnedFd> {
+    let group_fd: RawFd = group.map_or(-1, |fd| fd.as_raw_fd());
+    // SAFETY: `attr` is NULL or a valid attribute (the caller's contract); the other arguments are
+    // plain integers.
+    let ret = check(unsafe {
         libc::syscall(
             libc::SYS_perf_event_open,
-            std::ptr::null::<PerfEventAttr>(),
-            0,
-            -1,
-            -1,
-            0,
+            attr,
+            pid as libc::c_long,
+            cpu as libc::c_long,
+            group_fd as libc::c_long,
+            perf_event_attr::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
         )
-    };
-    if ret >= 0 {
-        // Not expected from a NULL attribute, but a descriptor would be ours to close.
-        // SAFETY: a non-negative return is a new descriptor owned by nobody else.
-        drop(unsafe { OwnedFd::from_raw_fd(ret as RawFd) });
-        return true;
-    }
-    io::Error::last_os_error().raw_os_error() != Some(Errno::NOSYS.raw_os_error())
+    })?;
+    let raw = RawFd::try_from(ret).map_err(|_| Errno::BADF)?;
+    // SAFETY: the kernel just returned `raw` as a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
 /// A perf ioctl whose argument is the integer `flag` (ENABLE, DISABLE and RESET), not memory.
@@ -194,22 +214,9 @@ impl PerfSys for LinuxPerf {
         cpu: i32,
         group: Option<BorrowedFd<'_>>,
     ) -> io::Result<OwnedFd> {
-        let group_fd: RawFd = group.map_or(-1, |fd| fd.as_raw_fd());
-        // SAFETY: `attr` points to a live, initialised `perf_event_attr` whose `size` field
-        // (64) matches the bytes the kernel may read; the other arguments are plain integers.
-        let ret = check(unsafe {
-            libc::syscall(
-                libc::SYS_perf_event_open,
-                attr as *const PerfEventAttr,
-                pid as libc::c_long,
-                cpu as libc::c_long,
-                group_fd as libc::c_long,
-                perf_event_attr::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
-            )
-        })?;
-        let raw = RawFd::try_from(ret).map_err(|_| Errno::BADF)?;
-        // SAFETY: the kernel just returned `raw` as a new descriptor that nothing else owns.
-        Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+        // SAFETY: `attr` is a live, initialised `PerfEventAttr`, whose `size` field (64) is the
+        // bytes the kernel reads.
+        unsafe { perf_event_open(attr, pid, cpu, group) }
     }
 
     fn read(&self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {

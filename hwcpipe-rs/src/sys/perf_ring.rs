@@ -9,15 +9,14 @@
 //! `PERF_RECORD_LOST` with their count instead: nothing is overwritten, nothing is lost unannounced.
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rustix::io::Errno;
 use rustix::mm::{MapFlags, ProtFlags};
 
-use super::check;
 use super::mapping::Mapping;
-use super::perf_event_attr::{SamplingAttr, PERF_FLAG_FD_CLOEXEC};
+use super::perf_event_attr::SamplingAttr;
 
 /// Byte offsets in `struct perf_event_mmap_page` of the ring's fields (Linux uapi `perf_event.h`).
 mod offset {
@@ -35,22 +34,9 @@ pub fn open_sampling_event(
     cpu: i32,
     group: Option<BorrowedFd<'_>>,
 ) -> io::Result<OwnedFd> {
-    let group_fd: RawFd = group.map_or(-1, |fd| fd.as_raw_fd());
-    // SAFETY: `attr` points to a live, initialised `perf_event_attr` of `attr.base.size` (96) bytes, the
-    // size of `SamplingAttr`; the other arguments are plain integers.
-    let ret = check(unsafe {
-        libc::syscall(
-            libc::SYS_perf_event_open,
-            attr as *const SamplingAttr,
-            pid as libc::c_long,
-            cpu as libc::c_long,
-            group_fd as libc::c_long,
-            PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
-        )
-    })?;
-    let raw = RawFd::try_from(ret).map_err(|_| Errno::BADF)?;
-    // SAFETY: the kernel just returned `raw` as a new descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+    // SAFETY: `attr` points to a live, initialised `SamplingAttr`, a `repr(C)` struct that starts with
+    // a `PerfEventAttr` and is `attr.base.size` (96) bytes long.
+    unsafe { super::perf_event_open(std::ptr::from_ref(attr).cast(), pid, cpu, group) }
 }
 
 /// Now on CLOCK_MONOTONIC_RAW, the clock [`SamplingAttr`]s of this crate stamp their records with, in ns.
