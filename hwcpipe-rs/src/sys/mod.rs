@@ -288,15 +288,17 @@ mod tests {
 
     #[test]
     fn perf_ioctl_numbers_are_those_of_the_kernel_header() {
-        assert_eq!(u64::from(PERF_EVENT_IOC_ENABLE), 0x2400);
-        assert_eq!(u64::from(PERF_EVENT_IOC_DISABLE), 0x2401);
-        assert_eq!(u64::from(PERF_EVENT_IOC_RESET), 0x2403);
+        // `Opcode` is a C int of either sign and width, as the platform's ioctl takes it: compare its
+        // bits, which hexadecimal formatting shows for every integer type.
+        assert_eq!(format!("{PERF_EVENT_IOC_ENABLE:#x}"), "0x2400");
+        assert_eq!(format!("{PERF_EVENT_IOC_DISABLE:#x}"), "0x2401");
+        assert_eq!(format!("{PERF_EVENT_IOC_RESET:#x}"), "0x2403");
         let id = if cfg!(target_pointer_width = "64") {
-            0x8008_2407
+            "0x80082407"
         } else {
-            0x8004_2407
+            "0x80042407"
         };
-        assert_eq!(u64::from(PERF_EVENT_IOC_ID), id);
+        assert_eq!(format!("{PERF_EVENT_IOC_ID:#x}"), id);
     }
 
     #[test]
