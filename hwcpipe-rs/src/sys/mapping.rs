@@ -83,6 +83,18 @@ impl Mapping {
         self.backing == Backing::Kernel
     }
 
+    /// Panics unless the mapping holds at least `len` bytes. A hot path that reads several fields below
+    /// `len` calls this first: once inlined, it implies every field's own bounds check, which the
+    /// compiler then drops, leaving one comparison for them all.
+    #[inline(always)]
+    pub(crate) fn assert_holds(&self, len: usize) {
+        assert!(
+            len <= self.len,
+            "the {}-byte mapping is shorter than {len} bytes",
+            self.len
+        );
+    }
+
     /// The `u16` at byte `at`. Panics unless it lies inside the mapping, 2-byte aligned.
     #[inline]
     pub(crate) fn atomic_u16(&self, at: usize) -> &AtomicU16 {
@@ -208,6 +220,14 @@ mod tests {
         let mut out = [0u8; 8];
         map.read(8, &mut out).unwrap();
         assert_eq!(u64::from_ne_bytes(out), 0x0102_0304_0506_0708);
+    }
+
+    #[test]
+    #[should_panic(expected = "shorter than 32 bytes")]
+    fn a_short_mapping_fails_the_length_check() {
+        let map = Mapping::in_memory(24);
+        map.assert_holds(24);
+        map.assert_holds(32);
     }
 
     #[test]

@@ -162,10 +162,10 @@ impl PerfPage {
             .store(fields.time_running, Ordering::SeqCst);
         self.atomic64(offset::CAPABILITIES)
             .store(fields.capabilities, Ordering::SeqCst);
-        self.map
+        self.fields()
             .atomic_u16(offset::PMC_WIDTH)
             .store(fields.pmc_width, Ordering::SeqCst);
-        self.map
+        self.fields()
             .atomic_u16(offset::TIME_SHIFT)
             .store(fields.time_shift, Ordering::SeqCst);
         self.atomic32(offset::TIME_MULT)
@@ -195,15 +195,23 @@ impl PerfPage {
         cfg!(not(test)) || self.map.is_kernel()
     }
 
+    /// The mapping, checked to hold every field (as `map` made sure): on the read paths this one
+    /// comparison stands in for the bounds check of each field read after it.
+    #[inline(always)]
+    fn fields(&self) -> &Mapping {
+        self.map.assert_holds(offset::END);
+        &self.map
+    }
+
     /// A u32 field; the kernel writes it concurrently, hence an atomic view.
     #[inline]
     fn atomic32(&self, at: usize) -> &AtomicU32 {
-        self.map.atomic_u32(at)
+        self.fields().atomic_u32(at)
     }
 
     #[inline]
     fn atomic64(&self, at: usize) -> &AtomicU64 {
-        self.map.atomic_u64(at)
+        self.fields().atomic_u64(at)
     }
 
     #[inline]
@@ -218,7 +226,7 @@ impl PerfPage {
 
     #[inline]
     fn load16(&self, at: usize) -> u16 {
-        self.map.atomic_u16(at).load(Ordering::Relaxed)
+        self.fields().atomic_u16(at).load(Ordering::Relaxed)
     }
 
     /// Reads the fields and, between the two reads of the lock, calls `reads` with them (the counter
