@@ -187,10 +187,17 @@ pub(crate) unsafe fn perf_event_open(
     Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
-/// A perf ioctl whose argument is the integer `flag` (ENABLE, DISABLE and RESET), not memory.
+/// A perf ioctl whose argument is the integer `flag`, not memory: ENABLE, DISABLE or RESET, the only
+/// requests it compiles for.
 fn flag_ioctl<const OPCODE: Opcode>(fd: BorrowedFd<'_>, flag: usize) -> io::Result<()> {
-    // SAFETY: every OPCODE passed here (ENABLE, DISABLE, RESET) takes an integer flag, 0 or
-    // PERF_IOC_FLAG_GROUP, and touches no memory through it.
+    const {
+        assert!(matches!(
+            OPCODE,
+            PERF_EVENT_IOC_ENABLE | PERF_EVENT_IOC_DISABLE | PERF_EVENT_IOC_RESET
+        ))
+    };
+    // SAFETY: OPCODE is ENABLE, DISABLE or RESET (checked at compile time above), each of which takes
+    // an integer flag, 0 or PERF_IOC_FLAG_GROUP, and touches no memory through it.
     let setter = unsafe { IntegerSetter::<OPCODE>::new_usize(flag) };
     // SAFETY: as above; `fd` is a live descriptor for the duration of the call.
     unsafe { rustix::ioctl::ioctl(fd, setter) }?;
