@@ -6,6 +6,7 @@ mod availability;
 mod counter_info;
 pub mod counting;
 pub mod cpu;
+pub mod cpu_list;
 mod error;
 pub mod gpu;
 mod hwc_pipe;

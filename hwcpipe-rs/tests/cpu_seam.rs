@@ -4,6 +4,8 @@
 
 use std::sync::Arc;
 
+use rustix::io::Errno;
+
 use hwcpipe::cpu::group_read::GroupReadError;
 use hwcpipe::cpu::sim::FakePerf;
 use hwcpipe::cpu::{
@@ -134,13 +136,15 @@ fn unsupported_hardware_is_reported_with_the_errno_not_listed() {
     let fake = Arc::new(FakePerf::new(2));
     fake.faults(|f| {
         for n in 0..6 {
-            f.open_errno.insert((PERF_TYPE_HARDWARE, n), libc::ENOENT);
+            f.open_errno
+                .insert((PERF_TYPE_HARDWARE, n), Errno::NOENT.raw_os_error());
         }
         // The Arm raw events, which are opened on aarch64 only.
         for code in [
             0x04, 0x08, 0x16, 0x2b, 0x60, 0x61, 0x66, 0x67, 0x74, 0x75, 0x77,
         ] {
-            f.open_errno.insert((PERF_TYPE_RAW, code), libc::ENOENT);
+            f.open_errno
+                .insert((PERF_TYPE_RAW, code), Errno::NOENT.raw_os_error());
         }
     });
     let p = profiler(&fake, CpuConfig::all()).unwrap();
@@ -149,7 +153,7 @@ fn unsupported_hardware_is_reported_with_the_errno_not_listed() {
         assert_eq!(
             p.availability(c),
             Err(UnavailableReason::Unsupported {
-                errno: libc::ENOENT
+                errno: Errno::NOENT.raw_os_error()
             })
         );
     }
@@ -170,14 +174,16 @@ fn unsupported_hardware_is_reported_with_the_errno_not_listed() {
 fn einval_is_a_rejection() {
     let fake = Arc::new(FakePerf::new(2));
     fake.faults(|f| {
-        f.open_errno
-            .insert((PERF_TYPE_SOFTWARE, PAGE_FAULTS), libc::EINVAL);
+        f.open_errno.insert(
+            (PERF_TYPE_SOFTWARE, PAGE_FAULTS),
+            Errno::INVAL.raw_os_error(),
+        );
     });
     let p = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap();
     assert_eq!(
         p.availability(CpuCounter::PageFaults),
         Err(UnavailableReason::Rejected {
-            errno: libc::EINVAL
+            errno: Errno::INVAL.raw_os_error()
         })
     );
     assert_eq!(p.available_counters().len(), 6);
@@ -189,7 +195,7 @@ fn nothing_opens_lists_every_reason() {
     fake.faults(|f| {
         for n in 0..6 {
             f.open_errno
-                .insert((PERF_TYPE_HARDWARE, n), libc::EOPNOTSUPP);
+                .insert((PERF_TYPE_HARDWARE, n), Errno::OPNOTSUPP.raw_os_error());
         }
     });
     let err = profiler(&fake, CpuConfig::new(&CpuCounter::HWCPIPE_DEFAULT)).unwrap_err();
@@ -263,7 +269,7 @@ fn perf_harden_explains_itself() {
         panic!("{err:?}")
     };
     assert_eq!(*paranoid, Some(3));
-    assert_eq!(source.raw_os_error(), Some(libc::EACCES));
+    assert_eq!(source.raw_os_error(), Some(Errno::ACCESS.raw_os_error()));
     let text = err.to_string();
     assert!(text.contains("security.perf_harden") && text.contains("perf_event_paranoid = 3"));
     let pipe = HwcPipe::from_profilers(Some(Err(err)), None);
@@ -308,7 +314,7 @@ fn a_refused_cpu_target_names_the_settings_that_allow_it() {
     else {
         panic!("{err:?}")
     };
-    assert_eq!(source.raw_os_error(), Some(libc::EACCES));
+    assert_eq!(source.raw_os_error(), Some(Errno::ACCESS.raw_os_error()));
     let text = err.to_string();
     assert!(
         text.contains("perf_event_paranoid=0") && text.contains("CAP_PERFMON"),
@@ -319,7 +325,8 @@ fn a_refused_cpu_target_names_the_settings_that_allow_it() {
     fake.faults(|f| {
         f.deny_all = true;
         for n in 0..6 {
-            f.open_errno.insert((PERF_TYPE_HARDWARE, n), libc::ENOENT);
+            f.open_errno
+                .insert((PERF_TYPE_HARDWARE, n), Errno::NOENT.raw_os_error());
         }
     });
     let mixed =
@@ -367,12 +374,12 @@ fn read_errno_is_kept() {
     let fake = Arc::new(FakePerf::new(2));
     let mut p = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap();
     p.run().unwrap();
-    fake.faults(|f| f.read_errno = Some(libc::EIO));
+    fake.faults(|f| f.read_errno = Some(Errno::IO.raw_os_error()));
     let err = p.sample().unwrap_err();
     let CpuError::Read(source) = &err else {
         panic!("{err:?}")
     };
-    assert_eq!(source.raw_os_error(), Some(libc::EIO));
+    assert_eq!(source.raw_os_error(), Some(Errno::IO.raw_os_error()));
 }
 
 #[test]
@@ -380,11 +387,12 @@ fn enable_failure_names_the_ioctl() {
     let fake = Arc::new(FakePerf::new(2));
     let mut p = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap();
     fake.faults(|f| {
-        f.ioctl_errno.insert("PERF_EVENT_IOC_ENABLE", libc::EINVAL);
+        f.ioctl_errno
+            .insert("PERF_EVENT_IOC_ENABLE", Errno::INVAL.raw_os_error());
     });
     let err = p.run().unwrap_err();
     assert!(
-        matches!(&err, CpuError::Ioctl { request: "PERF_EVENT_IOC_ENABLE", source } if source.raw_os_error() == Some(libc::EINVAL)),
+        matches!(&err, CpuError::Ioctl { request: "PERF_EVENT_IOC_ENABLE", source } if source.raw_os_error() == Some(Errno::INVAL.raw_os_error())),
         "{err:?}"
     );
     assert!(matches!(p.sample(), Err(CpuError::NotRunning)));
@@ -394,7 +402,8 @@ fn enable_failure_names_the_ioctl() {
 fn missing_event_id_makes_the_counter_unavailable() {
     let fake = Arc::new(FakePerf::new(2));
     fake.faults(|f| {
-        f.ioctl_errno.insert("PERF_EVENT_IOC_ID", libc::ENOTTY);
+        f.ioctl_errno
+            .insert("PERF_EVENT_IOC_ID", Errno::NOTTY.raw_os_error());
     });
     let err = profiler(&fake, CpuConfig::new(&[CpuCounter::TaskClock])).unwrap_err();
     let CpuError::NoCounterAvailable { unavailable } = &err else {
@@ -403,7 +412,7 @@ fn missing_event_id_makes_the_counter_unavailable() {
     assert_eq!(
         unavailable[0].1,
         UnavailableReason::NoEventId {
-            errno: libc::ENOTTY
+            errno: Errno::NOTTY.raw_os_error()
         }
     );
     assert_eq!(fake.closed(), 1);
@@ -464,7 +473,7 @@ fn a_count_going_backwards_is_an_error_and_changes_nothing() {
 fn close_reports_the_close_error() {
     let fake = Arc::new(FakePerf::new(2));
     let p = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap();
-    fake.faults(|f| f.close_errno = Some(libc::EIO));
+    fake.faults(|f| f.close_errno = Some(Errno::IO.raw_os_error()));
     let err = p.close().unwrap_err();
     assert!(matches!(err, CpuError::Close(_)), "{err:?}");
     assert_eq!(fake.closed(), 7);
@@ -547,7 +556,8 @@ fn disable_and_reset_failures_name_their_ioctl() {
     let mut p = profiler(&fake, CpuConfig::new(&SOFTWARE)).unwrap();
     p.run().unwrap();
     fake.faults(|f| {
-        f.ioctl_errno.insert("PERF_EVENT_IOC_DISABLE", libc::EBADF);
+        f.ioctl_errno
+            .insert("PERF_EVENT_IOC_DISABLE", Errno::BADF.raw_os_error());
     });
     let err = p.stop().unwrap_err();
     assert!(
@@ -561,7 +571,8 @@ fn disable_and_reset_failures_name_their_ioctl() {
         "{err:?}"
     );
     fake.faults(|f| {
-        f.ioctl_errno.insert("PERF_EVENT_IOC_RESET", libc::EBADF);
+        f.ioctl_errno
+            .insert("PERF_EVENT_IOC_RESET", Errno::BADF.raw_os_error());
     });
     let err = p.run().unwrap_err();
     assert!(

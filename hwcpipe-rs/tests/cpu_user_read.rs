@@ -16,6 +16,8 @@ mod real_kernel;
 use std::hint::black_box;
 use std::sync::Mutex;
 
+use rustix::thread::CpuSet;
+
 use hwcpipe::cpu::{
     CpuConfig, CpuCounter, CpuProfiler, CpuTarget, ReadPath, SyscallReason, UserReads,
 };
@@ -336,26 +338,17 @@ fn without_user_access_the_arm_counters_fall_back_to_read() {
 
 /// The CPUs this thread may run on.
 fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: `set` is a zeroed cpu_set_t owned here; sched_getaffinity writes at most its size.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&c| libc::CPU_ISSET(c, &set))
-            .collect()
-    }
+    let Ok(set) = rustix::thread::sched_getaffinity(None) else {
+        return Vec::new();
+    };
+    (0..CpuSet::MAX_CPU).filter(|&c| set.is_set(c)).collect()
 }
 
 /// Moves this thread to `cpu` (sched_setaffinity), returning whether the kernel agreed.
 fn move_to(cpu: usize) -> bool {
-    // SAFETY: `set` is a cpu_set_t owned here, filled with one CPU; the kernel only reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
-    }
+    let mut set = CpuSet::new();
+    set.set(cpu);
+    rustix::thread::sched_setaffinity(None, &set).is_ok()
 }
 
 #[test]
@@ -379,27 +372,19 @@ fn user_space_reads_survive_moving_between_cpus() {
     for round in 0..400 {
         let cpu = cpus[round % cpus.len()];
         assert!(move_to(cpu), "sched_setaffinity");
-        // SAFETY: sched_getcpu takes no arguments and touches no memory.
-        let now_on = unsafe { libc::sched_getcpu() };
-        assert_eq!(now_on, cpu as i32, "the thread moved");
+        assert_eq!(rustix::thread::sched_getcpu(), cpu, "the thread moved");
         spin(10_000);
         // The move happens at the next return to user space; sample right after it.
         let s = p.sample().unwrap();
         user_reads += s.iter().filter(|r| r.path.is_user_space()).count();
         bracket(&mut p, 50_000_000);
     }
-    let all: libc::cpu_set_t = {
-        // SAFETY: as in `move_to`, with every CPU this thread had at the start.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            for &c in &cpus {
-                libc::CPU_SET(c, &mut set);
-            }
-            set
-        }
-    };
-    // SAFETY: restores the original affinity from a set owned here.
-    unsafe { libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &all) };
+    let mut all = CpuSet::new();
+    for &c in &cpus {
+        all.set(c);
+    }
+    // Restores the original affinity.
+    let _ = rustix::thread::sched_setaffinity(None, &all);
     let readings = 400 * p.available_counters().len();
     eprintln!("{user_reads} of {readings} readings after a move came from user space");
     assert!(user_reads * 2 > readings, "{user_reads} of {readings}");

@@ -1,6 +1,8 @@
 //! Fault injection through the kbase seam: each misbehaviour of the (simulated) driver yields its
 //! typed `GpuError`, and the profiler keeps working once the fault is gone. No recorded bytes.
 
+use rustix::io::Errno;
+
 use hwcpipe::gpu::dump::DumpError;
 use hwcpipe::gpu::ioctl::*;
 use hwcpipe::gpu::kinstr::MetadataError;
@@ -36,7 +38,7 @@ fn failing_ioctls_during_the_handshake_are_reported_with_their_name_and_errno() 
         SimGpu::G78,
         &[Fault::FailIoctl {
             request: SET_FLAGS,
-            errno: libc::EPERM,
+            errno: Errno::PERM.raw_os_error(),
         }],
     )
     .unwrap_err();
@@ -50,13 +52,13 @@ fn failing_ioctls_during_the_handshake_are_reported_with_their_name_and_errno() 
         ),
         "{err}"
     );
-    assert_eq!(errno_of(&err), Some(libc::EPERM));
+    assert_eq!(errno_of(&err), Some(Errno::PERM.raw_os_error()));
 
     let err = open(
         SimGpu::G78,
         &[Fault::FailIoctl {
             request: GET_GPUPROPS,
-            errno: libc::EFAULT,
+            errno: Errno::FAULT.raw_os_error(),
         }],
     )
     .unwrap_err();
@@ -75,17 +77,17 @@ fn failing_ioctls_during_the_handshake_are_reported_with_their_name_and_errno() 
         SimGpu::T860,
         &[Fault::FailIoctl {
             request: UK_GPU_PROPS,
-            errno: libc::EINVAL,
+            errno: Errno::INVAL.raw_os_error(),
         }],
     )
     .unwrap_err();
-    assert_eq!(errno_of(&err), Some(libc::EINVAL));
+    assert_eq!(errno_of(&err), Some(Errno::INVAL.raw_os_error()));
 
     let err = open(
         SimGpu::G715,
         &[Fault::FailIoctl {
             request: KINSTR_PRFCNT_SETUP,
-            errno: libc::EBUSY,
+            errno: Errno::BUSY.raw_os_error(),
         }],
     )
     .unwrap_err();
@@ -106,7 +108,7 @@ fn a_device_that_answers_no_version_check_is_not_kbase() {
     let faults =
         [UK_VERSION_CHECK, VERSION_CHECK_JM, VERSION_CHECK_CSF].map(|request| Fault::FailIoctl {
             request,
-            errno: libc::ENOTTY,
+            errno: Errno::NOTTY.raw_os_error(),
         });
     assert!(matches!(
         open(SimGpu::G78, &faults),
@@ -120,16 +122,16 @@ fn reader_setup_retries_smaller_rings_on_enomem_then_reports_it() {
         SimGpu::G71,
         &[Fault::FailIoctl {
             request: HWCNT_READER_SETUP,
-            errno: libc::ENOMEM,
+            errno: Errno::NOMEM.raw_os_error(),
         }],
     )
     .unwrap_err();
-    assert_eq!(errno_of(&err), Some(libc::ENOMEM));
+    assert_eq!(errno_of(&err), Some(Errno::NOMEM.raw_os_error()));
     let sim = SimulatedKbase::new(SimGpu::G71, Workload::idle());
     let handle = sim.handle();
     handle.inject(Fault::FailIoctl {
         request: HWCNT_READER_SETUP,
-        errno: libc::ENOMEM,
+        errno: Errno::NOMEM.raw_os_error(),
     });
     let _ = GpuProfiler::with_device(sim);
     let setups = handle
@@ -180,7 +182,7 @@ fn hang_up_bad_indices_and_error_flags_are_typed() {
     handle.clear_faults();
     handle.inject(Fault::FailIoctl {
         request: READER_DUMP,
-        errno: libc::EBUSY,
+        errno: Errno::BUSY.raw_os_error(),
     });
     assert!(matches!(
         profiler.sample(),

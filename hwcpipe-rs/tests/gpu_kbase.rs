@@ -12,6 +12,8 @@ use std::io;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use rustix::io::Errno;
+
 use hwcpipe::gpu::dump::{BlockLayout, BlockSums};
 use hwcpipe::gpu::ioctl::{
     HWCNT_READER_SETUP, KINSTR_PRFCNT_SETUP, READER_DUMP, READER_PUT_BUFFER,
@@ -452,7 +454,7 @@ fn a_buffer_never_given_back_makes_the_driver_refuse_the_next_one() {
     let _guard = lock();
     let err = buffer_never_given_back(MaliDevice::open(DEV).expect("open"));
     assert!(
-        matches!(&err, GpuError::Ioctl { op: "KBASE_HWCNT_READER_GET_BUFFER", source } if source.raw_os_error() == Some(libc::EBUSY)),
+        matches!(&err, GpuError::Ioctl { op: "KBASE_HWCNT_READER_GET_BUFFER", source } if source.raw_os_error() == Some(Errno::BUSY.raw_os_error())),
         "{err}"
     );
     let sim = SimulatedKbase::with_config(

@@ -666,7 +666,9 @@ pub struct CpuList(pub Vec<u32>);
 
 /// Parses a CPU list such as `0-3,6`.
 pub fn parse_cpus(text: &str) -> Result<CpuList, String> {
-    hwcpipe::counting::parse_cpu_list(text).map(CpuList)
+    hwcpipe::counting::parse_cpu_list(text)
+        .map(CpuList)
+        .map_err(|err| err.to_string())
 }
 
 /// Parses a ring capacity such as `64MiB`, `512KiB` or `4096` (bytes).

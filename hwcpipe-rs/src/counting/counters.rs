@@ -5,17 +5,20 @@ use std::collections::BTreeSet;
 use std::process::{Child, Command};
 use std::sync::Arc;
 
+use rustix::io::Errno;
+
 use crate::sys::{LinuxPerf, PerfSys};
 use crate::{
     CpuConfig, CpuCounter, CpuError, CpuProfiler, CpuTarget, KernelCounting, UnavailableReason,
 };
 
-use super::cpus::{format_cpu_list, online_cpus};
+use super::cpus::online_cpus;
 use super::error::TargetError;
 use super::fd_limit::{open_file_limits, raise_open_file_limit};
 use super::kernel_sampler::CpuPlan;
 use super::threads::threads;
 use super::Target;
+use crate::cpu_list::format_cpu_list;
 
 /// How many times the threads of a process are listed again while new ones keep appearing between a
 /// listing and the opening of their counters. A thread created after its creator's counters opened is
@@ -352,7 +355,7 @@ fn open_threads(
 fn thread_gone(error: &CpuError) -> bool {
     match error {
         CpuError::NoCounterAvailable { unavailable } => unavailable.iter().any(
-            |(_, r)| matches!(r, UnavailableReason::Rejected { errno } if *errno == libc::ESRCH),
+            |(_, r)| matches!(r, UnavailableReason::Rejected { errno } if *errno == Errno::SRCH.raw_os_error()),
         ),
         _ => false,
     }
@@ -401,7 +404,7 @@ fn opening_error(target: &Target, error: CpuError) -> TargetError {
 fn out_of_files(error: &CpuError) -> bool {
     match error {
         CpuError::NoCounterAvailable { unavailable } => unavailable.iter().any(|(_, r)| {
-            matches!(r, UnavailableReason::Rejected { errno } if *errno == libc::EMFILE || *errno == libc::ENFILE)
+            matches!(r, UnavailableReason::Rejected { errno } if *errno == Errno::MFILE.raw_os_error() || *errno == Errno::NFILE.raw_os_error())
         }),
         _ => false,
     }
@@ -422,7 +425,7 @@ mod tests {
 
     /// The simulated kernel refusing every open with `EACCES`, at `perf_event_paranoid` 3.
     fn refusing() -> Arc<FakePerf> {
-        opening(0, libc::EACCES, 3)
+        opening(0, Errno::ACCESS.raw_os_error(), 3)
     }
 
     #[test]
@@ -430,7 +433,7 @@ mod tests {
         let own = Target::Pid(std::process::id() as i32);
         // None opens (the profiler fails), or the group leader opens and the rest do not.
         for left in [0, 1] {
-            let sys = opening(left, libc::EMFILE, -1);
+            let sys = opening(left, Errno::MFILE.raw_os_error(), -1);
             let err =
                 TargetCounters::open_with(&own, &CpuCounter::SOFTWARE, KernelCounting::Auto, sys)
                     .unwrap_err();
@@ -458,7 +461,9 @@ mod tests {
             unavailable: vec![
                 (
                     CpuCounter::TaskClock,
-                    UnavailableReason::Rejected { errno: libc::ESRCH },
+                    UnavailableReason::Rejected {
+                        errno: Errno::SRCH.raw_os_error(),
+                    },
                 ),
                 (
                     CpuCounter::L1Accesses,
@@ -472,7 +477,7 @@ mod tests {
                 (
                     CpuCounter::TaskClock,
                     UnavailableReason::Rejected {
-                        errno: libc::EINVAL,
+                        errno: Errno::INVAL.raw_os_error(),
                     },
                 ),
                 (

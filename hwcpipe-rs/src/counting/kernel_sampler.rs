@@ -17,6 +17,8 @@ use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::{Duration, Instant};
 
+use rustix::io::Errno;
+
 use crate::sys::perf_event_attr::{
     flag, PerfEventAttr, SamplingAttr, CLOCK_MONOTONIC_RAW, PERF_COUNT_SW_CPU_CLOCK,
     PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED,
@@ -95,7 +97,7 @@ impl KernelSampler {
         let period = u64::try_from(interval.as_nanos())
             .ok()
             .filter(|&ns| ns > 0)
-            .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+            .ok_or(Errno::INVAL)?;
         let mut sampler = KernelSampler {
             groups: Vec::new(),
             events: Vec::new(),
@@ -127,15 +129,12 @@ impl KernelSampler {
         counters: &[&(i32, CpuCounter)],
         exclude_kernel: bool,
     ) -> io::Result<()> {
-        let cpu_arg = i32::try_from(cpu).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+        let cpu_arg = i32::try_from(cpu).map_err(|_| Errno::INVAL)?;
         let leader = open_sampling_event(timer, -1, cpu_arg, None)?;
         self.ids.push((event_id(&leader)?, TIMER_KEY));
         let mut members = Vec::with_capacity(counters.len());
         for &&(key, counter) in counters {
-            let (type_, config) = counter
-                .event()
-                .type_and_config()
-                .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOENT))?;
+            let (type_, config) = counter.event().type_and_config().ok_or(Errno::NOENT)?;
             let attr = member_attr(type_, config, exclude_kernel);
             let fd = open_sampling_event(&attr, -1, cpu_arg, Some(leader.as_fd()))?;
             self.ids.push((event_id(&fd)?, key));
@@ -331,7 +330,10 @@ fn map_ring(leader: &OwnedFd, record: usize, interval: Duration) -> io::Result<P
     loop {
         match PerfRing::map(leader.as_fd(), pages) {
             Ok(ring) => return Ok(ring),
-            Err(e) if pages > 1 && matches!(e.raw_os_error(), Some(libc::EPERM | libc::ENOMEM)) => {
+            Err(e)
+                if pages > 1
+                    && matches!(Errno::from_io_error(&e), Some(Errno::PERM | Errno::NOMEM)) =>
+            {
                 pages /= 2;
             }
             Err(e) => return Err(e),
@@ -371,6 +373,6 @@ mod tests {
     #[test]
     fn a_zero_interval_is_refused() {
         let err = KernelSampler::open(&[], Duration::ZERO, false, 6).unwrap_err();
-        assert_eq!(err.raw_os_error(), Some(libc::EINVAL));
+        assert_eq!(err.raw_os_error(), Some(Errno::INVAL.raw_os_error()));
     }
 }

@@ -13,8 +13,9 @@ mod fd_limit;
 mod kernel_sampler;
 mod threads;
 
+pub use crate::cpu_list::{format_cpu_list, parse_cpu_list, CpuListError};
 pub use counters::{Series, SeriesReading, TargetCounters};
-pub use cpus::{format_cpu_list, online_cpus, parse_cpu_list};
+pub use cpus::online_cpus;
 pub use error::TargetError;
 pub use kernel_sampler::{CpuPlan, KernelSampler, RING_SPAN, TIMER_KEY};
 pub use threads::process_ended;
@@ -66,7 +67,7 @@ impl Target {
         }
         if let Some(list) = spec.strip_prefix("cpus:") {
             return Ok(Target::Cpus {
-                cpus: parse_cpu_list(list).map_err(invalid)?,
+                cpus: parse_cpu_list(list).map_err(|err| invalid(err.to_string()))?,
                 per_cpu: false,
                 all: false,
             });

@@ -3,6 +3,8 @@
 use core::fmt;
 use std::io;
 
+use rustix::io::Errno;
+
 use super::counter::CpuCounter;
 use super::group_read::GroupReadError;
 
@@ -48,11 +50,11 @@ pub enum UnavailableReason {
 impl UnavailableReason {
     /// Classifies the errno of a refused `perf_event_open`.
     pub fn from_open_errno(errno: i32, paranoid: Option<i32>) -> Self {
-        match errno {
-            libc::ENOENT | libc::EOPNOTSUPP | libc::ENODEV | libc::ENOSYS => {
+        match Errno::from_raw_os_error(errno) {
+            Errno::NOENT | Errno::OPNOTSUPP | Errno::NODEV | Errno::NOSYS => {
                 UnavailableReason::Unsupported { errno }
             }
-            libc::EACCES | libc::EPERM => UnavailableReason::PermissionDenied { errno, paranoid },
+            Errno::ACCESS | Errno::PERM => UnavailableReason::PermissionDenied { errno, paranoid },
             _ => UnavailableReason::Rejected { errno },
         }
     }
@@ -222,22 +224,22 @@ mod tests {
     #[test]
     fn errno_classes() {
         assert_eq!(
-            UnavailableReason::from_open_errno(libc::ENOENT, None),
+            UnavailableReason::from_open_errno(Errno::NOENT.raw_os_error(), None),
             UnavailableReason::Unsupported {
-                errno: libc::ENOENT
+                errno: Errno::NOENT.raw_os_error()
             }
         );
         assert_eq!(
-            UnavailableReason::from_open_errno(libc::EACCES, Some(3)),
+            UnavailableReason::from_open_errno(Errno::ACCESS.raw_os_error(), Some(3)),
             UnavailableReason::PermissionDenied {
-                errno: libc::EACCES,
+                errno: Errno::ACCESS.raw_os_error(),
                 paranoid: Some(3)
             }
         );
         assert_eq!(
-            UnavailableReason::from_open_errno(libc::EINVAL, None),
+            UnavailableReason::from_open_errno(Errno::INVAL.raw_os_error(), None),
             UnavailableReason::Rejected {
-                errno: libc::EINVAL
+                errno: Errno::INVAL.raw_os_error()
             }
         );
     }
@@ -246,7 +248,7 @@ mod tests {
     fn permission_message_names_both_knobs() {
         let err = CpuError::PermissionDenied {
             paranoid: Some(3),
-            source: io::Error::from_raw_os_error(libc::EACCES),
+            source: io::Error::from(Errno::ACCESS),
         };
         let text = err.to_string();
         assert!(text.contains("perf_event_paranoid = 3"), "{text}");
@@ -257,7 +259,7 @@ mod tests {
     #[test]
     fn reasons_show_the_errno_text() {
         let text = UnavailableReason::Unsupported {
-            errno: libc::ENOENT,
+            errno: Errno::NOENT.raw_os_error(),
         }
         .to_string();
         assert!(text.contains("No such file"), "{text}");

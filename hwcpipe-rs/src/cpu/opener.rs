@@ -5,6 +5,8 @@
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 
+use rustix::io::Errno;
+
 use super::config::KernelCounting;
 use super::counter::{CpuCounter, PerfEvent};
 use super::error::{CpuError, UnavailableReason};
@@ -112,7 +114,7 @@ impl Opener<'_> {
             .sys
             .perf_event_open(&attr(self), self.pid, self.cpu, group);
         if let Err(e) = &result {
-            let denied = matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM));
+            let denied = matches!(Errno::from_io_error(e), Some(Errno::ACCESS | Errno::PERM));
             if denied && self.mode == KernelCounting::Auto && !self.exclude_kernel {
                 self.exclude_kernel = true;
                 result = self
@@ -140,12 +142,12 @@ impl Opener<'_> {
         } else {
             &[0]
         };
-        let mut result = Err(io::Error::from_raw_os_error(libc::EINVAL));
+        let mut result = Err(io::Error::from(Errno::INVAL));
         for (i, &config1) in config1s.iter().enumerate() {
             result = self.open_once(type_, config, config1, leader);
             let refused_access = matches!(
-                result.as_ref().map_err(io::Error::raw_os_error),
-                Err(Some(libc::EOPNOTSUPP | libc::EINVAL))
+                result.as_ref().map_err(Errno::from_io_error),
+                Err(Some(Errno::OPNOTSUPP | Errno::INVAL))
             );
             if !(refused_access && i + 1 < config1s.len()) {
                 break;
@@ -154,14 +156,15 @@ impl Opener<'_> {
         let fd = match result {
             Ok(fd) => fd,
             Err(e) => {
-                let errno = e.raw_os_error().unwrap_or(libc::EIO);
-                let paranoid = if matches!(errno, libc::EACCES | libc::EPERM) {
-                    let level = self.paranoid();
-                    self.last_denial = Some(e);
-                    level
-                } else {
-                    None
-                };
+                let errno = e.raw_os_error().unwrap_or(Errno::IO.raw_os_error());
+                let paranoid =
+                    if matches!(Errno::from_raw_os_error(errno), Errno::ACCESS | Errno::PERM) {
+                        let level = self.paranoid();
+                        self.last_denial = Some(e);
+                        level
+                    } else {
+                        None
+                    };
                 return Err(UnavailableReason::from_open_errno(errno, paranoid));
             }
         };
@@ -175,13 +178,13 @@ impl Opener<'_> {
             self.sys
                 .map_page(fd.as_fd())
                 .map_err(|e| SyscallReason::NoPage {
-                    errno: e.raw_os_error().unwrap_or(libc::ENODEV),
+                    errno: e.raw_os_error().unwrap_or(Errno::NODEV.raw_os_error()),
                 })
         });
         match self.sys.ioctl(fd.as_fd(), PerfIoctl::Id) {
             Ok(id) => Ok((fd, id, page)),
             Err(e) => {
-                let errno = e.raw_os_error().unwrap_or(libc::EIO);
+                let errno = e.raw_os_error().unwrap_or(Errno::IO.raw_os_error());
                 // The event is useless without its id; the close error adds nothing to that.
                 let _ = self.sys.close(fd);
                 Err(UnavailableReason::NoEventId { errno })
@@ -460,8 +463,10 @@ mod tests {
         use CpuCounter::*;
         let kernel = fake_kernel();
         kernel.faults(|f| {
-            f.open_errno.insert((PERF_TYPE_HARDWARE, 1), libc::ENOENT);
-            f.open_errno.insert((PERF_TYPE_SOFTWARE, 1), libc::ENOENT);
+            f.open_errno
+                .insert((PERF_TYPE_HARDWARE, 1), Errno::NOENT.raw_os_error());
+            f.open_errno
+                .insert((PERF_TYPE_SOFTWARE, 1), Errno::NOENT.raw_os_error());
         });
         let mut opener = opener(&kernel);
         // Hardware config 1 is Instructions, software config 1 is TaskClock: both refused.
@@ -478,9 +483,9 @@ mod tests {
 
     #[test]
     fn a_profiler_with_nothing_open_says_whether_permission_was_the_cause() {
-        let denied = || io::Error::from_raw_os_error(libc::EACCES);
-        let permission = UnavailableReason::from_open_errno(libc::EACCES, Some(3));
-        let rejected = UnavailableReason::from_open_errno(libc::EINVAL, None);
+        let denied = || io::Error::from(Errno::ACCESS);
+        let permission = UnavailableReason::from_open_errno(Errno::ACCESS.raw_os_error(), Some(3));
+        let rejected = UnavailableReason::from_open_errno(Errno::INVAL.raw_os_error(), None);
         assert!(matches!(
             open_failure(
                 vec![(CpuCounter::Cycles, permission)],

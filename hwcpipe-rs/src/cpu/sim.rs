@@ -10,6 +10,8 @@ use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::sync::Mutex;
 
+use rustix::io::Errno;
+
 use crate::cpu::group_read::{encode, record_len};
 use crate::sys::perf_event_attr::{
     flag, PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED,
@@ -192,14 +194,14 @@ impl PerfSys for FakePerf {
     ) -> io::Result<OwnedFd> {
         let mut s = self.state.lock().unwrap();
         if attr.size != 64 || attr.read_format != FORMAT {
-            return Err(errno(libc::EINVAL));
+            return Err(Errno::INVAL.into());
         }
         // Like the real kernel, an event it does not have fails as such before permissions count.
         if let Some(&e) = s.faults.open_errno.get(&(attr.type_, attr.config)) {
             return Err(errno(e));
         }
         if s.faults.deny_all || (s.faults.deny_kernel && !attr.has(flag::EXCLUDE_KERNEL)) {
-            return Err(errno(libc::EACCES));
+            return Err(Errno::ACCESS.into());
         }
         if let Some((limit, e)) = s.faults.open_limit {
             if s.opened.len() >= limit {
@@ -211,7 +213,7 @@ impl PerfSys for FakePerf {
                 let raw = fd.as_raw_fd();
                 match s.events.get(&raw) {
                     Some((e, _)) if e.leader.is_none() => Some(raw),
-                    _ => return Err(errno(libc::EBADF)),
+                    _ => return Err(io::Error::from(Errno::BADF)),
                 }
             }
             None => None,
@@ -243,7 +245,7 @@ impl PerfSys for FakePerf {
         }
         let raw = fd.as_raw_fd();
         let Some((leader, _)) = s.events.get(&raw) else {
-            return Err(errno(libc::EBADF));
+            return Err(Errno::BADF.into());
         };
         let mut members: Vec<&Event> = vec![leader];
         let mut siblings: Vec<&Event> = s
@@ -255,7 +257,7 @@ impl PerfSys for FakePerf {
         siblings.sort_by_key(|e| e.id);
         members.extend(siblings);
         if buf.len() < record_len(members.len()) {
-            return Err(errno(libc::ENOSPC));
+            return Err(Errno::NOSPC.into());
         }
         let wrong = s.faults.wrong_id;
         let entries: Vec<(u64, u64)> = members
@@ -284,7 +286,7 @@ impl PerfSys for FakePerf {
         }
         let raw = fd.as_raw_fd();
         let Some((event, _)) = s.events.get(&raw) else {
-            return Err(errno(libc::EBADF));
+            return Err(Errno::BADF.into());
         };
         if request == PerfIoctl::Id {
             return Ok(event.id);

@@ -7,11 +7,14 @@ use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use rustix::io::Errno;
+
 use super::device::{Fd, IoctlArg, KbaseDevice, PollOutcome};
 use super::error::GpuError;
 use super::ioctl::UkHwcntReaderSetup;
 use super::ioctl::{Wire, HWCNT_READER_SETUP, KINSTR_PRFCNT_SETUP, UK_HWCNT_READER_SETUP};
-use crate::sys::kbase::{self, Mapping};
+use crate::sys::kbase;
+use crate::sys::mapping::Mapping;
 use crate::sys::poll::{poll_in, Poll};
 
 struct Reader {
@@ -60,7 +63,7 @@ impl MaliDevice {
     fn reader(&self, reader: i32) -> io::Result<&Reader> {
         self.readers
             .get(&reader)
-            .ok_or_else(|| io::Error::from_raw_os_error(libc::EBADF))
+            .ok_or_else(|| io::Error::from(Errno::BADF))
     }
 }
 
@@ -132,18 +135,15 @@ impl KbaseDevice for MaliDevice {
     }
 
     fn mmap(&mut self, reader: i32, len: usize) -> io::Result<()> {
-        let entry = self
-            .readers
-            .get_mut(&reader)
-            .ok_or_else(|| io::Error::from_raw_os_error(libc::EBADF))?;
-        entry.map = Some(Mapping::new(&entry.fd, len)?);
+        let entry = self.readers.get_mut(&reader).ok_or(Errno::BADF)?;
+        entry.map = Some(kbase::map_reader(&entry.fd, len)?);
         Ok(())
     }
 
     fn read_mapped(&self, reader: i32, offset: usize, out: &mut [u8]) -> io::Result<()> {
         match &self.reader(reader)?.map {
             Some(map) => map.read(offset, out),
-            None => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+            None => Err(Errno::INVAL.into()),
         }
     }
 
@@ -163,7 +163,7 @@ impl KbaseDevice for MaliDevice {
                 drop(fd);
                 Ok(())
             }
-            None => Err(io::Error::from_raw_os_error(libc::EBADF)),
+            None => Err(Errno::BADF.into()),
         }
     }
 }
@@ -198,7 +198,7 @@ mod tests {
             .is_err());
         assert_eq!(
             dev.mmap(7, 16).unwrap_err().raw_os_error(),
-            Some(libc::EBADF)
+            Some(Errno::BADF.raw_os_error())
         );
         assert!(dev.close(7).is_err());
         assert!(dev.poll(7, Duration::ZERO).is_err());
@@ -209,15 +209,15 @@ mod tests {
     #[test]
     fn open_errors_are_classified() {
         let p = Path::new("/dev/mali0");
-        let denied = open_error(p, io::Error::from_raw_os_error(libc::EACCES));
+        let denied = open_error(p, io::Error::from(Errno::ACCESS));
         assert!(matches!(denied, GpuError::PermissionDenied { .. }));
         assert!(denied.to_string().contains("/dev/mali0"));
         assert!(matches!(
-            open_error(p, io::Error::from_raw_os_error(libc::ENOENT)),
+            open_error(p, io::Error::from(Errno::NOENT)),
             GpuError::NoDevice
         ));
         assert!(matches!(
-            open_error(p, io::Error::from_raw_os_error(libc::EBUSY)),
+            open_error(p, io::Error::from(Errno::BUSY)),
             GpuError::Open { .. }
         ));
     }

@@ -157,6 +157,7 @@ pub fn set_flags(dev: &mut dyn KbaseDevice, version: DriverVersion) -> Result<()
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rustix::io::Errno;
 
     #[test]
     fn versions_compare_and_print() {
@@ -218,7 +219,7 @@ mod tests {
             Ok(0)
         });
         assert!(matches!(version_check(&mut zero), Err(GpuError::NotKbase)));
-        let mut failing = FakeDevice::new(|_, _| Err(std::io::Error::from_raw_os_error(libc::EIO)));
+        let mut failing = FakeDevice::new(|_, _| Err(std::io::Error::from(Errno::IO)));
         let jm = DriverVersion {
             interface: Interface::Jm,
             major: 11,

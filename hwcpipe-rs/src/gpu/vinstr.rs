@@ -4,6 +4,8 @@
 use std::io;
 use std::time::Duration;
 
+use rustix::io::Errno;
+
 use super::device::{Fd, IoctlArg, KbaseDevice, PollOutcome};
 use super::dump::{BlockLayout, BlockSums, DumpError};
 use super::error::GpuError;
@@ -101,7 +103,7 @@ impl VinstrReader {
             result = setup_once(dev, version, count).map(|fd| (fd, count));
             match &result {
                 Err(GpuError::Ioctl { source, .. })
-                    if source.raw_os_error() == Some(libc::ENOMEM) =>
+                    if source.raw_os_error() == Some(Errno::NOMEM.raw_os_error()) =>
                 {
                     continue
                 }
@@ -311,7 +313,7 @@ mod tests {
         ));
         // Without the features variant, the plain API version query is used.
         let mut plain = FakeDevice::new(|request, arg| match request {
-            READER_GET_API_VERSION_WITH_FEATURES => Err(io::Error::from_raw_os_error(libc::ENOTTY)),
+            READER_GET_API_VERSION_WITH_FEATURES => Err(Errno::NOTTY.into()),
             READER_GET_API_VERSION | READER_GET_HWVER => {
                 arg[..4].copy_from_slice(
                     &(if request == READER_GET_HWVER { 4u32 } else { 1 }).to_ne_bytes(),

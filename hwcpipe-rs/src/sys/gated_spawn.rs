@@ -51,6 +51,8 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
+use rustix::io::Errno;
+
 use super::poll::{poll_in, Poll};
 
 /// How long [`GatedChild::release`] waits for the child's report on its `execve`.
@@ -163,7 +165,7 @@ fn read_report(report: &OwnedFd, deadline: Duration) -> io::Result<Report> {
                     break;
                 }
             }
-            Err(rustix::io::Errno::INTR) => continue,
+            Err(Errno::INTR) => continue,
             Err(errno) => return Err(errno.into()),
         }
     }
@@ -191,7 +193,9 @@ pub fn spawn_gated(mut command: Command) -> io::Result<GatedChild> {
     let report_raw = report_write.as_raw_fd();
     let sweep_limit = fallback_sweep_limit();
     let hook = move || -> io::Result<()> {
-        // Only async-signal-safe calls from here on: this runs in the forked child.
+        // Only async-signal-safe calls from here on: this runs in the forked child. They are raw `libc`
+        // calls on raw descriptor numbers, not `rustix`'s: the child owns none of these descriptors as
+        // an `OwnedFd`, and `rustix`'s `dup3` falls back to `dup2` on Android, losing close-on-exec.
         seal_inherited_descriptors(report_raw, gate_raw, sweep_limit);
         wait_at_gate(gate_raw)
     };
@@ -218,7 +222,7 @@ fn wait_at_gate(gate: RawFd) -> io::Result<()> {
         let n = unsafe { libc::read(gate, (&mut byte as *mut u8).cast(), 1) };
         match n {
             1 => return Ok(()),
-            0 => return Err(io::Error::from_raw_os_error(libc::ECANCELED)),
+            0 => return Err(io::Error::from(Errno::CANCELED)),
             _ => {
                 let err = io::Error::last_os_error();
                 if err.kind() != io::ErrorKind::Interrupted {
@@ -232,15 +236,9 @@ fn wait_at_gate(gate: RawFd) -> io::Result<()> {
 /// The descriptor numbers the child sweeps when `/proc/self/fd` cannot be listed: up to the soft
 /// `RLIMIT_NOFILE`, at most [`FALLBACK_SWEEP_LIMIT`]. Computed before the fork.
 fn fallback_sweep_limit() -> RawFd {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `limit` is a live, writable rlimit.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
-        return FALLBACK_SWEEP_LIMIT;
-    }
-    RawFd::try_from(limit.rlim_cur).map_or(FALLBACK_SWEEP_LIMIT, |n| n.min(FALLBACK_SWEEP_LIMIT))
+    let soft = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+    soft.and_then(|n| RawFd::try_from(n).ok())
+        .map_or(FALLBACK_SWEEP_LIMIT, |n| n.min(FALLBACK_SWEEP_LIMIT))
 }
 
 /// In the child: replaces every inherited close-on-exec descriptor above standard error, except
@@ -292,7 +290,7 @@ fn seal(fd: RawFd, report: RawFd, gate: RawFd) {
     }
     // SAFETY: dup3 atomically closes `fd` in this (the child's) table and makes it a
     // close-on-exec copy of `report`; no memory is touched. (The raw system call: Android's libc
-    // bindings lack the wrapper.)
+    // bindings lack the wrapper, and rustix's falls back to dup2 there, which drops close-on-exec.)
     if unsafe { libc::syscall(libc::SYS_dup3, report, fd, libc::O_CLOEXEC) } < 0 {
         // SAFETY: as a last resort the child's copy is closed; the parent's is unaffected.
         unsafe {
@@ -359,7 +357,6 @@ fn parse_fd_name(name: &[u8]) -> Option<RawFd> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sys::check;
     use std::process::Stdio;
 
     #[test]
@@ -430,20 +427,12 @@ mod tests {
         let (busy_read, busy_write) = pipe_cloexec().unwrap();
         let gated = spawn_gated(Command::new("true")).expect("fork");
         drop(busy_write);
-        let mut pfd = libc::pollfd {
-            fd: busy_read.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: `pfd` is one live, writable pollfd for the duration of the call.
-        let ready = check(unsafe { libc::poll(&mut pfd, 1, 5_000) }).unwrap();
-        assert_eq!(
-            ready, 1,
+        assert_ne!(
+            poll_in(&busy_read, Duration::from_secs(5)).unwrap(),
+            Poll::TimedOut,
             "the waiting child still holds the other spawn's pipe"
         );
-        let mut byte = 0u8;
-        // SAFETY: `byte` is a live, writable 1-byte buffer.
-        let n = unsafe { libc::read(busy_read.as_raw_fd(), (&mut byte as *mut u8).cast(), 1) };
+        let n = rustix::io::read(&busy_read, &mut [0u8; 1]).unwrap();
         assert_eq!(n, 0, "end of file expected");
         let mut child = gated.release().expect("release");
         assert!(child.wait().expect("wait").success());
@@ -454,8 +443,7 @@ mod tests {
         let (keep_read, keep_write) = pipe_cloexec().unwrap();
         let (_sealed_read, sealed_write) = pipe_cloexec().unwrap();
         // Clear close-on-exec on one write end: the program must still see it open.
-        // SAFETY: F_SETFD with 0 only changes the flags of our own live descriptor.
-        check(unsafe { libc::fcntl(keep_write.as_raw_fd(), libc::F_SETFD, 0) }).unwrap();
+        rustix::io::fcntl_setfd(&keep_write, rustix::io::FdFlags::empty()).unwrap();
         let script = format!(
             "[ -e /proc/self/fd/{k} ] && ! [ -e /proc/self/fd/{s} ]",
             k = keep_write.as_raw_fd(),
@@ -507,7 +495,7 @@ mod tests {
     /// Whether `pid` names a process, zombies included (`kill(pid, 0)` fails with `ESRCH` only
     /// once it has been reaped).
     fn process_exists(pid: i32) -> bool {
-        // SAFETY: signal 0 only checks that the process exists.
-        unsafe { libc::kill(pid, 0) == 0 }
+        rustix::process::Pid::from_raw(pid)
+            .is_some_and(|pid| rustix::process::test_kill_process(pid).is_ok())
     }
 }

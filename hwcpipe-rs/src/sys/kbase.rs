@@ -1,33 +1,23 @@
 //! Kernel calls of the Mali kbase driver: open, ioctl, mmap, poll. The only unsafe code of the GPU
-//! side; every errno becomes an [`io::Error`] here. `open` and the driver's ioctls (request numbers and
-//! structs decided at run time) are raw `libc` calls checked by [`super::check`]; the mapping is
-//! `rustix`'s, and waiting for a dump is [`super::poll::poll_in`].
+//! side; every errno becomes an [`io::Error`] here. `open` is `rustix`'s; the driver's ioctls are raw
+//! `libc` calls checked by [`super::check`], since their request numbers and structs are decided at run
+//! time and `rustix`'s ioctls take the request as a constant; the mapping is a [`Mapping`], and waiting
+//! for a dump is [`super::poll::poll_in`].
 
-use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
-use std::ptr::NonNull;
 
+use rustix::fs::{Mode, OFlags};
+use rustix::io::Errno;
 use rustix::mm::{MapFlags, ProtFlags};
+
+use super::mapping::Mapping;
 
 /// Opens a kbase device file `O_RDWR | O_CLOEXEC | O_NONBLOCK`, as HWCPipe does.
 pub(crate) fn open_device(path: &Path) -> io::Result<OwnedFd> {
-    let c_path = CString::new(path.as_os_str().as_bytes())
-        .map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
-    // SAFETY: `c_path` is a valid NUL-terminated string that outlives the call.
-    let fd = unsafe {
-        libc::open(
-            c_path.as_ptr(),
-            libc::O_RDWR | libc::O_CLOEXEC | libc::O_NONBLOCK,
-        )
-    };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: `open` just returned this fd; nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    let flags = OFlags::RDWR | OFlags::CLOEXEC | OFlags::NONBLOCK;
+    Ok(rustix::fs::open(path, flags, Mode::empty())?)
 }
 
 use super::check;
@@ -43,7 +33,7 @@ pub(crate) fn ioctl_value(fd: &OwnedFd, request: u32, value: u64) -> io::Result<
 pub(crate) fn ioctl_struct(fd: &OwnedFd, request: u32, arg: &mut [u8]) -> io::Result<i32> {
     let encoded = ((request >> 16) & 0x3FFF) as usize;
     if arg.len() < encoded {
-        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+        return Err(Errno::INVAL.into());
     }
     // SAFETY: `arg` is a live, writable buffer at least as large as the size encoded in `request`,
     // which bounds what kbase copies in and out.
@@ -67,7 +57,7 @@ pub(crate) fn ioctl_struct_with_buffer(
     };
     let field = arg
         .get_mut(ptr_offset..ptr_offset + 8)
-        .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
+        .ok_or(Errno::INVAL)?;
     field.copy_from_slice(&addr.to_ne_bytes());
     // `buffer` stays mutably borrowed across the call, so the address written above stays valid.
     ioctl_struct(fd, request, arg)
@@ -76,74 +66,16 @@ pub(crate) fn ioctl_struct_with_buffer(
 /// Takes ownership of an fd a setup ioctl has just returned.
 pub(crate) fn adopt_fd(raw: RawFd) -> io::Result<OwnedFd> {
     if raw < 0 {
-        return Err(io::Error::from_raw_os_error(libc::EBADF));
+        return Err(Errno::BADF.into());
     }
     // SAFETY: the caller passes the return value of a successful reader-setup ioctl, a fresh fd that
     // nothing else owns.
     Ok(unsafe { OwnedFd::from_raw_fd(raw) })
 }
 
-/// A read-only `MAP_PRIVATE` mapping of a reader fd, unmapped on drop.
-#[derive(Debug)]
-pub(crate) struct Mapping {
-    ptr: NonNull<u8>,
-    len: usize,
-}
-
-// SAFETY: the mapping is plain read-only memory owned by this value; it may move between threads.
-unsafe impl Send for Mapping {}
-
-impl Mapping {
-    /// `mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0)`.
-    pub(crate) fn new(fd: &OwnedFd, len: usize) -> io::Result<Mapping> {
-        if len == 0 {
-            return Err(io::Error::from_raw_os_error(libc::EINVAL));
-        }
-        // SAFETY: a NULL hint asks the kernel for a new mapping, so no existing memory is affected; the
-        // mapping is owned by the returned value, which unmaps it once.
-        let ptr = unsafe {
-            rustix::mm::mmap(
-                core::ptr::null_mut(),
-                len,
-                ProtFlags::READ,
-                MapFlags::PRIVATE,
-                fd,
-                0,
-            )
-        }?;
-        let ptr = NonNull::new(ptr.cast::<u8>())
-            .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
-        Ok(Mapping { ptr, len })
-    }
-
-    /// Copies `out.len()` bytes at `offset`; EINVAL when the range leaves the mapping.
-    pub(crate) fn read(&self, offset: usize, out: &mut [u8]) -> io::Result<()> {
-        let end = offset
-            .checked_add(out.len())
-            .ok_or_else(|| io::Error::from_raw_os_error(libc::EINVAL))?;
-        if end > self.len {
-            return Err(io::Error::from_raw_os_error(libc::EINVAL));
-        }
-        // SAFETY: `offset..end` lies inside the live mapping of `len` readable bytes; `out` is a
-        // distinct Rust buffer. The driver does not write a buffer while user space holds it
-        // (between GET_BUFFER/GET_SAMPLE and PUT), which is when the profiler reads.
-        unsafe {
-            core::ptr::copy_nonoverlapping(
-                self.ptr.as_ptr().add(offset),
-                out.as_mut_ptr(),
-                out.len(),
-            )
-        };
-        Ok(())
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: `ptr`/`len` describe a mapping created by `mmap` and not yet unmapped; no borrow of it
-        // outlives `self`. An unmapping error leaves nothing to undo.
-        let _ = unsafe { rustix::mm::munmap(self.ptr.as_ptr().cast(), self.len) };
-    }
+/// Maps the first `len` bytes of a reader fd read-only, `MAP_PRIVATE`, as HWCPipe does.
+pub(crate) fn map_reader(fd: &OwnedFd, len: usize) -> io::Result<Mapping> {
+    Mapping::new(fd.as_fd(), len, ProtFlags::READ, MapFlags::PRIVATE)
 }
 
 #[cfg(test)]
@@ -155,7 +87,7 @@ mod tests {
     #[test]
     fn opening_a_missing_device_is_enoent() {
         let err = open_device(Path::new("/dev/mali-does-not-exist")).unwrap_err();
-        assert_eq!(err.raw_os_error(), Some(libc::ENOENT));
+        assert_eq!(err.raw_os_error(), Some(Errno::NOENT.raw_os_error()));
     }
 
     #[test]
@@ -174,12 +106,12 @@ mod tests {
             poll_in(&fd, Duration::from_millis(1)).unwrap(),
             Poll::Readable
         );
-        let map = Mapping::new(&fd, 4096).unwrap();
+        let map = map_reader(&fd, 4096).unwrap();
         let mut out = [1u8; 16];
         map.read(100, &mut out).unwrap();
         assert_eq!(out, [0u8; 16]);
         assert!(map.read(4090, &mut out).is_err());
-        assert!(Mapping::new(&fd, 0).is_err());
+        assert!(map_reader(&fd, 0).is_err());
         assert!(adopt_fd(-1).is_err());
     }
 }

@@ -1,11 +1,13 @@
 //! The one seam through which every kernel call of this crate passes.
 //!
 //! CPU counters use [`PerfSys`]: `perf_event_open`, `read`, the perf `ioctl`s and `close`. The
-//! real implementation is [`LinuxPerf`]; what `rustix` covers goes through it (`read`, `mmap`, `poll`,
-//! pipes, the page size, resource limits), and raw `libc` is left for what it does not: the
-//! `perf_event_open` syscall, the perf and kbase `ioctl`s (driver request numbers), a `close` that
-//! reports its error, and the gated child's code between `fork` and `execve`, which makes only
-//! async-signal-safe system calls on raw descriptors; tests hand the profiler their own [`PerfSys`] to feed it
+//! real implementation is [`LinuxPerf`]; what `rustix` covers goes through it (`read`, the perf
+//! `ioctl`s, `open`, `mmap`, `poll`, pipes, the page size, resource limits, errno values), and raw
+//! `libc` is left for what it does not, each call saying why: the `perf_event_open` syscall, the kbase
+//! `ioctl`s (request numbers decided at run time), a `close` that reports its error,
+//! `clock_gettime(CLOCK_MONOTONIC_RAW)` (`rustix`'s crashes under valgrind, where the tests run), and
+//! the gated child's code between `fork` and `execve`, which makes only async-signal-safe system calls
+//! on raw descriptors; tests hand the profiler their own [`PerfSys`] to feed it
 //! refusals (`EACCES`, `ENOENT`, `EINVAL`), short reads and malformed group records without a
 //! special kernel. Every descriptor is an [`OwnedFd`], so nothing leaks on an error path, and
 //! `errno` becomes an [`io::Error`] in one place, `check`, crate-visible so the kbase calls can share it.
@@ -17,6 +19,7 @@
 pub mod arm_pmu;
 mod gated_spawn;
 pub(crate) mod kbase;
+pub(crate) mod mapping;
 pub mod perf_event_attr;
 pub mod perf_page;
 pub mod perf_ring;
@@ -26,6 +29,9 @@ use std::fmt;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 
+use rustix::io::Errno;
+use rustix::ioctl::{opcode, Getter, IntegerSetter, Opcode};
+
 pub use gated_spawn::{spawn_gated, GatedChild, REPORT_DEADLINE};
 pub use perf_event_attr::PerfEventAttr;
 pub use perf_page::PerfPage;
@@ -34,15 +40,15 @@ pub use perf_ring::{monotonic_raw_ns, open_sampling_event, PerfRing, RingError};
 use arm_pmu::{ArmPmu, SYSFS_PMU_DEVICES};
 
 /// `PERF_IOC_FLAG_GROUP`: apply an ioctl to the leader and every member of its group.
-const PERF_IOC_FLAG_GROUP: libc::c_ulong = 1;
+const PERF_IOC_FLAG_GROUP: usize = 1;
 /// `PERF_EVENT_IOC_ENABLE` = `_IO('$', 0)`.
-const PERF_EVENT_IOC_ENABLE: libc::c_ulong = 0x2400;
+const PERF_EVENT_IOC_ENABLE: Opcode = opcode::none(b'$', 0);
 /// `PERF_EVENT_IOC_DISABLE` = `_IO('$', 1)`.
-const PERF_EVENT_IOC_DISABLE: libc::c_ulong = 0x2401;
+const PERF_EVENT_IOC_DISABLE: Opcode = opcode::none(b'$', 1);
 /// `PERF_EVENT_IOC_RESET` = `_IO('$', 3)`.
-const PERF_EVENT_IOC_RESET: libc::c_ulong = 0x2403;
-/// `PERF_EVENT_IOC_ID` = `_IOR('$', 7, __u64 *)`.
-const PERF_EVENT_IOC_ID: libc::c_ulong = 0x8008_2407;
+const PERF_EVENT_IOC_RESET: Opcode = opcode::none(b'$', 3);
+/// `PERF_EVENT_IOC_ID` = `_IOR('$', 7, __u64 *)`: the size field is a pointer's, as in the kernel header.
+const PERF_EVENT_IOC_ID: Opcode = opcode::read::<*mut u64>(b'$', 7);
 
 /// Where `perf_event_paranoid` lives.
 const PARANOID_PATH: &str = "/proc/sys/kernel/perf_event_paranoid";
@@ -141,24 +147,61 @@ pub struct LinuxPerf;
 /// seccomp filter's `EPERM`, is left for the real open to report with its reason.
 pub fn perf_event_open_implemented() -> bool {
     // SAFETY: a NULL attribute pointer is never dereferenced in user space; the kernel rejects it
-    // while copying the attribute in, before anything is opened.
-    let ret = unsafe {
+    // while copying the attribute in, before anything is opened. (Were a descriptor returned all
+    // the same, it is dropped, closed, here.)
+    match unsafe { perf_event_open(std::ptr::null(), 0, -1, None) } {
+        Ok(_) => true,
+        Err(err) => Errno::from_io_error(&err) != Some(Errno::NOSYS),
+    }
+}
+
+/// `perf_event_open(attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC)`: the crate's one call of the
+/// system call, which `rustix` does not have. `group` is the leader's descriptor, or `None` to start a
+/// new group.
+///
+/// # Safety
+/// `attr` must be NULL or point to a live, initialised `perf_event_attr` (a [`PerfEventAttr`] or a
+/// longer `repr(C)` struct that starts with one) at least as long as its `size` field says, since the
+/// kernel reads that many bytes.
+pub(crate) unsafe fn perf_event_open(
+    attr: *const PerfEventAttr,
+    pid: i32,
+    cpu: i32,
+    group: Option<BorrowedFd<'_>>,
+) -> io::Result<OwnedFd> {
+    let group_fd: RawFd = group.map_or(-1, |fd| fd.as_raw_fd());
+    // SAFETY: `attr` is NULL or a valid attribute (the caller's contract); the other arguments are
+    // plain integers.
+    let ret = check(unsafe {
         libc::syscall(
             libc::SYS_perf_event_open,
-            std::ptr::null::<PerfEventAttr>(),
-            0,
-            -1,
-            -1,
-            0,
+            attr,
+            pid as libc::c_long,
+            cpu as libc::c_long,
+            group_fd as libc::c_long,
+            perf_event_attr::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
         )
+    })?;
+    let raw = RawFd::try_from(ret).map_err(|_| Errno::BADF)?;
+    // SAFETY: the kernel just returned `raw` as a new descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
+/// A perf ioctl whose argument is the integer `flag`, not memory: ENABLE, DISABLE or RESET, the only
+/// requests it compiles for.
+fn flag_ioctl<const OPCODE: Opcode>(fd: BorrowedFd<'_>, flag: usize) -> io::Result<()> {
+    const {
+        assert!(matches!(
+            OPCODE,
+            PERF_EVENT_IOC_ENABLE | PERF_EVENT_IOC_DISABLE | PERF_EVENT_IOC_RESET
+        ))
     };
-    if ret >= 0 {
-        // Not expected from a NULL attribute, but a descriptor would be ours to close.
-        // SAFETY: a non-negative return is a new descriptor owned by nobody else.
-        drop(unsafe { OwnedFd::from_raw_fd(ret as RawFd) });
-        return true;
-    }
-    io::Error::last_os_error().raw_os_error() != Some(libc::ENOSYS)
+    // SAFETY: OPCODE is ENABLE, DISABLE or RESET (checked at compile time above), each of which takes
+    // an integer flag, 0 or PERF_IOC_FLAG_GROUP, and touches no memory through it.
+    let setter = unsafe { IntegerSetter::<OPCODE>::new_usize(flag) };
+    // SAFETY: as above; `fd` is a live descriptor for the duration of the call.
+    unsafe { rustix::ioctl::ioctl(fd, setter) }?;
+    Ok(())
 }
 
 /// The one place a C return value becomes an [`io::Error`]: a negative result means `errno`.
@@ -178,52 +221,37 @@ impl PerfSys for LinuxPerf {
         cpu: i32,
         group: Option<BorrowedFd<'_>>,
     ) -> io::Result<OwnedFd> {
-        let group_fd: RawFd = group.map_or(-1, |fd| fd.as_raw_fd());
-        // SAFETY: `attr` points to a live, initialised `perf_event_attr` whose `size` field
-        // (64) matches the bytes the kernel may read; the other arguments are plain integers.
-        let ret = check(unsafe {
-            libc::syscall(
-                libc::SYS_perf_event_open,
-                attr as *const PerfEventAttr,
-                pid as libc::c_long,
-                cpu as libc::c_long,
-                group_fd as libc::c_long,
-                perf_event_attr::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
-            )
-        })?;
-        let raw = RawFd::try_from(ret).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
-        // SAFETY: the kernel just returned `raw` as a new descriptor that nothing else owns.
-        Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+        // SAFETY: `attr` is a live, initialised `PerfEventAttr`, whose `size` field (64) is the
+        // bytes the kernel reads.
+        unsafe { perf_event_open(attr, pid, cpu, group) }
     }
 
     fn read(&self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
         loop {
             match rustix::io::read(fd, &mut *buf) {
                 Ok(n) => return Ok(n),
-                Err(rustix::io::Errno::INTR) => continue,
+                Err(Errno::INTR) => continue,
                 Err(errno) => return Err(errno.into()),
             }
         }
     }
 
     fn ioctl(&self, fd: BorrowedFd<'_>, request: PerfIoctl) -> io::Result<u64> {
-        let raw = fd.as_raw_fd();
-        let (code, group) = match request {
-            PerfIoctl::EnableGroup => (PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP),
-            PerfIoctl::DisableGroup => (PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP),
-            PerfIoctl::Enable => (PERF_EVENT_IOC_ENABLE, 0),
-            PerfIoctl::Disable => (PERF_EVENT_IOC_DISABLE, 0),
-            PerfIoctl::ResetGroup => (PERF_EVENT_IOC_RESET, PERF_IOC_FLAG_GROUP),
-            PerfIoctl::Id => {
-                let mut id: u64 = 0;
-                // SAFETY: PERF_EVENT_IOC_ID writes one u64 through the pointer, which points to
-                // the live local `id`.
-                check(unsafe { libc::ioctl(raw, PERF_EVENT_IOC_ID as _, &mut id as *mut u64) })?;
-                return Ok(id);
+        match request {
+            PerfIoctl::EnableGroup => flag_ioctl::<PERF_EVENT_IOC_ENABLE>(fd, PERF_IOC_FLAG_GROUP),
+            PerfIoctl::DisableGroup => {
+                flag_ioctl::<PERF_EVENT_IOC_DISABLE>(fd, PERF_IOC_FLAG_GROUP)
             }
-        };
-        // SAFETY: ENABLE, DISABLE and RESET take an integer flag argument and touch no memory.
-        check(unsafe { libc::ioctl(raw, code as _, group) })?;
+            PerfIoctl::Enable => flag_ioctl::<PERF_EVENT_IOC_ENABLE>(fd, 0),
+            PerfIoctl::Disable => flag_ioctl::<PERF_EVENT_IOC_DISABLE>(fd, 0),
+            PerfIoctl::ResetGroup => flag_ioctl::<PERF_EVENT_IOC_RESET>(fd, PERF_IOC_FLAG_GROUP),
+            PerfIoctl::Id => {
+                // SAFETY: PERF_EVENT_IOC_ID writes one u64, the getter's output, and nothing else.
+                let getter = unsafe { Getter::<PERF_EVENT_IOC_ID, u64>::new() };
+                // SAFETY: as above; `fd` is a live descriptor for the duration of the call.
+                return Ok(unsafe { rustix::ioctl::ioctl(fd, getter) }?);
+            }
+        }?;
         Ok(0)
     }
 
@@ -254,6 +282,7 @@ impl PerfSys for LinuxPerf {
 
     fn close(&self, fd: OwnedFd) -> io::Result<()> {
         let raw = fd.into_raw_fd();
+        // `libc`'s close: `rustix`'s reports no error, and reporting it is the point of this call.
         // SAFETY: `raw` came out of an `OwnedFd`, so this is its only owner and it is closed once.
         check(unsafe { libc::close(raw) })?;
         Ok(())
@@ -263,6 +292,21 @@ impl PerfSys for LinuxPerf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn perf_ioctl_numbers_are_those_of_the_kernel_header() {
+        // `Opcode` is a C int of either sign and width, as the platform's ioctl takes it: compare its
+        // bits, which hexadecimal formatting shows for every integer type.
+        assert_eq!(format!("{PERF_EVENT_IOC_ENABLE:#x}"), "0x2400");
+        assert_eq!(format!("{PERF_EVENT_IOC_DISABLE:#x}"), "0x2401");
+        assert_eq!(format!("{PERF_EVENT_IOC_RESET:#x}"), "0x2403");
+        let id = if cfg!(target_pointer_width = "64") {
+            "0x80082407"
+        } else {
+            "0x80042407"
+        };
+        assert_eq!(format!("{PERF_EVENT_IOC_ID:#x}"), id);
+    }
 
     #[test]
     fn real_close_of_a_valid_descriptor_succeeds() {
@@ -275,7 +319,7 @@ mod tests {
         let attr = PerfEventAttr::counting(perf_event_attr::PERF_TYPE_SOFTWARE, 1);
         let enosys = match LinuxPerf.perf_event_open(&attr, 0, -1, None) {
             Ok(_) => false,
-            Err(err) => err.raw_os_error() == Some(libc::ENOSYS),
+            Err(err) => err.raw_os_error() == Some(Errno::NOSYS.raw_os_error()),
         };
         assert_eq!(perf_event_open_implemented(), !enosys);
     }
@@ -293,8 +337,8 @@ mod tests {
         attr.size = 1;
         let err = LinuxPerf.perf_event_open(&attr, 0, -1, None).unwrap_err();
         assert!(matches!(
-            err.raw_os_error(),
-            Some(libc::E2BIG) | Some(libc::EINVAL)
+            Errno::from_io_error(&err),
+            Some(Errno::TOOBIG | Errno::INVAL)
         ));
     }
 }

@@ -9,14 +9,17 @@
 //! first is odd: an update is in progress). [`PerfPage::read`] retries a bounded number of times and
 //! then gives up, so nothing here can spin forever.
 //!
-//! Self-contained on purpose: everything about the page is in this file (layout, mapping, reads).
+//! Self-contained on purpose: everything about the page is in this file (layout, reads); the mapping
+//! itself is the crate's one mapping type, `sys::mapping::Mapping`, which checks every field's bounds.
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
-use std::ptr::NonNull;
-use std::sync::atomic::{fence, AtomicU16, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
+use rustix::io::Errno;
 use rustix::mm::{MapFlags, ProtFlags};
+
+use super::mapping::Mapping;
 
 /// Byte offsets of the fields of `struct perf_event_mmap_page` (Linux uapi `perf_event.h`).
 mod offset {
@@ -107,17 +110,8 @@ pub struct PageBusy {
 /// The first page of one perf event, mapped read-only and shared with the kernel. Unmapped on drop.
 #[derive(Debug)]
 pub struct PerfPage {
-    base: NonNull<u8>,
-    len: usize,
-    /// `munmap` on drop (false for a page in ordinary memory, in unit tests).
-    mapped: bool,
+    map: Mapping,
 }
-
-// SAFETY: the page is plain memory shared with the kernel; every access is an atomic load, so it may
-// be read from any thread, and the mapping lives until drop whichever thread drops it.
-unsafe impl Send for PerfPage {}
-// SAFETY: as above; `&PerfPage` only permits atomic loads.
-unsafe impl Sync for PerfPage {}
 
 /// What `/proc/self/fd/N` of a perf event descriptor links to.
 const PERF_EVENT_LINK: &str = "anon_inode:[perf_event]";
@@ -137,41 +131,19 @@ impl PerfPage {
         }
         let page_size = rustix::param::page_size();
         if page_size < offset::END {
-            return Err(io::Error::from_raw_os_error(libc::EINVAL));
+            return Err(Errno::INVAL.into());
         }
-        // SAFETY: a NULL hint asks the kernel for a new read-only shared mapping of one page of `fd`,
-        // so no existing memory is affected; the mapping is owned by the returned value.
-        let base = unsafe {
-            rustix::mm::mmap(
-                std::ptr::null_mut(),
-                page_size,
-                ProtFlags::READ,
-                MapFlags::SHARED,
-                fd,
-                0,
-            )
-        }?;
-        let base = NonNull::new(base.cast::<u8>()).ok_or(io::ErrorKind::InvalidData)?;
         // Kernels before 5.10 end the written fields at `time_zero`; the rest of the page is zero,
         // which reads as "no short clock" and is handled as such.
-        let page = PerfPage {
-            base,
-            len: page_size,
-            mapped: true,
-        };
-        Ok(page)
+        let map = Mapping::new(fd, page_size, ProtFlags::READ, MapFlags::SHARED)?;
+        Ok(PerfPage { map })
     }
 
     /// A page in ordinary, zeroed, 8-byte aligned memory, written with [`PerfPage::store_for_test`].
     #[cfg(test)]
     pub(crate) fn in_memory() -> PerfPage {
-        let words: Box<[AtomicU64]> = (0..offset::END / 8).map(|_| AtomicU64::new(0)).collect();
-        let len = words.len() * 8;
-        let base = NonNull::new(Box::into_raw(words).cast::<u8>()).expect("a box is never null");
         PerfPage {
-            base,
-            len,
-            mapped: false,
+            map: Mapping::in_memory(offset::END),
         }
     }
 
@@ -190,21 +162,12 @@ impl PerfPage {
             .store(fields.time_running, Ordering::SeqCst);
         self.atomic64(offset::CAPABILITIES)
             .store(fields.capabilities, Ordering::SeqCst);
-        // SAFETY: `PMC_WIDTH` and `TIME_SHIFT` are 2-byte aligned offsets inside the page.
-        unsafe {
-            (*self
-                .base
-                .as_ptr()
-                .add(offset::PMC_WIDTH)
-                .cast::<AtomicU16>())
+        self.fields()
+            .atomic_u16(offset::PMC_WIDTH)
             .store(fields.pmc_width, Ordering::SeqCst);
-            (*self
-                .base
-                .as_ptr()
-                .add(offset::TIME_SHIFT)
-                .cast::<AtomicU16>())
+        self.fields()
+            .atomic_u16(offset::TIME_SHIFT)
             .store(fields.time_shift, Ordering::SeqCst);
-        }
         self.atomic32(offset::TIME_MULT)
             .store(fields.time_mult, Ordering::SeqCst);
         self.atomic64(offset::TIME_OFFSET)
@@ -229,23 +192,26 @@ impl PerfPage {
     /// ([`in_memory`](Self::in_memory)) exist only there, so the check costs nothing elsewhere.
     #[inline(always)]
     fn is_kernel_page(&self) -> bool {
-        cfg!(not(test)) || self.mapped
+        cfg!(not(test)) || self.map.is_kernel()
     }
 
+    /// The mapping, checked to hold every field (as `map` made sure): on the read paths this one
+    /// comparison stands in for the bounds check of each field read after it.
+    #[inline(always)]
+    fn fields(&self) -> &Mapping {
+        self.map.assert_holds(offset::END);
+        &self.map
+    }
+
+    /// A u32 field; the kernel writes it concurrently, hence an atomic view.
     #[inline]
     fn atomic32(&self, at: usize) -> &AtomicU32 {
-        debug_assert!(at.is_multiple_of(4) && at + 4 <= self.len);
-        // SAFETY: `at` is a 4-byte aligned offset of a u32 field inside the page (the page is
-        // page-aligned, or 8-byte aligned in tests), which stays mapped while `self` lives; the
-        // kernel writes it concurrently, hence an atomic view.
-        unsafe { &*self.base.as_ptr().add(at).cast::<AtomicU32>() }
+        self.fields().atomic_u32(at)
     }
 
     #[inline]
     fn atomic64(&self, at: usize) -> &AtomicU64 {
-        debug_assert!(at.is_multiple_of(8) && at + 8 <= self.len);
-        // SAFETY: as in `atomic32`, for an 8-byte aligned u64 field.
-        unsafe { &*self.base.as_ptr().add(at).cast::<AtomicU64>() }
+        self.fields().atomic_u64(at)
     }
 
     #[inline]
@@ -260,9 +226,7 @@ impl PerfPage {
 
     #[inline]
     fn load16(&self, at: usize) -> u16 {
-        debug_assert!(at.is_multiple_of(2) && at + 2 <= self.len);
-        // SAFETY: as in `atomic32`, for a 2-byte aligned u16 field.
-        unsafe { &*self.base.as_ptr().add(at).cast::<AtomicU16>() }.load(Ordering::Relaxed)
+        self.fields().atomic_u16(at).load(Ordering::Relaxed)
     }
 
     /// Reads the fields and, between the two reads of the lock, calls `reads` with them (the counter
@@ -304,25 +268,6 @@ impl PerfPage {
             }
         }
         Err(PageBusy { rounds })
-    }
-}
-
-impl Drop for PerfPage {
-    fn drop(&mut self) {
-        if self.mapped {
-            // SAFETY: unmaps exactly the page `map` mapped; no reference into it outlives `self`.
-            // An error cannot be reported from drop, and leaves at worst one page mapped.
-            let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.len) };
-        } else {
-            #[cfg(test)]
-            // SAFETY: `in_memory` made `base` from a boxed slice of `len / 8` atomics.
-            unsafe {
-                drop(Box::from_raw(std::ptr::slice_from_raw_parts_mut(
-                    self.base.as_ptr().cast::<AtomicU64>(),
-                    self.len / 8,
-                )));
-            }
-        }
     }
 }
 
@@ -666,9 +611,7 @@ thread_local! {
 pub fn current_thread_id() -> i32 {
     THREAD_ID.with(|id| {
         if id.get() == 0 {
-            // SAFETY: gettid takes no arguments, cannot fail and touches no memory.
-            let tid = unsafe { libc::syscall(libc::SYS_gettid) };
-            id.set(tid as i32);
+            id.set(rustix::thread::gettid().as_raw_nonzero().get());
         }
         id.get()
     })

@@ -9,14 +9,14 @@
 //! `PERF_RECORD_LOST` with their count instead: nothing is overwritten, nothing is lost unannounced.
 
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
-use std::ptr::NonNull;
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use rustix::io::Errno;
 use rustix::mm::{MapFlags, ProtFlags};
 
-use super::check;
-use super::perf_event_attr::{SamplingAttr, PERF_FLAG_FD_CLOEXEC};
+use super::mapping::Mapping;
+use super::perf_event_attr::SamplingAttr;
 
 /// Byte offsets in `struct perf_event_mmap_page` of the ring's fields (Linux uapi `perf_event.h`).
 mod offset {
@@ -34,22 +34,9 @@ pub fn open_sampling_event(
     cpu: i32,
     group: Option<BorrowedFd<'_>>,
 ) -> io::Result<OwnedFd> {
-    let group_fd: RawFd = group.map_or(-1, |fd| fd.as_raw_fd());
-    // SAFETY: `attr` points to a live, initialised `perf_event_attr` of `attr.base.size` (96) bytes, the
-    // size of `SamplingAttr`; the other arguments are plain integers.
-    let ret = check(unsafe {
-        libc::syscall(
-            libc::SYS_perf_event_open,
-            attr as *const SamplingAttr,
-            pid as libc::c_long,
-            cpu as libc::c_long,
-            group_fd as libc::c_long,
-            PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
-        )
-    })?;
-    let raw = RawFd::try_from(ret).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
-    // SAFETY: the kernel just returned `raw` as a new descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+    // SAFETY: `attr` points to a live, initialised `SamplingAttr`, a `repr(C)` struct that starts with
+    // a `PerfEventAttr` and is `attr.base.size` (96) bytes long.
+    unsafe { super::perf_event_open(std::ptr::from_ref(attr).cast(), pid, cpu, group) }
 }
 
 /// Now on CLOCK_MONOTONIC_RAW, the clock [`SamplingAttr`]s of this crate stamp their records with, in ns.
@@ -58,6 +45,8 @@ pub fn monotonic_raw_ns() -> u64 {
         tv_sec: 0,
         tv_nsec: 0,
     };
+    // `libc`'s clock_gettime, not `rustix`'s: rustix's crashes under valgrind (rustix issue 1559), and the
+    // tests run under valgrind.
     // SAFETY: `ts` is a live, writable timespec; CLOCK_MONOTONIC_RAW exists on every Linux since 2.6.28.
     let ret = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_RAW, &mut ts) };
     if ret != 0 {
@@ -73,18 +62,11 @@ pub fn monotonic_raw_ns() -> u64 {
 /// respect `data_tail` and never overwrite unread records).
 #[derive(Debug)]
 pub struct PerfRing {
-    base: NonNull<u8>,
-    len: usize,
+    map: Mapping,
     data_offset: usize,
     data_size: usize,
     tail: u64,
-    /// `munmap` on drop (false for a ring in ordinary memory, in unit tests).
-    mapped: bool,
 }
-
-// SAFETY: the mapping is plain shared memory; the header fields are accessed atomically and the data area
-// only by the one owner of `&mut PerfRing`, so the ring may move to another thread.
-unsafe impl Send for PerfRing {}
 
 /// Why a drain stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -118,27 +100,18 @@ impl PerfRing {
         let len = data_pages
             .checked_add(1)
             .and_then(|n| n.checked_mul(page))
-            .ok_or_else(|| io::Error::from_raw_os_error(libc::ENOMEM))?;
-        // SAFETY: a NULL hint asks the kernel for a new shared mapping of `fd`, so no existing memory is
-        // affected; the mapping is owned by the returned value and unmapped on drop.
-        let base = unsafe {
-            rustix::mm::mmap(
-                std::ptr::null_mut(),
-                len,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::SHARED,
-                fd,
-                0,
-            )
-        }?;
-        let base = NonNull::new(base.cast::<u8>()).ok_or(io::ErrorKind::InvalidData)?;
-        let mut ring = PerfRing {
-            base,
+            .ok_or(Errno::NOMEM)?;
+        let map = Mapping::new(
+            fd,
             len,
+            ProtFlags::READ | ProtFlags::WRITE,
+            MapFlags::SHARED,
+        )?;
+        let mut ring = PerfRing {
+            map,
             data_offset: page,
             data_size: data_pages * page,
             tail: 0,
-            mapped: true,
         };
         // Kernels since 4.1 state where the data area is; before, it is the pages after the first.
         let (offset, size) = (
@@ -184,11 +157,10 @@ impl PerfRing {
         let mut at = self.tail;
         for _ in 0..words {
             let index = (at % size) as usize + self.data_offset;
-            // SAFETY: `index` is 8-byte aligned (the data area is page aligned, `at` advances by 8) and
-            // `index + 8 <= data_offset + data_size == len`, inside the mapping; the kernel wrote these
-            // bytes before it published `head`, which was loaded with acquire ordering.
-            let word = unsafe { self.base.as_ptr().add(index).cast::<u64>().read_volatile() };
-            out.push(word);
+            // `index` is 8-byte aligned (the data area is page aligned, `at` advances by 8) and
+            // `index + 8 <= data_offset + data_size == len`; the kernel wrote these bytes before it
+            // published `head`, which was loaded with acquire ordering.
+            out.push(self.map.atomic_u64(index).load(Ordering::Relaxed));
             at = at.wrapping_add(8);
         }
         self.release(head);
@@ -204,27 +176,9 @@ impl PerfRing {
             .store(head, Ordering::Release);
     }
 
+    /// A field of the header page.
     fn header(&self, at: usize) -> &AtomicU64 {
-        // SAFETY: every offset used is 8-byte aligned inside the first page, which the mapping (at least two
-        // pages) always holds and which lives as long as `self`.
-        unsafe { &*self.base.as_ptr().add(at).cast::<AtomicU64>() }
-    }
-}
-
-impl Drop for PerfRing {
-    fn drop(&mut self) {
-        if self.mapped {
-            // SAFETY: `base` and `len` are exactly the mapping made in `map`, unmapped once, here.
-            let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.len) };
-        } else {
-            // SAFETY: made by `in_memory` from a boxed slice of `len / 8` words, freed once, here.
-            drop(unsafe {
-                Box::from_raw(std::ptr::slice_from_raw_parts_mut(
-                    self.base.as_ptr().cast::<AtomicU64>(),
-                    self.len / 8,
-                ))
-            });
-        }
+        self.map.atomic_u64(at)
     }
 }
 
@@ -234,18 +188,11 @@ impl PerfRing {
     /// the kernel would ([`PerfRing::kernel_write`]).
     fn in_memory(data_words: usize) -> PerfRing {
         let header = offset::DATA_SIZE + 8;
-        let words: Box<[AtomicU64]> = (0..header / 8 + data_words)
-            .map(|_| AtomicU64::new(0))
-            .collect();
-        let len = words.len() * 8;
-        let base = NonNull::new(Box::into_raw(words).cast::<u8>()).expect("a box is never null");
         PerfRing {
-            base,
-            len,
+            map: Mapping::in_memory(header + data_words * 8),
             data_offset: header,
             data_size: data_words * 8,
             tail: 0,
-            mapped: false,
         }
     }
 
@@ -254,10 +201,7 @@ impl PerfRing {
         let mut head = self.header(offset::DATA_HEAD).load(Ordering::Relaxed);
         for &word in words {
             let at = (head % self.data_size as u64) as usize + self.data_offset;
-            // SAFETY: inside the boxed words, 8-byte aligned.
-            unsafe {
-                (*self.base.as_ptr().add(at).cast::<AtomicU64>()).store(word, Ordering::Relaxed)
-            };
+            self.map.atomic_u64(at).store(word, Ordering::Relaxed);
             head += 8;
         }
         self.header(offset::DATA_HEAD)

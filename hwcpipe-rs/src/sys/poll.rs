@@ -6,6 +6,7 @@ use std::os::fd::AsFd;
 use std::time::Duration;
 
 use rustix::event::{PollFd, PollFlags, Timespec};
+use rustix::io::Errno;
 
 /// Result of [`poll_in`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,7 +31,7 @@ pub(crate) fn poll_in(fd: impl AsFd, timeout: Duration) -> io::Result<Poll> {
             Ok(0) => return Ok(Poll::TimedOut),
             Ok(_) if set[0].revents().contains(PollFlags::IN) => return Ok(Poll::Readable),
             Ok(_) => return Ok(Poll::HungUp),
-            Err(rustix::io::Errno::INTR) => continue,
+            Err(Errno::INTR) => continue,
             Err(errno) => return Err(errno.into()),
         }
     }

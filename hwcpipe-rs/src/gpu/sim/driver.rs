@@ -4,6 +4,8 @@
 use std::collections::HashMap;
 use std::io;
 
+use rustix::io::Errno;
+
 use super::config::{Fault, SimConfig, Workload};
 use super::kinstr_model::KinstrModel;
 use super::vinstr_model::VinstrModel;
@@ -125,7 +127,7 @@ impl Driver {
         match fd {
             Fd::Device => self.device_ioctl(request, arg),
             Fd::Reader(r) => {
-                let mut reader = self.readers.remove(&r).ok_or_else(|| errno(libc::EBADF))?;
+                let mut reader = self.readers.remove(&r).ok_or(Errno::BADF)?;
                 let result = match &mut reader {
                     SimReader::Vinstr(v) => v.ioctl(self, request, arg),
                     SimReader::Kinstr(k) => k.ioctl(self, request, arg),
@@ -139,7 +141,7 @@ impl Driver {
     fn struct_arg<'a>(arg: IoctlArg<'a>, size: usize) -> io::Result<&'a mut [u8]> {
         match arg {
             IoctlArg::Struct(b) if b.len() >= size => Ok(b),
-            _ => Err(errno(libc::EFAULT)),
+            _ => Err(Errno::FAULT.into()),
         }
     }
 
@@ -151,13 +153,13 @@ impl Driver {
             UK_VERSION_CHECK | VERSION_CHECK_JM | VERSION_CHECK_CSF
         );
         if !self.versioned && !is_version_check {
-            return Err(errno(libc::EPERM));
+            return Err(Errno::PERM.into());
         }
         match request {
             UK_VERSION_CHECK if iface == Interface::LegacyUk => {
                 let b = Self::struct_arg(arg, UkVersionCheck::SIZE)?;
                 if UkVersionCheck::decode(b).header != UK_FUNC_VERSION_CHECK {
-                    return Err(errno(libc::EINVAL));
+                    return Err(Errno::INVAL.into());
                 }
                 UkVersionCheck {
                     header: 0,
@@ -186,12 +188,12 @@ impl Driver {
             SET_FLAGS if iface != Interface::LegacyUk => {
                 let b = Self::struct_arg(arg, SetFlags::SIZE)?;
                 if self.flags_set || SetFlags::decode(b).create_flags & !0x7 != 0 {
-                    return Err(errno(libc::EINVAL));
+                    return Err(Errno::INVAL.into());
                 }
                 self.flags_set = true;
                 Ok(0)
             }
-            _ if !self.flags_set => Err(errno(libc::EPERM)),
+            _ if !self.flags_set => Err(Errno::PERM.into()),
             UK_GPU_PROPS if iface == Interface::LegacyUk => {
                 let b = Self::struct_arg(arg, UK_GPU_PROPS_SIZE)?;
                 self.encode_uk_props(b);
@@ -203,22 +205,22 @@ impl Driver {
                     IoctlArg::Struct(b) => {
                         let req = GetGpuProps::decode(b);
                         if req.buffer != 0 || req.size != 0 {
-                            return Err(errno(libc::EFAULT));
+                            return Err(Errno::FAULT.into());
                         }
                         Ok(props.len() as i32)
                     }
                     IoctlArg::StructWithBuffer { arg, buffer, .. } => {
                         let size = GetGpuProps::decode(arg).size as usize;
                         if size > buffer.len() {
-                            return Err(errno(libc::EFAULT));
+                            return Err(Errno::FAULT.into());
                         }
                         if size < props.len() {
-                            return Err(errno(libc::EINVAL));
+                            return Err(Errno::INVAL.into());
                         }
                         buffer[..props.len()].copy_from_slice(&props);
                         Ok(props.len() as i32)
                     }
-                    IoctlArg::Value(_) => Err(errno(libc::EFAULT)),
+                    IoctlArg::Value(_) => Err(Errno::FAULT.into()),
                 }
             }
             UK_HWCNT_READER_SETUP if iface == Interface::LegacyUk && self.vinstr_offered() => {
@@ -249,7 +251,7 @@ impl Driver {
                 self.readers.insert(fd, SimReader::Kinstr(model));
                 Ok(fd)
             }
-            _ => Err(errno(libc::ENOTTY)),
+            _ => Err(Errno::NOTTY.into()),
         }
     }
 
@@ -268,7 +270,7 @@ impl Driver {
 
     fn new_vinstr(&mut self, buffer_count: u32, masks: [u32; 4]) -> io::Result<i32> {
         if !(1..=32).contains(&buffer_count) {
-            return Err(errno(libc::EINVAL));
+            return Err(Errno::INVAL.into());
         }
         let model = VinstrModel::new(&self.config, buffer_count, masks)?;
         let fd = self.alloc_fd();
@@ -332,30 +334,20 @@ impl Driver {
     }
 
     pub(super) fn mmap(&mut self, reader: i32, len: usize) -> io::Result<()> {
-        match self
-            .readers
-            .get_mut(&reader)
-            .ok_or_else(|| errno(libc::EBADF))?
-        {
+        match self.readers.get_mut(&reader).ok_or(Errno::BADF)? {
             SimReader::Vinstr(v) => v.mmap(len),
             SimReader::Kinstr(k) => k.mmap(len),
         }
     }
 
     pub(super) fn read_mapped(&self, reader: i32, offset: usize, out: &mut [u8]) -> io::Result<()> {
-        let (memory, mapped) = match self
-            .readers
-            .get(&reader)
-            .ok_or_else(|| errno(libc::EBADF))?
-        {
+        let (memory, mapped) = match self.readers.get(&reader).ok_or(Errno::BADF)? {
             SimReader::Vinstr(v) => v.memory(),
             SimReader::Kinstr(k) => k.memory(),
         };
-        let end = offset
-            .checked_add(out.len())
-            .ok_or_else(|| errno(libc::EINVAL))?;
+        let end = offset.checked_add(out.len()).ok_or(Errno::INVAL)?;
         if end > mapped || end > memory.len() {
-            return Err(errno(libc::EINVAL));
+            return Err(Errno::INVAL.into());
         }
         out.copy_from_slice(&memory[offset..end]);
         Ok(())
@@ -363,21 +355,14 @@ impl Driver {
 
     pub(super) fn poll(&mut self, reader: i32) -> io::Result<PollOutcome> {
         // A reader in periodic mode with nothing waiting: the driver's timer fires during the wait.
-        let mut model = self
-            .readers
-            .remove(&reader)
-            .ok_or_else(|| errno(libc::EBADF))?;
+        let mut model = self.readers.remove(&reader).ok_or(Errno::BADF)?;
         let fired = match &mut model {
             SimReader::Vinstr(v) => v.periodic_tick(self),
             SimReader::Kinstr(k) => k.periodic_tick(self),
         };
         self.readers.insert(reader, model);
         fired?;
-        let ready = match self
-            .readers
-            .get(&reader)
-            .ok_or_else(|| errno(libc::EBADF))?
-        {
+        let ready = match self.readers.get(&reader).ok_or(Errno::BADF)? {
             SimReader::Vinstr(v) => v.ready(),
             SimReader::Kinstr(k) => k.ready(),
         };
@@ -394,7 +379,7 @@ impl Driver {
         self.readers
             .remove(&reader)
             .map(drop)
-            .ok_or_else(|| errno(libc::EBADF))
+            .ok_or_else(|| io::Error::from(Errno::BADF))
     }
 }
 

@@ -4,8 +4,10 @@
 use std::collections::VecDeque;
 use std::io;
 
+use rustix::io::Errno;
+
 use super::config::Fault;
-use super::driver::{errno, Driver};
+use super::driver::Driver;
 use crate::gpu::device::IoctlArg;
 use crate::gpu::dump::{FIRST_COUNTER, HEADER_ENABLE_MASK};
 use crate::gpu::ioctl::*;
@@ -127,7 +129,7 @@ impl KinstrModel {
         match arg {
             IoctlArg::Struct(b) if b.len() >= KinstrEnumInfo::SIZE => {
                 if KinstrEnumInfo::decode(b).info_list_ptr != 0 {
-                    return Err(errno(libc::EFAULT));
+                    return Err(Errno::FAULT.into());
                 }
                 KinstrEnumInfo {
                     info_item_size: item_size,
@@ -140,28 +142,28 @@ impl KinstrModel {
             IoctlArg::StructWithBuffer { arg, buffer, .. } => {
                 let req = KinstrEnumInfo::decode(arg);
                 if req.info_item_size as usize != ENUM_ITEM_SIZE || req.info_item_count != count {
-                    return Err(errno(libc::EINVAL));
+                    return Err(Errno::INVAL.into());
                 }
                 if buffer.len() < items.len() {
-                    return Err(errno(libc::EFAULT));
+                    return Err(Errno::FAULT.into());
                 }
                 buffer[..items.len()].copy_from_slice(&items);
                 Ok(0)
             }
-            _ => Err(errno(libc::EFAULT)),
+            _ => Err(Errno::FAULT.into()),
         }
     }
 
     pub(super) fn setup(driver: &mut Driver, arg: IoctlArg<'_>) -> io::Result<KinstrModel> {
         let IoctlArg::StructWithBuffer { arg, buffer, .. } = arg else {
-            return Err(errno(libc::EFAULT));
+            return Err(Errno::FAULT.into());
         };
         let req = KinstrSetup::decode(arg);
         if req.request_item_size as usize != REQUEST_ITEM_SIZE || req.request_item_count < 2 {
-            return Err(errno(libc::EINVAL));
+            return Err(Errno::INVAL.into());
         }
         let total = req.request_item_count as usize * REQUEST_ITEM_SIZE;
-        let requests = buffer.get(..total).ok_or_else(|| errno(libc::EFAULT))?;
+        let requests = buffer.get(..total).ok_or(Errno::FAULT)?;
         let values = driver.config.values_per_block;
         let mut enable = [[0u64; 2]; 4];
         let mut mode = None;
@@ -179,15 +181,15 @@ impl KinstrModel {
                 }
                 item::REQUEST_MODE => mode = Some((it[8], u64_at(16))),
                 item::REQUEST_ENABLE => {
-                    let kind = BlockKind::from_prfcnt(it[8]).ok_or_else(|| errno(libc::EINVAL))?;
+                    let kind = BlockKind::from_prfcnt(it[8]).ok_or(Errno::INVAL)?;
                     if it[9] != 0 {
-                        return Err(errno(libc::EINVAL));
+                        return Err(Errno::INVAL.into());
                     }
                     let m = full_mask(values);
                     enable[kind.index()] = [u64_at(16) & m[0], u64_at(24) & m[1]];
                 }
                 item::REQUEST_SCOPE => {}
-                _ => return Err(errno(libc::EINVAL)),
+                _ => return Err(io::Error::from(Errno::INVAL)),
             }
         }
         // Manual mode, or periodic mode with a period of at least the driver's 100 µs.
@@ -196,10 +198,10 @@ impl KinstrModel {
             Some((1, period)) if period >= 100_000 && !driver.has(Fault::NoPeriodicDumps) => {
                 Some(period)
             }
-            _ => return Err(errno(libc::EINVAL)),
+            _ => return Err(io::Error::from(Errno::INVAL)),
         };
         if !terminated {
-            return Err(errno(libc::EINVAL));
+            return Err(Errno::INVAL.into());
         }
         let blocks = instances(driver);
         let meta_items = blocks.len() + 3;
@@ -238,14 +240,14 @@ impl KinstrModel {
             return Ok(());
         }
         match self.take_sample(driver, 0) {
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Ok(()),
+            Err(e) if e.raw_os_error() == Some(Errno::BUSY.raw_os_error()) => Ok(()),
             other => other,
         }
     }
 
     pub(super) fn mmap(&mut self, len: usize) -> io::Result<()> {
         if len == 0 || len > self.memory.len() || self.mapped != 0 {
-            return Err(errno(libc::EINVAL));
+            return Err(Errno::INVAL.into());
         }
         self.mapped = len;
         Ok(())
@@ -262,7 +264,7 @@ impl KinstrModel {
             .map(|s| s * self.slot_bytes)
             .find(|o| !busy.contains(o))
         else {
-            return Err(errno(libc::EBUSY));
+            return Err(Errno::BUSY.into());
         };
         let (k, span, end) = driver.tick(self.period_ns);
         let counting = driver.counting(k);
@@ -320,10 +322,10 @@ impl KinstrModel {
         arg: IoctlArg<'_>,
     ) -> io::Result<i32> {
         let IoctlArg::Struct(b) = arg else {
-            return Err(errno(libc::EFAULT));
+            return Err(Errno::FAULT.into());
         };
         if b.len() < 16 {
-            return Err(errno(libc::EFAULT));
+            return Err(Errno::FAULT.into());
         }
         match request {
             PRFCNT_ISSUE_COMMAND => {
@@ -335,15 +337,12 @@ impl KinstrModel {
                         self.take_sample(driver, cmd.user_data)?
                     }
                     PRFCNT_CMD_DISCARD => self.pending.clear(),
-                    _ => return Err(errno(libc::EINVAL)),
+                    _ => return Err(io::Error::from(Errno::INVAL)),
                 }
                 Ok(0)
             }
             PRFCNT_GET_SAMPLE => {
-                let (sequence, offset) = self
-                    .pending
-                    .pop_front()
-                    .ok_or_else(|| errno(libc::EAGAIN))?;
+                let (sequence, offset) = self.pending.pop_front().ok_or(Errno::AGAIN)?;
                 self.held.push(offset);
                 let reported = if driver.has(Fault::TruncatedSampleMetadata) {
                     (self.mapped.saturating_sub(METADATA_ITEM_SIZE / 2)) as u64
@@ -369,11 +368,11 @@ impl KinstrModel {
                             .then_some(0)
                             .filter(|_| !self.held.is_empty())
                     })
-                    .ok_or_else(|| errno(libc::EINVAL))?;
+                    .ok_or(Errno::INVAL)?;
                 self.held.remove(pos);
                 Ok(0)
             }
-            _ => Err(errno(libc::ENOTTY)),
+            _ => Err(Errno::NOTTY.into()),
         }
     }
 }

@@ -3,8 +3,10 @@
 use std::collections::VecDeque;
 use std::io;
 
+use rustix::io::Errno;
+
 use super::config::{Fault, SimConfig};
-use super::driver::{errno, Driver};
+use super::driver::Driver;
 use crate::gpu::device::IoctlArg;
 use crate::gpu::dump::{
     BlockLayout, FIRST_COUNTER, HEADER_ENABLE_MASK, VINSTR_BLOCK_BYTES, VINSTR_VALUES_PER_BLOCK,
@@ -37,7 +39,7 @@ impl VinstrModel {
         } else {
             BlockLayout::from_props(config.core_mask, config.l2_slices)
         }
-        .map_err(|_| errno(libc::EINVAL))?;
+        .map_err(|_| Errno::INVAL)?;
         Ok(VinstrModel {
             layout,
             hwver: config.hwver,
@@ -67,14 +69,14 @@ impl VinstrModel {
         }
         match self.dump(driver) {
             // A full ring skips the period, as the driver's dump worker does.
-            Err(e) if e.raw_os_error() == Some(libc::EBUSY) => Ok(()),
+            Err(e) if e.raw_os_error() == Some(Errno::BUSY.raw_os_error()) => Ok(()),
             other => other,
         }
     }
 
     pub(super) fn mmap(&mut self, len: usize) -> io::Result<()> {
         if len == 0 || len > self.ring.len() || self.mapped != 0 {
-            return Err(errno(libc::EINVAL));
+            return Err(Errno::INVAL.into());
         }
         self.mapped = len;
         Ok(())
@@ -86,14 +88,14 @@ impl VinstrModel {
                 b[..4].copy_from_slice(&value.to_ne_bytes());
                 Ok(0)
             }
-            _ => Err(errno(libc::EFAULT)),
+            _ => Err(Errno::FAULT.into()),
         }
     }
 
     fn dump(&mut self, driver: &mut Driver) -> io::Result<()> {
         let busy: Vec<u32> = self.filled.iter().map(|f| f.0).chain(self.held).collect();
         let Some(idx) = (0..self.buffer_count).find(|i| !busy.contains(i)) else {
-            return Err(errno(libc::EBUSY));
+            return Err(Errno::BUSY.into());
         };
         let (k, _, timestamp) = driver.tick((self.period_ns > 0).then_some(self.period_ns));
         let counting = driver.counting(k);
@@ -148,7 +150,7 @@ impl VinstrModel {
                     .encode(b);
                     Ok(0)
                 }
-                _ => Err(errno(libc::EFAULT)),
+                _ => Err(Errno::FAULT.into()),
             },
             READER_DUMP => self.dump(driver).map(|_| 0),
             READER_CLEAR => {
@@ -162,20 +164,19 @@ impl VinstrModel {
                     self.period_ns = v;
                     Ok(0)
                 }
-                _ => Err(errno(libc::EINVAL)),
+                _ => Err(Errno::INVAL.into()),
             },
             READER_GET_BUFFER => {
                 let IoctlArg::Struct(b) = arg else {
-                    return Err(errno(libc::EFAULT));
+                    return Err(Errno::FAULT.into());
                 };
                 if b.len() < HwcntReaderMetadata::SIZE {
-                    return Err(errno(libc::EFAULT));
+                    return Err(Errno::FAULT.into());
                 }
                 if self.held.is_some() {
-                    return Err(errno(libc::EBUSY));
+                    return Err(Errno::BUSY.into());
                 }
-                let (idx, timestamp) =
-                    self.filled.pop_front().ok_or_else(|| errno(libc::EAGAIN))?;
+                let (idx, timestamp) = self.filled.pop_front().ok_or(Errno::AGAIN)?;
                 self.held = Some(idx);
                 let reported = if driver.has(Fault::BadBufferIndex) {
                     self.buffer_count
@@ -192,19 +193,19 @@ impl VinstrModel {
             }
             READER_PUT_BUFFER => {
                 let IoctlArg::Struct(b) = arg else {
-                    return Err(errno(libc::EFAULT));
+                    return Err(Errno::FAULT.into());
                 };
                 let idx = HwcntReaderMetadata::decode(b).buffer_idx;
                 match self.held {
-                    None => Err(errno(libc::EPERM)),
+                    None => Err(Errno::PERM.into()),
                     Some(h) if h == idx || driver.has(Fault::BadBufferIndex) => {
                         self.held = None;
                         Ok(0)
                     }
-                    Some(_) => Err(errno(libc::EINVAL)),
+                    Some(_) => Err(Errno::INVAL.into()),
                 }
             }
-            _ => Err(errno(libc::ENOTTY)),
+            _ => Err(Errno::NOTTY.into()),
         }
     }
 }
