@@ -3,7 +3,7 @@
 
 use gator_proto::apc::{
     PerfData, PerfRecords, ReadFormat, ReadValue, ReadValues, SampleLayout, SampleRecord,
-    SampleType, Words,
+    SampleType, WordSlice,
 };
 use proptest::prelude::*;
 
@@ -72,7 +72,7 @@ proptest! {
             cpu: pick(layout, SampleType::CPU, fields[7] & 0xffff_ffff).map(|c| c as u32),
             period: pick(layout, SampleType::PERIOD, fields[8]),
             read: None,
-            tail: &tail_bytes,
+            tail: WordSlice::Packed(&tail_bytes),
         };
         let mut words = Vec::new();
         sample.encode_words(layout, times.0, times.1, &values, &mut words);
@@ -106,7 +106,7 @@ proptest! {
                 prop_assert_eq!(tr, rf.contains(ReadFormat::TOTAL_TIME_RUNNING).then_some(times.1));
             }
         }
-        let tail_words: Vec<u64> = Words::new(decoded.tail).map(Result::unwrap).collect();
+        let tail_words: Vec<u64> = decoded.tail.iter().map(Result::unwrap).collect();
         prop_assert_eq!(tail_words, tail);
     }
 

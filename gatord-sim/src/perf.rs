@@ -14,7 +14,7 @@
 
 use gator_proto::apc::{
     encode_keys_message, encode_pea_message, PerfAttrs, PerfData, PerfEventAttr, ReadFormat,
-    ReadValue, SampleLayout, SampleRecord, SampleType, CLOCK_MONOTONIC_RAW,
+    ReadValue, SampleLayout, SampleRecord, SampleType, WordSlice, CLOCK_MONOTONIC_RAW,
 };
 
 /// gatord's own group leader.
@@ -287,7 +287,7 @@ impl PerfStream {
                 cpu: None,
                 period: None,
                 read: None,
-                tail: &[],
+                tail: WordSlice::default(),
             }
             .encode_words(layout, elapsed_ns, elapsed_ns, &values, &mut words);
             let mut frame = Vec::new();

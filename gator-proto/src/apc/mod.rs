@@ -41,7 +41,7 @@ pub use perf_aux::PerfAux;
 pub use perf_counters::{
     Delivery, MetricEvent, PerfCounterSample, PerfCounterTracker, TrackerError,
 };
-pub use perf_data::{PerfData, Words};
+pub use perf_data::{PerfData, WordSlice, Words};
 pub use perf_event_attr::{
     AttrError, PerfEventAttr, ReadFormat, SampleType, CLOCK_MONOTONIC_RAW, PERF_ATTR_SIZE_VER0,
 };

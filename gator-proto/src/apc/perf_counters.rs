@@ -142,6 +142,9 @@ pub enum TrackerError {
 ///
 /// Calls: feed every frame of a capture, in order, to [`PerfCounterTracker::handle_frame`] (or the SUMMARY,
 /// PERF_ATTRS and PERF_DATA frames to the specific `handle_*` methods); samples are appended to `out`.
+/// Without gatord's frames, the same state is fed typed: [`PerfCounterTracker::set_clock_base`],
+/// [`PerfCounterTracker::register_event`] and [`PerfCounterTracker::register_ids`] for every event first, then
+/// each CPU's ring words to [`PerfCounterTracker::handle_words`].
 /// Getters: [`PerfCounterTracker::attr`], [`PerfCounterTracker::key_of`], [`PerfCounterTracker::delivery`],
 /// [`PerfCounterTracker::lost_records`], [`PerfCounterTracker::sample_records`].
 #[derive(Debug, Clone, Default)]
@@ -196,52 +199,85 @@ impl PerfCounterTracker {
         for message in frame.messages() {
             match message {
                 PerfAttrsMessage::Pea { attr, key } => match PerfEventAttr::parse(attr) {
-                    Ok(attr) => {
-                        self.attrs.insert(key, attr);
-                        self.id_word = None;
-                    }
+                    Ok(attr) => self.register_event(key, attr),
                     Err(source) => {
                         first_error.get_or_insert(TrackerError::Attr { key, source });
                     }
                 },
                 PerfAttrsMessage::Keys(map) => {
-                    for (id, key) in map.iter() {
-                        self.ids.insert(id as u64, key);
-                    }
+                    self.register_ids(map.iter().map(|(id, key)| (id as u64, key)));
                 }
                 PerfAttrsMessage::MetricEventKey {
                     metric_key,
                     event_code,
                     event_key,
                     role,
-                } => {
-                    let event = MetricEvent {
+                } => self.register_metric_event(
+                    metric_key,
+                    MetricEvent {
                         code: event_code,
                         key: event_key,
                         role,
-                    };
-                    let events = self.metrics.entry(metric_key).or_default();
-                    if !events.contains(&event) {
-                        events.push(event);
-                    }
-                }
+                    },
+                ),
                 _ => {}
             }
         }
         first_error.map_or(Ok(()), Err)
     }
 
-    /// Decodes the records of a PERF_DATA frame and appends one sample per value read. Records other than
-    /// PERF_RECORD_SAMPLE are skipped (PERF_RECORD_LOST is counted). Decoding goes on past a bad sample (its
-    /// record boundary is known); the first error is returned after the samples of the whole frame.
+    /// Announces the event whose values arrive under `key`, with its attribute (what a PEA message says).
+    pub fn register_event(&mut self, key: i32, attr: PerfEventAttr) {
+        self.attrs.insert(key, attr);
+        self.id_word = None;
+    }
+
+    /// Maps perf ids to the keys of the events they were opened for (what a KEYS message says).
+    pub fn register_ids(&mut self, ids: impl IntoIterator<Item = (u64, i32)>) {
+        self.ids.extend(ids);
+    }
+
+    /// Links metric counter `metric_key` to an event it is computed from (what a METRIC_EVENT_KEY message
+    /// says); an event already linked is not listed twice.
+    pub fn register_metric_event(&mut self, metric_key: i32, event: MetricEvent) {
+        let events = self.metrics.entry(metric_key).or_default();
+        if !events.contains(&event) {
+            events.push(event);
+        }
+    }
+
+    /// Decodes the records of a PERF_DATA frame and appends one sample per value read, as
+    /// [`PerfCounterTracker::handle_words`] does for plain words.
     pub fn handle_perf_data(
         &mut self,
         frame: &PerfData<'_>,
         out: &mut Vec<PerfCounterSample>,
     ) -> Result<(), TrackerError> {
-        let cpu = frame.cpu;
+        self.handle_records(frame.cpu, PerfRecords::new(frame), out)
+    }
+
+    /// Decodes the records in plain `words` read from `cpu`'s perf ring (whole records, as the kernel writes
+    /// them) and appends one sample per value read. Records other than PERF_RECORD_SAMPLE are skipped
+    /// (PERF_RECORD_LOST is counted). Decoding goes on past a bad sample (its record boundary is known); the
+    /// first error is returned after the samples of all the words.
+    pub fn handle_words(
+        &mut self,
+        cpu: i32,
+        words: &[u64],
+        out: &mut Vec<PerfCounterSample>,
+    ) -> Result<(), TrackerError> {
+        self.handle_records(cpu, PerfRecords::raw(words), out)
+    }
+
+    /// Decodes `records`, all from `cpu`'s ring.
+    fn handle_records(
+        &mut self,
+        cpu: i32,
+        records: PerfRecords<'_>,
+        out: &mut Vec<PerfCounterSample>,
+    ) -> Result<(), TrackerError> {
         let mut first_error = None;
-        for record in PerfRecords::new(frame) {
+        for record in records {
             let record = match record {
                 Ok(record) => record,
                 Err(source) => {
@@ -423,6 +459,7 @@ impl PerfCounterTracker {
 mod tests {
     use super::*;
     use crate::apc::perf_attrs::{encode_keys_message, encode_pea_message};
+    use crate::apc::perf_data::WordSlice;
     use crate::apc::perf_event_attr::{ReadFormat, SampleType};
     use crate::apc::perf_sample::ReadValue;
     use crate::apc::record_header;
@@ -482,7 +519,7 @@ mod tests {
             cpu: None,
             period: None,
             read: None,
-            tail: &[],
+            tail: WordSlice::default(),
         }
         .encode_words(
             SampleLayout {
@@ -590,7 +627,7 @@ mod tests {
                 cpu: None,
                 period: Some(991_080),
                 read: None,
-                tail: &[],
+                tail: WordSlice::default(),
             }
             .encode_words(layout, 0, 0, &[], &mut words);
             // The call chain: one entry.
@@ -650,6 +687,62 @@ mod tests {
         let (out, _) = feed(&mut tracker, &data(0, &words));
         assert_eq!(out[1].delta, 700);
         assert_eq!(tracker.sample_records(), 3);
+    }
+
+    #[test]
+    fn plain_words_decode_as_their_perf_data_frame() {
+        let mut words = Vec::new();
+        sample_words(
+            101,
+            (BASE + 10) as u64,
+            &[(3, 100), (1000, 101)],
+            &mut words,
+        );
+        words.extend([record_header(PERF_RECORD_LOST, 0, 2), 100, 4]);
+        sample_words(999, (BASE + 20) as u64, &[(4, 100)], &mut words);
+        sample_words(
+            100,
+            (BASE + 25) as u64,
+            &[(5, 100), (1600, 101)],
+            &mut words,
+        );
+        // A record cut short: the samples before it are kept either way.
+        words.push(record_header(PERF_RECORD_SAMPLE, 0, 5));
+        let mut framed = tracker();
+        let (from_frame, frame_result) = feed(&mut framed, &data(2, &words));
+        let mut plain = tracker();
+        let mut from_words = Vec::new();
+        let words_result = plain.handle_words(2, &words, &mut from_words);
+        assert_eq!(from_words, from_frame);
+        assert_eq!(from_words.len(), 4);
+        assert_eq!(words_result, frame_result);
+        assert_eq!(
+            words_result,
+            Err(TrackerError::UnknownId { cpu: 2, id: 999 })
+        );
+        assert_eq!(
+            (plain.lost_records(), plain.sample_records()),
+            (framed.lost_records(), framed.sample_records())
+        );
+    }
+
+    #[test]
+    fn typed_registration_announces_as_a_perf_attrs_frame_does() {
+        let mut typed = PerfCounterTracker::new();
+        typed.register_event(LEADER, attr(1, 0xf));
+        typed.register_event(COUNTING, attr(0, 0x7));
+        typed.register_ids([(100, LEADER), (102, COUNTING)]);
+        let mut framed = PerfCounterTracker::new();
+        let frame = attrs_frame(
+            &[(LEADER, attr(1, 0xf)), (COUNTING, attr(0, 0x7))],
+            &[(100, LEADER), (102, COUNTING)],
+        );
+        assert_eq!(feed(&mut framed, &frame).1, Ok(()));
+        for key in [LEADER, COUNTING, CLOCK] {
+            assert_eq!(typed.attr(key), framed.attr(key));
+            assert_eq!(typed.delivery(key), framed.delivery(key));
+        }
+        assert_eq!(typed.key_of(102), Some(COUNTING));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use super::cursor::Cursor;
 use super::error::FrameError;
 use super::frame_type::FrameType;
 use super::perf_record::PerfRecords;
-use crate::sleb128::{decode_i64, encode_i32, encode_i64};
+use crate::sleb128::{decode_i64, encode_i32, encode_i64, Sleb128Error};
 
 /// A PERF_DATA frame; the words are decoded lazily by [`PerfData::words`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,9 +38,7 @@ impl<'a> PerfData<'a> {
 
     /// The u64 words in order; each item is a word or, once, the error that stops iteration.
     pub fn words(&self) -> Words<'a> {
-        Words {
-            rest: self.raw_words,
-        }
+        Words::new(self.raw_words)
     }
 
     /// The perf records of the frame, split by their headers.
@@ -62,16 +60,79 @@ impl<'a> PerfData<'a> {
     }
 }
 
-/// Iterator over the words of a [`PerfData`] frame.
+/// A run of perf record words, borrowed as they came: gatord's packed bytes (each u64 word a `packInt64`) or
+/// plain u64 words (a perf ring read by this process). Records and samples decode the same from either.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WordSlice<'a> {
+    /// Words packed as gatord sends them in a PERF_DATA frame.
+    Packed(&'a [u8]),
+    /// Plain words, as the kernel writes them into a perf ring.
+    Raw(&'a [u64]),
+}
+
+impl Default for WordSlice<'_> {
+    fn default() -> Self {
+        WordSlice::Raw(&[])
+    }
+}
+
+impl<'a> WordSlice<'a> {
+    /// The words in order.
+    pub fn iter(&self) -> Words<'a> {
+        Words { rest: *self }
+    }
+
+    /// Whether no word (and no packed byte) is left.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            WordSlice::Packed(bytes) => bytes.is_empty(),
+            WordSlice::Raw(words) => words.is_empty(),
+        }
+    }
+
+    /// The first word and the words after it; `None` when empty.
+    pub(crate) fn split_first(&self) -> Option<Result<(u64, WordSlice<'a>), Sleb128Error>> {
+        match *self {
+            WordSlice::Packed([]) => None,
+            WordSlice::Packed(bytes) => Some(
+                decode_i64(bytes)
+                    .map(|(value, len)| (value as u64, WordSlice::Packed(&bytes[len..]))),
+            ),
+            WordSlice::Raw(words) => words
+                .split_first()
+                .map(|(&first, rest)| Ok((first, WordSlice::Raw(rest)))),
+        }
+    }
+
+    /// The part of `self` that `rest`, a later part of it, does not hold.
+    pub(crate) fn before(&self, rest: &WordSlice<'a>) -> WordSlice<'a> {
+        match (*self, *rest) {
+            (WordSlice::Packed(all), WordSlice::Packed(rest)) => {
+                WordSlice::Packed(&all[..all.len() - rest.len()])
+            }
+            (WordSlice::Raw(all), WordSlice::Raw(rest)) => {
+                WordSlice::Raw(&all[..all.len() - rest.len()])
+            }
+            _ => WordSlice::default(),
+        }
+    }
+}
+
+/// Iterator over words: those of a [`PerfData`] frame, or of any [`WordSlice`].
 #[derive(Debug, Clone)]
 pub struct Words<'a> {
-    rest: &'a [u8],
+    rest: WordSlice<'a>,
 }
 
 impl<'a> Words<'a> {
     /// An iterator over the packed words in `packed`.
     pub fn new(packed: &'a [u8]) -> Words<'a> {
-        Words { rest: packed }
+        WordSlice::Packed(packed).iter()
+    }
+
+    /// An iterator over plain words (it never fails).
+    pub fn raw(words: &'a [u64]) -> Words<'a> {
+        WordSlice::Raw(words).iter()
     }
 }
 
@@ -79,16 +140,13 @@ impl Iterator for Words<'_> {
     type Item = Result<u64, FrameError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.rest.is_empty() {
-            return None;
-        }
-        match decode_i64(self.rest) {
-            Ok((value, len)) => {
-                self.rest = &self.rest[len..];
-                Some(Ok(value as u64))
+        match self.rest.split_first()? {
+            Ok((value, rest)) => {
+                self.rest = rest;
+                Some(Ok(value))
             }
             Err(source) => {
-                self.rest = &[];
+                self.rest = WordSlice::default();
                 Some(Err(FrameError::Int {
                     field: "word",
                     source,

@@ -1,4 +1,5 @@
-//! The perf ring-buffer records inside a PERF_DATA frame, split by their headers without copying.
+//! Perf ring-buffer records, split by their headers without copying: those inside a PERF_DATA frame, or those
+//! of a ring read as plain u64 words ([`PerfRecords::raw`]).
 //!
 //! gatord copies whole records out of each CPU's perf ring (never part of one) and packs every u64 word as a
 //! `packInt64`; a record takes `max(1, ceil(size / 8))` words. The header word holds `type` (low 32 bits), `misc`
@@ -7,8 +8,8 @@
 
 use thiserror::Error;
 
-use super::perf_data::{PerfData, Words};
-use crate::sleb128::{decode_i64, Sleb128Error};
+use super::perf_data::{PerfData, WordSlice, Words};
+use crate::sleb128::Sleb128Error;
 
 /// `PERF_RECORD_LOST`: records the kernel could not write (`id`, `lost`).
 pub const PERF_RECORD_LOST: u32 = 2;
@@ -56,7 +57,7 @@ pub enum PerfRecordError {
     },
 }
 
-/// One perf record borrowing its packed words.
+/// One perf record borrowing its words (packed or plain).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PerfRecord<'a> {
     /// `perf_event_header.type` (e.g. [`PERF_RECORD_SAMPLE`]).
@@ -67,17 +68,17 @@ pub struct PerfRecord<'a> {
     pub size: u16,
     /// The number of words after the header.
     pub body_words: usize,
-    body: &'a [u8],
+    body: WordSlice<'a>,
 }
 
 impl<'a> PerfRecord<'a> {
     /// The words after the header.
     pub fn body(&self) -> Words<'a> {
-        Words::new(self.body)
+        self.body.iter()
     }
 
-    /// The packed bytes of the words after the header.
-    pub fn packed_body(&self) -> &'a [u8] {
+    /// The words after the header, as they came (packed or plain).
+    pub fn body_slice(&self) -> WordSlice<'a> {
         self.body
     }
 
@@ -87,18 +88,26 @@ impl<'a> PerfRecord<'a> {
     }
 }
 
-/// Iterator over the records of a PERF_DATA frame; after an error it yields nothing more.
+/// Iterator over the records of a PERF_DATA frame or of plain words; after an error it yields nothing more.
 #[derive(Debug, Clone)]
 pub struct PerfRecords<'a> {
-    rest: &'a [u8],
+    rest: WordSlice<'a>,
 }
 
 impl<'a> PerfRecords<'a> {
     /// The records of `frame`.
     pub fn new(frame: &PerfData<'a>) -> PerfRecords<'a> {
-        PerfRecords {
-            rest: frame.raw_words,
-        }
+        PerfRecords::of(WordSlice::Packed(frame.raw_words))
+    }
+
+    /// The records of plain words, as a perf ring holds them (whole records, each padded to 8 bytes).
+    pub fn raw(words: &'a [u64]) -> PerfRecords<'a> {
+        PerfRecords::of(WordSlice::Raw(words))
+    }
+
+    /// The records of `words`, packed or plain.
+    pub fn of(words: WordSlice<'a>) -> PerfRecords<'a> {
+        PerfRecords { rest: words }
     }
 }
 
@@ -116,37 +125,41 @@ impl<'a> Iterator for PerfRecords<'a> {
                 Some(Ok(record))
             }
             Err(err) => {
-                self.rest = &[];
+                self.rest = WordSlice::default();
                 Some(Err(err))
             }
         }
     }
 }
 
-/// Splits the first record off `packed`.
-fn split_record(packed: &[u8]) -> Result<(PerfRecord<'_>, &[u8]), PerfRecordError> {
-    let (header, used) = decode_i64(packed).map_err(|source| PerfRecordError::Word {
-        field: "record header",
-        source,
-    })?;
-    let header = header as u64;
+/// Splits the first record off `words` (not empty).
+fn split_record(words: WordSlice<'_>) -> Result<(PerfRecord<'_>, WordSlice<'_>), PerfRecordError> {
+    let (header, after_header) = match words.split_first() {
+        Some(Ok(split)) => split,
+        Some(Err(source)) => {
+            return Err(PerfRecordError::Word {
+                field: "record header",
+                source,
+            })
+        }
+        None => return Err(PerfRecordError::ShortRecord { field: "header" }),
+    };
     let kind = header as u32;
     let misc = (header >> 32) as u16;
     let size = (header >> 48) as u16;
     let body_words = usize::from(size).div_ceil(8).max(1) - 1;
-    let after_header = &packed[used..];
-    let mut at = 0;
+    let mut rest = after_header;
     for done in 0..body_words {
-        match decode_i64(&after_header[at..]) {
-            Ok((_, len)) => at += len,
-            Err(Sleb128Error::Truncated { .. }) if after_header.len() == at => {
+        match rest.split_first() {
+            Some(Ok((_, after))) => rest = after,
+            None => {
                 return Err(PerfRecordError::TruncatedRecord {
                     kind,
                     needed: body_words,
                     available: done,
                 })
             }
-            Err(source) => {
+            Some(Err(source)) => {
                 return Err(PerfRecordError::Word {
                     field: "record body",
                     source,
@@ -154,14 +167,13 @@ fn split_record(packed: &[u8]) -> Result<(PerfRecord<'_>, &[u8]), PerfRecordErro
             }
         }
     }
-    let (body, rest) = after_header.split_at(at);
     Ok((
         PerfRecord {
             kind,
             misc,
             size,
             body_words,
-            body,
+            body: after_header.before(&rest),
         },
         rest,
     ))
@@ -176,7 +188,7 @@ pub fn record_header(kind: u32, misc: u16, body_words: usize) -> u64 {
 /// A bounds-checked reader over the words of one record.
 #[derive(Debug, Clone)]
 pub(crate) struct WordReader<'a> {
-    rest: &'a [u8],
+    rest: WordSlice<'a>,
     left: usize,
 }
 
@@ -194,8 +206,8 @@ impl<'a> WordReader<'a> {
         self.left
     }
 
-    /// The packed bytes not yet read.
-    pub(crate) fn rest(&self) -> &'a [u8] {
+    /// The words not yet read.
+    pub(crate) fn rest(&self) -> WordSlice<'a> {
         self.rest
     }
 
@@ -204,24 +216,27 @@ impl<'a> WordReader<'a> {
         if self.left == 0 {
             return Err(PerfRecordError::ShortRecord { field });
         }
-        let (value, len) =
-            decode_i64(self.rest).map_err(|source| PerfRecordError::Word { field, source })?;
-        self.rest = &self.rest[len..];
+        let (value, rest) = match self.rest.split_first() {
+            Some(Ok(split)) => split,
+            Some(Err(source)) => return Err(PerfRecordError::Word { field, source }),
+            None => return Err(PerfRecordError::ShortRecord { field }),
+        };
+        self.rest = rest;
         self.left -= 1;
-        Ok(value as u64)
+        Ok(value)
     }
 
-    /// Skips `n` words, returning the packed bytes skipped.
+    /// Skips `n` words, returning the words skipped.
     pub(crate) fn skip(
         &mut self,
         n: usize,
         field: &'static str,
-    ) -> Result<&'a [u8], PerfRecordError> {
+    ) -> Result<WordSlice<'a>, PerfRecordError> {
         let start = self.rest;
         for _ in 0..n {
             self.word(field)?;
         }
-        Ok(&start[..start.len() - self.rest.len()])
+        Ok(start.before(&self.rest))
     }
 }
 
@@ -260,6 +275,44 @@ mod tests {
         );
         assert_eq!(records[1].kind, PERF_RECORD_LOST);
         assert_eq!((records[2].kind, records[2].body_words), (0, 0));
+    }
+
+    #[test]
+    fn plain_words_split_as_their_packed_bytes_do() {
+        let words = [
+            record_header(PERF_RECORD_SAMPLE, 2, 2),
+            10,
+            11,
+            record_header(PERF_RECORD_LOST, 0, 2),
+            7,
+            8,
+            0,
+            record_header(PERF_RECORD_SAMPLE, 0, 3),
+            1,
+        ];
+        let bytes = frame(&words);
+        let data = PerfData::parse(&bytes[1..]).unwrap();
+        let split = |records: PerfRecords<'_>| -> Vec<_> {
+            records
+                .map(|r| {
+                    r.map(|r| {
+                        let body: Vec<u64> = r.body().map(Result::unwrap).collect();
+                        (r.kind, r.misc, r.size, r.body_words, body)
+                    })
+                })
+                .collect()
+        };
+        let raw = split(PerfRecords::raw(&words));
+        assert_eq!(raw, split(PerfRecords::new(&data)));
+        assert_eq!(raw.len(), 4);
+        assert_eq!(
+            raw[3],
+            Err(PerfRecordError::TruncatedRecord {
+                kind: 9,
+                needed: 3,
+                available: 1
+            })
+        );
     }
 
     #[test]

@@ -9,7 +9,7 @@
 //! `value` (+ `id`) (+ `lost`). Without it: `value` (+ `time_enabled`) (+ `time_running`) (+ `id`) (+ `lost`).
 //! Every value is the event's running total since it was enabled on that CPU.
 
-use super::perf_data::Words;
+use super::perf_data::WordSlice;
 use super::perf_event_attr::{ReadFormat, SampleType};
 use super::perf_record::{
     record_header, PerfRecord, PerfRecordError, WordReader, PERF_RECORD_SAMPLE,
@@ -47,8 +47,8 @@ pub struct SampleRecord<'a> {
     pub period: Option<u64>,
     /// `PERF_SAMPLE_READ`.
     pub read: Option<ReadValues<'a>>,
-    /// The packed words after READ, not decoded.
-    pub tail: &'a [u8],
+    /// The words after READ, not decoded.
+    pub tail: WordSlice<'a>,
 }
 
 /// The counter values of a sample's READ field.
@@ -91,13 +91,13 @@ pub struct GroupValues<'a> {
     /// The number of entries (`nr`).
     pub count: usize,
     read_format: ReadFormat,
-    raw: &'a [u8],
+    raw: WordSlice<'a>,
 }
 
 impl<'a> GroupValues<'a> {
     /// The entries in order.
     pub fn iter(&self) -> impl Iterator<Item = ReadValue> + 'a {
-        let mut words = Words::new(self.raw);
+        let mut words = self.raw.iter();
         let format = self.read_format;
         // Validated by `SampleRecord::parse`: every word decodes.
         let mut next = move || words.next().and_then(Result::ok);
@@ -247,7 +247,7 @@ impl<'a> SampleRecord<'a> {
                 entry(&v, out);
             }
         }
-        out.extend(Words::new(self.tail).map_while(Result::ok));
+        out.extend(self.tail.iter().map_while(Result::ok));
         out[start] = record_header(PERF_RECORD_SAMPLE, 0, out.len() - start - 1);
     }
 
@@ -452,7 +452,7 @@ mod tests {
                 time_running: None
             })
         );
-        assert_eq!(Words::new(s.tail).count(), 2);
+        assert_eq!(s.tail.iter().count(), 2);
     }
 
     #[test]

@@ -540,7 +540,7 @@ mod tests {
     /// chain, shaped like gatord 9.7.2's metric events.
     fn ebs_samples(cpu: i32, samples: &[(u64, u64, u64)]) -> Vec<u8> {
         use gator_proto::apc::{
-            record_header, PerfData, SampleLayout, SampleRecord, PERF_RECORD_SAMPLE,
+            record_header, PerfData, SampleLayout, SampleRecord, WordSlice, PERF_RECORD_SAMPLE,
         };
         let layout = SampleLayout {
             sample_type: gator_proto::apc::SampleType(0x10327),
@@ -560,7 +560,7 @@ mod tests {
                 cpu: None,
                 period: Some(period),
                 read: None,
-                tail: &[],
+                tail: WordSlice::default(),
             }
             .encode_words(layout, 0, 0, &[], &mut words);
             words.extend_from_slice(&[1, 0x40_0000]);

@@ -1,7 +1,7 @@
 //! The engine's side of kernel sampling ([`hwcpipe::counting::KernelSampler`]): a thread that drains the
 //! rings in batches and decodes their records with the decoder of gatord's perf data
-//! ([`PerfCounterTracker`]) — the sampler's events announced to it as gatord announces its own, each ring's
-//! words given to it as a PERF_DATA frame — then stores each value as a sample and counts each ring's
+//! ([`PerfCounterTracker`]) — the sampler's events registered with it by key and attribute, each ring's
+//! words given to it as they were read — then stores each value as a sample and counts each ring's
 //! periods ([`Tally`]) from the timers' record times.
 
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -9,8 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use gator_proto::apc::{
-    encode_keys_message, encode_pea_message, record_header, PerfAttrs, PerfCounterSample,
-    PerfCounterTracker, PerfData, PerfEventAttr, PERF_RECORD_SAMPLE,
+    record_header, PerfCounterSample, PerfCounterTracker, PerfEventAttr, PERF_RECORD_SAMPLE,
 };
 use hwcpipe::counting::{KernelSampler, TIMER_KEY};
 use hwcpipe::sys::monotonic_raw_ns;
@@ -82,7 +81,6 @@ fn ring_error(err: impl std::error::Error + Send + Sync + 'static) -> Error {
 struct RingDecoder {
     tracker: PerfCounterTracker,
     epoch: Instant,
-    frame: Vec<u8>,
     decoded: Vec<PerfCounterSample>,
     tallies: Vec<Tally>,
     throttling: Vec<Throttling>,
@@ -122,24 +120,19 @@ impl RingDecoder {
         epoch: Instant,
     ) -> Result<RingDecoder, Error> {
         let rings = starts.len();
-        let mut frame = Vec::new();
-        PerfAttrs::encode_header(0, &mut frame);
-        for (key, attr) in events {
-            let attr = PerfEventAttr::parse(&attr.to_bytes()).map_err(ring_error)?;
-            encode_pea_message(*key, &attr, &mut frame);
-        }
-        let ids: Vec<(i64, i32)> = ids.iter().map(|&(id, key)| (id as i64, key)).collect();
-        encode_keys_message(&ids, &mut frame);
         let mut tracker = PerfCounterTracker::new();
-        // The frame type is one byte; the body follows.
-        let attrs = PerfAttrs::parse(&frame[1..]).map_err(ring_error)?;
-        tracker.handle_perf_attrs(&attrs).map_err(ring_error)?;
+        for (key, attr) in events {
+            // The one seam between hwcpipe's attribute and the decoder's: the kernel's own struct layout,
+            // written by one and read by the other.
+            let attr = PerfEventAttr::parse(&attr.to_bytes()).map_err(ring_error)?;
+            tracker.register_event(*key, attr);
+        }
+        tracker.register_ids(ids.iter().copied());
         let raw_at_epoch = monotonic_raw_ns().saturating_sub(nanos_since(epoch));
         tracker.set_clock_base(i64::try_from(raw_at_epoch).unwrap_or(i64::MAX));
         Ok(RingDecoder {
             tracker,
             epoch,
-            frame,
             decoded: Vec::new(),
             tallies: starts
                 .iter()
@@ -156,17 +149,14 @@ impl RingDecoder {
         if let Some(throttling) = self.throttling.get_mut(ring) {
             throttling.scan(words);
         }
-        self.frame.clear();
-        PerfData::encode(
-            i32::try_from(cpu).unwrap_or(i32::MAX),
-            words,
-            &mut self.frame,
-        );
-        let data = PerfData::parse(&self.frame[1..]).map_err(ring_error)?;
         self.decoded.clear();
         let result = self
             .tracker
-            .handle_perf_data(&data, &mut self.decoded)
+            .handle_words(
+                i32::try_from(cpu).unwrap_or(i32::MAX),
+                words,
+                &mut self.decoded,
+            )
             .map_err(ring_error);
         if !last {
             let timers = self.decoded.iter().filter(|s| s.key == TIMER_KEY);
