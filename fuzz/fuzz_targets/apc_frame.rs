@@ -6,8 +6,8 @@
 #![no_main]
 
 use gator_proto::apc::{
-    Frame, LocalCaptureReader, PerfAttrsMessage, PerfCounterTracker, ReadFormat, SampleLayout,
-    SampleRecord, SampleType, SummaryFrame,
+    Frame, LocalCaptureReader, PerfAttrsMessage, PerfCounterTracker, PerfFrames, ReadFormat,
+    SampleLayout, SampleRecord, SampleType, SummaryFrame,
 };
 use gator_proto::ProtocolVersion;
 use libfuzzer_sys::fuzz_target;

@@ -22,7 +22,7 @@ pub mod header;
 pub mod message;
 pub mod recorded;
 pub mod response;
-pub mod sleb128;
+pub use perf_record::sleb128;
 mod status;
 mod version;
 

@@ -11,8 +11,8 @@
 use std::collections::HashMap;
 
 use gator_proto::apc::{
-    Delivery, Frame, LocalCaptureReader, PerfCounterSample, PerfCounterTracker, SampleLayout,
-    SampleRecord, PERF_RECORD_LOST, PERF_RECORD_SAMPLE, PERF_RECORD_SWITCH_CPU_WIDE,
+    Delivery, Frame, LocalCaptureReader, PerfCounterSample, PerfCounterTracker, PerfFrames,
+    SampleLayout, SampleRecord, PERF_RECORD_LOST, PERF_RECORD_SAMPLE, PERF_RECORD_SWITCH_CPU_WIDE,
 };
 use gator_proto::recorded::RecordedResponses;
 use gator_proto::ProtocolVersion;

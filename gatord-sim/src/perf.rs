@@ -301,7 +301,7 @@ impl PerfStream {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gator_proto::apc::{Delivery, Frame, PerfCounterTracker};
+    use gator_proto::apc::{Delivery, Frame, PerfCounterTracker, PerfFrames};
     use gator_proto::ProtocolVersion;
 
     #[test]

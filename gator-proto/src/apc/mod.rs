@@ -18,9 +18,6 @@ mod perf_attrs;
 mod perf_aux;
 mod perf_counters;
 mod perf_data;
-mod perf_event_attr;
-mod perf_record;
-mod perf_sample;
 mod perf_sync;
 pub mod summary;
 
@@ -35,21 +32,20 @@ pub use local_capture::{LocalCaptureDecoder, LocalCaptureError, LocalCaptureRead
 pub use name::{Name, NameMessage};
 pub use perf_attrs::{
     encode_counters_message, encode_keys_message, encode_pea_message, CounterValue, CounterValues,
-    KeyMap, MetricEventRole, PerfAttrs, PerfAttrsMessage,
+    KeyMap, PerfAttrs, PerfAttrsMessage,
 };
 pub use perf_aux::PerfAux;
-pub use perf_counters::{
-    Delivery, MetricEvent, PerfCounterSample, PerfCounterTracker, TrackerError,
-};
-pub use perf_data::{PerfData, WordSlice, Words};
-pub use perf_event_attr::{
-    AttrError, PerfEventAttr, ReadFormat, SampleType, CLOCK_MONOTONIC_RAW, PERF_ATTR_SIZE_VER0,
-};
+pub use perf_counters::PerfFrames;
+pub use perf_data::PerfData;
+// The perf records, samples, attributes and tracker live in the `perf-record` crate; they are re-exported
+// here, where gatord's frames carry them.
 pub use perf_record::{
-    record_header, PerfRecord, PerfRecordError, PerfRecords, PERF_RECORD_LOST, PERF_RECORD_SAMPLE,
-    PERF_RECORD_SWITCH_CPU_WIDE,
+    record_header, AttrError, Delivery, GroupValues, MetricEvent, MetricEventRole,
+    PerfCounterSample, PerfCounterTracker, PerfEventAttr, PerfRecord, PerfRecordError, PerfRecords,
+    ReadFormat, ReadValue, ReadValues, SampleLayout, SampleRecord, SampleType, TrackerError,
+    WordSlice, Words, CLOCK_MONOTONIC_RAW, PERF_ATTR_SIZE_VER0, PERF_RECORD_LOST,
+    PERF_RECORD_SAMPLE, PERF_RECORD_SWITCH_CPU_WIDE,
 };
-pub use perf_sample::{GroupValues, ReadValue, ReadValues, SampleLayout, SampleRecord};
 pub use perf_sync::PerfSync;
 pub use summary::{Attributes, Clocks, CoreName, Summary, SummaryFrame};
 

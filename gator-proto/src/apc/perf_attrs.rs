@@ -7,6 +7,7 @@ use super::cursor::{put_c_string, put_string, Cursor};
 use super::error::FrameError;
 use super::frame_type::FrameType;
 use crate::sleb128::{encode_i32, encode_i64};
+use perf_record::MetricEventRole;
 
 /// Code of [`PerfAttrsMessage::Pea`].
 pub const CODE_PEA: i32 = 1;
@@ -161,43 +162,6 @@ pub struct CounterValue {
     pub key: i32,
     /// The value.
     pub value: i64,
-}
-
-/// What a [`PerfAttrsMessage::MetricEventKey`] event is to its metric (gatord's `MetricEventType`, whose
-/// numbers its source says never change).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MetricEventRole {
-    /// 0: one of the metric's own events.
-    Event,
-    /// 1: the cycle counter, sent for every metric (each group of metric events counts cycles).
-    CycleCounter,
-    /// 2: a counter of function returns, with which the host can tell whether a short sampling window
-    /// crossed a return (strobing mode only).
-    ReturnCounter,
-    /// A number this decoder does not know.
-    Unknown(i32),
-}
-
-impl MetricEventRole {
-    /// The role numbered `value` on the wire.
-    pub fn from_wire(value: i32) -> MetricEventRole {
-        match value {
-            0 => MetricEventRole::Event,
-            1 => MetricEventRole::CycleCounter,
-            2 => MetricEventRole::ReturnCounter,
-            other => MetricEventRole::Unknown(other),
-        }
-    }
-
-    /// Its number on the wire.
-    pub fn to_wire(self) -> i32 {
-        match self {
-            MetricEventRole::Event => 0,
-            MetricEventRole::CycleCounter => 1,
-            MetricEventRole::ReturnCounter => 2,
-            MetricEventRole::Unknown(other) => other,
-        }
-    }
 }
 
 impl<'a> PerfAttrs<'a> {
@@ -419,7 +383,7 @@ impl<'a> PerfAttrsMessage<'a> {
 }
 
 /// Appends a PEA message announcing `attr` for counter `key` (after [`PerfAttrs::encode_header`]).
-pub fn encode_pea_message(key: i32, attr: &super::PerfEventAttr, out: &mut Vec<u8>) {
+pub fn encode_pea_message(key: i32, attr: &perf_record::PerfEventAttr, out: &mut Vec<u8>) {
     encode_i32(CODE_PEA, out);
     attr.encode(out);
     encode_i32(key, out);

@@ -7,8 +7,8 @@
 use super::cursor::Cursor;
 use super::error::FrameError;
 use super::frame_type::FrameType;
-use super::perf_record::PerfRecords;
-use crate::sleb128::{decode_i64, encode_i32, encode_i64, Sleb128Error};
+use crate::sleb128::{encode_i32, encode_i64};
+use perf_record::{PerfRecords, WordSlice, Words};
 
 /// A PERF_DATA frame; the words are decoded lazily by [`PerfData::words`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,6 +46,11 @@ impl<'a> PerfData<'a> {
         PerfRecords::new(self)
     }
 
+    /// The packed words, as records and samples borrow them.
+    pub fn word_slice(&self) -> WordSlice<'a> {
+        WordSlice::Packed(self.raw_words)
+    }
+
     /// Appends the whole frame (frame type included) for the given record words.
     pub fn encode(cpu: i32, words: &[u64], out: &mut Vec<u8>) {
         encode_i32(FrameType::PerfData.code(), out);
@@ -60,99 +65,9 @@ impl<'a> PerfData<'a> {
     }
 }
 
-/// A run of perf record words, borrowed as they came: gatord's packed bytes (each u64 word a `packInt64`) or
-/// plain u64 words (a perf ring read by this process). Records and samples decode the same from either.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WordSlice<'a> {
-    /// Words packed as gatord sends them in a PERF_DATA frame.
-    Packed(&'a [u8]),
-    /// Plain words, as the kernel writes them into a perf ring.
-    Raw(&'a [u64]),
-}
-
-impl Default for WordSlice<'_> {
-    fn default() -> Self {
-        WordSlice::Raw(&[])
-    }
-}
-
-impl<'a> WordSlice<'a> {
-    /// The words in order.
-    pub fn iter(&self) -> Words<'a> {
-        Words { rest: *self }
-    }
-
-    /// Whether no word (and no packed byte) is left.
-    pub fn is_empty(&self) -> bool {
-        match self {
-            WordSlice::Packed(bytes) => bytes.is_empty(),
-            WordSlice::Raw(words) => words.is_empty(),
-        }
-    }
-
-    /// The first word and the words after it; `None` when empty.
-    pub(crate) fn split_first(&self) -> Option<Result<(u64, WordSlice<'a>), Sleb128Error>> {
-        match *self {
-            WordSlice::Packed([]) => None,
-            WordSlice::Packed(bytes) => Some(
-                decode_i64(bytes)
-                    .map(|(value, len)| (value as u64, WordSlice::Packed(&bytes[len..]))),
-            ),
-            WordSlice::Raw(words) => words
-                .split_first()
-                .map(|(&first, rest)| Ok((first, WordSlice::Raw(rest)))),
-        }
-    }
-
-    /// The part of `self` that `rest`, a later part of it, does not hold.
-    pub(crate) fn before(&self, rest: &WordSlice<'a>) -> WordSlice<'a> {
-        match (*self, *rest) {
-            (WordSlice::Packed(all), WordSlice::Packed(rest)) => {
-                WordSlice::Packed(&all[..all.len() - rest.len()])
-            }
-            (WordSlice::Raw(all), WordSlice::Raw(rest)) => {
-                WordSlice::Raw(&all[..all.len() - rest.len()])
-            }
-            _ => WordSlice::default(),
-        }
-    }
-}
-
-/// Iterator over words: those of a [`PerfData`] frame, or of any [`WordSlice`].
-#[derive(Debug, Clone)]
-pub struct Words<'a> {
-    rest: WordSlice<'a>,
-}
-
-impl<'a> Words<'a> {
-    /// An iterator over the packed words in `packed`.
-    pub fn new(packed: &'a [u8]) -> Words<'a> {
-        WordSlice::Packed(packed).iter()
-    }
-
-    /// An iterator over plain words (it never fails).
-    pub fn raw(words: &'a [u64]) -> Words<'a> {
-        WordSlice::Raw(words).iter()
-    }
-}
-
-impl Iterator for Words<'_> {
-    type Item = Result<u64, FrameError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        match self.rest.split_first()? {
-            Ok((value, rest)) => {
-                self.rest = rest;
-                Some(Ok(value))
-            }
-            Err(source) => {
-                self.rest = WordSlice::default();
-                Some(Err(FrameError::Int {
-                    field: "word",
-                    source,
-                }))
-            }
-        }
+impl<'a> From<&PerfData<'a>> for WordSlice<'a> {
+    fn from(frame: &PerfData<'a>) -> Self {
+        frame.word_slice()
     }
 }
 
@@ -212,7 +127,10 @@ mod tests {
         let frame = PerfData::parse(&[0, 1, 0, 0, 0, 0x80]).unwrap();
         assert!(matches!(
             frame.words().next(),
-            Some(Err(FrameError::Int { field: "word", .. }))
+            Some(Err(perf_record::PerfRecordError::Word {
+                field: "word",
+                ..
+            }))
         ));
     }
 }

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use gator_proto::apc::{
     Delivery, Frame, FrameType, LocalCaptureDecoder, LocalCaptureError, PerfCounterTracker,
-    SummaryFrame,
+    PerfFrames, SummaryFrame,
 };
 use gator_proto::ProtocolVersion;
 use gator_xml::{Captured, Events};

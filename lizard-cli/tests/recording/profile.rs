@@ -7,7 +7,9 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use gator_proto::apc::{Frame, PerfAttrsMessage, PerfCounterTracker, PerfEventAttr, Record};
+use gator_proto::apc::{
+    Frame, PerfAttrsMessage, PerfCounterTracker, PerfEventAttr, PerfFrames, Record,
+};
 use gator_proto::client::{Config, Event, Session};
 use gator_proto::{daemon, ProtocolVersion};
 use gator_xml::Captured;

@@ -23,7 +23,7 @@ use std::collections::HashMap;
 use std::fmt;
 
 use gator_proto::apc::{
-    Delivery, Frame, FrameError, PerfCounterSample, PerfCounterTracker, TrackerError,
+    Delivery, Frame, FrameError, PerfCounterSample, PerfCounterTracker, PerfFrames, TrackerError,
 };
 use gator_proto::ProtocolVersion;
 use thiserror::Error;

@@ -1,6 +1,6 @@
 //! The engine's side of kernel sampling ([`hwcpipe::counting::KernelSampler`]): a thread that drains the
-//! rings in batches and decodes their records with the decoder of gatord's perf data
-//! ([`PerfCounterTracker`]) — the sampler's events registered with it by key and attribute, each ring's
+//! rings in batches and decodes their records with the perf-record decoder that also reads gatord's perf
+//! data ([`PerfCounterTracker`]) — the sampler's events registered with it by key and attribute, each ring's
 //! words given to it as they were read — then stores each value as a sample and counts each ring's
 //! periods ([`Tally`]) from the timers' record times.
 
@@ -8,12 +8,12 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gator_proto::apc::{
-    record_header, PerfCounterSample, PerfCounterTracker, PerfEventAttr, PERF_RECORD_SAMPLE,
-};
 use hwcpipe::counting::{KernelSampler, TIMER_KEY};
 use hwcpipe::sys::monotonic_raw_ns;
 use hwcpipe::sys::perf_event_attr::SamplingAttr;
+use perf_record::{
+    record_header, PerfCounterSample, PerfCounterTracker, PerfEventAttr, PERF_RECORD_SAMPLE,
+};
 
 use super::backend::KernelPlan;
 use super::sampler::nanos_since;

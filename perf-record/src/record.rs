@@ -1,15 +1,15 @@
-//! Perf ring-buffer records, split by their headers without copying: those inside a PERF_DATA frame, or those
-//! of a ring read as plain u64 words ([`PerfRecords::raw`]).
+//! Perf ring-buffer records, split by their headers without copying: those of a ring read as plain u64 words
+//! ([`PerfRecords::raw`]), or those inside a gatord PERF_DATA frame ([`WordSlice::Packed`]).
 //!
 //! gatord copies whole records out of each CPU's perf ring (never part of one) and packs every u64 word as a
 //! `packInt64`; a record takes `max(1, ceil(size / 8))` words. The header word holds `type` (low 32 bits), `misc`
 //! (next 16) and `size` in bytes, header included (top 16). [`PerfRecord::body`] gives the words after the
-//! header; [`super::SampleRecord`] decodes a PERF_RECORD_SAMPLE body.
+//! header; [`crate::SampleRecord`] decodes a PERF_RECORD_SAMPLE body.
 
 use thiserror::Error;
 
-use super::perf_data::{PerfData, WordSlice, Words};
 use crate::sleb128::Sleb128Error;
+use crate::words::{WordSlice, Words};
 
 /// `PERF_RECORD_LOST`: records the kernel could not write (`id`, `lost`).
 pub const PERF_RECORD_LOST: u32 = 2;
@@ -95,19 +95,14 @@ pub struct PerfRecords<'a> {
 }
 
 impl<'a> PerfRecords<'a> {
-    /// The records of `frame`.
-    pub fn new(frame: &PerfData<'a>) -> PerfRecords<'a> {
-        PerfRecords::of(WordSlice::Packed(frame.raw_words))
+    /// The records of `words`, packed or plain (a gatord PERF_DATA frame converts into its words).
+    pub fn new(words: impl Into<WordSlice<'a>>) -> PerfRecords<'a> {
+        PerfRecords { rest: words.into() }
     }
 
     /// The records of plain words, as a perf ring holds them (whole records, each padded to 8 bytes).
     pub fn raw(words: &'a [u64]) -> PerfRecords<'a> {
-        PerfRecords::of(WordSlice::Raw(words))
-    }
-
-    /// The records of `words`, packed or plain.
-    pub fn of(words: WordSlice<'a>) -> PerfRecords<'a> {
-        PerfRecords { rest: words }
+        PerfRecords::new(WordSlice::Raw(words))
     }
 }
 
@@ -244,9 +239,12 @@ impl<'a> WordReader<'a> {
 mod tests {
     use super::*;
 
+    /// `words` packed as gatord packs a PERF_DATA frame's.
     fn frame(words: &[u64]) -> Vec<u8> {
         let mut out = Vec::new();
-        PerfData::encode(1, words, &mut out);
+        for &word in words {
+            crate::sleb128::encode_i64(word as i64, &mut out);
+        }
         out
     }
 
@@ -262,8 +260,8 @@ mod tests {
             // A zero-size header still takes one word, as gatord copies it.
             0,
         ]);
-        let data = PerfData::parse(&bytes[1..]).unwrap();
-        let records: Vec<_> = PerfRecords::new(&data).collect::<Result<_, _>>().unwrap();
+        let data = WordSlice::Packed(&bytes);
+        let records: Vec<_> = PerfRecords::new(data).collect::<Result<_, _>>().unwrap();
         assert_eq!(records.len(), 3);
         assert_eq!(
             (records[0].kind, records[0].cpu_mode(), records[0].size),
@@ -291,7 +289,7 @@ mod tests {
             1,
         ];
         let bytes = frame(&words);
-        let data = PerfData::parse(&bytes[1..]).unwrap();
+        let data = WordSlice::Packed(&bytes);
         let split = |records: PerfRecords<'_>| -> Vec<_> {
             records
                 .map(|r| {
@@ -303,7 +301,7 @@ mod tests {
                 .collect()
         };
         let raw = split(PerfRecords::raw(&words));
-        assert_eq!(raw, split(PerfRecords::new(&data)));
+        assert_eq!(raw, split(PerfRecords::new(data)));
         assert_eq!(raw.len(), 4);
         assert_eq!(
             raw[3],
@@ -318,8 +316,8 @@ mod tests {
     #[test]
     fn a_record_longer_than_the_frame_is_truncated() {
         let bytes = frame(&[record_header(PERF_RECORD_SAMPLE, 0, 3), 1]);
-        let data = PerfData::parse(&bytes[1..]).unwrap();
-        let mut records = PerfRecords::new(&data);
+        let data = WordSlice::Packed(&bytes);
+        let mut records = PerfRecords::new(data);
         assert_eq!(
             records.next(),
             Some(Err(PerfRecordError::TruncatedRecord {
@@ -333,13 +331,9 @@ mod tests {
 
     #[test]
     fn a_broken_word_is_an_error() {
-        let data = PerfData {
-            cpu: 0,
-            packed_length: 2,
-            raw_words: &[0x80, 0x80],
-        };
+        let data = WordSlice::Packed(&[0x80, 0x80]);
         assert!(matches!(
-            PerfRecords::new(&data).next(),
+            PerfRecords::new(data).next(),
             Some(Err(PerfRecordError::Word {
                 field: "record header",
                 ..
@@ -348,13 +342,9 @@ mod tests {
         let mut packed = Vec::new();
         crate::sleb128::encode_i64(record_header(9, 0, 2) as i64, &mut packed);
         packed.extend_from_slice(&[0x01, 0x80]);
-        let data = PerfData {
-            cpu: 0,
-            packed_length: 0,
-            raw_words: &packed,
-        };
+        let data = WordSlice::Packed(&packed);
         assert!(matches!(
-            PerfRecords::new(&data).next(),
+            PerfRecords::new(data).next(),
             Some(Err(PerfRecordError::Word {
                 field: "record body",
                 ..

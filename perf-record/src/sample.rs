@@ -9,11 +9,9 @@
 //! `value` (+ `id`) (+ `lost`). Without it: `value` (+ `time_enabled`) (+ `time_running`) (+ `id`) (+ `lost`).
 //! Every value is the event's running total since it was enabled on that CPU.
 
-use super::perf_data::WordSlice;
-use super::perf_event_attr::{ReadFormat, SampleType};
-use super::perf_record::{
-    record_header, PerfRecord, PerfRecordError, WordReader, PERF_RECORD_SAMPLE,
-};
+use crate::attr::{ReadFormat, SampleType};
+use crate::record::{record_header, PerfRecord, PerfRecordError, WordReader, PERF_RECORD_SAMPLE};
+use crate::words::WordSlice;
 
 /// The two attribute fields that fix a sample's layout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -310,8 +308,7 @@ fn parse_read<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apc::perf_record::PerfRecords;
-    use crate::apc::PerfData;
+    use crate::record::PerfRecords;
 
     const GATORD_GROUP: SampleLayout = SampleLayout {
         sample_type: SampleType(0x10217),
@@ -324,10 +321,7 @@ mod tests {
     ) -> Result<(u64, Vec<ReadValue>), PerfRecordError> {
         let mut all = vec![record_header(PERF_RECORD_SAMPLE, 2, words.len())];
         all.extend_from_slice(words);
-        let mut bytes = Vec::new();
-        PerfData::encode(0, &all, &mut bytes);
-        let data = PerfData::parse(&bytes[1..]).unwrap();
-        let record = PerfRecords::new(&data).next().unwrap().unwrap();
+        let record = PerfRecords::raw(&all).next().unwrap().unwrap();
         let sample = SampleRecord::parse(&record, layout)?;
         Ok((
             sample.time.unwrap_or(0),
@@ -412,10 +406,7 @@ mod tests {
         ];
         let mut all = vec![record_header(PERF_RECORD_SAMPLE, 0, words.len())];
         all.extend_from_slice(&words);
-        let mut bytes = Vec::new();
-        PerfData::encode(0, &all, &mut bytes);
-        let data = PerfData::parse(&bytes[1..]).unwrap();
-        let record = PerfRecords::new(&data).next().unwrap().unwrap();
+        let record = PerfRecords::raw(&all).next().unwrap().unwrap();
         let s = SampleRecord::parse(&record, layout).unwrap();
         assert_eq!(
             (

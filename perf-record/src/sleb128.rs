@@ -93,7 +93,7 @@ pub fn decode_i64(input: &[u8]) -> Result<(i64, usize), Sleb128Error> {
 /// offset. Returns the key, the value and the bytes consumed; `None` with fewer than 16 bytes or any longer
 /// form, which [`decode_i32`] and [`decode_i64`] then decode or reject.
 #[inline(always)]
-pub(crate) fn decode_short_pair(input: &[u8]) -> Option<(i32, i64, usize)> {
+pub fn decode_short_pair(input: &[u8]) -> Option<(i32, i64, usize)> {
     let head = input.first_chunk::<16>()?;
     let word_at = |at: usize| -> Option<u64> {
         Some(u64::from_le_bytes(head.get(at..at + 8)?.try_into().ok()?))

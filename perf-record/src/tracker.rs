@@ -1,0 +1,427 @@
+//! [`PerfCounterTracker`]: turns the sample records of perf rings into counter samples
+//! `(time since capture start, core, key, value)`. It is fed typed: each event's key and attribute, the perf ids
+//! of the events opened, then each CPU's records, as plain words or as gatord's packed PERF_DATA words (gator-proto
+//! adapts gatord's SUMMARY, PERF_ATTRS and PERF_DATA frames to these calls).
+//!
+//! What it relies on (gatord 9.7.2, `daemon/linux/perf/PerfEventGroup.cpp` and the recordings; a local perf
+//! reader that opens its events the same way gets the same):
+//! - PEA messages give each counter key its `perf_event_attr`; KEYS messages map the perf ids of the events
+//!   gatord opened (one per CPU) to keys.
+//! - Counter values travel as the READ field of PERF_RECORD_SAMPLE records in each CPU's ring (the PERF_DATA
+//!   frame's `cpu`): a group leader's sample carries the running totals of every event of its group
+//!   (`PERF_FORMAT_GROUP`, each value with its id); an event sampled on its own carries its own total.
+//! - An event sampled by its own overflows without READ (event-based sampling, as gatord samples the events
+//!   of a metric counter) carries its PERIOD: each sample counts that many events, and the running total is
+//!   the sum of the periods.
+//! - METRIC_EVENT_KEY messages link a metric counter's key to the events it is computed from
+//!   ([`PerfCounterTracker::metric_events`]).
+//! - gatord sets `use_clockid` with CLOCK_MONOTONIC_RAW, the clock of its SUMMARY frame, so a record time minus
+//!   the SUMMARY's CLOCK_MONOTONIC_RAW is nanoseconds since capture start, the time base of BLOCK_COUNTER frames.
+//!
+//! What a value means: perf values are running totals since the event was enabled on that CPU. Each sample is
+//! turned into [`PerfCounterSample::delta`], the increase since the previous reading of the same event on the
+//! same CPU (for the first reading, the total since the event was enabled) — what a delta counter counts in
+//! the interval that ends at the sample's time. Totals only grow, so a lost record makes the next delta cover
+//! the gap rather than losing counts. The running total is kept in [`PerfCounterSample::total`].
+
+use std::collections::HashMap;
+
+use thiserror::Error;
+
+use crate::attr::{AttrError, PerfEventAttr};
+use crate::record::{
+    PerfRecord, PerfRecordError, PerfRecords, PERF_RECORD_LOST, PERF_RECORD_SAMPLE,
+};
+use crate::sample::{SampleLayout, SampleRecord};
+
+/// One reading of one perf-backed counter on one core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PerfCounterSample {
+    /// Nanoseconds since capture start on gatord's clock (the SUMMARY's CLOCK_MONOTONIC_RAW).
+    pub time_ns: i64,
+    /// The CPU whose ring the sample came from.
+    pub core: i32,
+    /// The counter key.
+    pub key: i32,
+    /// The event's running total on this core since it was enabled.
+    pub total: u64,
+    /// The increase since the previous reading of this event on this core (the total for the first reading).
+    pub delta: u64,
+}
+
+/// What an event is to the metric computed from it (gatord's `MetricEventType`, whose numbers its source says
+/// never change; sent in METRIC_EVENT_KEY messages).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MetricEventRole {
+    /// 0: one of the metric's own events.
+    Event,
+    /// 1: the cycle counter, sent for every metric (each group of metric events counts cycles).
+    CycleCounter,
+    /// 2: a counter of function returns, with which the host can tell whether a short sampling window
+    /// crossed a return (strobing mode only).
+    ReturnCounter,
+    /// A number this decoder does not know.
+    Unknown(i32),
+}
+
+impl MetricEventRole {
+    /// The role numbered `value` on the wire.
+    pub fn from_wire(value: i32) -> MetricEventRole {
+        match value {
+            0 => MetricEventRole::Event,
+            1 => MetricEventRole::CycleCounter,
+            2 => MetricEventRole::ReturnCounter,
+            other => MetricEventRole::Unknown(other),
+        }
+    }
+
+    /// Its number on the wire.
+    pub fn to_wire(self) -> i32 {
+        match self {
+            MetricEventRole::Event => 0,
+            MetricEventRole::CycleCounter => 1,
+            MetricEventRole::ReturnCounter => 2,
+            MetricEventRole::Unknown(other) => other,
+        }
+    }
+}
+
+/// One event a metric counter is computed from (a METRIC_EVENT_KEY message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MetricEvent {
+    /// The PMU event number.
+    pub code: i32,
+    /// The key its values arrive under.
+    pub key: i32,
+    /// What it is to the metric.
+    pub role: MetricEventRole,
+}
+
+/// Whether, and why not, a key's values reach the perf data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Delivery {
+    /// No PEA message announced the key (yet): it is not a perf-backed counter of this capture.
+    NotAnnounced,
+    /// Announced, but no KEYS message gave it a perf id: gatord could not open the event on any CPU.
+    NotOpened,
+    /// Opened as a stand-alone counting event (no sample period, no group read): gatord never reads it, so
+    /// its values are never sent. gatord does this for a counter configured without an event-based-sampling
+    /// `count`.
+    CountingOnly,
+    /// Its values arrive in sample records.
+    Sampled,
+}
+
+/// Why perf frames could not be turned into samples. Samples decoded before the error are kept.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum TrackerError {
+    /// A PEA message's attribute could not be decoded.
+    #[error("perf_event_attr of key {key:#x}")]
+    Attr {
+        /// The key.
+        key: i32,
+        /// Why.
+        #[source]
+        source: AttrError,
+    },
+    /// A perf record could not be decoded.
+    #[error("perf record on cpu {cpu}")]
+    Record {
+        /// The CPU of the frame.
+        cpu: i32,
+        /// Why.
+        #[source]
+        source: PerfRecordError,
+    },
+    /// A sample's id matches no announced event.
+    #[error("sample id {id} on cpu {cpu} belongs to no announced event")]
+    UnknownId {
+        /// The CPU of the frame.
+        cpu: i32,
+        /// The id.
+        id: u64,
+    },
+    /// The announced events place the sample id at different words, so a sample's writer cannot be found.
+    #[error("the announced events disagree on where a sample's id is")]
+    AmbiguousSampleId,
+    /// A sample carrying values arrived before the SUMMARY frame that gives the clock base.
+    #[error("perf sample before the SUMMARY frame: no clock base")]
+    NoClockBase,
+    /// The event stamps records on another clock than CLOCK_MONOTONIC_RAW (or without time), so its samples
+    /// cannot be placed on gatord's time line.
+    #[error("key {key:#x} stamps perf records on clock {clockid} (use_clockid {use_clockid}), not CLOCK_MONOTONIC_RAW")]
+    Clock {
+        /// The key of the event that wrote the sample.
+        key: i32,
+        /// The attribute's `use_clockid`.
+        use_clockid: bool,
+        /// The attribute's `clockid`.
+        clockid: i32,
+    },
+    /// A running total went down.
+    #[error("key {key:#x} on cpu {cpu} went from {previous} down to {total}")]
+    Decreased {
+        /// The key.
+        key: i32,
+        /// The CPU.
+        cpu: i32,
+        /// The previous total.
+        previous: u64,
+        /// The new total.
+        total: u64,
+    },
+}
+
+/// Sans-IO state that turns perf sample records into [`PerfCounterSample`]s.
+///
+/// Calls: announce the events first — [`PerfCounterTracker::set_clock_base`],
+/// [`PerfCounterTracker::register_event`] and [`PerfCounterTracker::register_ids`] (and
+/// [`PerfCounterTracker::register_metric_event`]) — then give each CPU's records, in order, to
+/// [`PerfCounterTracker::handle_words`] (plain words) or [`PerfCounterTracker::handle_records`] (any
+/// [`PerfRecords`]); samples are appended to `out`. gator-proto feeds it gatord's frames the same way.
+/// Getters: [`PerfCounterTracker::attr`], [`PerfCounterTracker::key_of`], [`PerfCounterTracker::delivery`],
+/// [`PerfCounterTracker::lost_records`], [`PerfCounterTracker::sample_records`].
+#[derive(Debug, Clone, Default)]
+pub struct PerfCounterTracker {
+    clock_base_ns: Option<i64>,
+    attrs: HashMap<i32, PerfEventAttr>,
+    ids: HashMap<u64, i32>,
+    totals: HashMap<(i32, u64), u64>,
+    id_word: Option<Option<usize>>,
+    lost_records: u64,
+    sample_records: u64,
+    metrics: HashMap<i32, Vec<MetricEvent>>,
+}
+
+impl PerfCounterTracker {
+    /// A tracker that has seen nothing.
+    pub fn new() -> PerfCounterTracker {
+        PerfCounterTracker::default()
+    }
+
+    /// Sets the clock base directly: CLOCK_MONOTONIC_RAW at capture start, ns.
+    pub fn set_clock_base(&mut self, monotonic_raw_ns: i64) {
+        self.clock_base_ns = Some(monotonic_raw_ns);
+    }
+
+    /// Announces the event whose values arrive under `key`, with its attribute (what a PEA message says).
+    pub fn register_event(&mut self, key: i32, attr: PerfEventAttr) {
+        self.attrs.insert(key, attr);
+        self.id_word = None;
+    }
+
+    /// Maps perf ids to the keys of the events they were opened for (what a KEYS message says).
+    pub fn register_ids(&mut self, ids: impl IntoIterator<Item = (u64, i32)>) {
+        self.ids.extend(ids);
+    }
+
+    /// Links metric counter `metric_key` to an event it is computed from (what a METRIC_EVENT_KEY message
+    /// says); an event already linked is not listed twice.
+    pub fn register_metric_event(&mut self, metric_key: i32, event: MetricEvent) {
+        let events = self.metrics.entry(metric_key).or_default();
+        if !events.contains(&event) {
+            events.push(event);
+        }
+    }
+
+    /// Decodes the records in plain `words` read from `cpu`'s perf ring (whole records, as the kernel writes
+    /// them) and appends one sample per value read. Records other than PERF_RECORD_SAMPLE are skipped
+    /// (PERF_RECORD_LOST is counted). Decoding goes on past a bad sample (its record boundary is known); the
+    /// first error is returned after the samples of all the words.
+    pub fn handle_words(
+        &mut self,
+        cpu: i32,
+        words: &[u64],
+        out: &mut Vec<PerfCounterSample>,
+    ) -> Result<(), TrackerError> {
+        self.handle_records(cpu, PerfRecords::raw(words), out)
+    }
+
+    /// Decodes `records`, all from `cpu`'s ring: packed as gatord sends them or plain, as
+    /// [`PerfCounterTracker::handle_words`] says.
+    pub fn handle_records(
+        &mut self,
+        cpu: i32,
+        records: PerfRecords<'_>,
+        out: &mut Vec<PerfCounterSample>,
+    ) -> Result<(), TrackerError> {
+        let mut first_error = None;
+        for record in records {
+            let record = match record {
+                Ok(record) => record,
+                Err(source) => {
+                    first_error.get_or_insert(TrackerError::Record { cpu, source });
+                    break;
+                }
+            };
+            match record.kind {
+                PERF_RECORD_SAMPLE => {
+                    self.sample_records += 1;
+                    if let Err(err) = self.sample(cpu, &record, out) {
+                        first_error.get_or_insert(err);
+                    }
+                }
+                PERF_RECORD_LOST => {
+                    // Body: id, lost (then the sample_id_all fields).
+                    let lost = record.body().nth(1).and_then(Result::ok).unwrap_or(0);
+                    self.lost_records = self.lost_records.saturating_add(lost);
+                }
+                _ => {}
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    fn sample(
+        &mut self,
+        cpu: i32,
+        record: &PerfRecord<'_>,
+        out: &mut Vec<PerfCounterSample>,
+    ) -> Result<(), TrackerError> {
+        let Some(id_word) = self.id_word() else {
+            return Err(TrackerError::AmbiguousSampleId);
+        };
+        let id = record
+            .body()
+            .nth(id_word)
+            .and_then(Result::ok)
+            .ok_or(TrackerError::Record {
+                cpu,
+                source: PerfRecordError::ShortRecord { field: "sample id" },
+            })?;
+        let (key, attr) = self
+            .ids
+            .get(&id)
+            .and_then(|key| Some((*key, *self.attrs.get(key)?)))
+            .ok_or(TrackerError::UnknownId { cpu, id })?;
+        let layout = SampleLayout {
+            sample_type: attr.sample_type,
+            read_format: attr.read_format,
+        };
+        let sample = SampleRecord::parse(record, layout)
+            .map_err(|source| TrackerError::Record { cpu, source })?;
+        if sample.read.is_none() && sample.period.is_none() {
+            return Ok(());
+        }
+        let base = self.clock_base_ns.ok_or(TrackerError::NoClockBase)?;
+        let time = match sample.time {
+            Some(time) if attr.on_monotonic_raw() => time,
+            _ => {
+                return Err(TrackerError::Clock {
+                    key,
+                    use_clockid: attr.use_clockid(),
+                    clockid: attr.clockid,
+                })
+            }
+        };
+        let time_ns = (time as i64).wrapping_sub(base);
+        let Some(read) = sample.read else {
+            // Event-based sampling: the sample stands for `period` events of its writer.
+            let period = sample.period.unwrap_or(0);
+            let total = self.totals.entry((cpu, id)).or_insert(0);
+            *total = total.saturating_add(period);
+            out.push(PerfCounterSample {
+                time_ns,
+                core: cpu,
+                key,
+                total: *total,
+                delta: period,
+            });
+            return Ok(());
+        };
+        let mut first_error = None;
+        for value in read.values() {
+            // A single read without PERF_FORMAT_ID is the writer's own value.
+            let value_id = value.id.unwrap_or(id);
+            let Some(&value_key) = self.ids.get(&value_id) else {
+                first_error.get_or_insert(TrackerError::UnknownId { cpu, id: value_id });
+                continue;
+            };
+            let previous = self
+                .totals
+                .insert((cpu, value_id), value.value)
+                .unwrap_or(0);
+            let Some(delta) = value.value.checked_sub(previous) else {
+                first_error.get_or_insert(TrackerError::Decreased {
+                    key: value_key,
+                    cpu,
+                    previous,
+                    total: value.value,
+                });
+                continue;
+            };
+            out.push(PerfCounterSample {
+                time_ns,
+                core: cpu,
+                key: value_key,
+                total: value.value,
+                delta,
+            });
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// Where the sample id is, the same for every announced event that samples (cached until the next PEA).
+    fn id_word(&mut self) -> Option<usize> {
+        if let Some(cached) = self.id_word {
+            return cached;
+        }
+        let mut words = self.attrs.values().map(|a| a.sample_type.id_word());
+        let first = words.next().flatten();
+        let agreed = if words.all(|w| w == first) {
+            first
+        } else {
+            None
+        };
+        self.id_word = Some(agreed);
+        agreed
+    }
+
+    /// The attribute announced for `key`.
+    pub fn attr(&self, key: i32) -> Option<&PerfEventAttr> {
+        self.attrs.get(&key)
+    }
+
+    /// Every announced key with its attribute, in no particular order.
+    pub fn attrs(&self) -> impl Iterator<Item = (i32, &PerfEventAttr)> {
+        self.attrs.iter().map(|(k, a)| (*k, a))
+    }
+
+    /// The key a perf id belongs to.
+    pub fn key_of(&self, id: u64) -> Option<i32> {
+        self.ids.get(&id).copied()
+    }
+
+    /// Whether `key`'s values reach the perf data, from what has been announced so far.
+    pub fn delivery(&self, key: i32) -> Delivery {
+        let Some(attr) = self.attrs.get(&key) else {
+            return Delivery::NotAnnounced;
+        };
+        if !self.ids.values().any(|&k| k == key) {
+            return Delivery::NotOpened;
+        }
+        if attr.reaches_perf_data() {
+            Delivery::Sampled
+        } else {
+            Delivery::CountingOnly
+        }
+    }
+
+    /// The events metric counter `metric_key` is computed from, in the order gatord announced them (empty when
+    /// it announced none: the metric was not enabled, or its events did not fit the PMU).
+    pub fn metric_events(&self, metric_key: i32) -> &[MetricEvent] {
+        self.metrics.get(&metric_key).map_or(&[], Vec::as_slice)
+    }
+
+    /// Records the kernel reported lost (PERF_RECORD_LOST), summed.
+    pub fn lost_records(&self) -> u64 {
+        self.lost_records
+    }
+
+    /// PERF_RECORD_SAMPLE records seen.
+    pub fn sample_records(&self) -> u64 {
+        self.sample_records
+    }
+}
