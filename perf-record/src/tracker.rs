@@ -425,3 +425,189 @@ impl PerfCounterTracker {
         self.sample_records
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::attr::{ReadFormat, SampleType};
+    use crate::record::record_header;
+    use crate::sample::ReadValue;
+    use crate::sleb128::encode_i64;
+    use crate::words::WordSlice;
+
+    const BASE: i64 = 1_000_000;
+    const LEADER: i32 = 0x10;
+    const CLOCK: i32 = 0x12;
+    /// gatord's group layout: IDENTIFIER, IP, TID, TIME, READ; group read with times and ids.
+    const LAYOUT: SampleLayout = SampleLayout {
+        sample_type: SampleType(0x10217),
+        read_format: ReadFormat(0xf),
+    };
+
+    fn attr(period: u64) -> PerfEventAttr {
+        PerfEventAttr {
+            kind: 1,
+            size: 128,
+            config: 0,
+            sample_period_or_freq: period,
+            sample_type: LAYOUT.sample_type,
+            read_format: LAYOUT.read_format,
+            flags: 1 << 25,
+            config1: 0,
+            config2: 0,
+            sample_regs_user: 0,
+            clockid: crate::attr::CLOCK_MONOTONIC_RAW,
+        }
+    }
+
+    fn tracker() -> PerfCounterTracker {
+        let mut tracker = PerfCounterTracker::new();
+        tracker.register_event(LEADER, attr(1));
+        tracker.register_event(CLOCK, attr(991_080));
+        tracker.register_ids([(100, LEADER), (101, CLOCK)]);
+        tracker.set_clock_base(BASE);
+        tracker
+    }
+
+    /// A sample of `id` at `time` ns after the base reading `(value, id)` pairs.
+    fn sample(id: u64, time: i64, values: &[(u64, u64)], out: &mut Vec<u64>) {
+        let read: Vec<_> = values
+            .iter()
+            .map(|&(value, id)| ReadValue {
+                value,
+                id: Some(id),
+                lost: None,
+            })
+            .collect();
+        SampleRecord {
+            identifier: Some(id),
+            ip: Some(0x400000),
+            pid_tid: Some((1, 1)),
+            time: Some((BASE + time) as u64),
+            addr: None,
+            id: None,
+            stream_id: None,
+            cpu: None,
+            period: None,
+            read: None,
+            tail: WordSlice::default(),
+        }
+        .encode_words(LAYOUT, 0, 0, &read, out);
+    }
+
+    /// Samples, a lost record, a sample of an unknown id, then a record cut short.
+    fn records() -> Vec<u64> {
+        let mut words = Vec::new();
+        sample(101, 10, &[(3, 100), (1000, 101)], &mut words);
+        words.extend([record_header(PERF_RECORD_LOST, 0, 2), 100, 4]);
+        sample(999, 20, &[(4, 100)], &mut words);
+        sample(100, 25, &[(5, 100), (1600, 101)], &mut words);
+        words.push(record_header(PERF_RECORD_SAMPLE, 0, 5));
+        words
+    }
+
+    #[test]
+    fn plain_words_become_deltas_and_errors_keep_the_samples_around_them() {
+        let mut tracker = tracker();
+        let mut out = Vec::new();
+        let result = tracker.handle_words(1, &records(), &mut out);
+        assert_eq!(result, Err(TrackerError::UnknownId { cpu: 1, id: 999 }));
+        let got: Vec<_> = out
+            .iter()
+            .map(|s| (s.time_ns, s.core, s.key, s.total, s.delta))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (10, 1, LEADER, 3, 3),
+                (10, 1, CLOCK, 1000, 1000),
+                (25, 1, LEADER, 5, 2),
+                (25, 1, CLOCK, 1600, 600)
+            ]
+        );
+        assert_eq!((tracker.lost_records(), tracker.sample_records()), (4, 3));
+        assert_eq!(tracker.delivery(CLOCK), Delivery::Sampled);
+        assert_eq!(tracker.delivery(0x5e), Delivery::NotAnnounced);
+    }
+
+    #[test]
+    fn packed_and_plain_words_give_the_same_samples() {
+        let words = records();
+        let mut packed = Vec::new();
+        for &word in &words {
+            encode_i64(word as i64, &mut packed);
+        }
+        let mut plain = tracker();
+        let mut from_plain = Vec::new();
+        let plain_result = plain.handle_words(2, &words, &mut from_plain);
+        let mut framed = tracker();
+        let mut from_packed = Vec::new();
+        let packed_result = framed.handle_records(
+            2,
+            PerfRecords::new(WordSlice::Packed(&packed)),
+            &mut from_packed,
+        );
+        assert_eq!(from_plain, from_packed);
+        assert_eq!(from_plain.len(), 4);
+        assert_eq!(plain_result, packed_result);
+        assert_eq!(
+            (plain.lost_records(), plain.sample_records()),
+            (framed.lost_records(), framed.sample_records())
+        );
+    }
+
+    #[test]
+    fn a_cut_record_and_a_decreasing_total_are_errors() {
+        let mut tracker = tracker();
+        let mut words = Vec::new();
+        sample(101, 5, &[(6, 100)], &mut words);
+        words.push(record_header(PERF_RECORD_SAMPLE, 0, 5));
+        let mut out = Vec::new();
+        assert!(matches!(
+            tracker.handle_words(0, &words, &mut out),
+            Err(TrackerError::Record {
+                cpu: 0,
+                source: PerfRecordError::TruncatedRecord { .. }
+            })
+        ));
+        assert_eq!(out.len(), 1);
+        let mut words = Vec::new();
+        sample(101, 6, &[(2, 100)], &mut words);
+        assert_eq!(
+            tracker.handle_words(0, &words, &mut out),
+            Err(TrackerError::Decreased {
+                key: LEADER,
+                cpu: 0,
+                previous: 6,
+                total: 2
+            })
+        );
+    }
+
+    #[test]
+    fn samples_need_a_clock_base() {
+        let mut tracker = PerfCounterTracker::new();
+        tracker.register_event(CLOCK, attr(1));
+        tracker.register_ids([(101, CLOCK)]);
+        let mut words = Vec::new();
+        sample(101, 5, &[(1, 101)], &mut words);
+        assert_eq!(
+            tracker.handle_words(0, &words, &mut Vec::new()),
+            Err(TrackerError::NoClockBase)
+        );
+    }
+
+    #[test]
+    fn metric_events_are_listed_once() {
+        let mut tracker = PerfCounterTracker::new();
+        let event = MetricEvent {
+            code: 0x11,
+            key: CLOCK,
+            role: MetricEventRole::from_wire(1),
+        };
+        tracker.register_metric_event(0x24, event);
+        tracker.register_metric_event(0x24, event);
+        assert_eq!(tracker.metric_events(0x24), [event]);
+        assert_eq!(event.role.to_wire(), 1);
+    }
+}
