@@ -14,12 +14,12 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
-use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{fence, AtomicU16, AtomicU32, AtomicU64, Ordering};
 
 use rustix::io::Errno;
 use rustix::mm::{MapFlags, ProtFlags};
 
-use super::mapping::Mapping;
+use super::mapping::{AtomicWord, Mapping};
 
 /// Byte offsets of the fields of `struct perf_event_mmap_page` (Linux uapi `perf_event.h`).
 mod offset {
@@ -162,10 +162,10 @@ impl PerfPage {
             .store(fields.time_running, Ordering::SeqCst);
         self.atomic64(offset::CAPABILITIES)
             .store(fields.capabilities, Ordering::SeqCst);
-        self.fields()
+        self.map
             .atomic_u16(offset::PMC_WIDTH)
             .store(fields.pmc_width, Ordering::SeqCst);
-        self.fields()
+        self.map
             .atomic_u16(offset::TIME_SHIFT)
             .store(fields.time_shift, Ordering::SeqCst);
         self.atomic32(offset::TIME_MULT)
@@ -195,38 +195,42 @@ impl PerfPage {
         cfg!(not(test)) || self.map.is_kernel()
     }
 
-    /// The mapping, checked to hold every field (as `map` made sure): on the read paths this one
-    /// comparison stands in for the bounds check of each field read after it.
+    /// A field of the page, without a bounds check on the read paths: `at` is one of `offset`'s
+    /// constants, each aligned to its type and ending at or before `offset::END`
+    /// (`offsets_follow_the_uapi_layout` checks both), and every `PerfPage` maps at least
+    /// `offset::END` bytes (`map` and `in_memory` make sure).
     #[inline(always)]
-    fn fields(&self) -> &Mapping {
-        self.map.assert_holds(offset::END);
-        &self.map
+    fn field<T: AtomicWord>(&self, at: usize) -> &T {
+        debug_assert!(at + std::mem::size_of::<T>() <= offset::END);
+        // SAFETY: as said above, `at..at + size_of::<T>()` lies within the first `offset::END`
+        // bytes, which the mapping holds, and `at` is aligned to `T`.
+        unsafe { self.map.field_unchecked(at) }
     }
 
     /// A u32 field; the kernel writes it concurrently, hence an atomic view.
-    #[inline]
+    #[inline(always)]
     fn atomic32(&self, at: usize) -> &AtomicU32 {
-        self.fields().atomic_u32(at)
+        self.field(at)
     }
 
-    #[inline]
+    #[inline(always)]
     fn atomic64(&self, at: usize) -> &AtomicU64 {
-        self.fields().atomic_u64(at)
+        self.field(at)
     }
 
-    #[inline]
+    #[inline(always)]
     fn load32(&self, at: usize) -> u32 {
         self.atomic32(at).load(Ordering::Relaxed)
     }
 
-    #[inline]
+    #[inline(always)]
     fn load64(&self, at: usize) -> u64 {
         self.atomic64(at).load(Ordering::Relaxed)
     }
 
-    #[inline]
+    #[inline(always)]
     fn load16(&self, at: usize) -> u16 {
-        self.fields().atomic_u16(at).load(Ordering::Relaxed)
+        self.field::<AtomicU16>(at).load(Ordering::Relaxed)
     }
 
     /// Reads the fields and, between the two reads of the lock, calls `reads` with them (the counter
@@ -629,9 +633,14 @@ mod tests {
         // capabilities; u16 pmc_width, time_shift; u32 time_mult; u64 time_offset, time_zero;
         // u32 size, reserved; u64 time_cycles, time_mask.
         let sizes = [4, 4, 4, 4, 8, 8, 8, 8, 2, 2, 4, 8, 8, 4, 4, 8, 8];
-        let mut at = 0;
+        let mut at = 0usize;
         let mut starts = Vec::new();
         for s in sizes {
+            // Aligned to its own size, as `PerfPage::field`'s unchecked views need.
+            assert!(
+                at.is_multiple_of(s),
+                "the {s}-byte field at {at} is misaligned"
+            );
             starts.push(at);
             at += s;
         }
