@@ -6,7 +6,9 @@
 //! beside the GPU, and the driver alone again; each engine rate is put over the mean of the two
 //! baselines, so a machine that slows down during the run does not favour either side. Every side counts
 //! the same things: samples (one dump each), the periods their dumps' own timestamps span (a sample
-//! spanning several periods holds them folded), and the periods expected from the wall clock. The engine's CPU sampling is given as the kernel's delivered fraction.
+//! spanning several periods holds them folded), and the periods expected from the wall clock. The engine's
+//! CPU sampling is given as the kernel's delivered fraction, beside the GPU and, in a capture of the CPUs
+//! alone in the same run, without it; the first is also put over the second.
 //!
 //! Not a criterion bench: each figure is a whole capture, over the machine's Mali device (`/dev/mali0`);
 //! without one it says so and measures nothing (hwcpipe's simulated driver dumps on simulated time, as
@@ -31,6 +33,8 @@ struct Delivered {
     expected: u64,
     /// The window.
     window: Duration,
+    /// The engine's CPUs sampled beside the GPU: the kernel's delivered fraction of their periods.
+    cpus_fraction: Option<f64>,
 }
 
 impl Delivered {
@@ -91,6 +95,8 @@ fn engine(interval: Duration, window: Duration, cpus: bool) -> Result<(Delivered
     lizard.stop_capture().map_err(|e| e.to_string())?;
     let sampling = lizard.sampling().ok_or("no sampling account")?;
     let account = sampling.gpu.clone().ok_or("no GPU account")?;
+    let cpus_fraction = (!matches!(sampling.method, SamplingMethod::GpuOnly))
+        .then(|| sampling.delivered_fraction());
     let cpus = match &sampling.method {
         SamplingMethod::GpuOnly => "no CPU counters".to_string(),
         method => format!(
@@ -105,6 +111,7 @@ fn engine(interval: Duration, window: Duration, cpus: bool) -> Result<(Delivered
         spanned: account.delivered + account.folded,
         expected: account.expected,
         window: account.window,
+        cpus_fraction,
     };
     let detail = format!(
         "{} folded, {} missed, {} not counting yet, pace {:?}; {cpus}",
@@ -113,10 +120,41 @@ fn engine(interval: Duration, window: Duration, cpus: bool) -> Result<(Delivered
     Ok((delivered, detail))
 }
 
+/// The engine's capture of CpuClock on every CPU alone, no GPU counter, for `window`: the kernel's
+/// delivered fraction of the CPUs' periods, the baseline that the CPUs' fraction beside the GPU is put
+/// over. (In the emulated system the dummy GPU's dumps are computed by the guest's own CPUs, so the
+/// CPUs' sampling there is not free of the GPU's, as it is on a real one.)
+fn cpus_alone(interval: Duration, window: Duration) -> Result<(f64, String), String> {
+    let mut config = Config::hwcpipe_only();
+    config.sample_interval = interval;
+    let target = Target::system_wide(false).map_err(|e| e.to_string())?;
+    let backend = open_target(&target).map_err(|e| e.to_string())?.backend;
+    let mut lizard = Lizard::configure_with_backend(config, backend).map_err(|e| e.to_string())?;
+    let cpu_clock = lizard
+        .counters()
+        .iter()
+        .find(|c| c.name == "CpuClock")
+        .map(|c| c.id)
+        .ok_or("no CpuClock counter")?;
+    lizard.enable(cpu_clock).map_err(|e| e.to_string())?;
+    lizard.start_capture().map_err(|e| e.to_string())?;
+    std::thread::sleep(window);
+    lizard.stop_capture().map_err(|e| e.to_string())?;
+    let sampling = lizard.sampling().ok_or("no sampling account")?;
+    let fraction = sampling.delivered_fraction();
+    let detail = format!(
+        "CPUs alone by {}: {fraction:.4} of their {} periods delivered",
+        sampling.method.name(),
+        sampling.expected
+    );
+    Ok((fraction, detail))
+}
+
 fn row(interval: Duration, window: Duration) -> Result<(), String> {
     let before = driver_alone(interval, window)?;
     let (gpu_only, gpu_only_detail) = engine(interval, window, false)?;
     let (engine, detail) = engine(interval, window, true)?;
+    let cpus = cpus_alone(interval, window);
     let after = driver_alone(interval, window)?;
     let baseline = (before.rate() + after.rate()) / 2.0;
     let name = format!("gpu_pace/{interval:?}");
@@ -147,6 +185,18 @@ fn row(interval: Duration, window: Duration) -> Result<(), String> {
         "ratio {name}/engine_over_driver = {:.4} x the driver alone's samples a second (the CPUs sampled beside it)",
         engine.rate() / baseline
     );
+    match cpus {
+        Ok((alone, cpus_detail)) => {
+            println!("{name}/engine_cpus_only: {cpus_detail}");
+            if let Some(beside) = engine.cpus_fraction {
+                println!(
+                    "ratio {name}/cpus_beside_gpu_over_cpus_alone = {:.4} x the CPUs' delivered fraction without the GPU",
+                    beside / alone.max(f64::MIN_POSITIVE)
+                );
+            }
+        }
+        Err(err) => println!("{name}/engine_cpus_only: not measured: {err}"),
+    }
     Ok(())
 }
 
