@@ -1,10 +1,10 @@
 //! The capture document written as a table, as CSV rows and as a chrome trace (`--format
 //! table|csv|chrome-trace`); JSON is the document itself and HTML its report.
 
+use lizard_core::capture::cores::core_name;
+use lizard_core::capture::{Capture, CapturedCounter, SamplePoint};
 use serde_json::{json, Number, Value as Json};
 
-use crate::cores::core_name;
-use crate::document::{Capture, CapturedCounter, SamplePoint};
 use crate::output;
 use crate::table::Table;
 

@@ -51,7 +51,7 @@ pub enum CliError {
         /// The file (or the capture the report was to show).
         path: PathBuf,
         /// What is wrong with it.
-        source: crate::document::DocumentError,
+        source: lizard_core::capture::DocumentError,
     },
     /// What the local counters were to count could not be counted.
     #[error(transparent)]

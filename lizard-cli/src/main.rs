@@ -10,8 +10,6 @@ mod args;
 mod capacity;
 mod capture_formats;
 mod cmd;
-mod cores;
-mod document;
 mod error;
 mod exit_status;
 mod interrupt;

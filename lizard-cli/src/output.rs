@@ -1,45 +1,11 @@
-//! Shared pieces of the outputs: names of enum values, numbers and CSV fields as text, writing to a file or
-//! stdout.
+//! Shared pieces of the outputs: numbers and CSV fields as text, writing to a file or stdout.
 
 use std::io::Write;
 use std::path::Path;
 
-use lizard_core::{Counter, CounterClass, ResultType, Source};
 use serde_json::{Number, Value as Json};
 
 use crate::error::CliError;
-
-/// `absolute`, `delta` or `derived`.
-pub fn class_name(class: CounterClass) -> &'static str {
-    match class {
-        CounterClass::Absolute => "absolute",
-        CounterClass::Delta => "delta",
-        CounterClass::Derived => "derived",
-    }
-}
-
-/// `int` or `double`.
-pub fn result_type_name(result: ResultType) -> &'static str {
-    match result {
-        ResultType::Integer => "int",
-        ResultType::Floating => "double",
-    }
-}
-
-/// What a counter's values count: the whole system (gatord), the whole GPU, or for the local CPU counters
-/// what they were opened for (a command, a process, the whole system), as their title names it
-/// (`HWCPipe CPU (process 42, all threads)`).
-pub fn scope_name(counter: &Counter) -> &str {
-    match counter.source {
-        Source::Gatord => "system",
-        Source::HwcPipeGpu => "gpu",
-        Source::HwcPipeCpu => counter
-            .title
-            .strip_prefix("HWCPipe CPU (")
-            .and_then(|rest| rest.strip_suffix(')'))
-            .unwrap_or("this process"),
-    }
-}
 
 /// A reading for a table: integers as they are, fractions to at most six decimals.
 pub fn reading_text(value: &Number) -> String {

@@ -21,14 +21,13 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
+use lizard_core::capture::cores::split_core_name;
+use lizard_core::capture::{Capture, CapturedCounter, SamplePoint};
 use lizard_core::perfetto::{
     Arg, Clock, CounterTrack, CounterValue, GpuCounterSpec, GpuUnit, Name, TraceWriter, TrackId,
     Unit,
 };
 use serde_json::Number;
-
-use crate::cores::split_core_name;
-use crate::document::{Capture, CapturedCounter, SamplePoint};
 
 /// The GPU every Mali counter is on (one per machine).
 const GPU_ID: i32 = 0;

@@ -264,15 +264,6 @@ pub fn open(
     })
 }
 
-/// The short name of a counter's source.
-pub fn source_name(source: Source) -> &'static str {
-    match source {
-        Source::Gatord => "gatord",
-        Source::HwcPipeCpu => "cpu",
-        Source::HwcPipeGpu => "gpu",
-    }
-}
-
 /// The name a user types for `counter`: the gatord counter name or the HWCPipe counter name.
 pub fn counter_name(counter: &Counter) -> &str {
     &counter.key

@@ -1,8 +1,8 @@
 //! A trace server run beside a capture, and the records that fall in the capture window.
 
+use lizard_core::capture::TraceRecord;
 use lizard_trace::{ServerConfig, SocketName, TraceServer};
 
-use crate::document::TraceRecord;
 use crate::error::CliError;
 
 /// The ring capacity of a trace server run beside a capture.

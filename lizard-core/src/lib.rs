@@ -2,6 +2,8 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "serde")]
+pub mod capture;
 pub mod config;
 pub mod counter;
 pub mod doctor;

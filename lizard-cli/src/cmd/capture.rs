@@ -4,12 +4,11 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use hwcpipe::counting::{self, Target};
+use lizard_core::capture::{collect, Cores};
 use lizard_core::{error_chain, Error as EngineError, GatordError, Lizard};
 
 use crate::args::{CaptureArgs, CaptureFormat};
 use crate::capture_formats;
-use crate::cores::Cores;
-use crate::document::collect;
 use crate::error::CliError;
 use crate::exit_status::shell_status;
 use crate::interrupt;
@@ -97,8 +96,17 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         stop_error: stop_error.as_ref(),
         records,
         command: std::env::args().collect(),
+        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
     };
     let capture = collect::capture(lizard, &ids, mode, ending)?;
+    for c in &capture.counters {
+        if let Some(why) = &c.unavailable {
+            eprintln!(
+                "lizard: warning: {} is unavailable: {why}",
+                c.counter_name()
+            );
+        }
+    }
     if let Some(sampling) = capture.sampling.as_ref().filter(|s| s.degraded()) {
         for line in sampling.summary_lines() {
             eprintln!("lizard: warning: {line}");

@@ -3,11 +3,11 @@
 
 use std::path::Path;
 
+use lizard_core::capture::diff::{self, CounterChange, Regression};
+use lizard_core::capture::Capture;
 use serde_json::json;
 
 use crate::args::{DiffArgs, ListFormat};
-use crate::document::diff::{self, CounterChange, Regression};
-use crate::document::Capture;
 use crate::error::CliError;
 use crate::output;
 use crate::table::Table;

@@ -3,8 +3,9 @@
 
 use serde_json::json;
 
+use lizard_core::capture::collect;
+
 use crate::args::{ListArgs, ListFormat};
-use crate::document::collect;
 use crate::error::CliError;
 use crate::output;
 use crate::source::{self, counter_name};
@@ -44,8 +45,8 @@ pub fn run(args: &ListArgs) -> Result<i32, CliError> {
                         .map_or_else(String::new, |e| format!("{:#04x}", e.code)),
                     format!("{} {}", c.title, c.name).trim().to_owned(),
                     c.units.of_readings().to_string(),
-                    output::class_name(c.class).to_owned(),
-                    output::result_type_name(c.result_type).to_owned(),
+                    collect::class_name(c.class).to_owned(),
+                    collect::result_type_name(c.result_type).to_owned(),
                     note,
                 ]);
             }

@@ -1,8 +1,9 @@
 //! `lizard report FILE`: the HTML report of a capture saved with `lizard capture --format json`, or
 //! (`--format perfetto`) the capture as a native Perfetto trace.
 
+use lizard_core::capture::Capture;
+
 use crate::args::{ReportArgs, ReportFormat};
-use crate::document::Capture;
 use crate::error::CliError;
 use crate::output;
 use crate::perfetto_format;

@@ -3,9 +3,10 @@
 
 use std::fmt::{self, Write};
 
+use lizard_core::capture::{Capture, CapturedCounter, TraceRecord};
+
 use super::axis::{self, Axis};
 use super::escape::Esc;
-use crate::document::{Capture, CapturedCounter, TraceRecord};
 
 /// The chart size in SVG user units (CSS pixels at 100 %).
 const WIDTH: f64 = 760.0;

@@ -3,10 +3,11 @@
 
 use std::fmt::{self, Write};
 
+use lizard_core::capture::{Capture, CapturedCounter, TraceRecord};
+
 use super::axis::{duration_text, short_number};
 use super::chart::{self, TimeFrame};
 use super::escape::Esc;
-use crate::document::{Capture, CapturedCounter, TraceRecord};
 use crate::output::reading_text;
 
 /// The page's style sheet.
@@ -421,7 +422,7 @@ mod tests {
 #[cfg(test)]
 mod properties {
     use super::*;
-    use crate::document::CounterInfo;
+    use lizard_core::capture::CounterInfo;
     use proptest::prelude::*;
 
     fn counter() -> impl Strategy<Value = CapturedCounter> {
@@ -486,14 +487,14 @@ mod properties {
             boottime in proptest::option::of(any::<u64>()),
         ) {
             let capture = Capture {
-                schema_version: crate::document::SCHEMA_VERSION,
+                schema_version: lizard_core::capture::SCHEMA_VERSION,
                 duration_s: None,
                 window_ns: window.map(|(a, b)| [a, b]),
                 started_ns: None,
                 boottime_zero_ns: boottime,
                 wall_s: Some(1.0),
                 warning: None,
-                cores: crate::cores::Cores::Combined,
+                cores: lizard_core::capture::Cores::Combined,
                 cores_note: None,
                 run: None,
                 sampling: None,

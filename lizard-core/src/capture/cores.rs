@@ -1,5 +1,5 @@
 //! How the outputs show per-core counters: gatord reads its per-CPU counters (perf-backed PMU events) once
-//! per core, and the engine keeps each sample's CPU and combines them (`lizard_core::reduce`); `capture
+//! per core, and the engine keeps each sample's CPU and combines them ([`crate::reduce`]); `lizard capture
 //! --per-core` also shows each core's part, named `COUNTER@cpuN` like the local counters' per-CPU series.
 
 /// How the outputs show a counter counted per core (`combined` or `per-core` in the capture document).

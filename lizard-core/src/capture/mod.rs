@@ -1,20 +1,22 @@
-//! The capture document: everything one `lizard capture` measured, as one typed value. The capture builds
-//! it ([`collect`]); every output is written from it (the table, the CSV rows, the chrome trace, the HTML
-//! report) and `--format json` is this type serialized, so `lizard report FILE` reads back exactly what
-//! the capture printed.
+//! The capture document: everything one capture measured, as one typed value. The engine builds it once
+//! after a capture ([`collect::capture`]); every output of `lizard capture` is written from it (the table,
+//! the CSV rows, the chrome and Perfetto traces, the HTML report) and `--format json` is this type
+//! serialized, so `lizard report FILE` reads back exactly what the capture printed. Two documents compare
+//! counter by counter ([`diff`]).
 //!
 //! The JSON form is versioned by [`SCHEMA_VERSION`] (the `schema_version` key). A reader takes a document
 //! without the key as version 1 (the form written before the key was added) and refuses a newer one by
-//! name rather than misreading it. Fields added later are optional, so version 1 readers of this tool
+//! name rather than misreading it. Fields added later are optional, so version 1 readers of this crate
 //! keep reading them.
 
 pub mod collect;
+pub mod cores;
 pub mod diff;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Number;
 
-use crate::cores::Cores;
+pub use cores::Cores;
 
 /// The version of the capture document this tool writes, and the newest it reads.
 pub const SCHEMA_VERSION: u32 = 1;

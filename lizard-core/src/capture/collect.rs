@@ -1,21 +1,19 @@
 //! The capture document built from the engine after a capture: each counter's reading, series and (with
-//! `--per-core`) each core's part, as the engine reduced them.
+//! [`Cores::PerCore`]) each core's part, as the engine reduced them.
 
 use std::time::Duration;
 
-use lizard_core::{
-    error_chain, Counter, Error as EngineError, GpuPace, Lizard, Machine, NoValue, ResultType,
-    Sample, SamplingMethod, Value,
-};
 use serde_json::Number;
 
+use super::cores::{self, Cores};
 use super::{
     Capture, CapturedCounter, CoreId, CorePart, CounterInfo, CpuStartNs, GatordInfo,
     GpuSamplingDoc, LocalSampling, RunInfo, SamplePoint, TraceRecord, SCHEMA_VERSION,
 };
-use crate::cores::{self, Cores};
-use crate::output::{class_name, result_type_name, scope_name};
-use crate::source::{counter_name, source_name};
+use crate::{
+    error_chain, Counter, CounterClass, Error as EngineError, GpuPace, Lizard, Machine, NoValue,
+    ResultType, Sample, SamplingMethod, Source, Value,
+};
 
 /// What the engine says of a capture beyond its counters: how long it ran, how it ended, what was traced.
 pub struct Ending<'a> {
@@ -27,10 +25,12 @@ pub struct Ending<'a> {
     pub records: Vec<TraceRecord>,
     /// The command line of the capture.
     pub command: Vec<String>,
+    /// The version of the tool that captured (`lizard`'s).
+    pub tool_version: String,
 }
 
 /// The document of the capture of counters `ids` that `lizard` has just stopped. A counter the source lists
-/// but does not deliver gets a warning line on standard error, besides its reason in the document.
+/// but does not deliver says why in [`CapturedCounter::unavailable`].
 pub fn capture(
     lizard: &Lizard,
     ids: &[u32],
@@ -107,7 +107,7 @@ pub fn capture(
     });
     let machine = Machine::this();
     let run = RunInfo {
-        lizard_version: env!("CARGO_PKG_VERSION").to_owned(),
+        lizard_version: ending.tool_version,
         command: ending.command,
         host: machine.host,
         kernel: machine.kernel,
@@ -158,6 +158,47 @@ fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
+/// The short name of a counter's source: `gatord`, `cpu` or `gpu`.
+pub fn source_name(source: Source) -> &'static str {
+    match source {
+        Source::Gatord => "gatord",
+        Source::HwcPipeCpu => "cpu",
+        Source::HwcPipeGpu => "gpu",
+    }
+}
+
+/// `absolute`, `delta` or `derived`.
+pub fn class_name(class: CounterClass) -> &'static str {
+    match class {
+        CounterClass::Absolute => "absolute",
+        CounterClass::Delta => "delta",
+        CounterClass::Derived => "derived",
+    }
+}
+
+/// `int` or `double`.
+pub fn result_type_name(result: ResultType) -> &'static str {
+    match result {
+        ResultType::Integer => "int",
+        ResultType::Floating => "double",
+    }
+}
+
+/// What a counter's values count: the whole system (gatord), the whole GPU, or for the local CPU counters
+/// what they were opened for (a command, a process, the whole system), as their title names it
+/// (`HWCPipe CPU (process 42, all threads)`).
+pub fn scope_name(counter: &Counter) -> &str {
+    match counter.source {
+        Source::Gatord => "system",
+        Source::HwcPipeGpu => "gpu",
+        Source::HwcPipeCpu => counter
+            .title
+            .strip_prefix("HWCPipe CPU (")
+            .and_then(|rest| rest.strip_suffix(')'))
+            .unwrap_or("this process"),
+    }
+}
+
 /// What `counter` is, as the documents describe it. Its `units` are those of the values the tool writes (MHz
 /// counters are read in Hz), so a unit always agrees with the numbers beside it.
 pub fn info(counter: &Counter) -> CounterInfo {
@@ -165,7 +206,7 @@ pub fn info(counter: &Counter) -> CounterInfo {
         id: counter.id,
         source: source_name(counter.source).to_owned(),
         scope: scope_name(counter).to_owned(),
-        counter: counter_name(counter).to_owned(),
+        counter: counter.key.clone(),
         name: counter.name.clone(),
         title: counter.title.clone(),
         description: counter.description.clone(),
@@ -200,13 +241,7 @@ fn counter(lizard: &Lizard, id: u32, mode: Cores) -> Result<CapturedCounter, Eng
         },
         Err(EngineError::NoValue { reason, .. }) => {
             let unavailable = match &reason {
-                NoValue::Unavailable(why) => {
-                    eprintln!(
-                        "lizard: warning: {} is unavailable: {why}",
-                        counter_name(counter)
-                    );
-                    Some(why.to_string())
-                }
+                NoValue::Unavailable(why) => Some(why.to_string()),
                 _ => None,
             };
             (None, Some(reason.to_string()), unavailable)
