@@ -55,7 +55,7 @@ pub fn table(capture: &Capture) -> String {
                 c.info.source_label(),
                 series_name(c, core),
                 c.info.units.clone(),
-                c.info.class.clone(),
+                c.info.class.to_string(),
                 samples.len().to_string(),
                 covered_text(samples),
                 match (value, core, &c.implausible) {

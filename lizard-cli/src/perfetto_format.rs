@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use lizard_core::capture::cores::split_core_name;
-use lizard_core::capture::{Capture, CapturedCounter, SamplePoint};
+use lizard_core::capture::{Capture, CapturedCounter, SamplePoint, Source};
 use lizard_core::perfetto::{
     Arg, Clock, CounterTrack, CounterValue, GpuCounterSpec, GpuUnit, Name, TraceWriter, TrackId,
     Unit,
@@ -57,7 +57,7 @@ pub fn write(capture: &Capture, out: impl Write) -> io::Result<()> {
         let description = counter_description(c);
         // A counter of one CPU (`--per-cpu`: `TaskClock@cpu1`) is that CPU's track of the counter.
         let (name, own_core) = match split_core_name(c.counter_name()) {
-            Some((name, core)) if c.info.source == "cpu" => (name, Some(core)),
+            Some((name, core)) if c.info.source == Source::Cpu => (name, Some(core)),
             _ => (c.counter_name(), None),
         };
         for (core, samples) in c.series() {
@@ -193,9 +193,9 @@ fn mark_without_value<W: Write>(
 /// Whether `c` is a Mali GPU counter: read from the driver here (`gpu`), or one of the Mali counters gatord
 /// serves (`ARM_Mali-…`, its constants aside).
 fn is_mali(c: &CapturedCounter) -> bool {
-    match c.info.source.as_str() {
-        "gpu" => true,
-        "gatord" => {
+    match c.info.source {
+        Source::Gpu => true,
+        Source::Gatord => {
             c.counter_name().starts_with("ARM_Mali-") && !c.counter_name().contains("-CONST_")
         }
         _ => false,

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use lizard_core::capture::collect;
+use lizard_core::capture::{collect, Class, ValueType};
 
 use crate::args::{ListArgs, ListFormat};
 use crate::error::CliError;
@@ -45,8 +45,8 @@ pub fn run(args: &ListArgs) -> Result<i32, CliError> {
                         .map_or_else(String::new, |e| format!("{:#04x}", e.code)),
                     format!("{} {}", c.title, c.name).trim().to_owned(),
                     c.units.of_readings().to_string(),
-                    collect::class_name(c.class).to_owned(),
-                    collect::result_type_name(c.result_type).to_owned(),
+                    Class::from(c.class).to_string(),
+                    ValueType::from(c.result_type).to_string(),
                     note,
                 ]);
             }

@@ -3,7 +3,7 @@
 
 use std::fmt::{self, Write};
 
-use lizard_core::capture::{Capture, CapturedCounter, TraceRecord};
+use lizard_core::capture::{Capture, CapturedCounter, Method, TraceRecord};
 
 use super::axis::{duration_text, short_number};
 use super::chart::{self, TimeFrame};
@@ -84,7 +84,11 @@ fn write_header(out: &mut String, capture: &Capture) -> fmt::Result {
             },
             Esc(&sampling.summary())
         )?;
-        if let Some(gpu) = sampling.gpu.as_ref().filter(|_| sampling.method != "gpu") {
+        if let Some(gpu) = sampling
+            .gpu
+            .as_ref()
+            .filter(|_| sampling.method != Method::Gpu)
+        {
             writeln!(
                 out,
                 "<dt>GPU sampling</dt><dd{}>{}</dd>",
@@ -149,7 +153,7 @@ fn write_summary(out: &mut String, capture: &Capture) -> fmt::Result {
             Esc(&c.info.counter),
             Esc(&source_text(c)),
             Esc(c.value_units()),
-            Esc(&c.info.class),
+            Esc(c.info.class.as_str()),
             c.samples.len()
         )?;
         match (&c.value, &c.no_value) {
@@ -204,7 +208,7 @@ fn write_counter(
         out,
         "<span class=\"facts\">{} · {} · {}",
         Esc(&source_text(c)),
-        Esc(&c.info.class),
+        Esc(c.info.class.as_str()),
         sampling_html(c)
     )?;
     if let Some(value) = &c.value {
@@ -422,7 +426,7 @@ mod tests {
 #[cfg(test)]
 mod properties {
     use super::*;
-    use lizard_core::capture::CounterInfo;
+    use lizard_core::capture::{Class, CounterInfo, Source};
     use proptest::prelude::*;
 
     fn counter() -> impl Strategy<Value = CapturedCounter> {
@@ -437,9 +441,9 @@ mod properties {
                 info: CounterInfo {
                     id: 1,
                     counter,
-                    source: "gatord".into(),
+                    source: Source::Gatord,
                     units,
-                    class: if delta { "delta" } else { "absolute" }.into(),
+                    class: if delta { Class::Delta } else { Class::Absolute },
                     ..CounterInfo::default()
                 },
                 value: if reason.is_some() {

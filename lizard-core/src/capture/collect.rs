@@ -7,12 +7,12 @@ use serde_json::Number;
 
 use super::cores::{self, Cores};
 use super::{
-    Capture, CapturedCounter, CoreId, CorePart, CounterInfo, CpuStartNs, GatordInfo,
-    GpuSamplingDoc, LocalSampling, RunInfo, SamplePoint, TraceRecord, SCHEMA_VERSION,
+    Capture, CapturedCounter, CoreId, CorePart, Counted, CounterInfo, CpuStartNs, GatordInfo,
+    GpuSamplingDoc, LocalSampling, Method, Pace, RunInfo, SamplePoint, TraceRecord, SCHEMA_VERSION,
 };
 use crate::{
-    error_chain, Counter, CounterClass, Error as EngineError, GpuPace, Lizard, Machine, NoValue,
-    ResultType, Sample, SamplingMethod, Source, Value,
+    error_chain, Counter, Error as EngineError, GpuPace, Lizard, Machine, NoValue, ResultType,
+    Sample, SamplingMethod, Source, Value,
 };
 
 /// What the engine says of a capture beyond its counters: how long it ran, how it ended, what was traced.
@@ -51,7 +51,7 @@ pub fn capture(
             delivered: s.delivered,
             missed: s.missed,
             largest_gap_ns: nanos(s.largest_gap),
-            method: s.method.name().to_owned(),
+            method: Method::from(&s.method),
             ..LocalSampling::default()
         };
         match &s.method {
@@ -87,7 +87,7 @@ pub fn capture(
             _ => {}
         }
         local.gpu = s.gpu.as_ref().map(|g| GpuSamplingDoc {
-            pace: g.pace.name().to_owned(),
+            pace: Pace::from(&g.pace),
             manual_reason: match &g.pace {
                 GpuPace::Manual { reason } => Some(reason.clone()),
                 _ => None,
@@ -158,32 +158,6 @@ fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// The short name of a counter's source: `gatord`, `cpu` or `gpu`.
-pub fn source_name(source: Source) -> &'static str {
-    match source {
-        Source::Gatord => "gatord",
-        Source::HwcPipeCpu => "cpu",
-        Source::HwcPipeGpu => "gpu",
-    }
-}
-
-/// `absolute`, `delta` or `derived`.
-pub fn class_name(class: CounterClass) -> &'static str {
-    match class {
-        CounterClass::Absolute => "absolute",
-        CounterClass::Delta => "delta",
-        CounterClass::Derived => "derived",
-    }
-}
-
-/// `int` or `double`.
-pub fn result_type_name(result: ResultType) -> &'static str {
-    match result {
-        ResultType::Integer => "int",
-        ResultType::Floating => "double",
-    }
-}
-
 /// What a counter's values count: the whole system (gatord), the whole GPU, or for the local CPU counters
 /// what they were opened for (a command, a process, the whole system), as their title names it
 /// (`HWCPipe CPU (process 42, all threads)`).
@@ -204,7 +178,7 @@ pub fn scope_name(counter: &Counter) -> &str {
 pub fn info(counter: &Counter) -> CounterInfo {
     CounterInfo {
         id: counter.id,
-        source: source_name(counter.source).to_owned(),
+        source: counter.source.into(),
         scope: scope_name(counter).to_owned(),
         counter: counter.key.clone(),
         name: counter.name.clone(),
@@ -213,8 +187,8 @@ pub fn info(counter: &Counter) -> CounterInfo {
         category: counter.category.clone(),
         units: counter.units.of_readings().to_string(),
         multiplier: counter.multiplier,
-        class: class_name(counter.class).to_owned(),
-        result_type: result_type_name(counter.result_type).to_owned(),
+        class: counter.class.into(),
+        result_type: counter.result_type.into(),
         event: counter
             .set_event
             .as_ref()
@@ -285,7 +259,7 @@ fn counter(lizard: &Lizard, id: u32, mode: Cores) -> Result<CapturedCounter, Eng
         unavailable,
         dropped: lizard.dropped(id)?,
         samples,
-        counted: per_core.then(|| "per core".to_owned()),
+        counted: per_core.then_some(Counted::PerCore),
         per_core: parts,
     })
 }

@@ -12,11 +12,13 @@
 pub mod collect;
 pub mod cores;
 pub mod diff;
+mod facts;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Number;
 
 pub use cores::Cores;
+pub use facts::{Class, Counted, Method, Pace, Source, ValueType};
 
 /// The version of the capture document this tool writes, and the newest it reads.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -233,10 +235,10 @@ pub struct LocalSampling {
     /// The longest time between two consecutive samples, in ns.
     pub largest_gap_ns: u64,
     /// Who sampled: `kernel` (the kernel's timers wrote each period into ring buffers, drained in batches;
-    /// CPU-wide counters) or `thread` (a thread woken every interval). Absent in documents of earlier
-    /// versions, which were all sampled by a thread.
-    #[serde(default = "thread_method")]
-    pub method: String,
+    /// CPU-wide counters), `thread` (a thread woken every interval) or `gpu` (only the GPU's counters, on
+    /// their own poller). Absent in documents of earlier versions, which were all sampled by a thread.
+    #[serde(default)]
+    pub method: Method,
     /// Rings the kernel sampled (CPUs × counter groups); the periods above are counted over all of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rings: Option<u64>,
@@ -281,7 +283,7 @@ pub struct LocalSampling {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GpuSamplingDoc {
     /// Who dumped: `periodic` (the driver by itself every interval) or `manual` (one request per period).
-    pub pace: String,
+    pub pace: Pace,
     /// Why manual: the driver's refusal to dump by itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manual_reason: Option<String>,
@@ -315,8 +317,8 @@ impl GpuSamplingDoc {
     /// delivered, 1 folded, 1 missed (no dump came within 20.000 ms), largest gap 3.000 ms`.
     pub fn summary(&self) -> String {
         let ms = |ns: u64| ns as f64 / 1e6;
-        let by = match (self.pace.as_str(), &self.manual_reason) {
-            ("periodic", _) => "dumped by the driver itself".to_owned(),
+        let by = match (&self.pace, &self.manual_reason) {
+            (Pace::Periodic, _) => "dumped by the driver itself".to_owned(),
             (_, Some(reason)) => format!("dumped on request ({reason})"),
             _ => "dumped on request".to_owned(),
         };
@@ -359,16 +361,12 @@ pub struct CpuStartNs {
     pub after_start_ns: u64,
 }
 
-fn thread_method() -> String {
-    "thread".to_owned()
-}
-
 impl LocalSampling {
     /// The lines for people: the CPUs' [`summary`](Self::summary) (unless only the GPU was sampled) and the
     /// GPU's, if any.
     pub fn summary_lines(&self) -> Vec<String> {
         let mut lines = Vec::new();
-        if self.method != "gpu" {
+        if self.method != Method::Gpu {
             lines.push(self.summary());
         }
         lines.extend(self.gpu.as_ref().map(GpuSamplingDoc::summary));
@@ -388,13 +386,13 @@ impl LocalSampling {
     /// largest gap 20.3 ms` (`by the kernel on 2 rings`, with the records it lost or throttled if any); the
     /// GPU's line when only the GPU was sampled.
     pub fn summary(&self) -> String {
-        if let (Some(gpu), "gpu") = (&self.gpu, self.method.as_str()) {
+        if let (Some(gpu), Method::Gpu) = (&self.gpu, &self.method) {
             return gpu.summary();
         }
         let ms = |ns: u64| ns as f64 / 1e6;
-        let by = match (self.method.as_str(), self.rings) {
-            ("kernel", Some(rings)) => format!("by the kernel on {rings} ring(s)"),
-            ("kernel", None) => "by the kernel".to_owned(),
+        let by = match (&self.method, self.rings) {
+            (Method::Kernel, Some(rings)) => format!("by the kernel on {rings} ring(s)"),
+            (Method::Kernel, None) => "by the kernel".to_owned(),
             _ => "by a thread".to_owned(),
         };
         let mut line = format!(
@@ -454,7 +452,7 @@ pub struct CounterInfo {
     pub id: u32,
     /// `gatord`, `cpu` or `gpu`.
     #[serde(default)]
-    pub source: String,
+    pub source: Source,
     /// What the counter counts (`system`, `gpu`, `process 42, all threads`, …).
     #[serde(default)]
     pub scope: String,
@@ -478,11 +476,12 @@ pub struct CounterInfo {
     /// The factor the raw values were multiplied by.
     #[serde(default = "unit_multiplier")]
     pub multiplier: f64,
-    /// `delta` (each sample is the increase since the previous one) or `absolute` (a level).
-    pub class: String,
+    /// `delta` (each sample is the increase since the previous one), `absolute` (a level) or `derived` (an
+    /// equation over other counters).
+    pub class: Class,
     /// `int` or `double`: how the engine reads it.
     #[serde(default, rename = "type")]
-    pub result_type: String,
+    pub result_type: ValueType,
     /// A counter-set event's code (`0x08`), which gatord programs into one of the set's slots.
     #[serde(default)]
     pub event: Option<String>,
@@ -525,7 +524,7 @@ pub struct CapturedCounter {
     pub samples: Vec<SamplePoint>,
     /// `per core` when the source counted it once per core (written only then).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub counted: Option<String>,
+    pub counted: Option<Counted>,
     /// With `--per-core`, for a counter counted per core: each core's part, by ascending core.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_core: Option<Vec<CorePart>>,
@@ -571,9 +570,9 @@ impl CounterInfo {
     /// Where the values come from as the tables show it: the local CPU counters with what they count
     /// (`cpu (process 42, all threads)`), so they are never mistaken for one another or for gatord's.
     pub fn source_label(&self) -> String {
-        match self.source.as_str() {
-            "cpu" => format!("cpu ({})", self.scope),
-            source => source.to_owned(),
+        match &self.source {
+            Source::Cpu => format!("cpu ({})", self.scope),
+            source => source.to_string(),
         }
     }
 }
@@ -586,7 +585,7 @@ impl CapturedCounter {
 
     /// Whether each sample is an increase since the previous one (rather than a level).
     pub fn is_delta(&self) -> bool {
-        self.info.class == "delta"
+        self.info.class == Class::Delta
     }
 
     /// The unit the samples and the reading are in: the counter's, except that MHz values are written in Hz

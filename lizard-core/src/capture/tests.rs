@@ -35,7 +35,7 @@ fn a_written_document_reads_back_the_same() {
     let mut capture = Capture::from_json(DOCUMENT).unwrap();
     capture.schema_version = SCHEMA_VERSION;
     capture.cores = Cores::PerCore;
-    capture.counters[0].counted = Some("per core".into());
+    capture.counters[0].counted = Some(Counted::PerCore);
     capture.counters[0].samples.push((4000, None));
     capture.counters[0].per_core = Some(vec![CorePart {
         core: 3,
@@ -88,6 +88,10 @@ fn other_documents_are_refused_with_the_cause() {
         r#"{"schema_version": "1", "window_ns": null, "counters": []}"#,
         r#"{"window_ns": null, "counters": [{"id": 1}]}"#,
         r#"{"window_ns": null, "cores": "some", "counters": []}"#,
+        r#"{"window_ns": null, "counters": [{"id": 1, "counter": "a", "class": 5,
+            "value": 1, "samples": []}]}"#,
+        r#"{"window_ns": null, "counters": [{"id": 1, "counter": "a", "class": "delta",
+            "source": null, "value": 1, "samples": []}]}"#,
         r#"{"window_ns": null, "counters": [{"id": 1, "counter": "a", "class": "delta",
             "value": 1, "samples": [[1, "x"]]}]}"#,
         r#"{"window_ns": null, "counters": [{"id": 1, "counter": "a", "class": "delta",
@@ -97,6 +101,34 @@ fn other_documents_are_refused_with_the_cause() {
         assert!(matches!(error, DocumentError::NotACapture(_)), "{text}");
         assert!(std::error::Error::source(&error).is_some());
     }
+}
+
+#[test]
+fn the_facts_read_as_their_types_and_a_later_versions_words_are_kept() {
+    let capture = Capture::from_json(DOCUMENT).unwrap();
+    // Written before the keys were: no source, no type.
+    assert_eq!(
+        capture.counters[0].info.source,
+        Source::Other(String::new())
+    );
+    assert_eq!(capture.counters[0].info.class, Class::Delta);
+    let text = DOCUMENT.replacen(
+        r#""class": "delta""#,
+        r#""class": "rate", "source": "npu", "type": "int""#,
+        1,
+    );
+    let later = Capture::from_json(&text).unwrap();
+    let info = &later.counters[0].info;
+    assert_eq!(info.class, Class::Other("rate".into()));
+    assert!(!later.counters[0].is_delta());
+    assert_eq!(
+        (info.source.as_str(), info.source_label()),
+        ("npu", "npu".to_owned())
+    );
+    assert_eq!(info.result_type, ValueType::Int);
+    let written = later.to_json();
+    assert!(written.contains(r#""class": "rate""#), "{written}");
+    assert_eq!(Capture::from_json(&written).unwrap(), later);
 }
 
 #[test]
@@ -112,7 +144,7 @@ fn a_counter_without_value_or_reason_is_refused() {
 #[test]
 fn the_gpus_sampling_is_its_own_account_in_the_document_and_its_lines() {
     let gpu = GpuSamplingDoc {
-        pace: "periodic".into(),
+        pace: Pace::Periodic,
         interval_ns: 1_000_000,
         sampled_ns: 100_000_000,
         expected: 100,
@@ -133,7 +165,7 @@ fn the_gpus_sampling_is_its_own_account_in_the_document_and_its_lines() {
     );
     assert!(gpu.degraded());
     let manual = GpuSamplingDoc {
-        pace: "manual".into(),
+        pace: Pace::Manual,
         manual_reason: Some("the driver does not dump by itself here (EINVAL)".into()),
         interval_ns: 1_000_000,
         ..GpuSamplingDoc::default()
@@ -145,7 +177,7 @@ fn the_gpus_sampling_is_its_own_account_in_the_document_and_its_lines() {
     // With CPU counters: two lines; the GPU alone: its line once.
     let mut local = LocalSampling {
         interval_ns: 1_000_000,
-        method: "thread".into(),
+        method: Method::Thread,
         gpu: Some(gpu.clone()),
         ..LocalSampling::default()
     };
@@ -154,7 +186,7 @@ fn the_gpus_sampling_is_its_own_account_in_the_document_and_its_lines() {
     assert!(lines[0].starts_with("local sampling every 1 ms by a thread"));
     assert_eq!(lines[1], gpu.summary());
     assert!(local.degraded(), "the GPU's missed period");
-    local.method = "gpu".into();
+    local.method = Method::Gpu;
     assert_eq!(local.summary_lines(), vec![gpu.summary()]);
     assert_eq!(local.summary(), gpu.summary());
     // The JSON document keeps it; documents without it read as before.
