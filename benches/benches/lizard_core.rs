@@ -125,6 +125,7 @@ fn reduce_samples(c: &mut Criterion) {
         result_type: ResultType::Integer,
         set_event: None,
         derivation: None,
+        cpu_series: None,
     };
     let mut group = c.benchmark_group("lizard_core/reduce_65536_samples");
     group.throughput(Throughput::Elements(samples.len() as u64));

@@ -71,6 +71,7 @@ fuzz_target!(|input: Input| {
         result_type: ResultType::Integer,
         set_event: None,
         derivation: None,
+        cpu_series: None,
     };
     for id in 1..=COUNTERS as u32 {
         let samples = store.samples(id, None).unwrap();

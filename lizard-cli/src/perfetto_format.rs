@@ -21,7 +21,6 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use lizard_core::capture::cores::split_core_name;
 use lizard_core::capture::{Capture, CapturedCounter, SamplePoint, Source};
 use lizard_core::perfetto::{
     Arg, Clock, CounterTrack, CounterValue, GpuCounterSpec, GpuUnit, Name, TraceWriter, TrackId,
@@ -56,9 +55,9 @@ pub fn write(capture: &Capture, out: impl Write) -> io::Result<()> {
         };
         let description = counter_description(c);
         // A counter of one CPU (`--per-cpu`: `TaskClock@cpu1`) is that CPU's track of the counter.
-        let (name, own_core) = match split_core_name(c.counter_name()) {
-            Some((name, core)) if c.info.source == Source::Cpu => (name, Some(core)),
-            _ => (c.counter_name(), None),
+        let (name, own_core) = match &c.info.cpu_series {
+            Some(series) => (series.counter.as_str(), Some(series.cpu)),
+            None => (c.counter_name(), None),
         };
         for (core, samples) in c.series() {
             let parent = match core.or(own_core) {

@@ -295,10 +295,9 @@ pub fn select<'a>(counters: &'a [Counter], names: &[String]) -> Result<Vec<&'a C
         let per_cpu: Vec<&Counter> = counters
             .iter()
             .filter(|c| {
-                c.source == Source::HwcPipeCpu
-                    && c.key
-                        .split_once("@cpu")
-                        .is_some_and(|(base, _)| base.eq_ignore_ascii_case(name))
+                c.cpu_series
+                    .as_ref()
+                    .is_some_and(|series| series.counter.eq_ignore_ascii_case(name))
             })
             .collect();
         let found = [by_key, by_event, by_name, per_cpu]

@@ -235,13 +235,11 @@ fn check(doc: &Value, trace: &Value) -> usize {
             "cpu" => format!("cpu ({})", c["scope"].as_str().unwrap()),
             source => source.to_owned(),
         };
-        // A counter of one CPU (`TaskClock@cpu1`) is the counter's track under that CPU.
+        // A counter of one CPU (`TaskClock@cpu1`, its `cpu_series`) is the counter's track under that CPU.
         let mut name = name;
-        if let (Some((counter, core)), "cpu") =
-            (name.rsplit_once("@cpu"), c["source"].as_str().unwrap())
-        {
-            name = counter;
-            parent = format!("CPU {core}");
+        if let Some(series) = c.get("cpu_series") {
+            name = series["counter"].as_str().unwrap();
+            parent = format!("CPU {}", series["cpu"]);
         }
         let mut series = vec![(parent, &c["samples"])];
         for part in c["per_core"].as_array().into_iter().flatten() {

@@ -273,6 +273,13 @@ fn the_whole_system_is_counted_summed_or_per_cpu() {
         .collect();
     assert_eq!(names.len(), cpus, "{names:?}");
     assert!(names.contains(&"TaskClock@cpu0"), "{names:?}");
+    // Each CPU's series says its counter and CPU as such, not only in its name.
+    for c in doc["counters"].as_array().expect("counters") {
+        let series = &c["cpu_series"];
+        assert_eq!(series["counter"], "TaskClock", "{c}");
+        let cpu = series["cpu"].as_u64().expect("the CPU");
+        assert_eq!(c["counter"], format!("TaskClock@cpu{cpu}"), "{c}");
+    }
     assert!(doc["counters"][0]["scope"]
         .as_str()
         .expect("scope")

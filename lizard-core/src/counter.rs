@@ -100,6 +100,18 @@ impl SetEvent {
     }
 }
 
+/// One CPU's series of a local counter counted per CPU (`--per-cpu`): each CPU's series is a counter of its
+/// own, keyed `NAME@cpuN` for people to read and type; the counter and the CPU are kept here, so nothing
+/// reads them back from the key.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct CpuSeries {
+    /// The counter's name, the same for every CPU's series (`TaskClock`).
+    pub counter: String,
+    /// The CPU.
+    pub cpu: u32,
+}
+
 /// The description of one counter.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Counter {
@@ -132,6 +144,9 @@ pub struct Counter {
     pub set_event: Option<SetEvent>,
     /// For a [`CounterClass::Derived`] counter, how it is computed from other counters; `None` otherwise.
     pub derivation: Option<Arc<Derivation>>,
+    /// For one CPU's series of a local counter counted per CPU, the counter and the CPU; `None` for every
+    /// other counter.
+    pub cpu_series: Option<CpuSeries>,
 }
 
 /// How a derived counter is computed: an equation over other counters' totals and device constants.

@@ -613,6 +613,7 @@ mod tests {
             result_type: ResultType::Integer,
             set_event: None,
             derivation: None,
+            cpu_series: None,
         }
     }
 

@@ -165,6 +165,7 @@ mod tests {
             result_type: ResultType::Integer,
             set_event,
             derivation: None,
+            cpu_series: None,
         }
     }
 

@@ -36,6 +36,7 @@ fn delta_counter(id: CounterId) -> Counter {
         result_type: ResultType::Integer,
         set_event: None,
         derivation: None,
+        cpu_series: None,
     }
 }
 

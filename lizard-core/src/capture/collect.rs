@@ -193,6 +193,7 @@ pub fn info(counter: &Counter) -> CounterInfo {
             .set_event
             .as_ref()
             .map(|e| format!("{:#04x}", e.code)),
+        cpu_series: counter.cpu_series.clone(),
     }
 }
 

@@ -23,15 +23,6 @@ pub fn core_name(name: &str, core: u32) -> String {
     format!("{name}@cpu{core}")
 }
 
-/// The counter and core of a name [`core_name`] made (`Cycles@cpu3` → `("Cycles", 3)`); `None` for another.
-pub fn split_core_name(name: &str) -> Option<(&str, u32)> {
-    let (counter, core) = name.rsplit_once("@cpu")?;
-    let digits = !core.is_empty() && core.bytes().all(|b| b.is_ascii_digit());
-    (digits && !counter.is_empty())
-        .then(|| core.parse().ok().map(|core| (counter, core)))
-        .flatten()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

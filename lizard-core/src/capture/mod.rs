@@ -17,6 +17,7 @@ mod facts;
 use serde::{Deserialize, Serialize};
 use serde_json::Number;
 
+pub use crate::CpuSeries;
 pub use cores::Cores;
 pub use facts::{Class, Counted, Method, Pace, Source, ValueType};
 
@@ -485,6 +486,11 @@ pub struct CounterInfo {
     /// A counter-set event's code (`0x08`), which gatord programs into one of the set's slots.
     #[serde(default)]
     pub event: Option<String>,
+    /// For one CPU's series of a local counter counted per CPU (`--per-cpu`, named `NAME@cpuN`): the
+    /// counter's name and the CPU, `{"counter": "TaskClock", "cpu": 1}` (written only then; absent in
+    /// documents written before it was added).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_series: Option<CpuSeries>,
 }
 
 fn unit_multiplier() -> f64 {

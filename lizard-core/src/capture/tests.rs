@@ -44,9 +44,14 @@ fn a_written_document_reads_back_the_same() {
         samples: vec![(1000, Some(1.into()))],
     }]);
     capture.counters[1].unavailable = Some("not in the captured map".into());
+    capture.counters[1].info.cpu_series = Some(CpuSeries {
+        counter: "Sim".into(),
+        cpu: 2,
+    });
     let text = capture.to_json();
     assert!(text.contains("\"schema_version\": 1"), "{text}");
     assert!(text.contains("\"cores\": \"per-core\""), "{text}");
+    assert!(text.contains("\"cpu_series\": {"), "{text}");
     assert!(
         text.contains("\"type\": \"\""),
         "the counter's fields sit in its object: {text}"
@@ -54,7 +59,12 @@ fn a_written_document_reads_back_the_same() {
     assert_eq!(Capture::from_json(&text).unwrap(), capture);
     // Optional keys are written only when they say something.
     let plain = Capture::from_json(DOCUMENT).unwrap().to_json();
-    for key in ["\"counted\"", "\"per_core\"", "\"unavailable\""] {
+    for key in [
+        "\"counted\"",
+        "\"per_core\"",
+        "\"unavailable\"",
+        "\"cpu_series\"",
+    ] {
         assert!(!plain.contains(key), "{key} in {plain}");
     }
 }

@@ -174,6 +174,7 @@ mod tests {
                 code,
             }),
             derivation: None,
+            cpu_series: None,
         }
     }
 

@@ -154,6 +154,7 @@ fn counter_of(
         },
         set_event,
         derivation: None,
+        cpu_series: None,
     }
 }
 

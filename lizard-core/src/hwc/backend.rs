@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::sampling::GpuPace;
 
-use crate::counter::{CounterClass, Derivation, ResultType, Source, Units};
+use crate::counter::{CounterClass, CpuSeries, Derivation, ResultType, Source, Units};
 use crate::error::Error;
 use crate::store::Value;
 
@@ -32,6 +32,9 @@ pub struct HwcCounterInfo {
     /// For a derived counter, its equation; its counter inputs are indices into the backend's
     /// [`HwcBackend::counters`] list.
     pub derivation: Option<Derivation>,
+    /// For one CPU's series of a CPU counter counted per CPU (its `name` is then `NAME@cpuN`), the counter
+    /// and the CPU; `None` otherwise.
+    pub cpu_series: Option<CpuSeries>,
 }
 
 /// A counter the backend knows of but cannot read here, and why.

@@ -324,6 +324,7 @@ impl HwcBackend for HwcPipeBackend {
                     class: CounterClass::Delta,
                     category: None,
                     derivation: None,
+                    cpu_series: None,
                 }
             })
             .collect();
@@ -358,6 +359,7 @@ impl HwcBackend for HwcPipeBackend {
                 class: database_class(derived),
                 category: Some(format!("Mali {} (Arm's database)", spec.group)),
                 derivation,
+                cpu_series: None,
             })
         }));
         infos

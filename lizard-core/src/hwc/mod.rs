@@ -57,13 +57,14 @@ pub(crate) fn counter_from(info: HwcCounterInfo, cpu_scope: &str) -> Counter {
         result_type: info.result_type,
         set_event: None,
         derivation: info.derivation.map(Arc::new),
+        cpu_series: info.cpu_series,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter::{CounterClass, ResultType, Units};
+    use crate::counter::{CounterClass, CpuSeries, ResultType, Units};
 
     fn info(source: Source) -> HwcCounterInfo {
         HwcCounterInfo {
@@ -75,7 +76,27 @@ mod tests {
             class: CounterClass::Delta,
             category: None,
             derivation: None,
+            cpu_series: None,
         }
+    }
+
+    #[test]
+    fn one_cpus_series_keeps_its_counter_and_cpu() {
+        let series = CpuSeries {
+            counter: "TaskClock".into(),
+            cpu: 3,
+        };
+        let counter = counter_from(
+            HwcCounterInfo {
+                name: "TaskClock@cpu3".into(),
+                cpu_series: Some(series.clone()),
+                ..info(Source::HwcPipeCpu)
+            },
+            "all CPUs, per CPU",
+        );
+        assert_eq!(counter.key, "TaskClock@cpu3");
+        assert_eq!(counter.cpu_series, Some(series));
+        assert_eq!(counter_from(info(Source::HwcPipeCpu), "").cpu_series, None);
     }
 
     #[test]

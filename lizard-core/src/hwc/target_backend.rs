@@ -14,7 +14,7 @@ use hwcpipe::{CpuConfig, CpuCounter, GpuCounter, HwcPipe};
 use super::backend::GpuPlan;
 use super::backend::NoKernelSampling;
 use super::{GpuDevice, HwcBackend, HwcCounterInfo, HwcPipeBackend, KernelPlan, UnreadableCounter};
-use crate::counter::{CounterClass, ResultType, Source};
+use crate::counter::{CounterClass, CpuSeries, ResultType, Source};
 use crate::error::Error as EngineError;
 use crate::store::Value;
 use crate::units::Units;
@@ -125,6 +125,10 @@ impl HwcBackend for TargetBackend {
                     class: CounterClass::Delta,
                     category: None,
                     derivation: None,
+                    cpu_series: series.cpu.map(|cpu| CpuSeries {
+                        counter: series.counter.name().to_owned(),
+                        cpu,
+                    }),
                 }
             })
             .collect();
