@@ -69,30 +69,43 @@ fn driver_alone(interval: Duration, window: Duration) -> Result<Delivered, Strin
     Ok(delivered)
 }
 
-/// The engine's capture of GpuCycles and, with `cpus` and where this machine lets it count every CPU,
-/// CpuClock on every CPU (sampled by the kernel), for `window`: the GPU's account and the CPUs' delivered
-/// fraction.
-fn engine(interval: Duration, window: Duration, cpus: bool) -> Result<(Delivered, String), String> {
+/// A capture of the whole system for `window`, sampled every `interval`, of the offered counters whose
+/// names `wanted` takes; an error when it takes none.
+fn capture(
+    interval: Duration,
+    window: Duration,
+    wanted: impl Fn(&str) -> bool,
+) -> Result<Lizard, String> {
     let mut config = Config::hwcpipe_only();
     config.sample_interval = interval;
     let target = Target::system_wide(false).map_err(|e| e.to_string())?;
     let backend = open_target(&target).map_err(|e| e.to_string())?.backend;
     let mut lizard = Lizard::configure_with_backend(config, backend).map_err(|e| e.to_string())?;
-    let named = |lizard: &Lizard, name: &str| {
-        lizard
-            .counters()
-            .iter()
-            .find(|c| c.name == name)
-            .map(|c| c.id)
-    };
-    let gpu_cycles = named(&lizard, "GpuCycles").ok_or("no GpuCycles counter")?;
-    lizard.enable(gpu_cycles).map_err(|e| e.to_string())?;
-    if let Some(cpu_clock) = named(&lizard, "CpuClock").filter(|_| cpus) {
-        lizard.enable(cpu_clock).map_err(|e| e.to_string())?;
+    let mut ids = Vec::new();
+    for counter in lizard.counters() {
+        if wanted(&counter.name) {
+            ids.push(counter.id);
+        }
+    }
+    if ids.is_empty() {
+        return Err("none of the wanted counters is offered".to_owned());
+    }
+    for id in ids {
+        lizard.enable(id).map_err(|e| e.to_string())?;
     }
     lizard.start_capture().map_err(|e| e.to_string())?;
     std::thread::sleep(window);
     lizard.stop_capture().map_err(|e| e.to_string())?;
+    Ok(lizard)
+}
+
+/// The engine's capture of GpuCycles and, with `cpus` and where this machine lets it count every CPU,
+/// CpuClock on every CPU (sampled by the kernel), for `window`: the GPU's account and the CPUs' delivered
+/// fraction.
+fn engine(interval: Duration, window: Duration, cpus: bool) -> Result<(Delivered, String), String> {
+    let lizard = capture(interval, window, |name| {
+        name == "GpuCycles" || (cpus && name == "CpuClock")
+    })?;
     let sampling = lizard.sampling().ok_or("no sampling account")?;
     let account = sampling.gpu.clone().ok_or("no GPU account")?;
     let cpus_fraction = (!matches!(sampling.method, SamplingMethod::GpuOnly))
@@ -125,21 +138,7 @@ fn engine(interval: Duration, window: Duration, cpus: bool) -> Result<(Delivered
 /// over. (In the emulated system the dummy GPU's dumps are computed by the guest's own CPUs, so the
 /// CPUs' sampling there is not free of the GPU's, as it is on a real one.)
 fn cpus_alone(interval: Duration, window: Duration) -> Result<(f64, String), String> {
-    let mut config = Config::hwcpipe_only();
-    config.sample_interval = interval;
-    let target = Target::system_wide(false).map_err(|e| e.to_string())?;
-    let backend = open_target(&target).map_err(|e| e.to_string())?.backend;
-    let mut lizard = Lizard::configure_with_backend(config, backend).map_err(|e| e.to_string())?;
-    let cpu_clock = lizard
-        .counters()
-        .iter()
-        .find(|c| c.name == "CpuClock")
-        .map(|c| c.id)
-        .ok_or("no CpuClock counter")?;
-    lizard.enable(cpu_clock).map_err(|e| e.to_string())?;
-    lizard.start_capture().map_err(|e| e.to_string())?;
-    std::thread::sleep(window);
-    lizard.stop_capture().map_err(|e| e.to_string())?;
+    let lizard = capture(interval, window, |name| name == "CpuClock")?;
     let sampling = lizard.sampling().ok_or("no sampling account")?;
     let fraction = sampling.delivered_fraction();
     let detail = format!(
