@@ -38,6 +38,10 @@ struct HwcSource {
     /// The id of the backend's counter 0.
     first_id: CounterId,
     count: usize,
+    /// The GPU the source reads, if any.
+    gpu: Option<GpuDevice>,
+    /// What the source knows of but cannot read.
+    unreadable: Vec<UnreadableCounter>,
 }
 
 impl std::fmt::Debug for HwcSource {
@@ -45,8 +49,33 @@ impl std::fmt::Debug for HwcSource {
         f.debug_struct("HwcSource")
             .field("first_id", &self.first_id)
             .field("count", &self.count)
+            .field("gpu", &self.gpu)
             .finish_non_exhaustive()
     }
+}
+
+/// Where the engine is in its capture cycle: what reads cover and which counters were captured follow
+/// from it alone.
+#[derive(Debug)]
+enum CaptureState {
+    /// No capture has started.
+    Idle,
+    /// Between `start_capture` and `stop_capture`.
+    Running(Running),
+    /// After `stop_capture`: reads cover this capture until the next one starts.
+    Stopped(Stopped),
+}
+
+/// A stopped capture.
+#[derive(Debug)]
+struct Stopped {
+    /// When it started: where a derived counter's reading over the whole capture begins.
+    start_ns: u64,
+    /// The counters it captured (enabled ones; a derived counter's inputs are sampled but not listed).
+    ids: Vec<CounterId>,
+    /// Persistent mode: the start/stop window reads cover. Reconnecting mode: `None`, reads cover every
+    /// sample of the capture.
+    window: Option<Window>,
 }
 
 /// What is running between `start_capture` and `stop_capture`.
@@ -98,37 +127,28 @@ pub struct Lizard {
     config: Config,
     counters: Vec<Counter>,
     enabled: Vec<bool>,
-    gatord: Option<GatordSource>,
-    gatord_error: Option<Error>,
-    hwc: Option<HwcSource>,
-    hwc_error: Option<Error>,
-    /// The GPU the direct source reads, if any.
-    gpu: Option<GpuDevice>,
+    /// The gatord source, or why there is none.
+    gatord: Result<GatordSource, Error>,
+    /// The direct (HWCPipe) source, or why there is none.
+    hwc: Result<HwcSource, Error>,
     store: Arc<SampleStore>,
     epoch: Instant,
-    running: Option<Running>,
-    window: Option<Window>,
+    capture: CaptureState,
+    /// Persistent mode: the gatord session kept open across captures.
     persistent: Option<Capture>,
     /// Per counter (index `id - 1`): why its source listed it but never delivers it (gatord's derived
     /// counters), known from discovery.
     listed_unavailable: Vec<Option<Unavailable>>,
     /// What the last reconnecting-mode gatord session said it would not send.
     withheld: Vec<(CounterId, Unavailable)>,
-    /// The counters the last stopped capture captured (those of a running capture are in [`Running`]).
-    captured: Vec<CounterId>,
     /// Persistent mode: until when reads of a closed window may wait for gatord's closing samples. One
     /// deadline for all reads of the window, so that reading many counters whose samples never come costs
     /// one [`Config::read_timeout`](crate::Config::read_timeout), not one each.
     read_deadline: Mutex<Option<(Window, Instant)>>,
-    /// How the direct source's sampling went in the last stopped capture.
+    /// How the direct source's sampling went in the last stopped capture (`None` when it did not sample).
     sampling: Option<Sampling>,
     /// The daemon and machine as the latest gatord session described them.
     gatord_device: Option<GatordDevice>,
-    /// What the direct source knows of but cannot read.
-    unreadable: Vec<UnreadableCounter>,
-    /// When the running or last capture started: where a derived counter's reading over a whole capture
-    /// begins.
-    capture_start_ns: Option<u64>,
 }
 
 impl Lizard {
@@ -164,8 +184,8 @@ impl Lizard {
         }
         let mut counters = Vec::new();
         let mut unavailable = Vec::new();
-        let (gatord, gatord_error) = match &config.gatord {
-            None => (None, Some(Error::SourceDisabled)),
+        let gatord = match &config.gatord {
+            None => Err(Error::SourceDisabled),
             Some(address) => {
                 match discovery::discover(
                     address,
@@ -173,7 +193,7 @@ impl Lizard {
                     config.max_message_len,
                     config.busy_retry,
                 ) {
-                    Ok(found) if found.counters.is_empty() => (None, Some(Error::NoCounters)),
+                    Ok(found) if found.counters.is_empty() => Err(Error::NoCounters),
                     Ok(found) => {
                         unavailable.extend(found.counters.iter().map(|c| {
                             found
@@ -182,57 +202,50 @@ impl Lizard {
                                 .then_some(Unavailable::Derived)
                         }));
                         counters.extend(found.counters);
-                        (
-                            Some(GatordSource {
-                                address: address.clone(),
-                                version: found.version,
-                                sets: found.sets,
-                            }),
-                            None,
-                        )
+                        Ok(GatordSource {
+                            address: address.clone(),
+                            version: found.version,
+                            sets: found.sets,
+                        })
                     }
-                    Err(err) => (None, Some(err)),
+                    Err(err) => Err(err),
                 }
             }
         };
-        let mut gpu = None;
-        let mut unreadable = Vec::new();
-        let (hwc, hwc_error) = match backend {
-            Err(err) => (None, Some(err)),
-            Ok(backend) => {
-                let infos = backend.counters();
-                if infos.is_empty() {
-                    (None, Some(Error::NoCounters))
-                } else {
-                    let first_id = counters.len() as CounterId + 1;
-                    let count = infos.len();
-                    let scope = backend.cpu_scope();
-                    gpu = backend.gpu();
-                    unreadable = backend.unreadable();
-                    counters.extend(infos.into_iter().map(|mut info| {
-                        // A derived counter names its inputs by their index in the backend's list.
-                        if let Some(derivation) = &mut info.derivation {
-                            derivation.offset_counters(first_id);
-                        }
-                        crate::hwc::counter_from(info, &scope)
-                    }));
-                    (
-                        Some(HwcSource {
-                            backend: Arc::new(Mutex::new(backend)),
-                            first_id,
-                            count,
-                        }),
-                        None,
-                    )
-                }
+        let hwc = backend.and_then(|backend| {
+            let infos = backend.counters();
+            if infos.is_empty() {
+                return Err(Error::NoCounters);
             }
+            let first_id = counters.len() as CounterId + 1;
+            let count = infos.len();
+            let scope = backend.cpu_scope();
+            let gpu = backend.gpu();
+            let unreadable = backend.unreadable();
+            counters.extend(infos.into_iter().map(|mut info| {
+                // A derived counter names its inputs by their index in the backend's list.
+                if let Some(derivation) = &mut info.derivation {
+                    derivation.offset_counters(first_id);
+                }
+                crate::hwc::counter_from(info, &scope)
+            }));
+            Ok(HwcSource {
+                backend: Arc::new(Mutex::new(backend)),
+                first_id,
+                count,
+                gpu,
+                unreadable,
+            })
+        });
+        let (gatord, hwc) = match (gatord, hwc) {
+            (Err(gatord), Err(hwcpipe)) => {
+                return Err(Error::NoSource {
+                    gatord: Box::new(gatord),
+                    hwcpipe: Box::new(hwcpipe),
+                })
+            }
+            sources => sources,
         };
-        if counters.is_empty() {
-            return Err(Error::NoSource {
-                gatord: Box::new(gatord_error.unwrap_or(Error::NoCounters)),
-                hwcpipe: Box::new(hwc_error.unwrap_or(Error::NoCounters)),
-            });
-        }
         for (index, counter) in counters.iter_mut().enumerate() {
             counter.id = index as CounterId + 1;
         }
@@ -241,23 +254,16 @@ impl Lizard {
         Ok(Lizard {
             listed_unavailable: unavailable,
             withheld: Vec::new(),
-            captured: Vec::new(),
             read_deadline: Mutex::new(None),
             sampling: None,
             gatord_device: None,
-            unreadable,
-            capture_start_ns: None,
             enabled: vec![false; counters.len()],
             counters,
             gatord,
-            gatord_error,
             hwc,
-            hwc_error,
-            gpu,
             store,
             epoch: Instant::now(),
-            running: None,
-            window: None,
+            capture: CaptureState::Idle,
             persistent: None,
             config,
         })
@@ -295,23 +301,23 @@ impl Lizard {
 
     /// Why gatord gives no counters (`None` when it does).
     pub fn gatord_error(&self) -> Option<&Error> {
-        self.gatord_error.as_ref()
+        self.gatord.as_ref().err()
     }
 
     /// Why HWCPipe gives no counters (`None` when it does).
     pub fn hwcpipe_error(&self) -> Option<&Error> {
-        self.hwc_error.as_ref()
+        self.hwc.as_ref().err()
     }
 
     /// The GPU whose counters the direct source reads (product and driver version), if it reads one.
     pub fn gpu(&self) -> Option<&GpuDevice> {
-        self.gpu.as_ref()
+        self.hwc.as_ref().ok().and_then(|h| h.gpu.as_ref())
     }
 
     /// Counters the direct source knows of but cannot read here, with the reason (for example a counter of
     /// Arm's database that the GPU's layout lacks or whose equation needs one); they have no id.
     pub fn unreadable(&self) -> &[UnreadableCounter] {
-        &self.unreadable
+        self.hwc.as_ref().map_or(&[], |h| h.unreadable.as_slice())
     }
 
     /// The daemon and the machine it runs on, as gatord described them at the start of the latest capture
@@ -322,7 +328,7 @@ impl Lizard {
 
     /// The protocol version gatord announced at discovery (`None` without gatord).
     pub fn protocol_version(&self) -> Option<ProtocolVersion> {
-        self.gatord.as_ref().map(|g| g.version)
+        self.gatord.as_ref().ok().map(|g| g.version)
     }
 
     /// Selects counter `id` for the next capture. Takes effect at the next `start_capture`.
@@ -342,7 +348,7 @@ impl Lizard {
     /// the events already enabled take: gatord counts one event per slot, so enabling every counter (as
     /// a per-draw caller may) gets the events that fit, and each one beyond says why.
     fn check_slot_free(&self, i: usize) -> Result<(), Error> {
-        let (Some(event), Some(gatord)) = (&self.counters[i].set_event, &self.gatord) else {
+        let (Some(event), Ok(gatord)) = (&self.counters[i].set_event, &self.gatord) else {
             return Ok(());
         };
         let Some(slots) = gatord.sets.iter().find(|s| s.set == event.set) else {
@@ -387,7 +393,7 @@ impl Lizard {
 
     /// Whether a capture is running.
     pub fn is_capturing(&self) -> bool {
-        self.running.is_some()
+        matches!(self.capture, CaptureState::Running(_))
     }
 
     /// Nanoseconds since the engine was configured: the time base of every [`Sample::timestamp_ns`].
@@ -471,7 +477,7 @@ impl Lizard {
     /// gatord is still busy with another session. The enabled events of a counter set get its slots in id
     /// order; [`GatordError::TooManyEvents`] when more are enabled than the set has slots.
     pub fn start_capture(&mut self) -> Result<(), Error> {
-        if self.running.is_some() {
+        if self.is_capturing() {
             return Err(Error::Usage(UsageError::CaptureRunning));
         }
         let gatord_ids = self.enabled_ids(|s| s == Source::Gatord);
@@ -484,7 +490,7 @@ impl Lizard {
             self.store.clear_all();
         }
         let mut own_gatord = None;
-        if let (false, Some(gatord)) = (gatord_ids.is_empty(), self.gatord.as_ref()) {
+        if let (false, Ok(gatord)) = (gatord_ids.is_empty(), self.gatord.as_ref()) {
             if persistent {
                 let reusable = self
                     .persistent
@@ -515,7 +521,7 @@ impl Lizard {
             self.store.clear(sampled_hwc.iter().copied());
         }
         let mut sampler = None;
-        if let (false, Some(hwc)) = (hwc_ids.is_empty(), self.hwc.as_ref()) {
+        if let (false, Ok(hwc)) = (hwc_ids.is_empty(), self.hwc.as_ref()) {
             let map = sampled_hwc
                 .iter()
                 .map(|&id| ((id - hwc.first_id) as usize, id))
@@ -536,15 +542,13 @@ impl Lizard {
                 }
             }
         }
-        self.window = None;
-        self.capture_start_ns = Some(start_ns);
         let uses_gatord = !gatord_ids.is_empty();
         if !uses_gatord {
             self.withheld.clear();
         }
         let mut ids = gatord_ids;
         ids.extend(hwc_ids);
-        self.running = Some(Running {
+        self.capture = CaptureState::Running(Running {
             start_ns,
             ids,
             gatord: own_gatord,
@@ -568,12 +572,13 @@ impl Lizard {
     /// measured. (In persistent mode a sample that closes the window may still be on its way, so that is
     /// left to the reads.)
     pub fn stop_capture(&mut self) -> Result<(), Error> {
-        let running = self
-            .running
-            .take()
-            .ok_or(Error::Usage(UsageError::NotCapturing))?;
-        let ids = running.ids.clone();
-        self.captured.clone_from(&ids);
+        let running = match std::mem::replace(&mut self.capture, CaptureState::Idle) {
+            CaptureState::Running(running) => running,
+            other => {
+                self.capture = other;
+                return Err(Error::Usage(UsageError::NotCapturing));
+            }
+        };
         let (hwc_result, sampling) = running.sampler.map_or((Ok(()), None), Sampler::stop);
         self.sampling = sampling;
         let end_ns = self.now_ns();
@@ -585,17 +590,28 @@ impl Lizard {
             None if running.uses_gatord => self.check_persistent(),
             None => Ok(()),
         };
-        self.window = match self.config.mode {
+        let window = match self.config.mode {
             CaptureMode::Reconnecting => None,
             CaptureMode::Persistent => Some(Window {
                 start_ns: running.start_ns,
                 end_ns,
             }),
         };
+        let count = running.ids.len();
+        self.capture = CaptureState::Stopped(Stopped {
+            start_ns: running.start_ns,
+            ids: running.ids,
+            window,
+        });
         gatord_result.and(hwc_result)?;
         let reconnecting = self.config.mode == CaptureMode::Reconnecting;
-        if reconnecting && ids.iter().all(|&id| self.read_double(id).is_err()) {
-            return Err(Error::NothingCaptured(ids.len()));
+        if reconnecting
+            && self
+                .captured()
+                .iter()
+                .all(|&id| self.read_double(id).is_err())
+        {
+            return Err(Error::NothingCaptured(count));
         }
         Ok(())
     }
@@ -605,7 +621,7 @@ impl Lizard {
     /// the capture should be stopped now ([`stop_capture`](Self::stop_capture) then says why). `false` when
     /// no capture runs or it uses no gatord counter.
     pub fn capture_ended(&self) -> bool {
-        let Some(running) = &self.running else {
+        let CaptureState::Running(running) = &self.capture else {
             return false;
         };
         match (&running.gatord, &self.persistent) {
@@ -641,13 +657,22 @@ impl Lizard {
     }
 
     fn current_window(&self) -> Option<Window> {
-        match (&self.running, self.config.mode) {
-            (Some(running), CaptureMode::Persistent) => Some(Window {
+        match (&self.capture, self.config.mode) {
+            (CaptureState::Running(running), CaptureMode::Persistent) => Some(Window {
                 start_ns: running.start_ns,
                 end_ns: u64::MAX,
             }),
-            (Some(_), CaptureMode::Reconnecting) => None,
-            (None, _) => self.window,
+            (CaptureState::Running(_), CaptureMode::Reconnecting) | (CaptureState::Idle, _) => None,
+            (CaptureState::Stopped(stopped), _) => stopped.window,
+        }
+    }
+
+    /// The counters of the running or last capture (none before one).
+    fn captured(&self) -> &[CounterId] {
+        match &self.capture {
+            CaptureState::Idle => &[],
+            CaptureState::Running(running) => &running.ids,
+            CaptureState::Stopped(stopped) => &stopped.ids,
         }
     }
 
@@ -673,7 +698,11 @@ impl Lizard {
     /// When the running or last capture started, on the engine's time base (that of the samples): a derived
     /// counter's reading over a whole capture covers the time from here to its last sample.
     pub fn capture_started_ns(&self) -> Option<u64> {
-        self.capture_start_ns
+        match &self.capture {
+            CaptureState::Idle => None,
+            CaptureState::Running(running) => Some(running.start_ns),
+            CaptureState::Stopped(stopped) => Some(stopped.start_ns),
+        }
     }
 
     /// The samples of counter `id` in the last (or running) capture, oldest first.
@@ -753,12 +782,11 @@ impl Lizard {
         if let Some(why) = self.listed_unavailable[index] {
             return Ok(Some(why));
         }
-        let live = self
-            .running
-            .as_ref()
-            .and_then(|r| r.gatord.as_ref())
-            .or(self.persistent.as_ref())
-            .map(Capture::unavailable);
+        let own = match &self.capture {
+            CaptureState::Running(running) => running.gatord.as_ref(),
+            CaptureState::Idle | CaptureState::Stopped(_) => None,
+        };
+        let live = own.or(self.persistent.as_ref()).map(Capture::unavailable);
         let list = live.as_deref().unwrap_or(&self.withheld);
         Ok(list.iter().find(|(i, _)| *i == id).map(|(_, why)| *why))
     }
@@ -809,7 +837,7 @@ impl Lizard {
                 end_ns: latest().unwrap_or(w.start_ns),
             },
             None => Window {
-                start_ns: self.capture_start_ns.ok_or(NoValue::NotCaptured)?,
+                start_ns: self.capture_started_ns().ok_or(NoValue::NotCaptured)?,
                 end_ns: latest().ok_or(NoValue::NoSamples)?,
             },
         };
@@ -834,8 +862,7 @@ impl Lizard {
     ) -> Result<T, Error> {
         let counter = self.counter(id)?;
         let no_value = |reason| Error::NoValue { id, reason };
-        let captured = self.running.as_ref().map_or(&self.captured, |r| &r.ids);
-        if !captured.contains(&id) {
+        if !self.captured().contains(&id) {
             return Err(no_value(NoValue::NotCaptured));
         }
         if let Some(why) = self.unavailable(id)? {
@@ -939,7 +966,7 @@ impl Lizard {
     ) -> bool {
         let silent_past_window =
             samples.is_empty() && latest_ns.is_some_and(|t| t >= window.end_ns);
-        self.running.is_none()
+        !self.is_capturing()
             && self.config.mode == CaptureMode::Persistent
             && counter.source == Source::Gatord
             && !silent_past_window
@@ -969,7 +996,7 @@ impl Drop for Lizard {
     /// Stops a running capture and closes the persistent session, joining every thread and closing every
     /// socket.
     fn drop(&mut self) {
-        if self.running.is_some() {
+        if self.is_capturing() {
             let _ = self.stop_capture();
         }
         let _ = self.close_session();
