@@ -5,11 +5,13 @@
 //! document, the `captured` key map (the only source of keys) and APC_START. A receiver thread then reads
 //! frames until the end marker, the peer closing, or a framing error, storing samples as they arrive.
 //!
-//! Stopping sends APC_STOP and waits for the receiver to see the end marker, up to a deadline; past it the
-//! socket is shut down, which wakes the receiver at once. The receiver is always joined and both socket handles
-//! are closed when the session is dropped.
+//! The receiver thread owns the protocol session and the socket: it alone feeds the session what arrives and
+//! writes what the session has to send. Stopping messages it ([`Command::Stop`]); it sends APC_STOP within
+//! [`COMMAND_POLL`] and reads on until the end marker, which the stop path waits for up to a deadline. Past
+//! it the stop path shuts the socket down through its own handle, which wakes the receiver at once. The
+//! receiver is always joined and both socket handles are closed when the session is dropped.
 
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc::{self, RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -27,6 +29,17 @@ use crate::hwc::sampler::nanos_since;
 use crate::store::SampleStore;
 use crate::transport::{GatordAddress, Timeouts, Transport, TransportError};
 use crate::GatordError;
+
+/// How long the receiver waits for data before it looks for a message from the stop path: the most a stop
+/// waits before APC_STOP is sent.
+const COMMAND_POLL: Duration = Duration::from_millis(10);
+
+/// A message to the receiver thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Command {
+    /// Send APC_STOP and read on to the end marker.
+    Stop,
+}
 
 /// What opening a session needs.
 #[derive(Debug, Clone)]
@@ -85,8 +98,10 @@ struct Exit {
 pub(crate) struct Capture {
     counters: Vec<CounterId>,
     target: Option<GatordDevice>,
-    session: Arc<Mutex<Session>>,
-    writer: Transport,
+    /// Messages to the receiver thread, which owns the session.
+    commands: mpsc::Sender<Command>,
+    /// A handle on the session's socket, used only to shut it down when a stop misses its deadline.
+    socket: Transport,
     shared: Arc<Shared>,
     done: mpsc::Receiver<()>,
     thread: Option<JoinHandle<Exit>>,
@@ -164,31 +179,40 @@ impl Capture {
         let target = xml::captured_target(&captured);
         let version = conn.version();
         let offset_ns = nanos_since(epoch);
-        let (session, reader, writer) = conn.start_capture()?;
-        let session = Arc::new(Mutex::new(session));
+        let (session, mut reader, socket) = conn.start_capture()?;
+        reader.set_read_timeout(COMMAND_POLL)?;
         let shared = Arc::new(Shared::default());
         shared.lock().unavailable = unbound
             .into_iter()
             .map(|id| (id, Unavailable::NotBound))
             .collect();
         let (done_tx, done) = mpsc::channel();
+        let (commands, inbox) = mpsc::channel();
         let mut sink = FrameSink::new(version, keys, offset_ns);
         for (key, name) in &names {
             sink.bind_metric(*key, name);
         }
         let thread = {
-            let session = Arc::clone(&session);
             let shared = Arc::clone(&shared);
+            let receiver = Receiver {
+                socket: reader,
+                session,
+                inbox,
+                sink,
+                store,
+                shared,
+                done: done_tx,
+            };
             std::thread::Builder::new()
                 .name("lizard-gatord".into())
-                .spawn(move || receive(reader, session, sink, store, shared, done_tx))
+                .spawn(move || receiver.run())
                 .map_err(Error::Thread)?
         };
         Ok(Capture {
             counters: plan.counters.iter().map(|c| c.id).collect(),
             target,
-            session,
-            writer,
+            commands,
+            socket,
             shared,
             done,
             thread: Some(thread),
@@ -268,25 +292,17 @@ impl Capture {
         let Some(thread) = self.thread.take() else {
             return Ok(());
         };
-        let mut out = Vec::new();
-        {
-            let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
-            if session.stop_capture().is_ok() {
-                // The APC_STOP command is now in `out`, written below; its length is not needed.
-                let _ = session.poll_transmit(&mut out);
-            }
-        }
-        // A failed write means the daemon is gone; the receiver sees the close and reports it.
-        let _ = self.writer.write_all(&out);
+        // A receiver that has already ended no longer listens; it has nothing left to stop.
+        let _ = self.commands.send(Command::Stop);
         let timed_out = match self.done.recv_timeout(timeout) {
             Err(RecvTimeoutError::Timeout) => {
-                self.writer.shutdown();
+                self.socket.shutdown();
                 true
             }
             Ok(()) | Err(RecvTimeoutError::Disconnected) => false,
         };
         let exit = thread.join();
-        self.writer.shutdown();
+        self.socket.shutdown();
         let exit = exit.map_err(|_| Error::Gatord(GatordError::ReceiverPanicked))?;
         if timed_out {
             return Err(Error::Gatord(GatordError::StopTimeout(timeout)));
@@ -317,34 +333,45 @@ impl Drop for Capture {
     }
 }
 
-fn receive(
-    mut reader: Transport,
-    session: Arc<Mutex<Session>>,
-    mut sink: FrameSink,
+/// The receiver thread's belongings: the session and its socket are its alone.
+struct Receiver {
+    socket: Transport,
+    session: Session,
+    inbox: mpsc::Receiver<Command>,
+    sink: FrameSink,
     store: Arc<SampleStore>,
     shared: Arc<Shared>,
+    /// Dropped when the receiver ends, which wakes a stop waiting for it.
     done: mpsc::Sender<()>,
-) -> Exit {
-    let mut exit = Exit::default();
-    let mut buf = vec![0u8; READ_CHUNK];
-    let mut events = Vec::new();
-    let mut samples = Vec::new();
-    let mut reported = None;
-    let unbound = shared.lock().unavailable.clone();
-    let mut withheld = Vec::new();
-    loop {
-        let read = reader.read_some(&mut buf);
-        let mut stop = false;
-        {
-            let mut session = session.lock().unwrap_or_else(PoisonError::into_inner);
-            let fed = match read {
-                Ok(n) => session.handle_input(&buf[..n]),
-                // No data within the read timeout: gatord can be idle for long; the stop deadline bounds waits.
+}
+
+impl Receiver {
+    /// Reads frames and stores their samples until the end marker, the peer closing or a fatal error,
+    /// sending APC_STOP when the stop path asks (or is gone).
+    fn run(mut self) -> Exit {
+        let mut exit = Exit::default();
+        let mut buf = vec![0u8; READ_CHUNK];
+        let mut events = Vec::new();
+        let mut samples = Vec::new();
+        let mut reported = None;
+        let unbound = self.shared.lock().unavailable.clone();
+        let mut withheld = Vec::new();
+        let mut stopping = false;
+        loop {
+            if !stopping && self.stop_asked() {
+                stopping = true;
+                self.send_stop();
+            }
+            let mut stop = false;
+            let fed = match self.socket.read_some(&mut buf) {
+                Ok(n) => self.session.handle_input(&buf[..n]),
+                // Nothing within the poll interval: gatord can be idle for long; the stop deadline bounds
+                // the wait.
                 Err(TransportError::Timeout(..)) => Ok(()),
                 Err(TransportError::Closed { .. }) => {
                     exit.closed = true;
                     stop = true;
-                    session.handle_eof()
+                    self.session.handle_eof()
                 }
                 Err(err) => {
                     exit.fatal = Some(err.into());
@@ -357,58 +384,77 @@ fn receive(
                     .get_or_insert(protocol_error("reading APC data", err));
                 stop = true;
             }
-            while let Some(event) = session.poll_event() {
+            while let Some(event) = self.session.poll_event() {
                 events.push(event);
             }
-        }
-        for event in events.drain(..) {
-            match event {
-                Event::ApcFrame(frame) => {
-                    if let Err(err) = sink.frame(&frame, &mut samples) {
-                        exit.malformed += 1;
-                        exit.first_malformed.get_or_insert(err);
+            for event in events.drain(..) {
+                match event {
+                    Event::ApcFrame(frame) => {
+                        if let Err(err) = self.sink.frame(&frame, &mut samples) {
+                            exit.malformed += 1;
+                            exit.first_malformed.get_or_insert(err);
+                        }
                     }
+                    Event::EndOfCapture => {
+                        exit.ended = true;
+                        stop = true;
+                    }
+                    Event::DaemonError(text) => {
+                        exit.daemon.get_or_insert(daemon_error(&text));
+                        self.shared.lock().failed = true;
+                        self.shared.changed.notify_all();
+                    }
+                    Event::Closed => {
+                        exit.closed = true;
+                        stop = true;
+                    }
+                    _ => {}
                 }
-                Event::EndOfCapture => {
-                    exit.ended = true;
-                    stop = true;
-                }
-                Event::DaemonError(text) => {
-                    exit.daemon.get_or_insert(daemon_error(&text));
-                    shared.lock().failed = true;
-                    shared.changed.notify_all();
-                }
-                Event::Closed => {
-                    exit.closed = true;
-                    stop = true;
-                }
-                _ => {}
+            }
+            let stored = !samples.is_empty();
+            if stored {
+                self.store.push_all(samples.drain(..));
+            }
+            let now_withheld = self.sink.unavailable();
+            if now_withheld != withheld {
+                withheld = now_withheld;
+                let mut all = unbound.clone();
+                all.extend(withheld.iter().copied());
+                self.shared.lock().unavailable = all;
+            }
+            if stored || self.sink.latest_ns() != reported {
+                reported = self.sink.latest_ns();
+                self.shared.lock().latest_ns = reported;
+                self.shared.changed.notify_all();
+            }
+            if stop {
+                break;
             }
         }
-        let stored = !samples.is_empty();
-        if stored {
-            store.push_all(samples.drain(..));
-        }
-        let now_withheld = sink.unavailable();
-        if now_withheld != withheld {
-            withheld = now_withheld;
-            let mut all = unbound.clone();
-            all.extend(withheld.iter().copied());
-            shared.lock().unavailable = all;
-        }
-        if stored || sink.latest_ns() != reported {
-            reported = sink.latest_ns();
-            shared.lock().latest_ns = reported;
-            shared.changed.notify_all();
-        }
-        if stop {
-            break;
+        self.shared.lock().finished = true;
+        self.shared.changed.notify_all();
+        drop(self.done);
+        exit
+    }
+
+    /// Whether the stop path has asked for the capture to stop, or is gone (the capture was dropped).
+    fn stop_asked(&self) -> bool {
+        match self.inbox.try_recv() {
+            Ok(Command::Stop) | Err(TryRecvError::Disconnected) => true,
+            Err(TryRecvError::Empty) => false,
         }
     }
-    shared.lock().finished = true;
-    shared.changed.notify_all();
-    drop(done);
-    exit
+
+    /// Queues APC_STOP in the session and writes it. A failed write means the daemon is gone: the next read
+    /// sees the close and reports it.
+    fn send_stop(&mut self) {
+        let mut out = Vec::new();
+        if self.session.stop_capture().is_ok() {
+            // The command is now in `out`; its length is not needed.
+            let _ = self.session.poll_transmit(&mut out);
+            let _ = self.socket.write_all(&out);
+        }
+    }
 }
 
 #[cfg(test)]
