@@ -122,6 +122,7 @@ fn reduce_samples(c: &mut Criterion) {
         units: Units::Unknown,
         class: CounterClass::Delta,
         source: Source::Gatord,
+        scope: lizard_core::Scope::System,
         result_type: ResultType::Integer,
         set_event: None,
         derivation: None,

@@ -68,6 +68,7 @@ fuzz_target!(|input: Input| {
             CounterClass::Delta
         },
         source: Source::Gatord,
+        scope: lizard_core::Scope::System,
         result_type: ResultType::Integer,
         set_event: None,
         derivation: None,

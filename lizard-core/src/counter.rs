@@ -112,6 +112,29 @@ pub struct CpuSeries {
     pub cpu: u32,
 }
 
+/// What a counter's values count.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Scope {
+    /// The whole system: gatord's counters.
+    System,
+    /// The whole GPU: its counters do not follow a process.
+    Gpu,
+    /// The local CPU counters: what they were opened for, as people read it (`this process`,
+    /// `process 42, all threads`, `the whole system`).
+    Cpus(String),
+}
+
+impl Scope {
+    /// The scope as the capture document writes it: `system`, `gpu`, or what the CPU counters count.
+    pub fn name(&self) -> &str {
+        match self {
+            Scope::System => "system",
+            Scope::Gpu => "gpu",
+            Scope::Cpus(what) => what,
+        }
+    }
+}
+
 /// The description of one counter.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Counter {
@@ -137,6 +160,8 @@ pub struct Counter {
     pub class: CounterClass,
     /// Where the values come from.
     pub source: Source,
+    /// What the values count.
+    pub scope: Scope,
     /// The natural numeric type of the readings.
     pub result_type: ResultType,
     /// For a programmable event of a counter set, the set and the event number; `None` for every other

@@ -24,8 +24,8 @@ mod units;
 
 pub use config::{CaptureMode, Config, SampleRate, PER_DRAW_LIVE_RATE_MS};
 pub use counter::{
-    Counter, CounterClass, CounterId, CpuSeries, Derivation, DerivedInput, ResultType, SetEvent,
-    Source, Units,
+    Counter, CounterClass, CounterId, CpuSeries, Derivation, DerivedInput, ResultType, Scope,
+    SetEvent, Source, Units,
 };
 pub use error::{error_chain, DirectError, Error, GatordError, NoValue, ProtocolFault, UsageError};
 pub use gatord::apc::{FrameSink, KeyMap, SinkError, Unavailable};

@@ -423,7 +423,7 @@ pub fn by_core(samples: &[Sample]) -> Vec<(u32, Vec<Sample>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter::{ResultType, Source, Units};
+    use crate::counter::{ResultType, Scope, Source, Units};
     use proptest::prelude::*;
 
     /// A derivation of `text`, whose names `a`, `b`, … are counters 1, 2, … and `TIME`/`CORES` the time
@@ -610,6 +610,7 @@ mod tests {
             units,
             class,
             source: Source::Gatord,
+            scope: Scope::System,
             result_type: ResultType::Integer,
             set_event: None,
             derivation: None,

@@ -142,7 +142,7 @@ pub fn default_choice(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter::{CounterClass, ResultType, SetEvent, Source, Units};
+    use crate::counter::{CounterClass, ResultType, Scope, SetEvent, Source, Units};
 
     fn counter(id: CounterId, event: Option<u64>) -> Counter {
         let set_event = event.map(|code| SetEvent {
@@ -162,6 +162,7 @@ mod tests {
             units: Units::Unknown,
             class: CounterClass::Delta,
             source: Source::Gatord,
+            scope: Scope::System,
             result_type: ResultType::Integer,
             set_event,
             derivation: None,

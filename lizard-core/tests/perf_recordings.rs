@@ -33,6 +33,7 @@ fn delta_counter(id: CounterId) -> Counter {
         units: Units::Unknown,
         class: CounterClass::Delta,
         source: Source::Gatord,
+        scope: lizard_core::Scope::System,
         result_type: ResultType::Integer,
         set_event: None,
         derivation: None,

@@ -12,7 +12,7 @@ use super::{
 };
 use crate::{
     error_chain, Counter, Error as EngineError, GpuPace, Lizard, Machine, NoValue, ResultType,
-    Sample, SamplingMethod, Source, Value,
+    Sample, SamplingMethod, Value,
 };
 
 /// What the engine says of a capture beyond its counters: how long it ran, how it ended, what was traced.
@@ -158,28 +158,13 @@ fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// What a counter's values count: the whole system (gatord), the whole GPU, or for the local CPU counters
-/// what they were opened for (a command, a process, the whole system), as their title names it
-/// (`HWCPipe CPU (process 42, all threads)`).
-pub fn scope_name(counter: &Counter) -> &str {
-    match counter.source {
-        Source::Gatord => "system",
-        Source::HwcPipeGpu => "gpu",
-        Source::HwcPipeCpu => counter
-            .title
-            .strip_prefix("HWCPipe CPU (")
-            .and_then(|rest| rest.strip_suffix(')'))
-            .unwrap_or("this process"),
-    }
-}
-
 /// What `counter` is, as the documents describe it. Its `units` are those of the values the tool writes (MHz
 /// counters are read in Hz), so a unit always agrees with the numbers beside it.
 pub fn info(counter: &Counter) -> CounterInfo {
     CounterInfo {
         id: counter.id,
         source: counter.source.into(),
-        scope: scope_name(counter).to_owned(),
+        scope: counter.scope.name().to_owned(),
         counter: counter.key.clone(),
         name: counter.name.clone(),
         title: counter.title.clone(),

@@ -141,7 +141,7 @@ pub(crate) fn assign(enabled: &[&Counter], sets: &[SetSlots]) -> Result<Vec<Conf
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter::{CounterClass, ResultType, Source, Units};
+    use crate::counter::{CounterClass, ResultType, Scope, Source, Units};
 
     /// A fragment shaped like gatord 9.7.2's events-Cortex-A72.xml, with its 6-slot counter set.
     const EVENTS: &str = r#"<counter_set count="6" name="ARMv8_Cortex_A72_cnt"/>
@@ -168,6 +168,7 @@ mod tests {
             units: Units::Unknown,
             class: CounterClass::Delta,
             source: Source::Gatord,
+            scope: Scope::System,
             result_type: ResultType::Integer,
             set_event: set_event.map(|(set, code)| SetEvent {
                 set: set.into(),

@@ -16,7 +16,7 @@ use gator_xml::{Category, Event, EventClass, Events};
 use super::connection::Connection;
 use super::counter_sets::{self, SetSlots};
 use super::xml;
-use crate::counter::{Counter, CounterClass, ResultType, SetEvent, Source, Units};
+use crate::counter::{Counter, CounterClass, ResultType, Scope, SetEvent, Source, Units};
 use crate::error::Error;
 use crate::transport::{GatordAddress, Timeouts};
 use crate::GatordError;
@@ -147,6 +147,7 @@ fn counter_of(
             _ => CounterClass::Delta,
         },
         source: Source::Gatord,
+        scope: Scope::System,
         result_type: if multiplier == 1.0 && !metric {
             ResultType::Integer
         } else {

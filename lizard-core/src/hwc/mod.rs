@@ -19,7 +19,7 @@ pub use target_backend::{open_target, CommandWatch, OpenedTarget};
 
 use std::sync::Arc;
 
-use crate::counter::{Counter, Source};
+use crate::counter::{Counter, Scope, Source};
 use crate::error::Error;
 
 /// Opens HWCPipe on this machine (CPU perf events and, if present, the Mali GPU).
@@ -39,9 +39,13 @@ pub const GPU_TITLE: &str = "HWCPipe GPU";
 /// counters and hardware counts are per-sample deltas, summed over the capture; a Mali database
 /// percentage or rate is averaged). Key and name are both the backend's counter name; the title is [`GPU_TITLE`], or `HWCPipe CPU (cpu_scope)` ([`CPU_TITLE`] for this process).
 pub(crate) fn counter_from(info: HwcCounterInfo, cpu_scope: &str) -> Counter {
-    let (title, category) = match info.source {
-        Source::HwcPipeGpu => (GPU_TITLE.to_owned(), "HWCPipe GPU Counter"),
-        _ => (format!("HWCPipe CPU ({cpu_scope})"), "HWCPipe CPU Counter"),
+    let (title, category, scope) = match info.source {
+        Source::HwcPipeGpu => (GPU_TITLE.to_owned(), "HWCPipe GPU Counter", Scope::Gpu),
+        _ => (
+            format!("HWCPipe CPU ({cpu_scope})"),
+            "HWCPipe CPU Counter",
+            Scope::Cpus(cpu_scope.to_owned()),
+        ),
     };
     Counter {
         id: 0,
@@ -54,6 +58,7 @@ pub(crate) fn counter_from(info: HwcCounterInfo, cpu_scope: &str) -> Counter {
         units: info.units,
         class: info.class,
         source: info.source,
+        scope,
         result_type: info.result_type,
         set_event: None,
         derivation: info.derivation.map(Arc::new),
@@ -113,5 +118,25 @@ mod tests {
             counter_from(info(Source::HwcPipeGpu), "process 42").title,
             GPU_TITLE
         );
+    }
+
+    #[test]
+    fn the_scope_is_kept_as_what_it_is_not_read_back_from_the_title() {
+        // A scope with brackets of its own would not survive being read back out of `HWCPipe CPU (…)`.
+        let odd = "command `sh -c (true)`";
+        assert_eq!(
+            counter_from(info(Source::HwcPipeCpu), odd).scope,
+            Scope::Cpus(odd.into())
+        );
+        assert_eq!(
+            counter_from(info(Source::HwcPipeCpu), odd).scope.name(),
+            odd
+        );
+        assert_eq!(
+            counter_from(info(Source::HwcPipeGpu), odd).scope,
+            Scope::Gpu
+        );
+        assert_eq!(Scope::Gpu.name(), "gpu");
+        assert_eq!(Scope::System.name(), "system");
     }
 }
