@@ -8,7 +8,6 @@
 
 mod args;
 mod capacity;
-mod capture_formats;
 mod cmd;
 mod error;
 mod exit_status;
