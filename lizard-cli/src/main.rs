@@ -14,7 +14,6 @@ mod exit_status;
 mod interrupt;
 mod names;
 mod output;
-mod perfetto_format;
 mod report;
 mod source;
 mod table;

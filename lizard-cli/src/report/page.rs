@@ -507,7 +507,7 @@ mod properties {
             };
             // The Perfetto trace of any document is written whole and decodes.
             let mut trace = Vec::new();
-            crate::perfetto_format::write(&capture, &mut trace).unwrap();
+            lizard_core::capture::perfetto::write(&capture, &mut trace).unwrap();
             let packets = <lizard_core::perfetto::proto::Trace as prost::Message>::decode(trace.as_slice())
                 .unwrap()
                 .packet;
