@@ -14,7 +14,6 @@ mod exit_status;
 mod interrupt;
 mod names;
 mod output;
-mod report;
 mod source;
 mod table;
 mod trace_window;

@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use hwcpipe::counting::{self, Target};
-use lizard_core::capture::{chrome_trace, collect, csv, perfetto, table, Cores};
+use lizard_core::capture::{chrome_trace, collect, csv, perfetto, report, table, Cores};
 use lizard_core::{error_chain, Error as EngineError, GatordError, Lizard};
 
 use crate::args::{CaptureArgs, CaptureFormat};
@@ -12,7 +12,6 @@ use crate::error::CliError;
 use crate::exit_status::shell_status;
 use crate::interrupt;
 use crate::output;
-use crate::report;
 use crate::source::{self, Purpose};
 use crate::trace_window::TraceWindow;
 

@@ -1,12 +1,11 @@
 //! `lizard report FILE`: the HTML report of a capture saved with `lizard capture --format json`, or
 //! (`--format perfetto`) the capture as a native Perfetto trace.
 
-use lizard_core::capture::{perfetto, Capture};
+use lizard_core::capture::{perfetto, report, Capture};
 
 use crate::args::{ReportArgs, ReportFormat};
 use crate::error::CliError;
 use crate::output;
-use crate::report;
 
 /// Runs `lizard report`.
 pub fn run(args: &ReportArgs) -> Result<i32, CliError> {

@@ -1,7 +1,7 @@
 //! The capture document: everything one capture measured, as one typed value. The engine builds it once
 //! after a capture ([`collect::capture`]); every output of `lizard capture` is written from it (the summary
 //! table, [`table`]; the CSV rows, [`csv`]; the chrome trace, [`chrome_trace`]; the Perfetto trace,
-//! `perfetto` with feature `perfetto`; the HTML report) and `--format json` is this type serialized, so `lizard report FILE` reads back exactly
+//! `perfetto` with feature `perfetto`; the HTML report, `report` with feature `report`) and `--format json` is this type serialized, so `lizard report FILE` reads back exactly
 //! what the capture printed. Two documents compare counter by counter ([`diff`]).
 //!
 //! The JSON form is versioned by [`SCHEMA_VERSION`] (the `schema_version` key). A reader takes a document
@@ -17,6 +17,8 @@ pub mod diff;
 mod facts;
 #[cfg(feature = "perfetto")]
 pub mod perfetto;
+#[cfg(feature = "report")]
+pub mod report;
 pub mod table;
 mod text;
 
