@@ -39,22 +39,19 @@ pub fn render(capture: &Capture) -> String {
             name: "lizard capture",
         },
     }];
-    // Each series' track name (`NAME (units)`), made once and borrowed by every sample's event.
-    let mut tracks: Vec<(&CapturedCounter, String, &[SamplePoint])> = Vec::new();
+    // Each series' track name (`NAME (units)`) and category (its source), made once and borrowed by every
+    // sample's event.
+    let mut tracks: Vec<(String, String, &[SamplePoint])> = Vec::new();
     for c in &capture.counters {
         for (core, samples) in c.series() {
             let name = match c.info.units.as_str() {
                 "" => series_name(c, core),
                 units => format!("{} ({units})", series_name(c, core)),
             };
-            tracks.push((c, name, samples));
+            tracks.push((name, c.info.source_label(), samples));
         }
     }
-    let labels: Vec<String> = tracks
-        .iter()
-        .map(|(c, _, _)| c.info.source_label())
-        .collect();
-    for ((_, name, samples), label) in tracks.iter().zip(&labels) {
+    for (name, label, samples) in &tracks {
         events.extend(samples.iter().map(|(t, value)| Event {
             name,
             cat: Some(label),
@@ -208,4 +205,105 @@ struct WithoutValue<'a> {
     reason: Option<&'a str>,
     /// The source lists it but does not deliver it here (not merely no sample in the window).
     unavailable: Option<&'a str>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bytes this format has always had: the keys of every object sorted, nested documents included,
+    /// and `null` kept for a fact a counter lacks.
+    #[test]
+    fn the_trace_is_written_with_sorted_keys_as_it_always_was() {
+        let capture = Capture::from_json(
+            r#"{"window_ns": [2000, 2000],
+            "sampling": {"interval_ns": 1000000, "sampled_ns": 4000000, "expected": 4, "delivered": 3,
+                         "missed": 1, "largest_gap_ns": 2000000},
+            "counters": [
+                {"id": 1, "counter": "Sim_ccnt", "units": "cycles", "class": "delta", "source": "gatord",
+                 "value": 7, "samples": [[2000, 7]]},
+                {"id": 2, "counter": "Sim_idle", "class": "delta", "value": null, "no_value": "never sent",
+                 "unavailable": "not delivered here", "samples": []}],
+            "trace_records": [{"timestamp_ns": 1500, "seq": 4, "module": "draw", "file": "a.c", "line": 9,
+                               "pid": 7, "bytes": 16}]}"#,
+        )
+        .unwrap();
+        let expected = r#"{
+  "displayTimeUnit": "ns",
+  "otherData": {
+    "cores": "combined",
+    "cores_note": null,
+    "counters_without_value": [
+      {
+        "counter": "Sim_idle",
+        "id": 2,
+        "reason": "never sent",
+        "unavailable": "not delivered here"
+      }
+    ],
+    "sampling": {
+      "delivered": 3,
+      "expected": 4,
+      "interval_ns": 1000000,
+      "largest_gap_ns": 2000000,
+      "method": "thread",
+      "missed": 1,
+      "sampled_ns": 4000000
+    }
+  },
+  "traceEvents": [
+    {
+      "args": {
+        "name": "lizard capture"
+      },
+      "name": "process_name",
+      "ph": "M",
+      "pid": 1,
+      "tid": 0
+    },
+    {
+      "args": {
+        "value": 7
+      },
+      "cat": "gatord",
+      "name": "Sim_ccnt (cycles)",
+      "ph": "C",
+      "pid": 1,
+      "tid": 0,
+      "ts": 2.0
+    },
+    {
+      "args": {
+        "reason": "never sent",
+        "unavailable": "not delivered here"
+      },
+      "cat": "no value",
+      "name": "Sim_idle: no value",
+      "ph": "i",
+      "pid": 1,
+      "s": "g",
+      "tid": 0,
+      "ts": 2.0
+    },
+    {
+      "args": {
+        "bytes": 16,
+        "file": "a.c",
+        "line": 9,
+        "pid": 7,
+        "seq": 4
+      },
+      "cat": "trace",
+      "name": "draw",
+      "ph": "i",
+      "pid": 1,
+      "s": "p",
+      "tid": 1,
+      "ts": 1.5
+    }
+  ]
+}
+"#;
+        assert_eq!(render(&capture), expected);
+    }
 }
