@@ -8,15 +8,12 @@
 
 mod args;
 mod capacity;
-mod capture_formats;
 mod cmd;
 mod error;
 mod exit_status;
 mod interrupt;
 mod names;
 mod output;
-mod perfetto_format;
-mod report;
 mod source;
 mod table;
 mod trace_window;

@@ -4,17 +4,14 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use hwcpipe::counting::{self, Target};
-use lizard_core::capture::{collect, Cores};
+use lizard_core::capture::{chrome_trace, collect, csv, perfetto, report, table, Cores};
 use lizard_core::{error_chain, Error as EngineError, GatordError, Lizard};
 
 use crate::args::{CaptureArgs, CaptureFormat};
-use crate::capture_formats;
 use crate::error::CliError;
 use crate::exit_status::shell_status;
 use crate::interrupt;
 use crate::output;
-use crate::perfetto_format;
-use crate::report;
 use crate::source::{self, Purpose};
 use crate::trace_window::TraceWindow;
 
@@ -115,14 +112,14 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
     let text = match args.format {
         CaptureFormat::Perfetto => {
             output::write_binary(args.output.as_deref(), "a Perfetto trace", |out| {
-                perfetto_format::write(&capture, out)
+                perfetto::write(&capture, out)
             })?;
             String::new()
         }
-        CaptureFormat::Table => capture_formats::table(&capture),
-        CaptureFormat::Csv => capture_formats::csv(&capture),
+        CaptureFormat::Table => table::render(&capture),
+        CaptureFormat::Csv => csv::render(&capture),
         CaptureFormat::Json => capture.to_json(),
-        CaptureFormat::ChromeTrace => capture_formats::chrome_trace(&capture),
+        CaptureFormat::ChromeTrace => chrome_trace::render(&capture),
         // The same document `lizard report` reads back: the same capture, the same page.
         CaptureFormat::Html => report::html(&capture),
     };

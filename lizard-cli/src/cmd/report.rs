@@ -1,13 +1,11 @@
 //! `lizard report FILE`: the HTML report of a capture saved with `lizard capture --format json`, or
 //! (`--format perfetto`) the capture as a native Perfetto trace.
 
-use lizard_core::capture::Capture;
+use lizard_core::capture::{perfetto, report, Capture};
 
 use crate::args::{ReportArgs, ReportFormat};
 use crate::error::CliError;
 use crate::output;
-use crate::perfetto_format;
-use crate::report;
 
 /// Runs `lizard report`.
 pub fn run(args: &ReportArgs) -> Result<i32, CliError> {
@@ -21,7 +19,7 @@ pub fn run(args: &ReportArgs) -> Result<i32, CliError> {
         ReportFormat::Html => output::write(args.output.as_deref(), &report::html(&capture))?,
         ReportFormat::Perfetto => {
             output::write_binary(args.output.as_deref(), "a Perfetto trace", |out| {
-                perfetto_format::write(&capture, out)
+                perfetto::write(&capture, out)
             })?
         }
     }

@@ -1,5 +1,5 @@
-//! The capture document written as a native Perfetto trace (`--format perfetto`, a `.pftrace`), through
-//! `lizard_core::perfetto`:
+//! The capture document written as a native Perfetto trace (`lizard capture --format perfetto`, a
+//! `.pftrace`; features `serde` and `perfetto`), through [`crate::perfetto`]:
 //!
 //! - one top-level track, `lizard capture`, whose description says the run, the clock and what was lost
 //!   (missed sampling periods, the cores note, the capture's warning); a counter without a value is an
@@ -17,12 +17,26 @@
 //!
 //! Timestamps are the host's `CLOCK_BOOTTIME` (the document's `boottime_zero_ns` added to its own), or the
 //! capture's time base for a document without it.
+//!
+//! ```
+//! use lizard_core::capture::{perfetto, Capture};
+//!
+//! let capture = Capture::from_json(
+//!     r#"{"window_ns": [0, 1000], "boottime_zero_ns": 5000000, "counters": [{"id": 1,
+//!         "counter": "Sim_ccnt", "units": "cycles", "class": "delta", "value": 3,
+//!         "samples": [[0, 1], [1000, 2]]}]}"#,
+//! )?;
+//! let mut trace = Vec::new();
+//! perfetto::write(&capture, &mut trace)?;
+//! assert_eq!(trace[0], 0x0a); // Trace.packet, length-delimited
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use lizard_core::capture::{Capture, CapturedCounter, SamplePoint, Source};
-use lizard_core::perfetto::{
+use super::{Capture, CapturedCounter, SamplePoint, Source};
+use crate::perfetto::{
     Arg, Clock, CounterTrack, CounterValue, GpuCounterSpec, GpuUnit, Name, TraceWriter, TrackId,
     Unit,
 };
@@ -31,7 +45,7 @@ use serde_json::Number;
 /// The GPU every Mali counter is on (one per machine).
 const GPU_ID: i32 = 0;
 
-/// Writes `capture` as a Perfetto trace to `out`.
+/// Writes `capture` as a Perfetto trace to `out`, packet by packet.
 pub fn write(capture: &Capture, out: impl Write) -> io::Result<()> {
     let clock = match capture.boottime_zero_ns {
         Some(zero_ns) => Clock::Boottime { zero_ns },
