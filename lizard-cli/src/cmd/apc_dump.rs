@@ -8,6 +8,10 @@
 //! since its previous reading on that core, with the total) resolved to its counter name. Perf values are on
 //! the same clock as BLOCK_COUNTER values: nanoseconds since capture start.
 //!
+//! The values come from the engine's [`FrameSink`], so a value's time and core follow the rules of a live
+//! capture: a BLOCK_COUNTER value before the frame's first core marker is a value of the whole system (no
+//! core), and a time before capture start is capture start.
+//!
 //! The listing streams: the frame file is read a record at a time and every value is written as it is
 //! decoded (a table aligned a block of rows at a time), so memory stays constant whatever the capture's size;
 //! what is known only at the end (sample count, SUMMARY, frame counts, perf events, errors) follows the values.
@@ -18,12 +22,12 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use gator_proto::apc::{
-    Delivery, Frame, FrameType, LocalCaptureDecoder, LocalCaptureError, PerfCounterTracker,
-    PerfFrames, SummaryFrame,
+    Clocks, Delivery, Frame, FrameType, LocalCaptureDecoder, LocalCaptureError, SummaryFrame,
 };
 use gator_proto::ProtocolVersion;
 use gator_xml::{Captured, Events};
-use serde_json::{json, Value as Json};
+use lizard_core::{FrameSink, KeyMap, KeyedSample, SinkError, Value as Reading};
+use serde::Serialize;
 
 use crate::args::{ApcDumpArgs, DumpFormat};
 use crate::error::CliError;
@@ -33,24 +37,31 @@ use crate::table::Table;
 /// The frame file of a local capture.
 const FRAMES_FILE: &str = "0000000000";
 
-/// One counter value from the capture, written as soon as it is decoded.
+/// One counter value from the capture, written as soon as it is decoded: the engine's sample with its key and
+/// counter name. Its members are declared in the order JSON has always listed them (by name).
+#[derive(Serialize)]
 struct Value<'n> {
-    timestamp_ns: i64,
-    core: i64,
-    key: i32,
+    /// The CPU it was counted on; `None` for a value of the whole system.
+    core: Option<u32>,
     counter: &'n str,
-    value: i64,
+    key: i32,
     /// For a perf counter value: the running total on that core (`value` is its increase).
-    total: Option<u64>,
+    perf_total: Option<u64>,
+    /// Nanoseconds since capture start.
+    timestamp_ns: u64,
+    value: Reading,
 }
 
 /// One perf event gatord announced.
+#[derive(Serialize)]
 struct PerfEvent {
-    key: i32,
-    counter: String,
-    kind: u32,
     config: u64,
-    period: String,
+    counter: String,
+    key: i32,
+    sample_period: String,
+    #[serde(rename = "type")]
+    kind: u32,
+    #[serde(rename = "values")]
     delivery: &'static str,
 }
 
@@ -63,15 +74,27 @@ fn delivery_text(delivery: Delivery) -> &'static str {
     }
 }
 
-/// What is known once the whole capture has been read (everything but the values, written as decoded).
-#[derive(Default)]
+/// What is known once the whole capture has been read (everything but the values, written as decoded); in
+/// JSON, the members after the `samples` array.
+#[derive(Default, Serialize)]
 struct Summary {
-    clocks: Option<Json>,
+    clocks: Option<Clocks>,
+    /// The SUMMARY's attributes, in the order sent (JSON: an object by name).
+    #[serde(serialize_with = "attributes_by_name")]
     attributes: Vec<(String, String)>,
     frames: BTreeMap<String, u64>,
+    #[serde(skip)]
     samples: u64,
     perf_events: Vec<PerfEvent>,
     errors: Vec<String>,
+}
+
+fn attributes_by_name<S: serde::Serializer>(
+    attributes: &[(String, String)],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let by_name: BTreeMap<_, _> = attributes.iter().map(|(k, v)| (k, v)).collect();
+    by_name.serialize(serializer)
 }
 
 fn frame_type_name(code: i32) -> String {
@@ -174,7 +197,17 @@ impl FrameFile {
     }
 }
 
-/// Walks the frames of a capture: each value goes to `emit` as it is decoded; the rest is summed up.
+/// The text of a sink error: the frame's or the perf decoder's own error.
+fn sink_error_text(error: &SinkError) -> String {
+    match error {
+        SinkError::Frame(e) => e.to_string(),
+        SinkError::Perf(e) => e.to_string(),
+        other => other.to_string(),
+    }
+}
+
+/// Walks the frames of a capture through the engine's [`FrameSink`] (so that a value's time and core follow
+/// the engine's rules): each value goes to `emit` as it is decoded; the rest is summed up.
 fn walk(
     frames: &mut FrameFile,
     version: ProtocolVersion,
@@ -182,8 +215,9 @@ fn walk(
     emit: &mut dyn FnMut(&Value<'_>) -> Result<(), CliError>,
 ) -> Result<Summary, CliError> {
     let mut summary = Summary::default();
-    let mut tracker = PerfCounterTracker::new();
-    let mut perf = Vec::new();
+    // Capture start is time 0; no key is bound, as the sink's values carry every key.
+    let mut sink = FrameSink::new(version, KeyMap::new(), 0);
+    let mut values: Vec<KeyedSample> = Vec::new();
     let mut unnamed = String::new();
     let mut index = 0usize;
     loop {
@@ -209,67 +243,38 @@ fn walk(
             .frames
             .entry(frame_type_name(parsed.frame_type()))
             .or_default() += 1;
-        if let Err(e) = tracker.handle_frame(&parsed, &mut perf) {
-            summary.errors.push(format!("frame {this}: {e}"));
+        if let Frame::Summary(SummaryFrame::Summary(s)) = &parsed {
+            summary.clocks = Some(s.clocks);
+            summary.attributes = s
+                .attributes
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        String::from_utf8_lossy(k).into_owned(),
+                        String::from_utf8_lossy(v).into_owned(),
+                    )
+                })
+                .collect();
         }
-        let mut value = |timestamp_ns, core, key, value, total| {
+        let result = sink.values(&parsed, &mut values);
+        for v in values.drain(..) {
             summary.samples += 1;
             emit(&Value {
-                timestamp_ns,
-                core,
-                key,
-                counter: names.of(key, &mut unnamed),
-                value,
-                total,
-            })
-        };
-        for p in perf.drain(..) {
-            let delta = i64::try_from(p.delta).unwrap_or(i64::MAX);
-            value(p.time_ns, i64::from(p.core), p.key, delta, Some(p.total))?;
+                core: v.sample.core,
+                counter: names.of(v.key, &mut unnamed),
+                key: v.key,
+                perf_total: v.perf_total,
+                timestamp_ns: v.sample.timestamp_ns,
+                value: v.sample.value,
+            })?;
         }
-        match parsed {
-            Frame::Summary(SummaryFrame::Summary(s)) => {
-                let c = s.clocks;
-                summary.clocks = Some(json!({
-                    "realtime_ns": c.realtime_ns,
-                    "boottime_ns": c.boottime_ns,
-                    "monotonic_raw_ns": c.monotonic_raw_ns,
-                    "monotonic_ns": c.monotonic_ns,
-                }));
-                summary.attributes = s
-                    .attributes
-                    .iter()
-                    .map(|(k, v)| {
-                        (
-                            String::from_utf8_lossy(k).into_owned(),
-                            String::from_utf8_lossy(v).into_owned(),
-                        )
-                    })
-                    .collect();
-            }
-            Frame::BlockCounter(block) => {
-                let mut error = None;
-                for sample in block.samples() {
-                    match sample {
-                        Ok(s) => value(
-                            s.time.unwrap_or(0),
-                            s.core.unwrap_or(i64::from(block.core)),
-                            s.key,
-                            s.value,
-                            None,
-                        )?,
-                        Err(e) => {
-                            error = Some(format!("frame {this}: {e}"));
-                            break;
-                        }
-                    }
-                }
-                summary.errors.extend(error);
-            }
-            Frame::Counter(c) => value(c.timestamp, i64::from(c.core), c.key, c.value, None)?,
-            _ => {}
+        if let Err(e) = result {
+            summary
+                .errors
+                .push(format!("frame {this}: {}", sink_error_text(&e)));
         }
     }
+    let tracker = sink.perf();
     let mut announced: Vec<_> = tracker.attrs().map(|(key, attr)| (key, *attr)).collect();
     announced.sort_by_key(|(key, _)| *key);
     summary.perf_events = announced
@@ -279,7 +284,7 @@ fn walk(
             counter: names.of(key, &mut unnamed).to_owned(),
             kind: attr.kind,
             config: attr.config,
-            period: match (attr.sample_period(), attr.sample_freq()) {
+            sample_period: match (attr.sample_period(), attr.sample_freq()) {
                 (Some(p), _) => p.to_string(),
                 (_, Some(f)) => format!("{f} Hz"),
                 _ => "none".into(),
@@ -327,15 +332,28 @@ impl TableRows {
     }
 }
 
-fn total_text(total: Option<u64>) -> String {
-    total.map_or_else(String::new, |t| t.to_string())
+/// An optional number as a table or CSV field: empty when absent.
+fn optional_text<T: ToString>(number: Option<T>) -> String {
+    number.map_or_else(String::new, |n| n.to_string())
+}
+
+fn reading_text(value: Reading) -> String {
+    match value {
+        Reading::Int(v) => v.to_string(),
+        Reading::Float(v) => v.to_string(),
+    }
+}
+
+/// `value` as compact JSON, its objects' members sorted by name (the order of a [`serde_json::Value`]).
+fn sorted_json<T: Serialize>(value: &T) -> Result<serde_json::Value, CliError> {
+    serde_json::to_value(value).map_err(|e| CliError::Other(e.to_string()))
 }
 
 /// The table after the values: sample count, SUMMARY, frame counts, perf events.
 fn table_tail(summary: &Summary, out: &mut Stream) -> Result<(), CliError> {
     out.write_fmt(format_args!("samples: {}\n", summary.samples))?;
     if let Some(clocks) = &summary.clocks {
-        out.write_fmt(format_args!("\nclocks: {clocks}\n"))?;
+        out.write_fmt(format_args!("\nclocks: {}\n", sorted_json(clocks)?))?;
     }
     for (k, v) in &summary.attributes {
         out.write_fmt(format_args!("  {k} = {v}\n"))?;
@@ -360,7 +378,7 @@ fn table_tail(summary: &Summary, out: &mut Stream) -> Result<(), CliError> {
                 e.counter.clone(),
                 e.kind.to_string(),
                 format!("{:#x}", e.config),
-                e.period.clone(),
+                e.sample_period.clone(),
                 e.delivery.to_string(),
             ]);
         }
@@ -372,29 +390,15 @@ fn table_tail(summary: &Summary, out: &mut Stream) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The JSON members after the `samples` array.
-fn json_tail(summary: &Summary) -> String {
-    let rest = json!({
-        "clocks": summary.clocks,
-        "attributes": summary.attributes.iter().cloned().collect::<BTreeMap<_, _>>(),
-        "frames": summary.frames,
-        "perf_events": summary.perf_events.iter().map(|e| json!({
-            "key": e.key,
-            "counter": e.counter,
-            "type": e.kind,
-            "config": e.config,
-            "sample_period": e.period,
-            "values": e.delivery,
-        })).collect::<Vec<_>>(),
-        "errors": summary.errors,
-    });
+/// The JSON members after the `samples` array, by name.
+fn json_tail(summary: &Summary) -> Result<String, CliError> {
     let mut tail = String::new();
-    if let Json::Object(fields) = rest {
+    if let serde_json::Value::Object(fields) = sorted_json(summary)? {
         for (name, value) in fields {
-            tail.push_str(&format!(",\n  {}: {value}", json!(name)));
+            tail.push_str(&format!(",\n  {}: {value}", sorted_json(&name)?));
         }
     }
-    tail
+    Ok(tail)
 }
 
 /// Runs `lizard apc-dump`. Values are written as they are decoded: in a table (aligned a block of rows at a
@@ -439,10 +443,10 @@ pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
             let summary = walk(&mut frames, version, &names, &mut |v| {
                 rows.rows.push(vec![
                     v.timestamp_ns.to_string(),
-                    v.core.to_string(),
+                    optional_text(v.core),
                     v.counter.to_owned(),
-                    v.value.to_string(),
-                    total_text(v.total),
+                    reading_text(v.value),
+                    optional_text(v.perf_total),
                 ]);
                 if rows.rows.len() == TABLE_BLOCK {
                     rows.flush(&mut out)?;
@@ -461,35 +465,29 @@ pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
                 out.write_fmt(format_args!(
                     "{},{},{},{},{},{}\n",
                     v.timestamp_ns,
-                    v.core,
+                    optional_text(v.core),
                     v.key,
                     output::csv_field(v.counter),
-                    v.value,
-                    total_text(v.total),
+                    reading_text(v.value),
+                    optional_text(v.perf_total),
                 ))
             })?
         }
         DumpFormat::Json => {
             out.write_fmt(format_args!(
                 "{{\n  \"protocol\": {},\n  \"samples\": [",
-                json!(protocol)
+                sorted_json(&protocol)?
             ))?;
             let mut first = true;
             let summary = walk(&mut frames, version, &names, &mut |v| {
                 let comma = if first { "" } else { "," };
                 first = false;
-                let sample = json!({
-                    "timestamp_ns": v.timestamp_ns,
-                    "core": v.core,
-                    "key": v.key,
-                    "counter": v.counter,
-                    "value": v.value,
-                    "perf_total": v.total,
-                });
+                let sample =
+                    serde_json::to_string(v).map_err(|e| CliError::Other(e.to_string()))?;
                 out.write_fmt(format_args!("{comma}\n    {sample}"))
             })?;
             let close = if first { "]" } else { "\n  ]" };
-            out.write_fmt(format_args!("{close}{}\n}}\n", json_tail(&summary)))?;
+            out.write_fmt(format_args!("{close}{}\n}}\n", json_tail(&summary)?))?;
             summary
         }
     };
