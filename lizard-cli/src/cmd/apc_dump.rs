@@ -18,15 +18,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use gator_proto::apc::{
-    Clocks, Delivery, Frame, FrameType, LocalCaptureDecoder, LocalCaptureError, SummaryFrame,
-};
+use gator_proto::apc::{Clocks, Delivery, Frame, FrameType, SummaryFrame};
 use gator_proto::ProtocolVersion;
 use gator_xml::{Captured, Events};
-use lizard_core::{FrameSink, KeyMap, KeyedSample, SinkError, Value as Reading};
+use lizard_core::{
+    FrameFile, FrameFileError, FrameSink, KeyMap, KeyedSample, SinkError, Value as Reading,
+};
 use serde::Serialize;
 
 use crate::args::{ApcDumpArgs, DumpFormat};
@@ -151,52 +150,6 @@ impl Names {
     }
 }
 
-/// The frame file read in chunks through gator-proto's [`LocalCaptureDecoder`]: memory is the largest frame
-/// plus one chunk, whatever the file's size.
-struct FrameFile {
-    path: PathBuf,
-    file: File,
-    decoder: LocalCaptureDecoder,
-    chunk: Vec<u8>,
-    ended: bool,
-}
-
-/// Why the frame file could not be read further.
-enum ReadError {
-    Io(std::io::Error),
-    Record(LocalCaptureError),
-}
-
-impl FrameFile {
-    fn open(path: PathBuf) -> Result<FrameFile, CliError> {
-        let file = File::open(&path).map_err(|e| CliError::file(&path, e))?;
-        Ok(FrameFile {
-            path,
-            file,
-            decoder: LocalCaptureDecoder::new(),
-            chunk: vec![0; 64 << 10],
-            ended: false,
-        })
-    }
-
-    /// The next frame, `None` at the end of the file.
-    fn next_frame(&mut self) -> Result<Option<&[u8]>, ReadError> {
-        while self.decoder.needs_input() && !self.ended {
-            match self.file.read(&mut self.chunk) {
-                Ok(0) => self.ended = true,
-                Ok(n) => self.decoder.feed(&self.chunk[..n]),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(ReadError::Io(e)),
-            }
-        }
-        if self.decoder.needs_input() {
-            self.decoder.finish().map_err(ReadError::Record)?;
-            return Ok(None);
-        }
-        self.decoder.next_frame().map_err(ReadError::Record)
-    }
-}
-
 /// The text of a sink error: the frame's or the perf decoder's own error.
 fn sink_error_text(error: &SinkError) -> String {
     match error {
@@ -209,7 +162,8 @@ fn sink_error_text(error: &SinkError) -> String {
 /// Walks the frames of a capture through the engine's [`FrameSink`] (so that a value's time and core follow
 /// the engine's rules): each value goes to `emit` as it is decoded; the rest is summed up.
 fn walk(
-    frames: &mut FrameFile,
+    frames: &mut FrameFile<File>,
+    path: &Path,
     version: ProtocolVersion,
     names: &Names,
     emit: &mut dyn FnMut(&Value<'_>) -> Result<(), CliError>,
@@ -224,11 +178,12 @@ fn walk(
         let frame = match frames.next_frame() {
             Ok(Some(frame)) => frame,
             Ok(None) => break,
-            Err(ReadError::Record(e)) => {
+            Err(FrameFileError::Record(e)) => {
                 summary.errors.push(format!("frame {index}: {e}"));
                 break;
             }
-            Err(ReadError::Io(e)) => return Err(CliError::file(&frames.path, e)),
+            Err(FrameFileError::Io(e)) => return Err(CliError::file(path, e)),
+            Err(e) => return Err(CliError::bad_input(path, e)),
         };
         let this = index;
         index += 1;
@@ -412,7 +367,9 @@ pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
         ));
     }
     let dir = &args.path;
-    let mut frames = FrameFile::open(dir.join(FRAMES_FILE))?;
+    let frames_path = dir.join(FRAMES_FILE);
+    let file = File::open(&frames_path).map_err(|e| CliError::file(&frames_path, e))?;
+    let mut frames = FrameFile::new(file);
     let captured = read_optional(dir, "captured.xml")?
         .map(|b| {
             Captured::from_bytes(&b).map_err(|e| CliError::bad_input(dir.join("captured.xml"), e))
@@ -440,7 +397,7 @@ pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
                 rows: Vec::with_capacity(TABLE_BLOCK),
                 first: true,
             };
-            let summary = walk(&mut frames, version, &names, &mut |v| {
+            let summary = walk(&mut frames, &frames_path, version, &names, &mut |v| {
                 rows.rows.push(vec![
                     v.timestamp_ns.to_string(),
                     optional_text(v.core),
@@ -461,7 +418,7 @@ pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
             out.write_fmt(format_args!(
                 "timestamp_ns,core,key,counter,value,perf_total\n"
             ))?;
-            walk(&mut frames, version, &names, &mut |v| {
+            walk(&mut frames, &frames_path, version, &names, &mut |v| {
                 out.write_fmt(format_args!(
                     "{},{},{},{},{},{}\n",
                     v.timestamp_ns,
@@ -479,7 +436,7 @@ pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
                 sorted_json(&protocol)?
             ))?;
             let mut first = true;
-            let summary = walk(&mut frames, version, &names, &mut |v| {
+            let summary = walk(&mut frames, &frames_path, version, &names, &mut |v| {
                 let comma = if first { "" } else { "," };
                 first = false;
                 let sample =
