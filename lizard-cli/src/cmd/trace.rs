@@ -4,8 +4,7 @@ use std::time::Duration;
 
 use lizard_trace::ring_dump::RingDump;
 use lizard_trace::{
-    ClientLedger, HandleLimits, Origin, PeerPolicy, ServerConfig, SocketName, TraceRing,
-    TraceServer,
+    ClientLedger, HandleLimits, PeerPolicy, ServerConfig, SocketName, TraceRing, TraceServer,
 };
 
 use crate::args::{TextFormat, TraceDumpArgs, TraceServerArgs};
@@ -35,7 +34,7 @@ pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
         per_process: args.max_open_handles.max(1),
         max_mapped_bytes: args.max_mapped as u64,
     };
-    let admitted = admitted_text(&config.peers);
+    let admitted = config.peers.to_string();
     let ring = match &args.load {
         Some(path) => TraceRing::load(path).map_err(|e| CliError::bad_input(path, e))?,
         None => TraceRing::new(args.capacity)
@@ -85,36 +84,6 @@ pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
     Ok(0)
 }
 
-/// Who `peers` admits, for the banner: `every user`, or `this user and root` with the allowed ids.
-fn admitted_text(peers: &PeerPolicy) -> String {
-    if peers.anyone {
-        return "every user".to_owned();
-    }
-    let list = |ids: &[u32]| ids.iter().map(u32::to_string).collect::<Vec<_>>().join(",");
-    let mut text = "this user and root".to_owned();
-    if !peers.uids.is_empty() {
-        text.push_str(&format!(", uids {}", list(&peers.uids)));
-    }
-    if !peers.gids.is_empty() {
-        text.push_str(&format!(", gids {}", list(&peers.gids)));
-    }
-    text
-}
-
-/// A record's origin in a table cell: `inline`, `memfd`, `device sync GPU-…+0x100`, `unknown`.
-fn origin_text(origin: &Origin) -> String {
-    match origin {
-        Origin::Unknown => "unknown".to_owned(),
-        Origin::Inline => "inline".to_owned(),
-        Origin::Memfd => "memfd".to_owned(),
-        Origin::Device {
-            mode,
-            device,
-            offset,
-        } => format!("device {mode} {device}+{offset:#x}"),
-    }
-}
-
 /// Runs `lizard trace-dump`.
 pub fn dump(args: &TraceDumpArgs) -> Result<i32, CliError> {
     let ring = TraceRing::load(&args.file).map_err(|e| CliError::bad_input(&args.file, e))?;
@@ -145,7 +114,7 @@ pub fn dump(args: &TraceDumpArgs) -> Result<i32, CliError> {
                     r.client_pid().to_string(),
                     r.client_seq().to_string(),
                     r.payload().len().to_string(),
-                    origin_text(&meta.origin),
+                    meta.origin.to_string(),
                     copied_after,
                 ]);
             }
