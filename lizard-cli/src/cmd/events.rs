@@ -107,6 +107,7 @@ pub fn run(args: &EventsArgs) -> Result<i32, CliError> {
     }
     let text = match args.format {
         ListFormat::Table => table.render(),
+        // Through a `serde_json::Value`, whose members are sorted by name: the order this output has.
         ListFormat::Json => output::to_json(
             &serde_json::to_value(Document { files })
                 .map_err(|e| CliError::Other(e.to_string()))?,
