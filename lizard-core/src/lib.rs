@@ -28,7 +28,8 @@ pub use counter::{
     SetEvent, Source, Units,
 };
 pub use error::{error_chain, DirectError, Error, GatordError, NoValue, ProtocolFault, UsageError};
-pub use gatord::apc::{FrameSink, KeyMap, SinkError, Unavailable};
+pub use gatord::apc::{FrameSink, KeyMap, KeyedSample, SinkError, Unavailable};
+pub use gatord::frame_file::{FrameFile, FrameFileError};
 pub use gatord::xml::GatordDevice;
 pub use hwc::{
     open_target, CommandWatch, CpuStart, GpuDevice, GpuDump, GpuMiss, GpuPace, GpuPlan,

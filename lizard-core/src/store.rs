@@ -18,8 +18,10 @@ pub const DEFAULT_CAPACITY: usize = 65_536;
 /// One sampled value, keeping its type.
 ///
 /// Integers are signed because gatord's are (SLEB128 on the wire); `hwcpipe::Value` counts are unsigned, and
-/// `From<hwcpipe::Value>` is the one place they convert.
+/// `From<hwcpipe::Value>` is the one place they convert. With the `serde` feature it serializes as the bare
+/// number.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(untagged))]
 pub enum Value {
     /// An integer value (every gatord value, HWCPipe CPU counts).
     Int(i64),

@@ -53,6 +53,22 @@ pub enum Origin {
     },
 }
 
+impl std::fmt::Display for Origin {
+    /// `unknown`, `inline`, `memfd`, or `device MODE UUID+OFFSET` (`device sync GPU-…+0x100`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Origin::Unknown => f.write_str("unknown"),
+            Origin::Inline => f.write_str("inline"),
+            Origin::Memfd => f.write_str("memfd"),
+            Origin::Device {
+                mode,
+                device,
+                offset,
+            } => write!(f, "device {mode} {device}+{offset:#x}"),
+        }
+    }
+}
+
 impl Origin {
     /// Writes bytes 66..68 and 76..100 of a head.
     fn encode_into(&self, out: &mut [u8; HEAD_LEN]) {
@@ -237,6 +253,25 @@ impl RecordHead {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn origins_as_text() {
+        let device = Origin::Device {
+            mode: CopyMode::Sync,
+            device: DeviceUuid([0x11; 16]),
+            offset: 0x100,
+        };
+        let texts = [Origin::Unknown, Origin::Inline, Origin::Memfd, device].map(|o| o.to_string());
+        assert_eq!(
+            texts,
+            [
+                "unknown",
+                "inline",
+                "memfd",
+                "device sync GPU-11111111-1111-1111-1111-111111111111+0x100"
+            ]
+        );
+    }
 
     fn sample() -> RecordHead {
         RecordHead {

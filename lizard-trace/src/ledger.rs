@@ -8,6 +8,7 @@ use crate::head::Origin;
 
 /// One client process's account.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct ClientAccount {
     /// The client's process id as the kernel recorded it at `connect`; [`ClientLedger::OTHERS`] for the
     /// processes beyond [`ClientLedger::MAX_ACCOUNTS`] (and for peers whose credentials could not be read).

@@ -16,6 +16,8 @@ pub mod ledger;
 pub mod memfd;
 pub mod message;
 pub mod ring;
+#[cfg(feature = "serde")]
+pub mod ring_dump;
 pub mod ring_file;
 pub mod server;
 pub mod socket_name;

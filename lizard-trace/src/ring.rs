@@ -7,8 +7,10 @@ use crate::head::{RecordHead, RecordMeta, HEAD_LEN};
 use crate::ledger::ClientLedger;
 use crate::sys::Anonymous;
 
-/// The ring's directory: what it holds and what it lost.
+/// The ring's directory: what it holds and what it lost. With the `serde` feature it serializes as a map of
+/// its fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Directory {
     /// Bytes the ring may use for records (heads and payloads).
     pub capacity: u64,
@@ -472,6 +474,11 @@ impl TraceRing {
         let mut len = [0; 4];
         len.copy_from_slice(&self.buf.as_slice()[pos + 8..pos + 12]);
         HEAD_LEN + u32::from_le_bytes(len) as usize
+    }
+
+    /// The number of records of client process `pid` the ring holds now.
+    pub fn held_by(&self, pid: u32) -> usize {
+        self.iter().filter(|r| r.client_pid() == pid).count()
     }
 
     /// All records, oldest first.

@@ -94,6 +94,26 @@ impl PeerPolicy {
     }
 }
 
+impl std::fmt::Display for PeerPolicy {
+    /// Who is admitted: `every user`, or `this user and root` with the other uids and gids
+    /// (`this user and root, uids 1000,1001, gids 20`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.anyone {
+            return f.write_str("every user");
+        }
+        f.write_str("this user and root")?;
+        for (label, ids) in [("uids", &self.uids), ("gids", &self.gids)] {
+            for (i, id) in ids.iter().enumerate() {
+                match i {
+                    0 => write!(f, ", {label} {id}")?,
+                    _ => write!(f, ",{id}")?,
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Server settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -945,3 +965,22 @@ fn release(held: &mut HashMap<u32, u64>) -> impl FnMut(u32, u64) + '_ {
 
 // The receive buffer holds any valid message: a head with the largest inline payload or a device region.
 const _: () = assert!(MAX_INLINE_PAYLOAD >= DEVICE_REGION_LEN);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn who_a_policy_admits_as_text() {
+        assert_eq!(PeerPolicy::anyone().to_string(), "every user");
+        assert_eq!(PeerPolicy::default().to_string(), "this user and root");
+        assert_eq!(
+            PeerPolicy::allowing(&[1000, 1001], &[20]).to_string(),
+            "this user and root, uids 1000,1001, gids 20"
+        );
+        assert_eq!(
+            PeerPolicy::allowing(&[], &[5]).to_string(),
+            "this user and root, gids 5"
+        );
+    }
+}

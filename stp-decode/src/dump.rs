@@ -5,7 +5,7 @@
 //! element it makes; decode errors; skipped unsynchronised ranges; frame errors; and a final
 //! [`Item::EndOfTrace`]. Records print as one text line ([`core::fmt::Display`]) and expose their fields
 //! as `(name, value)` pairs ([`Record::visit_fields`]) for JSON writers, without any serialisation
-//! dependency.
+//! dependency; with the `serde` feature a record serializes as the map of those pairs.
 
 use core::fmt;
 
@@ -96,8 +96,9 @@ pub struct Record {
     pub item: Item,
 }
 
-/// A field value for [`Record::visit_fields`].
+/// A field value for [`Record::visit_fields`]; with the `serde` feature it serializes as the bare value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize), serde(untagged))]
 pub enum Field {
     /// An unsigned number.
     U64(u64),
@@ -105,6 +106,23 @@ pub enum Field {
     Bool(bool),
     /// A name.
     Str(&'static str),
+}
+
+/// A record as the map of its fields, in the order [`Record::visit_fields`] gives them.
+#[cfg(feature = "serde")]
+impl serde::Serialize for Record {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        let mut result = Ok(());
+        self.visit_fields(&mut |name, value| {
+            if result.is_ok() {
+                result = map.serialize_entry(name, &value);
+            }
+        });
+        result?;
+        map.end()
+    }
 }
 
 fn visit_ts(ts: Option<Timestamp>, f: &mut dyn FnMut(&'static str, Field)) {

@@ -35,8 +35,10 @@ pub enum SummaryFrame<'a> {
     },
 }
 
-/// The clocks read at capture start, in nanoseconds.
+/// The clocks read at capture start, in nanoseconds. With the `serde` feature it serializes as a map of its
+/// fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Clocks {
     /// CLOCK_REALTIME.
     pub realtime_ns: i64,

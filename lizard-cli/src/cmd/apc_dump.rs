@@ -8,22 +8,25 @@
 //! since its previous reading on that core, with the total) resolved to its counter name. Perf values are on
 //! the same clock as BLOCK_COUNTER values: nanoseconds since capture start.
 //!
+//! The values come from the engine's [`FrameSink`], so a value's time and core follow the rules of a live
+//! capture: a BLOCK_COUNTER value before the frame's first core marker is a value of the whole system (no
+//! core), and a time before capture start is capture start.
+//!
 //! The listing streams: the frame file is read a record at a time and every value is written as it is
 //! decoded (a table aligned a block of rows at a time), so memory stays constant whatever the capture's size;
 //! what is known only at the end (sample count, SUMMARY, frame counts, perf events, errors) follows the values.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fs::File;
-use std::io::Read;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use gator_proto::apc::{
-    Delivery, Frame, FrameType, LocalCaptureDecoder, LocalCaptureError, PerfCounterTracker,
-    PerfFrames, SummaryFrame,
-};
+use gator_proto::apc::{Clocks, Delivery, Frame, FrameType, SummaryFrame};
 use gator_proto::ProtocolVersion;
 use gator_xml::{Captured, Events};
-use serde_json::{json, Value as Json};
+use lizard_core::{
+    FrameFile, FrameFileError, FrameSink, KeyMap, KeyedSample, SinkError, Value as Reading,
+};
+use serde::Serialize;
 
 use crate::args::{ApcDumpArgs, DumpFormat};
 use crate::error::CliError;
@@ -33,24 +36,31 @@ use crate::table::Table;
 /// The frame file of a local capture.
 const FRAMES_FILE: &str = "0000000000";
 
-/// One counter value from the capture, written as soon as it is decoded.
+/// One counter value from the capture, written as soon as it is decoded: the engine's sample with its key and
+/// counter name. Its members are declared in the order JSON has always listed them (by name).
+#[derive(Serialize)]
 struct Value<'n> {
-    timestamp_ns: i64,
-    core: i64,
-    key: i32,
+    /// The CPU it was counted on; `None` for a value of the whole system.
+    core: Option<u32>,
     counter: &'n str,
-    value: i64,
+    key: i32,
     /// For a perf counter value: the running total on that core (`value` is its increase).
-    total: Option<u64>,
+    perf_total: Option<u64>,
+    /// Nanoseconds since capture start.
+    timestamp_ns: u64,
+    value: Reading,
 }
 
 /// One perf event gatord announced.
+#[derive(Serialize)]
 struct PerfEvent {
-    key: i32,
-    counter: String,
-    kind: u32,
     config: u64,
-    period: String,
+    counter: String,
+    key: i32,
+    sample_period: String,
+    #[serde(rename = "type")]
+    kind: u32,
+    #[serde(rename = "values")]
     delivery: &'static str,
 }
 
@@ -63,15 +73,27 @@ fn delivery_text(delivery: Delivery) -> &'static str {
     }
 }
 
-/// What is known once the whole capture has been read (everything but the values, written as decoded).
-#[derive(Default)]
+/// What is known once the whole capture has been read (everything but the values, written as decoded); in
+/// JSON, the members after the `samples` array.
+#[derive(Default, Serialize)]
 struct Summary {
-    clocks: Option<Json>,
+    clocks: Option<Clocks>,
+    /// The SUMMARY's attributes, in the order sent (JSON: an object by name).
+    #[serde(serialize_with = "attributes_by_name")]
     attributes: Vec<(String, String)>,
     frames: BTreeMap<String, u64>,
+    #[serde(skip)]
     samples: u64,
     perf_events: Vec<PerfEvent>,
     errors: Vec<String>,
+}
+
+fn attributes_by_name<S: serde::Serializer>(
+    attributes: &[(String, String)],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let by_name: BTreeMap<_, _> = attributes.iter().map(|(k, v)| (k, v)).collect();
+    by_name.serialize(serializer)
 }
 
 fn frame_type_name(code: i32) -> String {
@@ -128,73 +150,40 @@ impl Names {
     }
 }
 
-/// The frame file read in chunks through gator-proto's [`LocalCaptureDecoder`]: memory is the largest frame
-/// plus one chunk, whatever the file's size.
-struct FrameFile {
-    path: PathBuf,
-    file: File,
-    decoder: LocalCaptureDecoder,
-    chunk: Vec<u8>,
-    ended: bool,
-}
-
-/// Why the frame file could not be read further.
-enum ReadError {
-    Io(std::io::Error),
-    Record(LocalCaptureError),
-}
-
-impl FrameFile {
-    fn open(path: PathBuf) -> Result<FrameFile, CliError> {
-        let file = File::open(&path).map_err(|e| CliError::file(&path, e))?;
-        Ok(FrameFile {
-            path,
-            file,
-            decoder: LocalCaptureDecoder::new(),
-            chunk: vec![0; 64 << 10],
-            ended: false,
-        })
-    }
-
-    /// The next frame, `None` at the end of the file.
-    fn next_frame(&mut self) -> Result<Option<&[u8]>, ReadError> {
-        while self.decoder.needs_input() && !self.ended {
-            match self.file.read(&mut self.chunk) {
-                Ok(0) => self.ended = true,
-                Ok(n) => self.decoder.feed(&self.chunk[..n]),
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(ReadError::Io(e)),
-            }
-        }
-        if self.decoder.needs_input() {
-            self.decoder.finish().map_err(ReadError::Record)?;
-            return Ok(None);
-        }
-        self.decoder.next_frame().map_err(ReadError::Record)
+/// The text of a sink error: the frame's or the perf decoder's own error.
+fn sink_error_text(error: &SinkError) -> String {
+    match error {
+        SinkError::Frame(e) => e.to_string(),
+        SinkError::Perf(e) => e.to_string(),
+        other => other.to_string(),
     }
 }
 
-/// Walks the frames of a capture: each value goes to `emit` as it is decoded; the rest is summed up.
+/// Walks the frames of a capture through the engine's [`FrameSink`] (so that a value's time and core follow
+/// the engine's rules): each value goes to `emit` as it is decoded; the rest is summed up.
 fn walk(
-    frames: &mut FrameFile,
+    frames: &mut FrameFile<File>,
+    path: &Path,
     version: ProtocolVersion,
     names: &Names,
     emit: &mut dyn FnMut(&Value<'_>) -> Result<(), CliError>,
 ) -> Result<Summary, CliError> {
     let mut summary = Summary::default();
-    let mut tracker = PerfCounterTracker::new();
-    let mut perf = Vec::new();
+    // Capture start is time 0; no key is bound, as the sink's values carry every key.
+    let mut sink = FrameSink::new(version, KeyMap::new(), 0);
+    let mut values: Vec<KeyedSample> = Vec::new();
     let mut unnamed = String::new();
     let mut index = 0usize;
     loop {
         let frame = match frames.next_frame() {
             Ok(Some(frame)) => frame,
             Ok(None) => break,
-            Err(ReadError::Record(e)) => {
+            Err(FrameFileError::Record(e)) => {
                 summary.errors.push(format!("frame {index}: {e}"));
                 break;
             }
-            Err(ReadError::Io(e)) => return Err(CliError::file(&frames.path, e)),
+            Err(FrameFileError::Io(e)) => return Err(CliError::file(path, e)),
+            Err(e) => return Err(CliError::bad_input(path, e)),
         };
         let this = index;
         index += 1;
@@ -209,67 +198,38 @@ fn walk(
             .frames
             .entry(frame_type_name(parsed.frame_type()))
             .or_default() += 1;
-        if let Err(e) = tracker.handle_frame(&parsed, &mut perf) {
-            summary.errors.push(format!("frame {this}: {e}"));
+        if let Frame::Summary(SummaryFrame::Summary(s)) = &parsed {
+            summary.clocks = Some(s.clocks);
+            summary.attributes = s
+                .attributes
+                .iter()
+                .map(|(k, v)| {
+                    (
+                        String::from_utf8_lossy(k).into_owned(),
+                        String::from_utf8_lossy(v).into_owned(),
+                    )
+                })
+                .collect();
         }
-        let mut value = |timestamp_ns, core, key, value, total| {
+        let result = sink.values(&parsed, &mut values);
+        for v in values.drain(..) {
             summary.samples += 1;
             emit(&Value {
-                timestamp_ns,
-                core,
-                key,
-                counter: names.of(key, &mut unnamed),
-                value,
-                total,
-            })
-        };
-        for p in perf.drain(..) {
-            let delta = i64::try_from(p.delta).unwrap_or(i64::MAX);
-            value(p.time_ns, i64::from(p.core), p.key, delta, Some(p.total))?;
+                core: v.sample.core,
+                counter: names.of(v.key, &mut unnamed),
+                key: v.key,
+                perf_total: v.perf_total,
+                timestamp_ns: v.sample.timestamp_ns,
+                value: v.sample.value,
+            })?;
         }
-        match parsed {
-            Frame::Summary(SummaryFrame::Summary(s)) => {
-                let c = s.clocks;
-                summary.clocks = Some(json!({
-                    "realtime_ns": c.realtime_ns,
-                    "boottime_ns": c.boottime_ns,
-                    "monotonic_raw_ns": c.monotonic_raw_ns,
-                    "monotonic_ns": c.monotonic_ns,
-                }));
-                summary.attributes = s
-                    .attributes
-                    .iter()
-                    .map(|(k, v)| {
-                        (
-                            String::from_utf8_lossy(k).into_owned(),
-                            String::from_utf8_lossy(v).into_owned(),
-                        )
-                    })
-                    .collect();
-            }
-            Frame::BlockCounter(block) => {
-                let mut error = None;
-                for sample in block.samples() {
-                    match sample {
-                        Ok(s) => value(
-                            s.time.unwrap_or(0),
-                            s.core.unwrap_or(i64::from(block.core)),
-                            s.key,
-                            s.value,
-                            None,
-                        )?,
-                        Err(e) => {
-                            error = Some(format!("frame {this}: {e}"));
-                            break;
-                        }
-                    }
-                }
-                summary.errors.extend(error);
-            }
-            Frame::Counter(c) => value(c.timestamp, i64::from(c.core), c.key, c.value, None)?,
-            _ => {}
+        if let Err(e) = result {
+            summary
+                .errors
+                .push(format!("frame {this}: {}", sink_error_text(&e)));
         }
     }
+    let tracker = sink.perf();
     let mut announced: Vec<_> = tracker.attrs().map(|(key, attr)| (key, *attr)).collect();
     announced.sort_by_key(|(key, _)| *key);
     summary.perf_events = announced
@@ -279,7 +239,7 @@ fn walk(
             counter: names.of(key, &mut unnamed).to_owned(),
             kind: attr.kind,
             config: attr.config,
-            period: match (attr.sample_period(), attr.sample_freq()) {
+            sample_period: match (attr.sample_period(), attr.sample_freq()) {
                 (Some(p), _) => p.to_string(),
                 (_, Some(f)) => format!("{f} Hz"),
                 _ => "none".into(),
@@ -327,15 +287,28 @@ impl TableRows {
     }
 }
 
-fn total_text(total: Option<u64>) -> String {
-    total.map_or_else(String::new, |t| t.to_string())
+/// An optional number as a table or CSV field: empty when absent.
+fn optional_text<T: ToString>(number: Option<T>) -> String {
+    number.map_or_else(String::new, |n| n.to_string())
+}
+
+fn reading_text(value: Reading) -> String {
+    match value {
+        Reading::Int(v) => v.to_string(),
+        Reading::Float(v) => v.to_string(),
+    }
+}
+
+/// `value` as compact JSON, its objects' members sorted by name (the order of a [`serde_json::Value`]).
+fn sorted_json<T: Serialize>(value: &T) -> Result<serde_json::Value, CliError> {
+    serde_json::to_value(value).map_err(|e| CliError::Other(e.to_string()))
 }
 
 /// The table after the values: sample count, SUMMARY, frame counts, perf events.
 fn table_tail(summary: &Summary, out: &mut Stream) -> Result<(), CliError> {
     out.write_fmt(format_args!("samples: {}\n", summary.samples))?;
     if let Some(clocks) = &summary.clocks {
-        out.write_fmt(format_args!("\nclocks: {clocks}\n"))?;
+        out.write_fmt(format_args!("\nclocks: {}\n", sorted_json(clocks)?))?;
     }
     for (k, v) in &summary.attributes {
         out.write_fmt(format_args!("  {k} = {v}\n"))?;
@@ -360,7 +333,7 @@ fn table_tail(summary: &Summary, out: &mut Stream) -> Result<(), CliError> {
                 e.counter.clone(),
                 e.kind.to_string(),
                 format!("{:#x}", e.config),
-                e.period.clone(),
+                e.sample_period.clone(),
                 e.delivery.to_string(),
             ]);
         }
@@ -372,29 +345,15 @@ fn table_tail(summary: &Summary, out: &mut Stream) -> Result<(), CliError> {
     Ok(())
 }
 
-/// The JSON members after the `samples` array.
-fn json_tail(summary: &Summary) -> String {
-    let rest = json!({
-        "clocks": summary.clocks,
-        "attributes": summary.attributes.iter().cloned().collect::<BTreeMap<_, _>>(),
-        "frames": summary.frames,
-        "perf_events": summary.perf_events.iter().map(|e| json!({
-            "key": e.key,
-            "counter": e.counter,
-            "type": e.kind,
-            "config": e.config,
-            "sample_period": e.period,
-            "values": e.delivery,
-        })).collect::<Vec<_>>(),
-        "errors": summary.errors,
-    });
+/// The JSON members after the `samples` array, by name.
+fn json_tail(summary: &Summary) -> Result<String, CliError> {
     let mut tail = String::new();
-    if let Json::Object(fields) = rest {
+    if let serde_json::Value::Object(fields) = sorted_json(summary)? {
         for (name, value) in fields {
-            tail.push_str(&format!(",\n  {}: {value}", json!(name)));
+            tail.push_str(&format!(",\n  {}: {value}", sorted_json(&name)?));
         }
     }
-    tail
+    Ok(tail)
 }
 
 /// Runs `lizard apc-dump`. Values are written as they are decoded: in a table (aligned a block of rows at a
@@ -408,7 +367,9 @@ pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
         ));
     }
     let dir = &args.path;
-    let mut frames = FrameFile::open(dir.join(FRAMES_FILE))?;
+    let frames_path = dir.join(FRAMES_FILE);
+    let file = File::open(&frames_path).map_err(|e| CliError::file(&frames_path, e))?;
+    let mut frames = FrameFile::new(file);
     let captured = read_optional(dir, "captured.xml")?
         .map(|b| {
             Captured::from_bytes(&b).map_err(|e| CliError::bad_input(dir.join("captured.xml"), e))
@@ -436,13 +397,13 @@ pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
                 rows: Vec::with_capacity(TABLE_BLOCK),
                 first: true,
             };
-            let summary = walk(&mut frames, version, &names, &mut |v| {
+            let summary = walk(&mut frames, &frames_path, version, &names, &mut |v| {
                 rows.rows.push(vec![
                     v.timestamp_ns.to_string(),
-                    v.core.to_string(),
+                    optional_text(v.core),
                     v.counter.to_owned(),
-                    v.value.to_string(),
-                    total_text(v.total),
+                    reading_text(v.value),
+                    optional_text(v.perf_total),
                 ]);
                 if rows.rows.len() == TABLE_BLOCK {
                     rows.flush(&mut out)?;
@@ -457,39 +418,33 @@ pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
             out.write_fmt(format_args!(
                 "timestamp_ns,core,key,counter,value,perf_total\n"
             ))?;
-            walk(&mut frames, version, &names, &mut |v| {
+            walk(&mut frames, &frames_path, version, &names, &mut |v| {
                 out.write_fmt(format_args!(
                     "{},{},{},{},{},{}\n",
                     v.timestamp_ns,
-                    v.core,
+                    optional_text(v.core),
                     v.key,
                     output::csv_field(v.counter),
-                    v.value,
-                    total_text(v.total),
+                    reading_text(v.value),
+                    optional_text(v.perf_total),
                 ))
             })?
         }
         DumpFormat::Json => {
             out.write_fmt(format_args!(
                 "{{\n  \"protocol\": {},\n  \"samples\": [",
-                json!(protocol)
+                sorted_json(&protocol)?
             ))?;
             let mut first = true;
-            let summary = walk(&mut frames, version, &names, &mut |v| {
+            let summary = walk(&mut frames, &frames_path, version, &names, &mut |v| {
                 let comma = if first { "" } else { "," };
                 first = false;
-                let sample = json!({
-                    "timestamp_ns": v.timestamp_ns,
-                    "core": v.core,
-                    "key": v.key,
-                    "counter": v.counter,
-                    "value": v.value,
-                    "perf_total": v.total,
-                });
+                let sample =
+                    serde_json::to_string(v).map_err(|e| CliError::Other(e.to_string()))?;
                 out.write_fmt(format_args!("{comma}\n    {sample}"))
             })?;
             let close = if first { "]" } else { "\n  ]" };
-            out.write_fmt(format_args!("{close}{}\n}}\n", json_tail(&summary)))?;
+            out.write_fmt(format_args!("{close}{}\n}}\n", json_tail(&summary)?))?;
             summary
         }
     };

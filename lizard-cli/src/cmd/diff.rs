@@ -5,7 +5,7 @@ use std::path::Path;
 
 use lizard_core::capture::diff::{self, CounterChange, Regression};
 use lizard_core::capture::Capture;
-use serde_json::json;
+use serde::Serialize;
 
 use crate::args::{DiffArgs, ListFormat};
 use crate::error::CliError;
@@ -14,6 +14,23 @@ use crate::table::Table;
 
 /// The exit status when a judged counter grew past `--max-increase`.
 const REGRESSED: i32 = 5;
+
+/// The JSON document: both captures, the changes, and the gate's verdict.
+#[derive(Serialize)]
+struct Document<'d> {
+    base: Side<'d>,
+    new: Side<'d>,
+    counters: &'d [CounterChange],
+    max_increase_percent: Option<f64>,
+    regressed: Vec<String>,
+}
+
+/// One capture compared: its file and its duration.
+#[derive(Serialize)]
+struct Side<'d> {
+    path: &'d Path,
+    duration_s: Option<f64>,
+}
 
 /// Runs `lizard diff`.
 pub fn run(args: &DiffArgs) -> Result<i32, CliError> {
@@ -26,13 +43,25 @@ pub fn run(args: &DiffArgs) -> Result<i32, CliError> {
         .unwrap_or_default();
     let text = match args.format {
         ListFormat::Table => table(&base, &new, &changes),
-        ListFormat::Json => output::to_json(&json!({
-            "base": { "path": args.base, "duration_s": base.duration_s },
-            "new": { "path": args.new, "duration_s": new.duration_s },
-            "counters": changes,
-            "max_increase_percent": args.max_increase,
-            "regressed": regressions.iter().map(regression_text).collect::<Vec<_>>(),
-        })),
+        ListFormat::Json => {
+            let document = Document {
+                base: Side {
+                    path: &args.base,
+                    duration_s: base.duration_s,
+                },
+                new: Side {
+                    path: &args.new,
+                    duration_s: new.duration_s,
+                },
+                counters: &changes,
+                max_increase_percent: args.max_increase,
+                regressed: regressions.iter().map(regression_text).collect(),
+            };
+            // Through a `serde_json::Value`, whose members are sorted by name: the order this output has.
+            output::to_json(
+                &serde_json::to_value(document).map_err(|e| CliError::Other(e.to_string()))?,
+            )
+        }
     };
     output::write(None, &text)?;
     for regression in &regressions {

@@ -1,15 +1,30 @@
 //! `lizard list`: the counters every source offers, and those the direct source knows of but cannot read
 //! here (with the reason).
 
-use serde_json::json;
-
-use lizard_core::capture::{collect, Class, ValueType};
+use lizard_core::capture::{collect, Class, CounterInfo, ValueType};
+use lizard_core::UnreadableCounter;
+use serde::Serialize;
 
 use crate::args::{ListArgs, ListFormat};
 use crate::error::CliError;
 use crate::output;
 use crate::source::{self, counter_name};
 use crate::table::Table;
+
+/// The JSON document: the counters of the sources opened, and those known but not readable here.
+#[derive(Serialize)]
+struct Document<'l> {
+    counters: Vec<Entry>,
+    unreadable: &'l [UnreadableCounter],
+}
+
+/// One counter: what it is, and why it is unavailable here if it is.
+#[derive(Serialize)]
+struct Entry {
+    #[serde(flatten)]
+    info: CounterInfo,
+    unavailable: Option<String>,
+}
 
 /// Runs `lizard list`.
 pub fn run(args: &ListArgs) -> Result<i32, CliError> {
@@ -65,23 +80,23 @@ pub fn run(args: &ListArgs) -> Result<i32, CliError> {
             text
         }
         ListFormat::Json => {
-            let list = counters
+            let counters = counters
                 .iter()
                 .map(|c| {
-                    let mut entry = serde_json::to_value(collect::info(c))
-                        .map_err(|e| CliError::Other(e.to_string()))?;
-                    entry["unavailable"] =
-                        json!(opened.lizard.unavailable(c.id)?.map(|why| why.to_string()));
-                    Ok(entry)
+                    Ok(Entry {
+                        info: collect::info(c),
+                        unavailable: opened.lizard.unavailable(c.id)?.map(|why| why.to_string()),
+                    })
                 })
                 .collect::<Result<Vec<_>, CliError>>()?;
-            let unreadable: Vec<_> = opened
-                .lizard
-                .unreadable()
-                .iter()
-                .map(|u| json!({ "name": u.name, "reason": u.reason }))
-                .collect();
-            output::to_json(&json!({ "counters": list, "unreadable": unreadable }))
+            let document = Document {
+                counters,
+                unreadable: opened.lizard.unreadable(),
+            };
+            // Through a `serde_json::Value`, whose members are sorted by name: the order this output has.
+            output::to_json(
+                &serde_json::to_value(document).map_err(|e| CliError::Other(e.to_string()))?,
+            )
         }
     };
     output::write(None, &text)?;

@@ -5,8 +5,7 @@
 
 use std::io::Read;
 
-use serde_json::{json, Map, Value as Json};
-use stp_decode::dump::{DumpOptions, Dumper, Field, Record};
+use stp_decode::dump::{DumpOptions, Dumper, Record};
 
 use crate::args::{StmDumpArgs, TextFormat};
 use crate::error::CliError;
@@ -15,12 +14,9 @@ use crate::output::Stream;
 /// Bytes read from the file at a time.
 const CHUNK: usize = 64 << 10;
 
-fn field_json(value: Field) -> Json {
-    match value {
-        Field::U64(v) => json!(v),
-        Field::Bool(v) => json!(v),
-        Field::Str(v) => json!(v),
-    }
+/// `value` as compact JSON, its objects' members sorted by name (the order of a [`serde_json::Value`]).
+fn sorted_json<T: serde::Serialize + ?Sized>(value: &T) -> Result<serde_json::Value, CliError> {
+    serde_json::to_value(value).map_err(|e| CliError::Other(e.to_string()))
 }
 
 /// Writes records as text lines or as the elements of a JSON array.
@@ -33,7 +29,7 @@ struct Listing<'a> {
 impl Listing<'_> {
     fn start(&mut self) -> Result<(), CliError> {
         if self.args.format == TextFormat::Json {
-            let file = json!(self.args.file.display().to_string());
+            let file = sorted_json(&self.args.file.display().to_string())?;
             self.out
                 .write_fmt(format_args!("{{\n  \"file\": {file},\n  \"records\": ["))?;
         }
@@ -44,14 +40,10 @@ impl Listing<'_> {
         match self.args.format {
             TextFormat::Text => self.out.write_fmt(format_args!("{record}\n")),
             TextFormat::Json => {
-                let mut fields = Map::new();
-                record.visit_fields(&mut |name, value| {
-                    fields.insert(name.to_owned(), field_json(value));
-                });
+                let fields = sorted_json(record)?;
                 let comma = if self.first { "" } else { "," };
                 self.first = false;
-                self.out
-                    .write_fmt(format_args!("{comma}\n    {}", Json::Object(fields)))
+                self.out.write_fmt(format_args!("{comma}\n    {fields}"))
             }
         }
     }

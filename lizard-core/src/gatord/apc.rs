@@ -15,6 +15,9 @@
 //! Each sample keeps the CPU it was counted on ([`Sample::core`]): a perf sample's ring, a COUNTER frame's
 //! core, or the latest core marker of a BLOCK_COUNTER frame (none before the first marker: a system value).
 //!
+//! [`FrameSink::frame`] keeps the values of the counters the key map binds; [`FrameSink::values`] gives every
+//! value a frame carries with its gatord key (a reader of a whole capture, bound or not), by the same rules.
+//!
 //! gatord timestamps are nanoseconds since its capture start (perf record times are CLOCK_MONOTONIC_RAW, turned
 //! into the same base with the SUMMARY's clock); the sink adds the engine time at which APC_START was sent, so
 //! gatord samples and HWCPipe samples share one time base.
@@ -119,6 +122,19 @@ impl KeyMap {
     }
 }
 
+/// One value of a gatord frame with its key, as [`FrameSink::values`] yields it: a sample before the key map
+/// names its counter.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KeyedSample {
+    /// The gatord counter key (in a metric's value, the metric's key).
+    pub key: i32,
+    /// The value on the engine's time base, with the core it was counted on.
+    pub sample: Sample,
+    /// For a perf counter value: the event's running total on its core since it was enabled (the sample's
+    /// value is its increase since the previous reading there); `None` for any other value.
+    pub perf_total: Option<u64>,
+}
+
 /// Converts frames of one gatord session into samples.
 #[derive(Debug, Clone)]
 pub struct FrameSink {
@@ -130,6 +146,7 @@ pub struct FrameSink {
     perf_samples: Vec<PerfCounterSample>,
     metrics: MetricValues,
     metric_samples: Vec<(i32, f64)>,
+    values: Vec<KeyedSample>,
 }
 
 impl FrameSink {
@@ -145,6 +162,7 @@ impl FrameSink {
             perf_samples: Vec::new(),
             metrics: MetricValues::default(),
             metric_samples: Vec::new(),
+            values: Vec::new(),
         }
     }
 
@@ -207,69 +225,105 @@ impl FrameSink {
         t
     }
 
-    /// Decodes one APC payload and appends its samples to `out`. Values decoded before a malformed record are
-    /// kept; the error is returned after them.
+    /// Decodes one APC payload and appends the samples of its bound counters to `out` (the values of
+    /// [`FrameSink::values`] whose key the key map binds). Values decoded before a malformed record are kept;
+    /// the error is returned after them.
     pub fn frame(
         &mut self,
         payload: &[u8],
         out: &mut Vec<(CounterId, Sample)>,
     ) -> Result<(), SinkError> {
         let frame = Frame::parse(payload, self.version).map_err(SinkError::Frame)?;
-        if matches!(
+        let mut values = std::mem::take(&mut self.values);
+        let result = self.collect(&frame, true, &mut values);
+        out.extend(
+            values
+                .drain(..)
+                .filter_map(|v| Some((self.keys.get(v.key)?, v.sample))),
+        );
+        self.values = values;
+        result
+    }
+
+    /// Appends every value `frame` carries to `out`, with its gatord key, whether the key map binds it or
+    /// not: BLOCK_COUNTER and COUNTER values, perf counter values (with their running totals) and the values
+    /// of the metrics bound with [`FrameSink::bind_metric`]. Times are on the engine's time base and cores are
+    /// those of the module documentation, the same as [`FrameSink::frame`]'s. Feed every frame of the
+    /// session, in order (SUMMARY and PERF_ATTRS frames carry no values but set up the perf counters).
+    /// Values decoded before a malformed record are kept; the error is returned after them.
+    pub fn values(
+        &mut self,
+        frame: &Frame<'_>,
+        out: &mut Vec<KeyedSample>,
+    ) -> Result<(), SinkError> {
+        self.collect(frame, false, out)
+    }
+
+    /// [`FrameSink::values`]; with `bound_only`, the perf and metric values of keys the key map does not bind
+    /// are left out (and their times do not count as seen).
+    fn collect(
+        &mut self,
+        frame: &Frame<'_>,
+        bound_only: bool,
+        out: &mut Vec<KeyedSample>,
+    ) -> Result<(), SinkError> {
+        if !matches!(
             frame,
             Frame::Summary(_) | Frame::PerfAttrs(_) | Frame::PerfData(_)
         ) {
-            let mut perf = std::mem::take(&mut self.perf_samples);
-            let result = self.perf.handle_frame(&frame, &mut perf);
-            if matches!(frame, Frame::PerfAttrs(_)) {
-                let tracker = &self.perf;
-                self.metrics.link(|key| tracker.metric_events(key));
-            }
-            for sample in perf.drain(..) {
-                self.metrics.sample(
-                    sample.key,
-                    sample.core,
-                    sample.delta,
-                    &mut self.metric_samples,
-                );
-                let mut closed = std::mem::take(&mut self.metric_samples);
-                for (metric, value) in closed.drain(..) {
-                    if let Some(id) = self.keys.get(metric) {
-                        let timestamp_ns = self.engine_time(sample.time_ns);
-                        out.push((
-                            id,
-                            Sample {
-                                timestamp_ns,
-                                value: Value::Float(value),
-                                core: u32::try_from(sample.core).ok(),
-                            },
-                        ));
-                    }
-                }
-                self.metric_samples = closed;
-                let Some(id) = self.keys.get(sample.key) else {
-                    continue;
-                };
-                let timestamp_ns = self.engine_time(sample.time_ns);
-                out.push((
-                    id,
-                    Sample {
-                        timestamp_ns,
-                        value: Value::Int(i64::try_from(sample.delta).unwrap_or(i64::MAX)),
-                        core: u32::try_from(sample.core).ok(),
-                    },
-                ));
-            }
-            self.perf_samples = perf;
-            return result.map_err(SinkError::Perf);
+            return self.block_or_counter(frame, out).map_err(SinkError::Frame);
         }
-        self.block_or_counter(frame, out).map_err(SinkError::Frame)
+        let mut perf = std::mem::take(&mut self.perf_samples);
+        let result = self.perf.handle_frame(frame, &mut perf);
+        if matches!(frame, Frame::PerfAttrs(_)) {
+            let tracker = &self.perf;
+            self.metrics.link(|key| tracker.metric_events(key));
+        }
+        for sample in perf.drain(..) {
+            self.metrics.sample(
+                sample.key,
+                sample.core,
+                sample.delta,
+                &mut self.metric_samples,
+            );
+            let core = u32::try_from(sample.core).ok();
+            let mut closed = std::mem::take(&mut self.metric_samples);
+            for (metric, value) in closed.drain(..) {
+                if bound_only && self.keys.get(metric).is_none() {
+                    continue;
+                }
+                out.push(KeyedSample {
+                    key: metric,
+                    sample: Sample {
+                        timestamp_ns: self.engine_time(sample.time_ns),
+                        value: Value::Float(value),
+                        core,
+                    },
+                    perf_total: None,
+                });
+            }
+            self.metric_samples = closed;
+            if bound_only && self.keys.get(sample.key).is_none() {
+                continue;
+            }
+            out.push(KeyedSample {
+                key: sample.key,
+                sample: Sample {
+                    timestamp_ns: self.engine_time(sample.time_ns),
+                    value: Value::Int(i64::try_from(sample.delta).unwrap_or(i64::MAX)),
+                    core,
+                },
+                perf_total: Some(sample.total),
+            });
+        }
+        self.perf_samples = perf;
+        result.map_err(SinkError::Perf)
     }
 
     fn block_or_counter(
         &mut self,
-        frame: Frame<'_>,
-        out: &mut Vec<(CounterId, Sample)>,
+        frame: &Frame<'_>,
+        out: &mut Vec<KeyedSample>,
     ) -> Result<(), FrameError> {
         match frame {
             Frame::BlockCounter(block) => {
@@ -283,18 +337,17 @@ impl FrameSink {
                             break;
                         }
                     };
-                    if let Some(id) = self.keys.get(sample.key) {
-                        out.push((
-                            id,
-                            Sample {
-                                timestamp_ns: sample
-                                    .time
-                                    .map_or(self.offset_ns, |t| self.to_engine_ns(t)),
-                                value: Value::Int(sample.value),
-                                core: sample.core.and_then(|c| u32::try_from(c).ok()),
-                            },
-                        ));
-                    }
+                    out.push(KeyedSample {
+                        key: sample.key,
+                        sample: Sample {
+                            timestamp_ns: sample
+                                .time
+                                .map_or(self.offset_ns, |t| self.to_engine_ns(t)),
+                            value: Value::Int(sample.value),
+                            core: sample.core.and_then(|c| u32::try_from(c).ok()),
+                        },
+                        perf_total: None,
+                    });
                 }
                 // Every timestamp marker counts as seen, values or not.
                 if let Some(t) = samples.latest_time() {
@@ -303,17 +356,15 @@ impl FrameSink {
                 result
             }
             Frame::Counter(counter) => {
-                let timestamp_ns = self.engine_time(counter.timestamp);
-                if let Some(id) = self.keys.get(counter.key) {
-                    out.push((
-                        id,
-                        Sample {
-                            timestamp_ns,
-                            value: Value::Int(counter.value),
-                            core: u32::try_from(counter.core).ok(),
-                        },
-                    ));
-                }
+                out.push(KeyedSample {
+                    key: counter.key,
+                    sample: Sample {
+                        timestamp_ns: self.engine_time(counter.timestamp),
+                        value: Value::Int(counter.value),
+                        core: u32::try_from(counter.core).ok(),
+                    },
+                    perf_total: None,
+                });
                 Ok(())
             }
             _ => Ok(()),
@@ -534,6 +585,74 @@ mod tests {
         let mut out = Vec::new();
         sink(100).frame(&payload, &mut out).unwrap();
         assert_eq!(out[0].1.timestamp_ns, 100);
+    }
+
+    #[test]
+    fn values_keep_every_key_with_the_rules_of_frame() {
+        // Key 0x40 is bound to no counter; a value before any core marker has no core; a perf value keeps
+        // its running total.
+        let payload = block(&[
+            Record::Timestamp(-5),
+            Record::Value {
+                key: 0x40,
+                value: 3,
+            },
+            Record::Core(1),
+            Record::Value {
+                key: 0x5e,
+                value: 4,
+            },
+        ]);
+        let mut sink = sink(100);
+        let frame = Frame::parse(&payload, ProtocolVersion::V950).unwrap();
+        let mut values = Vec::new();
+        sink.values(&frame, &mut values).unwrap();
+        let got: Vec<_> = values
+            .iter()
+            .map(|v| (v.key, v.sample.timestamp_ns, v.sample.core, v.perf_total))
+            .collect();
+        assert_eq!(got, [(0x40, 100, None, None), (0x5e, 100, Some(1), None)]);
+        let mut bound = Vec::new();
+        sink.frame(&payload, &mut bound).unwrap();
+        assert_eq!(bound, [(1, values[1].sample)]);
+
+        let mut stream = PerfStream::new(
+            1,
+            vec![PerfCounter {
+                key: 0x10,
+                role: PerfRole::Sampled,
+                config: 0x11,
+            }],
+            PerfLeader::default(),
+            40,
+        );
+        let mut summary = Vec::new();
+        let clocks = Clocks {
+            monotonic_raw_ns: 40,
+            ..Clocks::default()
+        };
+        encode_summary(ProtocolVersion::V950, &clocks, [], &mut summary);
+        let mut values = Vec::new();
+        for payload in [stream.attrs_frame(10), stream.keys_frame(), summary]
+            .into_iter()
+            .chain(stream.sample_frames(20, 20, |_, _| 7))
+        {
+            let frame = Frame::parse(&payload, ProtocolVersion::V950).unwrap();
+            sink.values(&frame, &mut values).unwrap();
+        }
+        let perf: Vec<_> = values
+            .iter()
+            .filter(|v| v.key == 0x10)
+            .map(|v| {
+                (
+                    v.sample.timestamp_ns,
+                    v.sample.core,
+                    v.sample.value,
+                    v.perf_total,
+                )
+            })
+            .collect();
+        assert_eq!(perf, [(120, Some(0), Value::Int(7), Some(7))]);
     }
 
     /// A PERF_DATA frame of cpu `cpu` holding event-based samples `(id, time, period)`, each with a call

@@ -6,5 +6,6 @@ pub(crate) mod capture;
 pub(crate) mod connection;
 pub(crate) mod counter_sets;
 pub(crate) mod discovery;
+pub(crate) mod frame_file;
 pub(crate) mod metrics;
 pub(crate) mod xml;

@@ -37,8 +37,10 @@ pub struct HwcCounterInfo {
     pub cpu_series: Option<CpuSeries>,
 }
 
-/// A counter the backend knows of but cannot read here, and why.
+/// A counter the backend knows of but cannot read here, and why. With the `serde` feature it serializes as a
+/// map of its fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct UnreadableCounter {
     /// The counter's name.
     pub name: String,

@@ -1,0 +1,175 @@
+//! A ring's contents as one document (feature `serde`): its directory, every record it holds with its
+//! payload in hex, and every client's account. `lizard trace-dump --format json` writes it.
+
+use serde::Serialize;
+
+use crate::head::Origin;
+use crate::ledger::ClientAccount;
+use crate::ring::{Directory, TraceRing};
+
+/// Everything a ring holds, serializable; built by [`RingDump::of`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RingDump {
+    /// What the ring holds and what it lost.
+    pub directory: Directory,
+    /// The records, oldest first.
+    pub records: Vec<RecordDump>,
+    /// What each client process stored, lost and had refused.
+    pub clients: Vec<ClientDump>,
+}
+
+/// One record of a [`RingDump`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RecordDump {
+    /// The ring's sequence number.
+    pub seq: u64,
+    /// When the client made the record (CLOCK_MONOTONIC_RAW, ns).
+    pub timestamp_ns: u64,
+    /// When the server copied the payload (0: not known).
+    pub stored_ns: u64,
+    /// The module the client named.
+    pub module: String,
+    /// The source file the client named.
+    pub file: String,
+    /// The source line the client named.
+    pub line: u32,
+    /// The client's process id.
+    pub pid: u32,
+    /// The client's own sequence number.
+    pub client_seq: u64,
+    /// Where the payload came from.
+    pub origin: OriginDump,
+    /// The payload's length in bytes.
+    pub payload_len: usize,
+    /// The payload, two lowercase hex digits a byte.
+    pub payload_hex: String,
+}
+
+/// Where a record's payload came from, in a [`RecordDump`]: serialized with a `kind` member.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum OriginDump {
+    /// From a ring file older than version 3.
+    Unknown,
+    /// Host bytes in the message.
+    Inline,
+    /// Host bytes in a sealed memfd.
+    Memfd,
+    /// GPU device memory.
+    Device {
+        /// `sync` or `async`.
+        mode: String,
+        /// The GPU's UUID.
+        device: String,
+        /// The payload's offset inside its allocation.
+        offset: u64,
+    },
+}
+
+impl From<&Origin> for OriginDump {
+    fn from(origin: &Origin) -> OriginDump {
+        match *origin {
+            Origin::Unknown => OriginDump::Unknown,
+            Origin::Inline => OriginDump::Inline,
+            Origin::Memfd => OriginDump::Memfd,
+            Origin::Device {
+                mode,
+                device,
+                offset,
+            } => OriginDump::Device {
+                mode: mode.to_string(),
+                device: device.to_string(),
+                offset,
+            },
+        }
+    }
+}
+
+/// One client's account in a [`RingDump`], with the number of its records the ring holds now.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ClientDump {
+    /// The account, its members inline.
+    #[serde(flatten)]
+    pub account: ClientAccount,
+    /// The client's records the ring holds now ([`TraceRing::held_by`]).
+    pub held: usize,
+}
+
+impl RingDump {
+    /// The contents of `ring`.
+    pub fn of(ring: &TraceRing) -> RingDump {
+        RingDump {
+            directory: ring.directory(),
+            records: ring
+                .iter()
+                .map(|r| RecordDump {
+                    seq: r.seq(),
+                    timestamp_ns: r.timestamp_ns(),
+                    stored_ns: r.head().meta.stored_ns,
+                    module: r.module().to_owned(),
+                    file: r.file().to_owned(),
+                    line: r.line(),
+                    pid: r.client_pid(),
+                    client_seq: r.client_seq(),
+                    origin: OriginDump::from(&r.head().meta.origin),
+                    payload_len: r.payload().len(),
+                    payload_hex: r.payload().iter().map(|b| format!("{b:02x}")).collect(),
+                })
+                .collect(),
+            clients: ring
+                .ledger()
+                .accounts()
+                .map(|&account| ClientDump {
+                    account,
+                    held: ring.held_by(account.pid),
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{CopyMode, DeviceUuid};
+    use crate::head::RecordMeta;
+
+    #[test]
+    fn a_dump_holds_every_record_and_account() {
+        let mut ring = TraceRing::new(4096).unwrap();
+        let meta = |seq, origin| RecordMeta {
+            client_pid: 7,
+            client_seq: seq,
+            timestamp_ns: 100 + seq,
+            stored_ns: 150 + seq,
+            origin,
+            ..RecordMeta::new("render", "frame.rs", 12).unwrap()
+        };
+        ring.push(&meta(0, Origin::Inline), &[0xab, 0x01]).unwrap();
+        let device = Origin::Device {
+            mode: CopyMode::Async,
+            device: DeviceUuid([0x11; 16]),
+            offset: 0x100,
+        };
+        ring.push(&meta(1, device), &[]).unwrap();
+        let dump = RingDump::of(&ring);
+        assert_eq!(dump.directory, ring.directory());
+        assert_eq!(dump.records.len(), 2);
+        assert_eq!(dump.records[0].payload_hex, "ab01");
+        assert_eq!(dump.clients.len(), 1);
+        assert_eq!(
+            (dump.clients[0].account.stored, dump.clients[0].held),
+            (2, 2)
+        );
+        let json = serde_json::to_value(&dump).unwrap();
+        assert_eq!(
+            json["records"][0]["origin"],
+            serde_json::json!({"kind": "inline"})
+        );
+        assert_eq!(json["records"][1]["origin"]["kind"], "device");
+        assert_eq!(json["records"][1]["origin"]["offset"], 0x100);
+        assert_eq!(json["clients"][0]["pid"], 7);
+        assert_eq!(json["clients"][0]["held"], 2);
+    }
+}
