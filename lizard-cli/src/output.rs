@@ -3,29 +3,11 @@
 use std::io::Write;
 use std::path::Path;
 
-use serde_json::{Number, Value as Json};
+use serde_json::Value as Json;
 
 use crate::error::CliError;
 
-/// A reading for a table: integers as they are, fractions to at most six decimals.
-pub fn reading_text(value: &Number) -> String {
-    match value.as_f64() {
-        Some(f) if value.is_f64() => {
-            let text = format!("{f:.6}");
-            text.trim_end_matches('0').trim_end_matches('.').to_owned()
-        }
-        _ => value.to_string(),
-    }
-}
-
-/// A CSV field: quoted (with inner quotes doubled) when it holds a comma, a quote or a newline.
-pub fn csv_field(text: &str) -> String {
-    if text.contains([',', '"', '\n']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text.to_owned()
-    }
-}
+pub use lizard_core::capture::text::{csv_field, reading_text};
 
 /// Pretty JSON text with a final newline.
 pub fn to_json(value: &Json) -> String {
@@ -132,17 +114,5 @@ impl Stream {
         }
         let result = self.out.flush();
         self.check(result)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::csv_field;
-
-    #[test]
-    fn csv_fields_are_quoted_only_when_needed() {
-        assert_eq!(csv_field("plain"), "plain");
-        assert_eq!(csv_field("a,b"), "\"a,b\"");
-        assert_eq!(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
     }
 }

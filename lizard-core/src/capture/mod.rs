@@ -20,7 +20,7 @@ pub mod perfetto;
 #[cfg(feature = "report")]
 pub mod report;
 pub mod table;
-mod text;
+pub mod text;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Number;
