@@ -18,6 +18,7 @@ pub mod reduce;
 pub mod selection;
 #[cfg(feature = "serve")]
 pub mod serve;
+pub mod sources;
 pub mod stat;
 pub mod store;
 pub mod transport;

@@ -298,6 +298,11 @@ impl Lizard {
         self.gatord_error.as_ref()
     }
 
+    /// Why gatord gives no counters, the engine given up for it (see [`crate::sources`]).
+    pub(crate) fn into_gatord_error(mut self) -> Option<Error> {
+        self.gatord_error.take()
+    }
+
     /// Why HWCPipe gives no counters (`None` when it does).
     pub fn hwcpipe_error(&self) -> Option<&Error> {
         self.hwc_error.as_ref()
