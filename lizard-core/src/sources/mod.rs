@@ -242,10 +242,11 @@ mod tests {
     }
 
     fn config() -> Config {
-        let mut config = Config::default();
-        config.timeouts = Timeouts::new(Duration::from_millis(300), Duration::from_secs(5));
-        config.busy_retry = Duration::ZERO;
-        config
+        Config {
+            timeouts: Timeouts::new(Duration::from_millis(300), Duration::from_secs(5)),
+            busy_retry: Duration::ZERO,
+            ..Config::default()
+        }
     }
 
     fn sources(gatord: Gatord, local: Local) -> Sources {
@@ -274,7 +275,10 @@ mod tests {
         let opened = open(&sources(Gatord::Probe(nobody()), Local::Off), config());
         match opened {
             Err(SourceError::NoSource { local, .. }) => {
-                assert!(matches!(*local, LocalFailure::Engine(Error::SourceDisabled)))
+                assert!(matches!(
+                    *local,
+                    LocalFailure::Engine(Error::SourceDisabled)
+                ))
             }
             other => panic!("{other:?}"),
         }
