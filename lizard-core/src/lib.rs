@@ -6,6 +6,7 @@
 pub mod capture;
 pub mod config;
 pub mod counter;
+pub mod counter_names;
 pub mod doctor;
 pub mod error;
 mod gatord;
