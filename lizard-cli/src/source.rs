@@ -230,55 +230,13 @@ pub fn counter_name(counter: &Counter) -> &str {
     &counter.key
 }
 
-/// The counters named in `names` (matched against the counter name, then a counter-set event's
-/// `<set>:<code>` name, then the event name, then the per-CPU series of a local counter, ignoring ASCII case),
-/// or every counter when `names` is empty.
+/// The counters named in `names` ([`lizard_core::counter_names::select`]), or every counter when `names`
+/// is empty; an unknown name is refused with the closest names.
 pub fn select<'a>(counters: &'a [Counter], names: &[String]) -> Result<Vec<&'a Counter>, CliError> {
-    if names.is_empty() {
-        return Ok(counters.iter().collect());
-    }
-    let mut chosen: Vec<&Counter> = Vec::new();
-    for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
-        let by_key: Vec<&Counter> = counters
-            .iter()
-            .filter(|c| c.key.eq_ignore_ascii_case(name))
-            .collect();
-        // A counter-set event also by its code: `ARMv8_Cortex_A72:0x08` (its key is `…:INST_RETIRED`).
-        let by_event: Vec<&Counter> = counters
-            .iter()
-            .filter(|c| c.set_event.as_ref().is_some_and(|e| e.is_named(name)))
-            .collect();
-        let by_name: Vec<&Counter> = counters
-            .iter()
-            .filter(|c| c.name.eq_ignore_ascii_case(name))
-            .collect();
-        // A counter counted per CPU is one series per CPU (`TaskClock@cpu0`, …): its name picks them all.
-        let per_cpu: Vec<&Counter> = counters
-            .iter()
-            .filter(|c| {
-                c.cpu_series
-                    .as_ref()
-                    .is_some_and(|series| series.counter.eq_ignore_ascii_case(name))
-            })
-            .collect();
-        let found = [by_key, by_event, by_name, per_cpu]
-            .into_iter()
-            .find(|found| !found.is_empty())
-            .unwrap_or_default();
-        if found.is_empty() {
-            let candidates = counters
-                .iter()
-                .flat_map(|c| [c.key.as_str(), c.name.as_str()]);
-            return Err(CliError::UnknownCounter {
-                name: name.to_owned(),
-                hint: crate::names::hint(name, candidates),
-            });
+    lizard_core::counter_names::select(counters, names).map_err(|unknown| {
+        CliError::UnknownCounter {
+            hint: crate::names::hint(&unknown.name, unknown.candidates.iter().map(String::as_str)),
+            name: unknown.name,
         }
-        for counter in found {
-            if !chosen.iter().any(|c| c.id == counter.id) {
-                chosen.push(counter);
-            }
-        }
-    }
-    Ok(chosen)
+    })
 }
