@@ -148,3 +148,64 @@ fn resolve(profiler: &GpuProfiler, names: &[String]) -> Result<Vec<Resolved>, St
     }
     Ok(resolved)
 }
+
+#[cfg(test)]
+mod tests {
+    use hwcpipe::gpu::{SimConfig, SimGpu, SimulatedKbase, Workload};
+
+    use super::*;
+
+    /// A Mali-G78 of the simulated kbase driver, every counter counting 7 a dump.
+    fn simulated() -> GpuProfiler {
+        let device = SimulatedKbase::new(SimGpu::G78, Workload::from_fn(|_, _, _, _| 7));
+        GpuProfiler::with_device(device).unwrap()
+    }
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn a_database_counter_of_the_gpu_is_resolved_ignoring_case() {
+        let resolved = resolve(&simulated(), &names(&["maligpuactivecy"])).unwrap();
+        assert_eq!(resolved[0].name, "MaliGPUActiveCy");
+    }
+
+    #[test]
+    fn a_name_of_no_database_counter_is_unknown_with_the_databases_names() {
+        match resolve(&simulated(), &names(&["MaliGPUActiveCyc"])) {
+            Err(StatError::UnknownCounter { name, candidates }) => {
+                assert_eq!(name, "MaliGPUActiveCyc");
+                assert!(candidates.iter().any(|c| c == "MaliGPUActiveCy"));
+                assert!(candidates.iter().any(|c| c == "TaskClock"));
+            }
+            other => panic!("{:?}", other.map(|r| r.len())),
+        }
+    }
+
+    #[test]
+    fn a_database_counter_this_gpu_cannot_give_says_why() {
+        // The first of the kbase driver's dummy GPUs with a database counter it cannot give.
+        let found = hwcpipe::gpu::KBASE_R35P0_DUMMY_GPUS
+            .iter()
+            .filter_map(|(name, _, _)| SimConfig::kbase_r35p0_dummy(name))
+            .filter_map(|config| {
+                let device = SimulatedKbase::with_config(config, Workload::from_fn(|_, _, _, _| 7));
+                GpuProfiler::with_device(device).ok()
+            })
+            .find_map(|p| {
+                let name = p
+                    .mali_counters()
+                    .iter()
+                    .find(|(_, c)| !c.is_available())?
+                    .1
+                    .name();
+                Some((p, name))
+            });
+        let (profiler, unavailable) = found.expect("a dummy GPU lacks a database counter");
+        match resolve(&profiler, &names(&[unavailable])) {
+            Err(StatError::NotCountable { name, .. }) => assert_eq!(name, unavailable),
+            other => panic!("{:?}", other.map(|r| r.len())),
+        }
+    }
+}
