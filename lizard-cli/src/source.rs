@@ -60,25 +60,17 @@ fn capacity_for(interval: Duration, length: Duration) -> usize {
         .clamp(Config::default().capacity, MAX_CAPACITY)
 }
 
-/// Builds the engine configuration the flags ask for (the local counters are a backend of their own).
-pub fn config(args: &SourceArgs, sample_interval: Option<Duration>) -> Result<Config, CliError> {
+/// The engine configuration the flags ask for (which sources: [`sources`]): the implicit gatord is given
+/// [`PROBE_CONNECT_TIMEOUT`] to answer.
+fn config(args: &SourceArgs, sample_interval: Option<Duration>) -> Config {
     let mut config = Config::default();
-    config.hwcpipe = false;
-    config.gatord = if args.no_gatord {
-        None
-    } else if let Some(text) = &args.gatord {
-        Some(
-            text.parse::<GatordAddress>()
-                .map_err(|_| CliError::BadAddress(text.clone()))?,
-        )
-    } else {
+    if args.gatord.is_none() && !args.no_gatord {
         config.timeouts.connect = PROBE_CONNECT_TIMEOUT;
-        Some(GatordAddress::default())
-    };
+    }
     if let Some(interval) = sample_interval {
         config.sample_interval = interval;
     }
-    Ok(config)
+    config
 }
 
 /// The sources the flags name, by [`lizard_core::sources`]' policy: a named gatord is required, the implicit
@@ -89,12 +81,6 @@ fn sources(
     target: Option<&Target>,
     purpose: Purpose,
 ) -> Result<Sources, CliError> {
-    if args.no_hwcpipe && target.is_some() {
-        return Err(CliError::Usage(
-            "a target (-- CMD, --pid, --system-wide, --cpu) needs the local counters: drop --no-hwcpipe"
-                .into(),
-        ));
-    }
     let gatord = match (args.no_gatord, &args.gatord) {
         (true, _) => Gatord::Off,
         (false, Some(text)) => Gatord::Required(
@@ -103,6 +89,12 @@ fn sources(
         ),
         (false, None) => Gatord::Probe(GatordAddress::default()),
     };
+    if args.no_hwcpipe && target.is_some() {
+        return Err(CliError::Usage(
+            "a target (-- CMD, --pid, --system-wide, --cpu) needs the local counters: drop --no-hwcpipe"
+                .into(),
+        ));
+    }
     let local = match (args.no_hwcpipe, target) {
         (true, _) => Local::Off,
         (false, Some(target)) => Local::Target(target.clone()),
@@ -152,8 +144,8 @@ pub fn open(
     sample_interval: Option<Duration>,
     length: Option<Duration>,
 ) -> Result<Opened, CliError> {
-    let mut config = config(args, sample_interval)?;
     let sources = sources(args, target, purpose)?;
+    let mut config = config(args, sample_interval);
     if let Some(length) = length {
         config.capacity = capacity_for(config.sample_interval, length);
     }
