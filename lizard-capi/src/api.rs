@@ -6,10 +6,11 @@
 use std::cell::UnsafeCell;
 use std::ffi::{c_char, c_int, CStr, CString};
 
-use hwcpipe::counting::Target;
+use hwcpipe::counting::{Target, TargetError};
+use lizard_core::sources::{Gatord, Join, Local, SourceError, Sources};
 use lizard_core::{
-    open_target, CaptureMode, Config, Counter, CounterClass, GatordAddress, GpuPace, Lizard,
-    ResultType, SamplingMethod, Units,
+    CaptureMode, Config, Counter, CounterClass, GatordAddress, GpuPace, Lizard, ResultType,
+    SamplingMethod, Units,
 };
 
 use crate::abi::*;
@@ -100,25 +101,43 @@ fn init_config(address: GatordAddress) -> Config {
 /// The environment variable that chooses what the local CPU counters count (see the header).
 const COUNT_ENV: &str = "LIZARD_COUNT";
 
-/// The engine `Init` configures: HWCPipe for the calling process, or for what [`COUNT_ENV`] names
-/// (`pid:PID`, `system`, `cpus:LIST`). A value that names no target, or a target the kernel refuses, makes
-/// `Init` fail with one line on standard error saying why: the caller asked for something else than the
-/// calling process, and silently counting it instead would mislead.
-fn configure(config: Config) -> Option<Lizard> {
-    let spec = match std::env::var(COUNT_ENV) {
-        Ok(spec) if !spec.trim().is_empty() => spec,
-        _ => return Lizard::configure(config).ok(),
+/// The engine `Init` configures, by [`lizard_core::sources`]' policy: gatord at `address` when it gives
+/// counters (`Init` always passes one, so it is probed, not required), joined by HWCPipe for the calling
+/// process, or for what [`COUNT_ENV`] names (`pid:PID`, `system`, `cpus:LIST`). A value that names no
+/// target, or a target the kernel refuses, makes `Init` fail with one line on standard error saying why:
+/// the caller asked for something else than the calling process, and silently counting it instead would
+/// mislead.
+fn configure(address: GatordAddress, config: Config) -> Option<Lizard> {
+    let spec = std::env::var(COUNT_ENV)
+        .ok()
+        .filter(|spec| !spec.trim().is_empty());
+    let refused = |error: &TargetError| {
+        eprintln!(
+            "liblizard: {COUNT_ENV}={}: {}",
+            spec.as_deref().unwrap_or_default(),
+            lizard_core::error_chain(error)
+        );
     };
-    let opened = Target::parse(&spec).and_then(|target| open_target(&target));
-    match opened {
-        Ok(opened) => Lizard::configure_with_backend(config, opened.backend).ok(),
-        Err(error) => {
-            eprintln!(
-                "liblizard: {COUNT_ENV}={spec}: {}",
-                lizard_core::error_chain(&error)
-            );
+    let local = match spec.as_deref().map(Target::parse) {
+        None => Local::ThisProcess,
+        Some(Ok(target)) => Local::Target(target),
+        Some(Err(error)) => {
+            refused(&error);
+            return None;
+        }
+    };
+    let sources = Sources {
+        gatord: Gatord::Probe(address),
+        local,
+        join: Join::Always,
+    };
+    match lizard_core::sources::open(&sources, config) {
+        Ok(opened) => Some(opened.lizard),
+        Err(SourceError::Target(error)) => {
+            refused(&error);
             None
         }
+        Err(_) => None,
     }
 }
 
@@ -136,8 +155,8 @@ unsafe extern "C" fn init(host: *const c_char, port: c_int) -> LizardInstance {
         let (Ok(host), Ok(port)) = (host.to_str(), u16::try_from(port)) else {
             return std::ptr::null_mut();
         };
-        let config = init_config(GatordAddress::new(host, port));
-        match configure(config) {
+        let address = GatordAddress::new(host, port);
+        match configure(address.clone(), init_config(address)) {
             Some(lizard) if lizard.count() > 0 => INSTANCES.insert(Instance::new(lizard)),
             _ => std::ptr::null_mut(),
         }

@@ -7,14 +7,12 @@
 
 use std::time::Duration;
 
-use lizard_core::{
-    error_chain, open_target, CommandWatch, Config, Counter, GatordAddress, HwcBackend, Lizard,
-    Source,
-};
+use lizard_core::sources::{Gatord, Join, Local, Refusal, SourceError, Sources};
+use lizard_core::{error_chain, CommandWatch, Config, Counter, GatordAddress, Lizard, Source};
 
 use crate::args::SourceArgs;
 use crate::error::CliError;
-use hwcpipe::counting::{Target, TargetError};
+use hwcpipe::counting::Target;
 
 /// How long the implicit gatord at 127.0.0.1:8080 is given to answer a connection.
 const PROBE_CONNECT_TIMEOUT: Duration = Duration::from_millis(300);
@@ -46,47 +44,6 @@ pub struct Opened {
     pub watch: Option<CommandWatch>,
 }
 
-/// What the opened local counters count.
-struct Local {
-    watch: CommandWatch,
-    target: Target,
-    /// Why the default target was not used, when a probe stands in for it.
-    note: Option<String>,
-    /// Why the Mali GPU gives no counters, when it gives none.
-    gpu_error: Option<String>,
-}
-
-/// Opens the local counters for `target`, or for the default: the whole system where allowed.
-fn open_local(
-    target: Option<&Target>,
-    purpose: Purpose,
-) -> Result<(Box<dyn HwcBackend>, Local), TargetError> {
-    let local = |target: Target, note: Option<String>| {
-        let opened = open_target(&target)?;
-        Ok((
-            opened.backend,
-            Local {
-                watch: opened.watch,
-                target,
-                note,
-                gpu_error: opened.gpu_error,
-            },
-        ))
-    };
-    if let Some(target) = target {
-        return local(target.clone(), None);
-    }
-    match local(Target::system_wide(false)?, None) {
-        Err(refused) if refused.is_refusal() => match purpose {
-            Purpose::Capture | Purpose::Serve => {
-                Err(TargetError::DefaultRefused(Box::new(refused)))
-            }
-            Purpose::List => local(Target::Probe, Some(error_chain(&refused))),
-        },
-        other => other,
-    }
-}
-
 /// The most samples kept per counter, however long and fine a capture: 4 Mi samples (128 MiB a counter);
 /// beyond it the oldest are dropped, and counted.
 const MAX_CAPACITY: usize = 1 << 22;
@@ -103,25 +60,79 @@ fn capacity_for(interval: Duration, length: Duration) -> usize {
         .clamp(Config::default().capacity, MAX_CAPACITY)
 }
 
-/// Builds the engine configuration the flags ask for (the local counters are a backend of their own).
-pub fn config(args: &SourceArgs, sample_interval: Option<Duration>) -> Result<Config, CliError> {
+/// The engine configuration the flags ask for (which sources: [`sources`]): the implicit gatord is given
+/// [`PROBE_CONNECT_TIMEOUT`] to answer.
+fn config(args: &SourceArgs, sample_interval: Option<Duration>) -> Config {
     let mut config = Config::default();
-    config.hwcpipe = false;
-    config.gatord = if args.no_gatord {
-        None
-    } else if let Some(text) = &args.gatord {
-        Some(
-            text.parse::<GatordAddress>()
-                .map_err(|_| CliError::BadAddress(text.clone()))?,
-        )
-    } else {
+    if args.gatord.is_none() && !args.no_gatord {
         config.timeouts.connect = PROBE_CONNECT_TIMEOUT;
-        Some(GatordAddress::default())
-    };
+    }
     if let Some(interval) = sample_interval {
         config.sample_interval = interval;
     }
-    Ok(config)
+    config
+}
+
+/// The sources the flags name, by [`lizard_core::sources`]' policy: a named gatord is required, the implicit
+/// one probed; the local counters count the named target, or else the whole system, and join gatord only
+/// with `--local` or a target.
+fn sources(
+    args: &SourceArgs,
+    target: Option<&Target>,
+    purpose: Purpose,
+) -> Result<Sources, CliError> {
+    let gatord = match (args.no_gatord, &args.gatord) {
+        (true, _) => Gatord::Off,
+        (false, Some(text)) => Gatord::Required(
+            text.parse::<GatordAddress>()
+                .map_err(|_| CliError::BadAddress(text.clone()))?,
+        ),
+        (false, None) => Gatord::Probe(GatordAddress::default()),
+    };
+    if args.no_hwcpipe && target.is_some() {
+        return Err(CliError::Usage(
+            "a target (-- CMD, --pid, --system-wide, --cpu) needs the local counters: drop --no-hwcpipe"
+                .into(),
+        ));
+    }
+    let local = match (args.no_hwcpipe, target) {
+        (true, _) => Local::Off,
+        (false, Some(target)) => Local::Target(target.clone()),
+        (false, None) => Local::SystemWide {
+            on_refusal: match purpose {
+                Purpose::List => Refusal::Probe,
+                Purpose::Capture | Purpose::Serve => Refusal::Fail,
+            },
+        },
+    };
+    let join = if args.local {
+        Join::Always
+    } else {
+        Join::WithoutGatord
+    };
+    Ok(Sources {
+        gatord,
+        local,
+        join,
+    })
+}
+
+/// The command line's words for sources that could not be opened.
+fn cli_error(error: SourceError) -> CliError {
+    match error {
+        SourceError::Gatord { address, source } => CliError::Gatord {
+            address: address.to_string(),
+            reason: error_chain(&*source),
+        },
+        SourceError::NoSource { gatord, local } => CliError::NoSource(format!(
+            "gatord: {}; local: {}",
+            error_chain(&*gatord),
+            error_chain(&*local)
+        )),
+        SourceError::Target(error) => CliError::Target(error),
+        SourceError::Engine(error) => CliError::Engine(error),
+        other => CliError::Other(error_chain(&other)),
+    }
 }
 
 /// Opens the engine, its store sized for a capture of `length` when known. An explicitly named gatord that fails is an error; the implicit one falls back to
@@ -133,7 +144,8 @@ pub fn open(
     sample_interval: Option<Duration>,
     length: Option<Duration>,
 ) -> Result<Opened, CliError> {
-    let mut config = config(args, sample_interval)?;
+    let sources = sources(args, target, purpose)?;
+    let mut config = config(args, sample_interval);
     if let Some(length) = length {
         config.capacity = capacity_for(config.sample_interval, length);
     }
@@ -141,76 +153,9 @@ pub fn open(
         config.mode = lizard_core::CaptureMode::Persistent;
         config.live_rate_ms = SERVE_LIVE_RATE_MS;
     }
-    let address = config.gatord.as_ref().map(ToString::to_string);
-    let implicit = args.gatord.is_none() && !args.no_gatord;
-    if args.no_hwcpipe && target.is_some() {
-        return Err(CliError::Usage(
-            "a target (-- CMD, --pid, --system-wide, --cpu) needs the local counters: drop --no-hwcpipe"
-                .into(),
-        ));
-    }
-    let local_now = !args.no_hwcpipe && (args.no_gatord || args.local || target.is_some());
-    let (backend, mut local) = match local_now {
-        true => {
-            let (backend, local) = open_local(target, purpose)?;
-            (Some(backend), Some(local))
-        }
-        false => (None, None),
-    };
-    // Why the implicit gatord was not used, when the local counters stood in for it.
-    let mut gatord_unused = None;
-    let configured = match backend {
-        Some(backend) => Lizard::configure_with_backend(config.clone(), backend),
-        None => Lizard::configure(config.clone()),
-    };
-    let configured = match configured {
-        // The implicit gatord did not answer and the local counters were held back for it: use them.
-        Err(lizard_core::Error::NoSource { gatord, .. })
-            if implicit && !args.no_hwcpipe && local.is_none() =>
-        {
-            gatord_unused = Some(error_chain(&*gatord));
-            let (backend, opened) = open_local(None, purpose).map_err(|error| {
-                CliError::NoSource(format!(
-                    "gatord: {}; local: {}",
-                    error_chain(&*gatord),
-                    error_chain(&error)
-                ))
-            })?;
-            local = Some(opened);
-            Lizard::configure_with_backend(
-                {
-                    let mut config = config.clone();
-                    config.gatord = None;
-                    config
-                },
-                backend,
-            )
-        }
-        other => other,
-    };
-    let lizard = match configured {
-        Ok(lizard) => lizard,
-        Err(lizard_core::Error::NoSource { gatord, hwcpipe }) => {
-            return Err(match (&args.gatord, address) {
-                (Some(_), Some(address)) => CliError::Gatord {
-                    address,
-                    reason: error_chain(&*gatord),
-                },
-                _ => CliError::NoSource(format!(
-                    "gatord: {}; local: {}",
-                    error_chain(&*gatord),
-                    error_chain(&*hwcpipe)
-                )),
-            });
-        }
-        Err(other) => return Err(other.into()),
-    };
-    if let (Some(address), Some(error)) = (&args.gatord, lizard.gatord_error()) {
-        return Err(CliError::Gatord {
-            address: address.clone(),
-            reason: error_chain(error),
-        });
-    }
+    let address = sources.gatord.address().map(ToString::to_string);
+    let opened = lizard_core::sources::open(&sources, config).map_err(cli_error)?;
+    let lizard = opened.lizard;
     let count = |source: Source| {
         lizard
             .counters()
@@ -225,8 +170,11 @@ pub fn open(
             count(Source::Gatord)
         )),
         (Some(lizard_core::Error::SourceDisabled), Some(address)) => {
-            if let Some(reason) = &gatord_unused {
-                parts.push(format!("gatord at {address} not used ({reason})"));
+            if let Some(reason) = &opened.gatord_unused {
+                parts.push(format!(
+                    "gatord at {address} not used ({})",
+                    error_chain(reason)
+                ));
             }
         }
         (Some(lizard_core::Error::SourceDisabled), _) | (_, None) => {}
@@ -235,6 +183,7 @@ pub fn open(
             error_chain(error)
         )),
     }
+    let local = opened.local;
     if let Some(local) = &local {
         let gpu = count(Source::HwcPipeGpu);
         let why = match (&local.gpu_error, gpu) {
@@ -244,23 +193,27 @@ pub fn open(
         parts.push(format!(
             "local: {} CPU counters counting {}, {gpu} GPU counters{why}",
             count(Source::HwcPipeCpu),
-            local.target.scope(),
+            local
+                .target
+                .as_ref()
+                .map_or_else(|| "this process".to_owned(), Target::scope),
         ));
-        if let Some(note) = &local.note {
+        if let Some(refused) = &local.refused {
             parts.push(format!(
-                "{note}; the counters are listed as probed on this process and count a command \
-                 (-- CMD) or a process of yours (--pid)"
+                "{}; the counters are listed as probed on this process and count a command \
+                 (-- CMD) or a process of yours (--pid)",
+                error_chain(refused)
             ));
         }
     }
+    let target = local.as_ref().and_then(|l| l.target.clone());
     Ok(Opened {
         lizard,
         summary: format!("sources: {}", parts.join("; ")),
         watch: local
-            .as_ref()
-            .filter(|l| matches!(l.target, Target::Command(_)))
-            .map(|l| l.watch.clone()),
-        target: local.map(|l| l.target),
+            .filter(|_| matches!(target, Some(Target::Command(_))))
+            .map(|l| l.watch),
+        target,
     })
 }
 
@@ -269,55 +222,13 @@ pub fn counter_name(counter: &Counter) -> &str {
     &counter.key
 }
 
-/// The counters named in `names` (matched against the counter name, then a counter-set event's
-/// `<set>:<code>` name, then the event name, then the per-CPU series of a local counter, ignoring ASCII case),
-/// or every counter when `names` is empty.
+/// The counters named in `names` ([`lizard_core::counter_names::select`]), or every counter when `names`
+/// is empty; an unknown name is refused with the closest names.
 pub fn select<'a>(counters: &'a [Counter], names: &[String]) -> Result<Vec<&'a Counter>, CliError> {
-    if names.is_empty() {
-        return Ok(counters.iter().collect());
-    }
-    let mut chosen: Vec<&Counter> = Vec::new();
-    for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
-        let by_key: Vec<&Counter> = counters
-            .iter()
-            .filter(|c| c.key.eq_ignore_ascii_case(name))
-            .collect();
-        // A counter-set event also by its code: `ARMv8_Cortex_A72:0x08` (its key is `…:INST_RETIRED`).
-        let by_event: Vec<&Counter> = counters
-            .iter()
-            .filter(|c| c.set_event.as_ref().is_some_and(|e| e.is_named(name)))
-            .collect();
-        let by_name: Vec<&Counter> = counters
-            .iter()
-            .filter(|c| c.name.eq_ignore_ascii_case(name))
-            .collect();
-        // A counter counted per CPU is one series per CPU (`TaskClock@cpu0`, …): its name picks them all.
-        let per_cpu: Vec<&Counter> = counters
-            .iter()
-            .filter(|c| {
-                c.cpu_series
-                    .as_ref()
-                    .is_some_and(|series| series.counter.eq_ignore_ascii_case(name))
-            })
-            .collect();
-        let found = [by_key, by_event, by_name, per_cpu]
-            .into_iter()
-            .find(|found| !found.is_empty())
-            .unwrap_or_default();
-        if found.is_empty() {
-            let candidates = counters
-                .iter()
-                .flat_map(|c| [c.key.as_str(), c.name.as_str()]);
-            return Err(CliError::UnknownCounter {
-                name: name.to_owned(),
-                hint: crate::names::hint(name, candidates),
-            });
+    lizard_core::counter_names::select(counters, names).map_err(|unknown| {
+        CliError::UnknownCounter {
+            hint: crate::names::hint(&unknown.name, unknown.candidates.iter().map(String::as_str)),
+            name: unknown.name,
         }
-        for counter in found {
-            if !chosen.iter().any(|c| c.id == counter.id) {
-                chosen.push(counter);
-            }
-        }
-    }
-    Ok(chosen)
+    })
 }

@@ -6,6 +6,7 @@
 pub mod capture;
 pub mod config;
 pub mod counter;
+pub mod counter_names;
 pub mod doctor;
 pub mod error;
 mod gatord;
@@ -18,6 +19,8 @@ pub mod reduce;
 pub mod selection;
 #[cfg(feature = "serve")]
 pub mod serve;
+pub mod sources;
+pub mod stat;
 pub mod store;
 pub mod transport;
 mod units;

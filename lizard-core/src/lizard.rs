@@ -304,6 +304,11 @@ impl Lizard {
         self.gatord.as_ref().err()
     }
 
+    /// Why gatord gives no counters, the engine given up for it (see [`crate::sources`]).
+    pub(crate) fn into_gatord_error(mut self) -> Option<Error> {
+        self.gatord_error.take()
+    }
+
     /// Why HWCPipe gives no counters (`None` when it does).
     pub fn hwcpipe_error(&self) -> Option<&Error> {
         self.hwc.as_ref().err()

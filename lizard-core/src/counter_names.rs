@@ -1,0 +1,169 @@
+//! Finding counters by the names users type: a counter's key, a counter-set event's `<set>:<code>` or
+//! `<set>:<mnemonic>`, a counter's name, or a counter counted per CPU by its counter's name (all its CPUs'
+//! series), ignoring ASCII case.
+
+use crate::counter::Counter;
+
+/// A name that matches no counter.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown counter '{name}'")]
+pub struct UnknownName {
+    /// The name given (trimmed).
+    pub name: String,
+    /// Every key and name of the counters, for a "did you mean" hint.
+    pub candidates: Vec<String>,
+}
+
+/// The counters named in `names`, each once, in the order named; every counter when `names` is empty.
+/// A name is matched against the keys, then counter-set events, then names, then per-CPU series; the
+/// first kind with a match gives all its matches. Blank names are skipped.
+pub fn select<'a>(
+    counters: &'a [Counter],
+    names: &[String],
+) -> Result<Vec<&'a Counter>, UnknownName> {
+    if names.is_empty() {
+        return Ok(counters.iter().collect());
+    }
+    let mut chosen: Vec<&Counter> = Vec::new();
+    for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        let found = matching(counters, name);
+        if found.is_empty() {
+            return Err(UnknownName {
+                name: name.to_owned(),
+                candidates: counters
+                    .iter()
+                    .flat_map(|c| [c.key.clone(), c.name.clone()])
+                    .collect(),
+            });
+        }
+        for counter in found {
+            if !chosen.iter().any(|c| c.id == counter.id) {
+                chosen.push(counter);
+            }
+        }
+    }
+    Ok(chosen)
+}
+
+/// The kinds of match, in the order they are tried.
+#[derive(Clone, Copy)]
+enum Kind {
+    Key,
+    /// A counter-set event also by its code: `ARMv8_Cortex_A72:0x08` (its key is `…:INST_RETIRED`).
+    SetEvent,
+    Name,
+    /// A counter counted per CPU is one series per CPU (`TaskClock@cpu0`, …): its name picks them all.
+    PerCpu,
+}
+
+impl Kind {
+    fn matches(self, counter: &Counter, name: &str) -> bool {
+        match self {
+            Kind::Key => counter.key.eq_ignore_ascii_case(name),
+            Kind::SetEvent => counter.set_event.as_ref().is_some_and(|e| e.is_named(name)),
+            Kind::Name => counter.name.eq_ignore_ascii_case(name),
+            Kind::PerCpu => counter
+                .cpu_series
+                .as_ref()
+                .is_some_and(|series| series.counter.eq_ignore_ascii_case(name)),
+        }
+    }
+}
+
+/// The counters `name` names, by the first kind of match that has any.
+fn matching<'a>(counters: &'a [Counter], name: &str) -> Vec<&'a Counter> {
+    [Kind::Key, Kind::SetEvent, Kind::Name, Kind::PerCpu]
+        .into_iter()
+        .map(|kind| {
+            counters
+                .iter()
+                .filter(|c| kind.matches(c, name))
+                .collect::<Vec<_>>()
+        })
+        .find(|found| !found.is_empty())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::counter::{CounterClass, CounterId, CpuSeries, ResultType, Source, Units};
+
+    fn counter(id: CounterId, key: &str, name: &str, cpu: Option<u32>) -> Counter {
+        Counter {
+            id,
+            key: key.into(),
+            name: name.into(),
+            title: String::new(),
+            description: String::new(),
+            category: String::new(),
+            multiplier: 1.0,
+            units: Units::Unknown,
+            class: CounterClass::Delta,
+            source: Source::HwcPipeCpu,
+            result_type: ResultType::Integer,
+            set_event: None,
+            derivation: None,
+            cpu_series: cpu.map(|cpu| CpuSeries {
+                counter: "TaskClock".into(),
+                cpu,
+            }),
+        }
+    }
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    fn counters() -> Vec<Counter> {
+        vec![
+            counter(1, "ARM_ccnt", "Cycles", None),
+            counter(2, "TaskClock@cpu0", "TaskClock@cpu0", Some(0)),
+            counter(3, "TaskClock@cpu1", "TaskClock@cpu1", Some(1)),
+        ]
+    }
+
+    fn ids(found: &[&Counter]) -> Vec<CounterId> {
+        found.iter().map(|c| c.id).collect()
+    }
+
+    #[test]
+    fn no_names_is_every_counter() {
+        let all = counters();
+        assert_eq!(ids(&select(&all, &[]).unwrap()), [1, 2, 3]);
+    }
+
+    #[test]
+    fn a_key_or_name_picks_its_counter_once_ignoring_case() {
+        let all = counters();
+        let found = select(&all, &names(&["arm_CCNT", " cycles ", ""])).unwrap();
+        assert_eq!(ids(&found), [1]);
+    }
+
+    #[test]
+    fn a_per_cpu_counters_name_picks_every_cpus_series() {
+        let all = counters();
+        assert_eq!(ids(&select(&all, &names(&["taskclock"])).unwrap()), [2, 3]);
+    }
+
+    #[test]
+    fn a_counter_set_event_is_named_by_its_code() {
+        let mut event = counter(4, "ARMv8_Cortex_A72_cnt:INST_RETIRED", "", None);
+        event.set_event = Some(crate::counter::SetEvent {
+            set: "ARMv8_Cortex_A72_cnt".into(),
+            code: 0x08,
+        });
+        let all = [event];
+        let found = select(&all, &names(&["ARMv8_Cortex_A72:0x08"])).unwrap();
+        assert_eq!(ids(&found), [4]);
+    }
+
+    #[test]
+    fn an_unknown_name_is_refused_with_the_candidates() {
+        let all = counters();
+        let error = select(&all, &names(&["Cycles", "Cylces"])).unwrap_err();
+        assert_eq!(error.name, "Cylces");
+        assert!(error.candidates.iter().any(|c| c == "Cycles"));
+        assert_eq!(error.to_string(), "unknown counter 'Cylces'");
+    }
+}

@@ -1,0 +1,22 @@
+//! Counting a command, a process or CPUs from start to end, as `perf stat` does: the CPU counters'
+//! totals, the CPU metrics computed from them, and the Mali GPU's counters over the same time.
+//!
+//! Call order: [`Choice::new`] (the counters, by name) → [`count`] (opens the GPU, then the target's CPU
+//! counters; runs until the command exits, the process ends, the duration passes or the caller's stop
+//! says so) → a [`Report`]. With the `serde` feature, a report serializes as one JSON document
+//! ([`Report`]'s `Serialize`).
+
+mod choice;
+mod count;
+#[cfg(feature = "serde")]
+mod document;
+mod error;
+mod exit_status;
+mod gpu;
+mod report;
+
+pub use choice::Choice;
+pub use count::{count, Options};
+pub use error::{GpuUnavailable, StatError};
+pub use exit_status::shell_status;
+pub use report::{CpuTotal, CpuUnavailable, DatabaseTotal, GpuTotal, MetricTotal, Report};
