@@ -306,7 +306,8 @@ impl Lizard {
 
     /// Why gatord gives no counters, the engine given up for it (see [`crate::sources`]).
     pub(crate) fn into_gatord_error(mut self) -> Option<Error> {
-        self.gatord_error.take()
+        // The engine implements `Drop`, so the source is swapped out rather than moved.
+        std::mem::replace(&mut self.gatord, Err(Error::SourceDisabled)).err()
     }
 
     /// Why HWCPipe gives no counters (`None` when it does).
