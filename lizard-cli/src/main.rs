@@ -10,7 +10,6 @@ mod args;
 mod capacity;
 mod cmd;
 mod error;
-mod exit_status;
 mod interrupt;
 mod names;
 mod output;

@@ -9,11 +9,11 @@ use lizard_core::{error_chain, Error as EngineError, GatordError, Lizard};
 
 use crate::args::{CaptureArgs, CaptureFormat};
 use crate::error::CliError;
-use crate::exit_status::shell_status;
 use crate::interrupt;
 use crate::output;
 use crate::source::{self, Purpose};
 use crate::trace_window::TraceWindow;
+use lizard_core::stat::shell_status;
 
 /// Runs `lizard capture`.
 pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
