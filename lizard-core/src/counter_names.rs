@@ -87,7 +87,7 @@ fn matching<'a>(counters: &'a [Counter], name: &str) -> Vec<&'a Counter> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter::{CounterClass, CounterId, CpuSeries, ResultType, Source, Units};
+    use crate::counter::{CounterClass, CounterId, CpuSeries, ResultType, Scope, Source, Units};
 
     fn counter(id: CounterId, key: &str, name: &str, cpu: Option<u32>) -> Counter {
         Counter {
@@ -101,6 +101,7 @@ mod tests {
             units: Units::Unknown,
             class: CounterClass::Delta,
             source: Source::HwcPipeCpu,
+            scope: Scope::Cpus("this process".into()),
             result_type: ResultType::Integer,
             set_event: None,
             derivation: None,
