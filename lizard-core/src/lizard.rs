@@ -60,8 +60,8 @@ impl std::fmt::Debug for HwcSource {
 enum CaptureState {
     /// No capture has started.
     Idle,
-    /// Between `start_capture` and `stop_capture`.
-    Running(Running),
+    /// Between `start_capture` and `stop_capture` (boxed: it holds the capture's threads and sessions).
+    Running(Box<Running>),
     /// After `stop_capture`: reads cover this capture until the next one starts.
     Stopped(Stopped),
 }
@@ -554,13 +554,13 @@ impl Lizard {
         }
         let mut ids = gatord_ids;
         ids.extend(hwc_ids);
-        self.capture = CaptureState::Running(Running {
+        self.capture = CaptureState::Running(Box::new(Running {
             start_ns,
             ids,
             gatord: own_gatord,
             uses_gatord,
             sampler,
-        });
+        }));
         Ok(())
     }
 
@@ -579,7 +579,7 @@ impl Lizard {
     /// left to the reads.)
     pub fn stop_capture(&mut self) -> Result<(), Error> {
         let running = match std::mem::replace(&mut self.capture, CaptureState::Idle) {
-            CaptureState::Running(running) => running,
+            CaptureState::Running(running) => *running,
             other => {
                 self.capture = other;
                 return Err(Error::Usage(UsageError::NotCapturing));
