@@ -187,7 +187,7 @@ pub fn open(
     if let Some(local) = &local {
         let gpu = count(Source::HwcPipeGpu);
         let why = match (&local.gpu_error, gpu) {
-            (Some(reason), 0) => format!(" ({reason})"),
+            (Some(reason), 0) => format!(" ({})", error_chain(reason)),
             _ => String::new(),
         };
         parts.push(format!(

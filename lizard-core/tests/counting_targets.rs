@@ -208,3 +208,20 @@ fn the_whole_system_is_counted_where_the_kernel_allows_it() {
     }
     drop(spinner);
 }
+
+/// Without a Mali device the GPU's reason comes back as hwcpipe's own error, not its text.
+#[test]
+fn a_missing_gpu_is_given_as_its_typed_error() {
+    if !perf_events_present() {
+        return;
+    }
+    let own = Target::Pid(i32::try_from(std::process::id()).expect("pid"));
+    let opened = match open_target(&own) {
+        Ok(opened) => opened,
+        Err(err) => panic!("this process's counters: {err}"),
+    };
+    let any_device = (0..32).any(|n| std::path::Path::new(&format!("/dev/mali{n}")).exists());
+    let no_device = matches!(opened.gpu_error, Some(hwcpipe::gpu::GpuError::NoDevice));
+    // With a device, the GPU opens or fails for what is wrong with it, never for its absence.
+    assert_eq!(no_device, !any_device, "{:?}", opened.gpu_error);
+}

@@ -63,8 +63,8 @@ pub struct OpenedTarget {
     /// Tells when a counted command has exited.
     pub watch: CommandWatch,
     /// Why the Mali GPU gives no counters (no device, or the device, driver and failing call), when
-    /// it gives none.
-    pub gpu_error: Option<String>,
+    /// opening it failed.
+    pub gpu_error: Option<hwcpipe::gpu::GpuError>,
 }
 
 /// Opens `target`'s CPU counters, and the Mali GPU's when this machine has one, as the engine's direct
@@ -76,8 +76,11 @@ pub fn open_target(target: &Target) -> Result<OpenedTarget, TargetError> {
     // The GPU counters count the whole GPU whatever the CPU target; no GPU is no GPU counters, and
     // the reason is kept for the summary.
     let pipe = HwcPipe::with_config(None, &GpuCounter::ALL);
-    let gpu_error = pipe.gpu_error().map(|e| crate::error::error_chain(e));
-    let gpu = HwcPipeBackend::new(pipe).ok();
+    let (gpu, gpu_error) = match HwcPipeBackend::new(pipe) {
+        Ok(gpu) => (Some(gpu), None),
+        Err(EngineError::Direct(DirectError::HwcPipeUnavailable { gpu, .. })) => (None, gpu),
+        Err(_) => (None, None),
+    };
     let watch = CommandWatch::default();
     let backend = TargetBackend {
         gpu_first: cpu.series().len(),

@@ -16,8 +16,8 @@ pub struct LocalOpened {
     /// Why CPU-wide counting, the default, was refused, when the counters are probed on this process
     /// instead.
     pub refused: Option<TargetError>,
-    /// Why the Mali GPU gives no counters, when it gives none.
-    pub gpu_error: Option<String>,
+    /// Why the Mali GPU gives no counters, when opening it failed.
+    pub gpu_error: Option<hwcpipe::gpu::GpuError>,
 }
 
 /// An engine opened by the policy of [`crate::sources`].
