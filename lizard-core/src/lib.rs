@@ -30,6 +30,10 @@ pub use counter::{
 pub use error::{error_chain, DirectError, Error, GatordError, NoValue, ProtocolFault, UsageError};
 pub use gatord::apc::{FrameSink, KeyMap, KeyedSample, SinkError, Unavailable};
 pub use gatord::frame_file::{FrameFile, FrameFileError};
+pub use gatord::recording::{
+    CounterNames, PerfEvent, RecordedValue, Recording, RecordingError, RecordingIssue,
+    RecordingSummary, SamplePeriod, FRAMES_FILE,
+};
 pub use gatord::xml::GatordDevice;
 pub use hwc::{
     open_target, CommandWatch, CpuStart, GpuDevice, GpuDump, GpuMiss, GpuPace, GpuPlan,
