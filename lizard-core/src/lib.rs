@@ -7,6 +7,7 @@ pub mod capture;
 pub mod config;
 pub mod counter;
 pub mod doctor;
+mod enabling;
 pub mod error;
 mod gatord;
 pub mod hwc;
@@ -27,6 +28,7 @@ pub use counter::{
     Counter, CounterClass, CounterId, CpuSeries, Derivation, DerivedInput, ResultType, Scope,
     SetEvent, Source, Units,
 };
+pub use enabling::{Enabled, LeftOut, Overflow};
 pub use error::{error_chain, DirectError, Error, GatordError, NoValue, ProtocolFault, UsageError};
 pub use gatord::apc::{FrameSink, KeyMap, KeyedSample, SinkError, Unavailable};
 pub use gatord::frame_file::{FrameFile, FrameFileError};
