@@ -1,11 +1,11 @@
 //! A trace buffer fed to a [`Report`]: a buffer held whole and put in order from its write pointer
-//! ([`report_buffer`]), or, with the `std` feature, a dump in order read from any [`Read`](std::io::Read)er
-//! a chunk at a time ([`report_stream`]), so that memory stays constant whatever its size.
+//! ([`report_buffer`]), or, with the `std` feature, a dump in order read from any `std::io::Read`er a chunk
+//! at a time (`report_stream`), so that memory stays constant whatever its size.
 //!
 //! Both set what the buffer's start says about the first frame before the report starts: a buffer put in
 //! order starts [`Ordered::partial_frame`](crate::tbr::Ordered::partial_frame) bytes into a frame; a
 //! formatted dump that starts mid-stream ([`ReportConfig::starts_mid_stream`]) is searched for its first
-//! whole frame ([`frame_phase`]).
+//! whole frame ([`tbr::frame_phase`](crate::tbr::frame_phase())).
 
 use crate::dict::Dictionary;
 use crate::dump::Framing;
