@@ -8,6 +8,7 @@ pub mod config;
 pub mod counter;
 pub mod counter_names;
 pub mod doctor;
+mod enabling;
 pub mod error;
 mod gatord;
 pub mod hwc;
@@ -30,9 +31,14 @@ pub use counter::{
     Counter, CounterClass, CounterId, CpuSeries, Derivation, DerivedInput, ResultType, Scope,
     SetEvent, Source, Units,
 };
+pub use enabling::{Enabled, LeftOut, Overflow};
 pub use error::{error_chain, DirectError, Error, GatordError, NoValue, ProtocolFault, UsageError};
 pub use gatord::apc::{FrameSink, KeyMap, KeyedSample, SinkError, Unavailable};
 pub use gatord::frame_file::{FrameFile, FrameFileError};
+pub use gatord::recording::{
+    CounterNames, PerfEvent, RecordedValue, Recording, RecordingError, RecordingIssue,
+    RecordingSummary, SamplePeriod, FRAMES_FILE,
+};
 pub use gatord::xml::GatordDevice;
 pub use hwc::{
     open_target, CommandWatch, CpuStart, GpuDevice, GpuDump, GpuMiss, GpuPace, GpuPlan,

@@ -5,7 +5,7 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
-#[cfg(any(test, feature = "perfetto"))]
+#[cfg(any(test, feature = "std", feature = "perfetto"))]
 extern crate std;
 
 #[cfg(feature = "alloc")]
@@ -40,6 +40,8 @@ pub mod tbr;
 #[cfg(feature = "perfetto")]
 pub mod timeline;
 pub mod timestamp;
+#[cfg(feature = "alloc")]
+pub mod trace_buffer;
 
 pub use decoder::{Event, Events, StpDecoder, Unsynced};
 pub use dump::{dump, DumpOptions, Dumper, Framing, Item, Record};

@@ -9,6 +9,7 @@ mod counter_set;
 mod event;
 mod lookup;
 mod option_set;
+mod row;
 mod spe;
 
 pub use category::Category;
@@ -16,6 +17,7 @@ pub use counter_set::CounterSet;
 pub use event::{Activity, Event, FtraceAttributes, SpeEventAttributes, ValidOpType};
 pub use lookup::{EventIndex, Resolved};
 pub use option_set::{EventOption, OptionSet};
+pub use row::EventRow;
 pub use spe::{Spe, SpeAddress, SpeCounter, SpeDataSource};
 
 use crate::error::XmlError;

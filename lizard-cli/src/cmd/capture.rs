@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use hwcpipe::counting::{self, Target};
 use lizard_core::capture::{chrome_trace, collect, csv, perfetto, report, table, Cores};
-use lizard_core::{error_chain, Error as EngineError, GatordError, Lizard};
+use lizard_core::{error_chain, Error as EngineError, GatordError, Lizard, Overflow};
 
 use crate::args::{CaptureArgs, CaptureFormat};
 use crate::error::CliError;
@@ -151,31 +151,16 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
 /// counter set beyond its slots are left out, one line per set saying which; named ones that do not fit
 /// are an error.
 pub(crate) fn enable(lizard: &mut Lizard, chosen: &[u32], fit: bool) -> Result<Vec<u32>, CliError> {
-    let mut enabled = Vec::with_capacity(chosen.len());
-    // Per set: its slots, and the events left out.
-    let mut left_out: Vec<(String, usize, Vec<String>)> = Vec::new();
-    for &id in chosen {
-        match lizard.enable(id) {
-            Ok(()) => enabled.push(id),
-            Err(EngineError::Gatord(GatordError::TooManyEvents { set, slots, events })) if fit => {
-                let name = events.last().cloned().unwrap_or_default();
-                match left_out.iter_mut().find(|(s, _, _)| *s == set) {
-                    Some((_, _, names)) => names.push(name),
-                    None => left_out.push((set, slots, vec![name])),
-                }
-            }
-            Err(other) => return Err(other.into()),
-        }
+    let overflow = if fit {
+        Overflow::LeaveOut
+    } else {
+        Overflow::Fail
+    };
+    let enabled = lizard.enable_fitting(chosen, overflow)?;
+    for left_out in &enabled.left_out {
+        eprintln!("lizard: {left_out}; name the events to capture with --counters");
     }
-    for (set, slots, names) in &left_out {
-        eprintln!(
-            "lizard: counter set {set} has {slots} slots: its first {slots} events are captured, {} left out \
-             ({}); name the events to capture with --counters",
-            names.len(),
-            names.join(", ")
-        );
-    }
-    Ok(enabled)
+    Ok(enabled.ids)
 }
 
 /// How long a capture without a command lasts when `--duration` is not given.

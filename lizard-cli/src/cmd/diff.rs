@@ -3,9 +3,8 @@
 
 use std::path::Path;
 
-use lizard_core::capture::diff::{self, CounterChange, Regression};
+use lizard_core::capture::diff::{self, Comparison, CounterChange};
 use lizard_core::capture::Capture;
-use serde::Serialize;
 
 use crate::args::{DiffArgs, ListFormat};
 use crate::error::CliError;
@@ -14,23 +13,6 @@ use crate::table::Table;
 
 /// The exit status when a judged counter grew past `--max-increase`.
 const REGRESSED: i32 = 5;
-
-/// The JSON document: both captures, the changes, and the gate's verdict.
-#[derive(Serialize)]
-struct Document<'d> {
-    base: Side<'d>,
-    new: Side<'d>,
-    counters: &'d [CounterChange],
-    max_increase_percent: Option<f64>,
-    regressed: Vec<String>,
-}
-
-/// One capture compared: its file and its duration.
-#[derive(Serialize)]
-struct Side<'d> {
-    path: &'d Path,
-    duration_s: Option<f64>,
-}
 
 /// Runs `lizard diff`.
 pub fn run(args: &DiffArgs) -> Result<i32, CliError> {
@@ -44,19 +26,13 @@ pub fn run(args: &DiffArgs) -> Result<i32, CliError> {
     let text = match args.format {
         ListFormat::Table => table(&base, &new, &changes),
         ListFormat::Json => {
-            let document = Document {
-                base: Side {
-                    path: &args.base,
-                    duration_s: base.duration_s,
-                },
-                new: Side {
-                    path: &args.new,
-                    duration_s: new.duration_s,
-                },
-                counters: &changes,
-                max_increase_percent: args.max_increase,
-                regressed: regressions.iter().map(regression_text).collect(),
-            };
+            let document = Comparison::new(
+                (&args.base, &base),
+                (&args.new, &new),
+                &changes,
+                args.max_increase,
+                &regressions,
+            );
             // Through a `serde_json::Value`, whose members are sorted by name: the order this output has.
             output::to_json(
                 &serde_json::to_value(document).map_err(|e| CliError::Other(e.to_string()))?,
@@ -65,7 +41,7 @@ pub fn run(args: &DiffArgs) -> Result<i32, CliError> {
     };
     output::write(None, &text)?;
     for regression in &regressions {
-        eprintln!("lizard: {}", regression_text(regression));
+        eprintln!("lizard: {regression}");
     }
     Ok(if regressions.is_empty() { 0 } else { REGRESSED })
 }
@@ -76,28 +52,6 @@ fn read(path: &Path) -> Result<Capture, CliError> {
         path: path.to_owned(),
         source,
     })
-}
-
-/// One line saying why a counter fails the comparison.
-fn regression_text(regression: &Regression<'_>) -> String {
-    match regression {
-        Regression::Grew(c) => match c.percent() {
-            Some(p) => format!(
-                "{} grew {p:+.2}% ({} to {} {}), past the limit",
-                c.counter,
-                number(c.base),
-                number(c.new),
-                c.units
-            ),
-            None => format!("{} grew from 0 to {} {}", c.counter, number(c.new), c.units),
-        },
-        Regression::Unjudged(c) => format!(
-            "{} cannot be judged: {}",
-            c.counter,
-            c.note.as_deref().unwrap_or("no value")
-        ),
-        Regression::Missing(name) => format!("{name} is in neither capture"),
-    }
 }
 
 /// A reading as the table shows it: integers as they are, fractions to at most six decimals.

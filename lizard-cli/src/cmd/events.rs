@@ -1,5 +1,6 @@
 //! `lizard events FILE…`: the counters described by gatord events XML files.
 
+use gator_xml::events::EventRow;
 use gator_xml::Events;
 use serde::Serialize;
 
@@ -19,7 +20,7 @@ struct Document<'e> {
 struct File<'e> {
     file: String,
     counter_sets: Vec<CounterSet<'e>>,
-    events: Vec<Event<'e>>,
+    events: Vec<EventRow<'e>>,
 }
 
 /// A counter set: its name and its number of slots.
@@ -27,21 +28,6 @@ struct File<'e> {
 struct CounterSet<'e> {
     name: &'e str,
     count: u32,
-}
-
-/// One event with its category, the class and multiplier it takes when the file gives none.
-#[derive(Serialize)]
-struct Event<'e> {
-    category: &'e str,
-    counter_set: Option<&'e str>,
-    counter: Option<&'e str>,
-    event: Option<u64>,
-    title: Option<&'e str>,
-    name: &'e str,
-    description: Option<&'e str>,
-    units: Option<String>,
-    class: String,
-    multiplier: f64,
 }
 
 /// Runs `lizard events`.
@@ -61,35 +47,18 @@ pub fn run(args: &EventsArgs) -> Result<i32, CliError> {
             || path.display().to_string(),
             |n| n.to_string_lossy().into(),
         );
-        let mut rows = Vec::new();
-        for (category, event) in events.events() {
-            let code = event.event.map(|c| format!("{c:#x}"));
+        let rows: Vec<EventRow<'_>> = events.rows().collect();
+        for row in &rows {
             table.row(vec![
                 file.clone(),
-                category.name.clone(),
-                event.counter.clone().unwrap_or_default(),
-                code.clone().unwrap_or_default(),
-                event.title.as_deref().unwrap_or_default().to_owned(),
-                event.name.to_string(),
-                event
-                    .units
-                    .as_ref()
-                    .map(ToString::to_string)
-                    .unwrap_or_default(),
-                event.effective_class().to_string(),
+                row.category.to_owned(),
+                row.counter.unwrap_or_default().to_owned(),
+                row.event.map(|c| format!("{c:#x}")).unwrap_or_default(),
+                row.title.unwrap_or_default().to_owned(),
+                row.name.to_owned(),
+                row.units.map(ToString::to_string).unwrap_or_default(),
+                row.class.to_string(),
             ]);
-            rows.push(Event {
-                category: &category.name,
-                counter_set: category.counter_set.as_deref(),
-                counter: event.counter.as_deref(),
-                event: event.event,
-                title: event.title.as_deref(),
-                name: event.name.as_str(),
-                description: event.description.as_deref(),
-                units: event.units.as_ref().map(ToString::to_string),
-                class: event.effective_class().to_string(),
-                multiplier: event.effective_multiplier(),
-            });
         }
         let counter_sets = events
             .counter_sets

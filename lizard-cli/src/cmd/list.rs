@@ -1,30 +1,13 @@
 //! `lizard list`: the counters every source offers, and those the direct source knows of but cannot read
 //! here (with the reason).
 
-use lizard_core::capture::{collect, Class, CounterInfo, ValueType};
-use lizard_core::UnreadableCounter;
-use serde::Serialize;
+use lizard_core::capture::{collect, Class, Listing, ValueType};
 
 use crate::args::{ListArgs, ListFormat};
 use crate::error::CliError;
 use crate::output;
 use crate::source::{self, counter_name};
 use crate::table::Table;
-
-/// The JSON document: the counters of the sources opened, and those known but not readable here.
-#[derive(Serialize)]
-struct Document<'l> {
-    counters: Vec<Entry>,
-    unreadable: &'l [UnreadableCounter],
-}
-
-/// One counter: what it is, and why it is unavailable here if it is.
-#[derive(Serialize)]
-struct Entry {
-    #[serde(flatten)]
-    info: CounterInfo,
-    unavailable: Option<String>,
-}
 
 /// Runs `lizard list`.
 pub fn run(args: &ListArgs) -> Result<i32, CliError> {
@@ -80,19 +63,7 @@ pub fn run(args: &ListArgs) -> Result<i32, CliError> {
             text
         }
         ListFormat::Json => {
-            let counters = counters
-                .iter()
-                .map(|c| {
-                    Ok(Entry {
-                        info: collect::info(c),
-                        unavailable: opened.lizard.unavailable(c.id)?.map(|why| why.to_string()),
-                    })
-                })
-                .collect::<Result<Vec<_>, CliError>>()?;
-            let document = Document {
-                counters,
-                unreadable: opened.lizard.unreadable(),
-            };
+            let document = Listing::of(&opened.lizard)?;
             // Through a `serde_json::Value`, whose members are sorted by name: the order this output has.
             output::to_json(
                 &serde_json::to_value(document).map_err(|e| CliError::Other(e.to_string()))?,

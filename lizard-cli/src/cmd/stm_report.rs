@@ -2,10 +2,11 @@
 //! timeline (`--perfetto`), the messages (`--messages`) and statistics (text or JSON). Everything is done
 //! by stp-decode; this module reads the files the flags name and prints.
 //!
-//! A dump in order is read 64 KiB at a time; a raw circular buffer (`--wrapped`) is read whole, since its
-//! oldest word is anywhere in it (a TBR holds 32 KiB on KeyStone II).
+//! A dump in order is read a chunk at a time (`stp_decode::trace_buffer::report_stream`); a raw circular
+//! buffer (`--wrapped`) is read whole (`report_buffer`), since its oldest word is anywhere in it (a TBR holds
+//! 32 KiB on KeyStone II).
 
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use lizard_core::error_chain;
@@ -18,18 +19,17 @@ use stp_decode::dump::Framing;
 use stp_decode::elf::{ElfImage, ElfImages};
 use stp_decode::keystone::{Device, HardwareMasters, Masters};
 use stp_decode::message::MessageKind;
-use stp_decode::report::{Report, ReportConfig, ReportEvent, ReportSink};
+use stp_decode::report::{ReportConfig, ReportEvent, ReportSink};
 use stp_decode::span::SpanSpec;
 use stp_decode::stats::Stats;
-use stp_decode::tbr::{frame_phase, ordered, Wrap};
+use stp_decode::tbr::Wrap;
 use stp_decode::timeline::PerfettoTimeline;
+use stp_decode::trace_buffer::{report_buffer, report_stream, BufferError};
 
 use crate::args::{StmDevice, StmReportArgs, TextFormat};
 use crate::error::CliError;
 use crate::output::Stream;
 
-/// Bytes read from the file at a time.
-const CHUNK: usize = 64 << 10;
 /// KeyStone II's STM trace ID in TWP frames.
 const KEYSTONE_STM_ID: u8 = 0x40;
 
@@ -68,20 +68,6 @@ fn elf_files(values: &[String], masters: &Masters) -> Vec<(Option<u16>, PathBuf)
             _ => (None, PathBuf::from(v)),
         })
         .collect()
-}
-
-/// Reads up to a whole chunk (less only at the end of the file).
-fn read_chunk(file: &mut std::fs::File, chunk: &mut [u8], path: &Path) -> Result<usize, CliError> {
-    let mut n = 0;
-    while n < chunk.len() {
-        match file.read(&mut chunk[n..]) {
-            Ok(0) => break,
-            Ok(k) => n += k,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(CliError::file(path, e)),
-        }
-    }
-    Ok(n)
 }
 
 /// Prints messages (`--messages`) and writes the timeline (`--perfetto`).
@@ -203,9 +189,14 @@ pub fn run(args: &StmReportArgs) -> Result<i32, CliError> {
         lines: args.messages.then(Stream::stdout),
         masters,
     };
-    let sink_error = |e: std::io::Error| match &args.perfetto {
-        Some(path) => CliError::file(path, e),
-        None => CliError::Other(e.to_string()),
+    let buffer_error = |e: BufferError<std::io::Error>| match e {
+        BufferError::Sink(e) => match &args.perfetto {
+            Some(path) => CliError::file(path, e),
+            None => CliError::Other(e.to_string()),
+        },
+        BufferError::Read(e) => CliError::file(&args.file, e),
+        BufferError::Order(e) => bad_input(&args.file, &e),
+        e => bad_input(&args.file, &e),
     };
 
     let wrap = args.write_pointer.map(|write_pointer| {
@@ -218,33 +209,15 @@ pub fn run(args: &StmReportArgs) -> Result<i32, CliError> {
     let stats = match wrap {
         Some(wrap) => {
             let buffer = read(&args.file)?;
-            let parts = ordered(&buffer, wrap).map_err(|e| bad_input(&args.file, &e))?;
-            if framed {
-                config.partial_frame_bytes = parts.partial_frame;
-            }
-            let mut report = Report::new(config, &images, &dict);
-            for part in parts.parts {
-                report.feed(part, &mut sinks).map_err(sink_error)?;
-            }
-            report.finish(&mut sinks).map_err(sink_error)?
+            report_buffer(config, &images, &dict, &buffer, wrap, &mut sinks)
         }
         None => {
-            let mut file =
+            let file =
                 std::fs::File::open(&args.file).map_err(|e| CliError::file(&args.file, e))?;
-            let mut chunk = vec![0u8; CHUNK];
-            let mut n = read_chunk(&mut file, &mut chunk, &args.file)?;
-            if framed && args.dcm.is_some() {
-                // Put in order from a write pointer not saved: find where the first whole frame starts.
-                config.partial_frame_bytes = frame_phase(&chunk[..n], config.trace_id);
-            }
-            let mut report = Report::new(config, &images, &dict);
-            while n > 0 {
-                report.feed(&chunk[..n], &mut sinks).map_err(sink_error)?;
-                n = read_chunk(&mut file, &mut chunk, &args.file)?;
-            }
-            report.finish(&mut sinks).map_err(sink_error)?
+            report_stream(config, &images, &dict, file, &mut sinks)
         }
-    };
+    }
+    .map_err(buffer_error)?;
     if let Some(timeline) = sinks.timeline.take() {
         let path = args.perfetto.as_deref().unwrap_or(Path::new(""));
         timeline

@@ -3,8 +3,12 @@
 //! absolute counters' means), so runs of the same workload (`capture -- CMD`) compare directly, and the
 //! windows' lengths are given beside them for captures of a fixed duration.
 
+use std::fmt;
+use std::path::Path;
+
 use serde::Serialize;
 
+use super::text::reading_text;
 use super::{Capture, CapturedCounter};
 
 /// One counter in the two captures.
@@ -127,6 +131,95 @@ pub enum Regression<'a> {
     Missing(String),
 }
 
+/// A reading as text: integers as they are, fractions to at most six decimals; empty without one.
+fn number_text(value: Option<f64>) -> String {
+    value
+        .and_then(serde_json::Number::from_f64)
+        .map_or_else(String::new, |n| reading_text(&n))
+}
+
+/// One line saying why the counter fails the comparison.
+impl fmt::Display for Regression<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Regression::Grew(c) => match c.percent() {
+                Some(p) => write!(
+                    f,
+                    "{} grew {p:+.2}% ({} to {} {}), past the limit",
+                    c.counter,
+                    number_text(c.base),
+                    number_text(c.new),
+                    c.units
+                ),
+                None => write!(
+                    f,
+                    "{} grew from 0 to {} {}",
+                    c.counter,
+                    number_text(c.new),
+                    c.units
+                ),
+            },
+            Regression::Unjudged(c) => write!(
+                f,
+                "{} cannot be judged: {}",
+                c.counter,
+                c.note.as_deref().unwrap_or("no value")
+            ),
+            Regression::Missing(name) => write!(f, "{name} is in neither capture"),
+        }
+    }
+}
+
+/// One capture of a [`Comparison`]: its file and its duration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Side<'d> {
+    /// The capture document's file.
+    pub path: &'d Path,
+    /// Its window's length in seconds ([`Capture::duration_s`]).
+    pub duration_s: Option<f64>,
+}
+
+/// Two captures compared, as one document: both captures, the changes, and the threshold's verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison<'d> {
+    /// The base capture.
+    pub base: Side<'d>,
+    /// The new capture.
+    pub new: Side<'d>,
+    /// Every counter of either capture ([`compare`]).
+    pub counters: &'d [CounterChange],
+    /// The largest increase allowed, in percent, if one was given.
+    pub max_increase_percent: Option<f64>,
+    /// Each regression's line ([`Regression`]'s text).
+    pub regressed: Vec<String>,
+}
+
+impl<'d> Comparison<'d> {
+    /// The comparison of `base` (read from `base_path`) with `new` (from `new_path`), given its `changes`,
+    /// the threshold and what it found.
+    pub fn new(
+        (base_path, base): (&'d Path, &Capture),
+        (new_path, new): (&'d Path, &Capture),
+        changes: &'d [CounterChange],
+        max_increase_percent: Option<f64>,
+        regressions: &[Regression<'_>],
+    ) -> Comparison<'d> {
+        Comparison {
+            base: Side {
+                path: base_path,
+                duration_s: base.duration_s,
+            },
+            new: Side {
+                path: new_path,
+                duration_s: new.duration_s,
+            },
+            counters: changes,
+            max_increase_percent,
+            regressed: regressions.iter().map(ToString::to_string).collect(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -229,5 +322,41 @@ mod tests {
             ]
         );
         assert!(regressions(&changes, &["C".to_owned()], 10.0).is_empty());
+    }
+
+    #[test]
+    fn regressions_are_one_line_each_and_the_comparison_carries_them() {
+        let base = document(&[("A", Some(100)), ("B", Some(0)), ("D", None)]);
+        let new = document(&[("A", Some(111)), ("B", Some(3)), ("D", Some(1))]);
+        let changes = compare(&base, &new);
+        let watched = [
+            "A".to_owned(),
+            "B".to_owned(),
+            "D".to_owned(),
+            "Z".to_owned(),
+        ];
+        let found = regressions(&changes, &watched, 10.0);
+        let lines: Vec<String> = found.iter().map(ToString::to_string).collect();
+        assert!(
+            lines[0].starts_with("A grew +11.00% (100 to 111 "),
+            "{lines:?}"
+        );
+        assert!(lines[0].ends_with(", past the limit"), "{lines:?}");
+        assert!(lines[1].starts_with("B grew from 0 to 3 "), "{lines:?}");
+        assert!(
+            lines[2].starts_with("D cannot be judged: no value in base"),
+            "{lines:?}"
+        );
+        assert_eq!(lines[3], "Z is in neither capture");
+        let comparison = Comparison::new(
+            (Path::new("base.json"), &base),
+            (Path::new("new.json"), &new),
+            &changes,
+            Some(10.0),
+            &found,
+        );
+        assert_eq!(comparison.regressed, lines);
+        assert_eq!(comparison.base.path, Path::new("base.json"));
+        assert_eq!(comparison.counters.len(), 3);
     }
 }

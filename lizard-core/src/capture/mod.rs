@@ -15,6 +15,7 @@ pub mod cores;
 pub mod csv;
 pub mod diff;
 mod facts;
+mod listing;
 #[cfg(feature = "perfetto")]
 pub mod perfetto;
 #[cfg(feature = "report")]
@@ -28,6 +29,7 @@ use serde_json::Number;
 pub use crate::CpuSeries;
 pub use cores::Cores;
 pub use facts::{Class, Counted, Method, Pace, Source, ValueType};
+pub use listing::{ListedCounter, Listing};
 
 /// The version of the capture document this tool writes, and the newest it reads.
 pub const SCHEMA_VERSION: u32 = 1;

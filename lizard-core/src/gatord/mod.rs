@@ -8,4 +8,5 @@ pub(crate) mod counter_sets;
 pub(crate) mod discovery;
 pub(crate) mod frame_file;
 pub(crate) mod metrics;
+pub(crate) mod recording;
 pub(crate) mod xml;

@@ -1,0 +1,268 @@
+//! A trace buffer fed to a [`Report`]: a buffer held whole and put in order from its write pointer
+//! ([`report_buffer`]), or, with the `std` feature, a dump in order read from any `std::io::Read`er a chunk
+//! at a time (`report_stream`), so that memory stays constant whatever its size.
+//!
+//! Both set what the buffer's start says about the first frame before the report starts: a buffer put in
+//! order starts [`Ordered::partial_frame`](crate::tbr::Ordered::partial_frame) bytes into a frame; a
+//! formatted dump that starts mid-stream ([`ReportConfig::starts_mid_stream`]) is searched for its first
+//! whole frame ([`tbr::frame_phase`](crate::tbr::frame_phase())).
+
+use crate::dict::Dictionary;
+use crate::dump::Framing;
+use crate::message::FormatStrings;
+use crate::report::{Report, ReportConfig, ReportSink};
+use crate::stats::Stats;
+#[cfg(feature = "std")]
+use crate::tbr::frame_phase;
+use crate::tbr::{ordered, TbrError, Wrap};
+
+/// Bytes of a stream read at a time by [`report_stream`].
+#[cfg(feature = "std")]
+pub const STREAM_CHUNK: usize = 64 << 10;
+
+/// Why a trace buffer could not be reported on.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum BufferError<E> {
+    /// The buffer cannot be put in order from the write pointer given.
+    #[error("the trace buffer cannot be put in order")]
+    Order(#[source] TbrError),
+    /// The report's sink failed.
+    #[error("the report's sink failed")]
+    Sink(#[source] E),
+    /// Reading the stream failed.
+    #[cfg(feature = "std")]
+    #[error("cannot read the trace stream")]
+    Read(#[source] std::io::Error),
+}
+
+fn is_formatted(config: &ReportConfig) -> bool {
+    matches!(config.framing, Framing::Formatted(_))
+}
+
+/// Reports on `buffer`, a trace buffer held whole (such as a TBR read out) and put in order by `wrap`; for
+/// a formatted buffer, the bytes of the frame cut by the write pointer are skipped. Each event goes to
+/// `sink`; the statistics come back.
+pub fn report_buffer<S: ReportSink>(
+    mut config: ReportConfig,
+    strings: &dyn FormatStrings,
+    dict: &Dictionary,
+    buffer: &[u8],
+    wrap: Wrap,
+    sink: &mut S,
+) -> Result<Stats, BufferError<S::Error>> {
+    let parts = ordered(buffer, wrap).map_err(BufferError::Order)?;
+    if is_formatted(&config) {
+        config.partial_frame_bytes = parts.partial_frame;
+    }
+    let mut report = Report::new(config, strings, dict);
+    for part in parts.parts {
+        report.feed(part, sink).map_err(BufferError::Sink)?;
+    }
+    report.finish(sink).map_err(BufferError::Sink)
+}
+
+/// Reads up to a whole chunk (less only at the end of the stream).
+#[cfg(feature = "std")]
+fn read_chunk<R: std::io::Read>(reader: &mut R, chunk: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < chunk.len() {
+        match reader.read(&mut chunk[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// Reports on a trace stream in order read from `reader`, [`STREAM_CHUNK`] bytes at a time. A formatted
+/// stream that starts mid-stream ([`ReportConfig::starts_mid_stream`], e.g. a dump saved without its write
+/// pointer) starts where [`frame_phase`] finds its first whole frame in the first chunk. Each event goes to
+/// `sink`; the statistics come back.
+#[cfg(feature = "std")]
+pub fn report_stream<R: std::io::Read, S: ReportSink>(
+    mut config: ReportConfig,
+    strings: &dyn FormatStrings,
+    dict: &Dictionary,
+    mut reader: R,
+    sink: &mut S,
+) -> Result<Stats, BufferError<S::Error>> {
+    let mut chunk = std::vec![0u8; STREAM_CHUNK];
+    let mut n = read_chunk(&mut reader, &mut chunk).map_err(BufferError::Read)?;
+    if is_formatted(&config) && config.starts_mid_stream {
+        config.partial_frame_bytes = frame_phase(&chunk[..n], config.trace_id);
+    }
+    let mut report = Report::new(config, strings, dict);
+    while n > 0 {
+        report.feed(&chunk[..n], sink).map_err(BufferError::Sink)?;
+        n = read_chunk(&mut reader, &mut chunk).map_err(BufferError::Read)?;
+    }
+    report.finish(sink).map_err(BufferError::Sink)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encoder::StpEncoder;
+    use crate::message::NoImages;
+    use crate::report::ReportEvent;
+    use crate::stmlib::{message_words, Protocol};
+    use crate::{DataWidth, IdWidth, PacketKind, Timestamp};
+    use alloc::borrow::ToOwned;
+    use alloc::string::String;
+    use alloc::vec::Vec;
+
+    /// A putMsg `text` from master 2 on channel 5, as a raw STP stream (whole 32-bit words).
+    fn put_msg(text: &[u8]) -> Vec<u8> {
+        let mut e = StpEncoder::new();
+        e.async_packet();
+        e.packet(&PacketKind::Version { version: 3 }).unwrap();
+        e.packet(&PacketKind::Master {
+            width: IdWidth::W8,
+            master: 2,
+        })
+        .unwrap();
+        e.packet(&PacketKind::Channel {
+            width: IdWidth::W8,
+            channel: 5,
+        })
+        .unwrap();
+        let words = message_words(Protocol::PutMsg, text);
+        for (i, &w) in words.iter().enumerate() {
+            let last = i + 1 == words.len();
+            let ts = last.then_some(Timestamp {
+                nibbles: 4,
+                update: 0x1234,
+                absolute: None,
+            });
+            e.packet(&PacketKind::Data {
+                width: DataWidth::W32,
+                value: w.into(),
+                marker: last,
+                ts,
+            })
+            .unwrap();
+        }
+        let mut bytes = e.finish().into_bytes();
+        while !bytes.len().is_multiple_of(4) {
+            // NULL packets (nibble 0) pad to whole words.
+            bytes.push(0);
+        }
+        bytes
+    }
+
+    fn texts(
+        texts: &mut Vec<String>,
+    ) -> impl FnMut(&ReportEvent<'_>) -> Result<(), core::convert::Infallible> + '_ {
+        |event| {
+            if let ReportEvent::Message { message, .. } = event {
+                texts.push(message.text.to_owned());
+            }
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_buffer_not_wrapped_and_a_stream_give_the_same_messages() {
+        let bytes = put_msg(b"hello");
+        let dict = Dictionary::new();
+        let config = || ReportConfig::new(Framing::Raw, 0);
+        let mut from_buffer = Vec::new();
+        let words = u32::try_from(bytes.len() / 4).unwrap();
+        let stats = report_buffer(
+            config(),
+            &NoImages,
+            &dict,
+            &bytes,
+            Wrap::NotWrapped {
+                write_pointer: words,
+            },
+            &mut texts(&mut from_buffer),
+        )
+        .unwrap();
+        assert_eq!(from_buffer, ["hello"]);
+        assert_eq!(stats.masters.len(), 1);
+        #[cfg(feature = "std")]
+        {
+            let mut from_stream = Vec::new();
+            let streamed = report_stream(
+                config(),
+                &NoImages,
+                &dict,
+                &bytes[..],
+                &mut texts(&mut from_stream),
+            )
+            .unwrap();
+            assert_eq!(from_stream, ["hello"]);
+            assert_eq!(stats, streamed);
+        }
+    }
+
+    #[test]
+    fn a_buffer_that_cannot_be_put_in_order_is_an_order_error() {
+        let dict = Dictionary::new();
+        let mut seen = Vec::new();
+        let error = report_buffer(
+            ReportConfig::new(Framing::Raw, 0),
+            &NoImages,
+            &dict,
+            &[0; 6],
+            Wrap::Wrapped { write_pointer: 0 },
+            &mut texts(&mut seen),
+        )
+        .unwrap_err();
+        assert!(matches!(
+            error,
+            BufferError::Order(TbrError::NotWords { bytes: 6 })
+        ));
+        let error = report_buffer(
+            ReportConfig::new(Framing::Raw, 0),
+            &NoImages,
+            &dict,
+            &[0; 8],
+            Wrap::Wrapped { write_pointer: 2 },
+            &mut texts(&mut seen),
+        )
+        .unwrap_err();
+        assert!(matches!(
+            error,
+            BufferError::Order(TbrError::PointerOutside { .. })
+        ));
+    }
+
+    #[cfg(feature = "std")]
+    #[test]
+    fn a_failing_reader_and_a_failing_sink_are_their_own_errors() {
+        struct Broken;
+        impl std::io::Read for Broken {
+            fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                Err(std::io::Error::other("broken"))
+            }
+        }
+        let dict = Dictionary::new();
+        let mut seen = Vec::new();
+        let error = report_stream(
+            ReportConfig::new(Framing::Raw, 0),
+            &NoImages,
+            &dict,
+            Broken,
+            &mut texts(&mut seen),
+        )
+        .unwrap_err();
+        assert!(matches!(error, BufferError::Read(_)));
+
+        let bytes = put_msg(b"hello");
+        let mut refuse = |_: &ReportEvent<'_>| -> Result<(), &'static str> { Err("full") };
+        let error = report_stream(
+            ReportConfig::new(Framing::Raw, 0),
+            &NoImages,
+            &dict,
+            &bytes[..],
+            &mut refuse,
+        )
+        .unwrap_err();
+        assert!(matches!(error, BufferError::Sink("full")));
+    }
+}
