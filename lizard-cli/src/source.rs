@@ -44,22 +44,6 @@ pub struct Opened {
     pub watch: Option<CommandWatch>,
 }
 
-/// The most samples kept per counter, however long and fine a capture: 4 Mi samples (128 MiB a counter);
-/// beyond it the oldest are dropped, and counted.
-const MAX_CAPACITY: usize = 1 << 22;
-
-/// Samples to keep per counter for a capture of `length` sampled every `interval`: every period of every
-/// CPU (the kernel samples each CPU's ring), a quarter more for the start and stop samples and late
-/// periods, never fewer than the engine's default nor more than [`MAX_CAPACITY`].
-fn capacity_for(interval: Duration, length: Duration) -> usize {
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let periods = length.as_nanos() / interval.as_nanos().max(1) + 2;
-    let wanted = periods.saturating_mul(cpus as u128).saturating_mul(5) / 4;
-    usize::try_from(wanted)
-        .unwrap_or(MAX_CAPACITY)
-        .clamp(Config::default().capacity, MAX_CAPACITY)
-}
-
 /// The engine configuration the flags ask for (which sources: [`sources`]): the implicit gatord is given
 /// [`PROBE_CONNECT_TIMEOUT`] to answer.
 fn config(args: &SourceArgs, sample_interval: Option<Duration>) -> Config {
@@ -147,7 +131,7 @@ pub fn open(
     let sources = sources(args, target, purpose)?;
     let mut config = config(args, sample_interval);
     if let Some(length) = length {
-        config.capacity = capacity_for(config.sample_interval, length);
+        config.size_for(length);
     }
     if purpose == Purpose::Serve {
         config.mode = lizard_core::CaptureMode::Persistent;

@@ -92,7 +92,24 @@ impl Default for Config {
     }
 }
 
+/// The most samples [`Config::size_for`] keeps per counter, however long and fine a capture: 4 Mi samples
+/// (128 MiB a counter); beyond it the oldest are dropped, and counted.
+pub const MAX_CAPACITY: usize = 1 << 22;
+
 impl Config {
+    /// Sizes the store for a capture of `length` sampled every [`sample_interval`](Self::sample_interval):
+    /// every period of every CPU (the kernel samples each CPU's ring), a quarter more for the start and
+    /// stop samples and late periods, never fewer than the default capacity nor more than
+    /// [`MAX_CAPACITY`].
+    pub fn size_for(&mut self, length: Duration) {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let periods = length.as_nanos() / self.sample_interval.as_nanos().max(1) + 2;
+        let wanted = periods.saturating_mul(cpus as u128).saturating_mul(5) / 4;
+        self.capacity = usize::try_from(wanted)
+            .unwrap_or(MAX_CAPACITY)
+            .clamp(DEFAULT_CAPACITY, MAX_CAPACITY);
+    }
+
     /// Only gatord at `address`, no HWCPipe.
     pub fn gatord_only(address: impl Into<GatordAddress>) -> Config {
         Config {
@@ -122,5 +139,24 @@ impl Config {
             hwcpipe: true,
             ..Config::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod sizing_tests {
+    use super::*;
+
+    #[test]
+    fn a_store_holds_every_period_of_a_capture_within_its_bounds() {
+        let mut config = Config::default();
+        config.size_for(Duration::from_millis(1));
+        assert_eq!(config.capacity, DEFAULT_CAPACITY);
+        config.sample_interval = Duration::from_micros(100);
+        config.size_for(Duration::from_secs(3600));
+        assert_eq!(config.capacity, MAX_CAPACITY);
+        config.sample_interval = Duration::from_millis(1);
+        config.size_for(Duration::from_secs(100));
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(config.capacity, (100_002 * cpus * 5 / 4).min(MAX_CAPACITY));
     }
 }

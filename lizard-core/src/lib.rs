@@ -26,7 +26,7 @@ pub mod store;
 pub mod transport;
 mod units;
 
-pub use config::{CaptureMode, Config, SampleRate, PER_DRAW_LIVE_RATE_MS};
+pub use config::{CaptureMode, Config, SampleRate, MAX_CAPACITY, PER_DRAW_LIVE_RATE_MS};
 pub use counter::{
     Counter, CounterClass, CounterId, CpuSeries, Derivation, DerivedInput, ResultType, Scope,
     SetEvent, Source, Units,
