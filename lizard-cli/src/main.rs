@@ -7,7 +7,6 @@
 #![forbid(unsafe_code)]
 
 mod args;
-mod capacity;
 mod cmd;
 mod error;
 mod interrupt;

@@ -16,6 +16,7 @@ mod lizard;
 pub mod machine;
 #[cfg(feature = "perfetto")]
 pub mod perfetto;
+pub mod quantity;
 pub mod reduce;
 pub mod selection;
 #[cfg(feature = "serve")]
