@@ -14,7 +14,6 @@ mod names;
 mod output;
 mod source;
 mod table;
-mod trace_window;
 
 use clap::Parser;
 use lizard_core::error_chain;

@@ -4,6 +4,7 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use hwcpipe::counting::{self, Target};
+use lizard_core::capture::trace_window::TraceWindow;
 use lizard_core::capture::{chrome_trace, collect, csv, perfetto, report, table, Cores};
 use lizard_core::{error_chain, Error as EngineError, GatordError, Lizard, Overflow};
 
@@ -12,7 +13,6 @@ use crate::error::CliError;
 use crate::interrupt;
 use crate::output;
 use crate::source::{self, Purpose};
-use crate::trace_window::TraceWindow;
 use lizard_core::stat::shell_status;
 
 /// Runs `lizard capture`.
@@ -57,7 +57,7 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
             .collect();
         enable(lizard, &chosen, args.counters.is_empty())?
     };
-    let trace = args.trace.as_deref().map(TraceWindow::start).transpose()?;
+    let trace = args.trace.as_deref().map(start_trace).transpose()?;
 
     let started = Instant::now();
     let start_ns = lizard.now_ns();
@@ -220,4 +220,14 @@ fn wait(duration: Option<Duration>, lizard: &Lizard, target_ended: &dyn Fn() -> 
     if show {
         eprint!("\r{:40}\r", "");
     }
+}
+
+/// Starts a trace server on `socket` (`@name` abstract, else a path) for the capture's window.
+fn start_trace(socket: &str) -> Result<TraceWindow, CliError> {
+    let Ok(name) = socket.parse();
+    let window = TraceWindow::start(&name).map_err(|e| {
+        CliError::Other(format!("cannot start the trace server on '{socket}': {e}"))
+    })?;
+    eprintln!("trace records: listening on {socket}");
+    Ok(window)
 }

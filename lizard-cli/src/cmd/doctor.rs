@@ -1,9 +1,8 @@
 //! `lizard doctor`: each source's checks (`lizard_core::doctor`, and the CUDA driver as `lizard_trace` finds
 //! it), printed as a table or JSON; the exit status says whether every source asked about works.
 
-use lizard_core::doctor::{self, Check, Report, SourceKind, SourceReport, Status};
+use lizard_core::doctor::{self, Report};
 use lizard_core::{GatordAddress, Timeouts};
-use lizard_trace::device_support::{self, Unavailable};
 
 use crate::args::{DoctorArgs, DoctorFormat, DoctorSource};
 use crate::error::CliError;
@@ -43,7 +42,7 @@ pub fn run(args: &DoctorArgs) -> Result<i32, CliError> {
                     ))
                 }
             },
-            DoctorSource::Trace => trace(),
+            DoctorSource::Trace => doctor::trace_server(),
         });
     }
     let report = Report::new(reports);
@@ -58,42 +57,6 @@ pub fn run(args: &DoctorArgs) -> Result<i32, CliError> {
     };
     output::write(None, &text)?;
     Ok(report.exit_code())
-}
-
-/// The trace server's device-memory copies: whether the CUDA driver is here, and its GPUs.
-fn trace() -> SourceReport {
-    let check = match device_support::probe() {
-        Ok(gpus) => {
-            let list: Vec<String> = gpus
-                .iter()
-                .map(|g| format!("{} ({}, {})", g.ordinal, g.name, g.uuid))
-                .collect();
-            Check::new(
-                "CUDA driver",
-                Status::Ok,
-                format!(
-                    "device memory records can be copied from GPU {}",
-                    list.join(", ")
-                ),
-            )
-        }
-        Err(reason) => {
-            let check = Check::new(
-                "CUDA driver",
-                Status::Failed,
-                "device memory records are refused",
-            )
-            .because(reason.to_string());
-            match reason {
-                Unavailable::LibraryMissing => check.fix(
-                    "install the NVIDIA driver, or put the folder of libcuda.so.1 on LD_LIBRARY_PATH (host records work without it)",
-                ),
-                Unavailable::FeatureOff => check.fix("build lizard with lizard-trace's `cuda` feature"),
-                _ => check,
-            }
-        }
-    };
-    SourceReport::new(SourceKind::TraceServer, vec![check])
 }
 
 /// The report as one table per source.

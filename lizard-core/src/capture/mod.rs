@@ -22,6 +22,8 @@ pub mod perfetto;
 pub mod report;
 pub mod table;
 pub mod text;
+#[cfg(feature = "trace")]
+pub mod trace_window;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Number;

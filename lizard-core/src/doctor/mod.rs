@@ -22,11 +22,15 @@ mod cpu;
 mod errno;
 mod gatord;
 mod gpu;
+#[cfg(feature = "trace")]
+mod trace;
 
 pub use cpu::cpu;
 pub use errno::{perf_open_refusal, Paranoia};
 pub use gatord::gatord;
 pub use gpu::gpu;
+#[cfg(feature = "trace")]
+pub use trace::trace_server;
 
 use std::fmt;
 
