@@ -137,28 +137,18 @@ mod tests {
         assert!(closest("zzzzzz", names).is_empty());
         assert_eq!(distance("abc", "ABD"), 1);
     }
-    use crate::counter::{CounterClass, CounterId, CpuSeries, ResultType, Scope, Source, Units};
+    use crate::counter::{test_counter, CounterId, CpuSeries, Scope, Source};
 
     fn counter(id: CounterId, key: &str, name: &str, cpu: Option<u32>) -> Counter {
         Counter {
-            id,
-            key: key.into(),
             name: name.into(),
-            title: String::new(),
-            description: String::new(),
-            category: String::new(),
-            multiplier: 1.0,
-            units: Units::Unknown,
-            class: CounterClass::Delta,
             source: Source::HwcPipeCpu,
             scope: Scope::Cpus("this process".into()),
-            result_type: ResultType::Integer,
-            set_event: None,
-            derivation: None,
             cpu_series: cpu.map(|cpu| CpuSeries {
                 counter: "TaskClock".into(),
                 cpu,
             }),
+            ..test_counter(id, key)
         }
     }
 

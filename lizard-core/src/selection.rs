@@ -142,31 +142,19 @@ pub fn default_choice(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter::{CounterClass, ResultType, Scope, SetEvent, Source, Units};
+    use crate::counter::{test_counter, SetEvent};
 
     fn counter(id: CounterId, event: Option<u64>) -> Counter {
         let set_event = event.map(|code| SetEvent {
             set: "ARMv8_Cortex_A72_cnt".into(),
             code,
         });
+        let key = set_event
+            .as_ref()
+            .map_or(format!("fixed{id}"), SetEvent::key);
         Counter {
-            id,
-            key: set_event
-                .as_ref()
-                .map_or(format!("fixed{id}"), SetEvent::key),
-            name: String::new(),
-            title: String::new(),
-            description: String::new(),
-            category: String::new(),
-            multiplier: 1.0,
-            units: Units::Unknown,
-            class: CounterClass::Delta,
-            source: Source::Gatord,
-            scope: Scope::System,
-            result_type: ResultType::Integer,
             set_event,
-            derivation: None,
-            cpu_series: None,
+            ..test_counter(id, &key)
         }
     }
 

@@ -141,7 +141,7 @@ pub(crate) fn assign(enabled: &[&Counter], sets: &[SetSlots]) -> Result<Vec<Conf
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter::{CounterClass, ResultType, Scope, Source, Units};
+    use crate::counter::test_counter;
 
     /// A fragment shaped like gatord 9.7.2's events-Cortex-A72.xml, with its 6-slot counter set.
     const EVENTS: &str = r#"<counter_set count="6" name="ARMv8_Cortex_A72_cnt"/>
@@ -158,24 +158,11 @@ mod tests {
 
     fn counter(id: CounterId, key: &str, set_event: Option<(&str, u64)>) -> Counter {
         Counter {
-            id,
-            key: key.into(),
-            name: String::new(),
-            title: String::new(),
-            description: String::new(),
-            category: String::new(),
-            multiplier: 1.0,
-            units: Units::Unknown,
-            class: CounterClass::Delta,
-            source: Source::Gatord,
-            scope: Scope::System,
-            result_type: ResultType::Integer,
             set_event: set_event.map(|(set, code)| SetEvent {
                 set: set.into(),
                 code,
             }),
-            derivation: None,
-            cpu_series: None,
+            ..test_counter(id, key)
         }
     }
 
