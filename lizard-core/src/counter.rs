@@ -220,6 +220,28 @@ impl Counter {
     }
 }
 
+/// A gatord delta counter with `id` and `key` and nothing else, for tests to set the fields they need on.
+#[cfg(test)]
+pub(crate) fn test_counter(id: CounterId, key: &str) -> Counter {
+    Counter {
+        id,
+        key: key.into(),
+        name: String::new(),
+        title: String::new(),
+        description: String::new(),
+        category: String::new(),
+        multiplier: 1.0,
+        units: Units::Unknown,
+        class: CounterClass::Delta,
+        source: Source::Gatord,
+        scope: Scope::System,
+        result_type: ResultType::Integer,
+        set_event: None,
+        derivation: None,
+        cpu_series: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,27 +286,5 @@ mod tests {
         assert_eq!(cci.mnemonic(), None);
         assert_eq!(cci.key(), "CCI_400:0x08");
         assert!(!cci.is_named("CCI_400:INST_RETIRED"));
-    }
-}
-
-/// A gatord delta counter with `id` and `key` and nothing else, for tests to set the fields they need on.
-#[cfg(test)]
-pub(crate) fn test_counter(id: CounterId, key: &str) -> Counter {
-    Counter {
-        id,
-        key: key.into(),
-        name: String::new(),
-        title: String::new(),
-        description: String::new(),
-        category: String::new(),
-        multiplier: 1.0,
-        units: Units::Unknown,
-        class: CounterClass::Delta,
-        source: Source::Gatord,
-        scope: Scope::System,
-        result_type: ResultType::Integer,
-        set_event: None,
-        derivation: None,
-        cpu_series: None,
     }
 }
