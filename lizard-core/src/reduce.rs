@@ -423,7 +423,7 @@ pub fn by_core(samples: &[Sample]) -> Vec<(u32, Vec<Sample>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter::{ResultType, Scope, Source, Units};
+    use crate::counter::{test_counter, Source, Units};
     use proptest::prelude::*;
 
     /// A derivation of `text`, whose names `a`, `b`, … are counters 1, 2, … and `TIME`/`CORES` the time
@@ -600,8 +600,6 @@ mod tests {
 
     fn counter(class: CounterClass, multiplier: f64, units: Units) -> Counter {
         Counter {
-            id: 1,
-            key: "k".into(),
             name: "n".into(),
             title: "t".into(),
             description: "d".into(),
@@ -609,12 +607,7 @@ mod tests {
             multiplier,
             units,
             class,
-            source: Source::Gatord,
-            scope: Scope::System,
-            result_type: ResultType::Integer,
-            set_event: None,
-            derivation: None,
-            cpu_series: None,
+            ..test_counter(1, "k")
         }
     }
 
