@@ -1,0 +1,405 @@
+"""Type stubs of the extension module `lizard_rs._native` (re-exported by `lizard_rs`)."""
+
+import pathlib
+from os import PathLike
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+StrPath = Union[str, "PathLike[str]"]
+Gatord = Union[None, bool, str]
+Target = Union[None, int, str]
+
+class LizardError(Exception):
+    """The base of every error lizard_rs raises (besides OSError for files that cannot be read)."""
+
+    kind: str
+    """The name of the Rust error's variant: what went wrong, without reading the message."""
+
+class SourceError(LizardError):
+    """No counter source could be opened: gatord, the local CPU counters, the target to count."""
+
+class GatordError(SourceError):
+    """The gatord named could not be used, or it failed during a capture."""
+
+class CounterError(LizardError):
+    """A counter named is unknown, or the counters named do not fit the hardware's slots together."""
+
+class CaptureError(LizardError):
+    """The engine could not start, run or stop a capture."""
+
+class StatError(LizardError):
+    """A command or process could not be counted."""
+
+class FormatError(LizardError):
+    """A file's contents are not what its format says."""
+
+class MaliError(LizardError):
+    """Arm's Mali database has no such GPU or counter, or an equation cannot be evaluated."""
+
+class LizardWarning(UserWarning):
+    """A capture ended early or with a source's error; what was captured until then is kept."""
+
+class CounterInfo:
+    """What a counter is: its name, units, class and source."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def name(self) -> str:
+        """The name a user types: gatord's counter name or the local counter's name."""
+    @property
+    def title(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def category(self) -> str: ...
+    @property
+    def units(self) -> str:
+        """The unit of the values ("" when none is given; MHz counters are read in Hz)."""
+    @property
+    def counter_class(self) -> str:
+        """"delta", "absolute" or "derived"."""
+    @property
+    def source(self) -> str:
+        """"gatord", "cpu" or "gpu"."""
+    @property
+    def scope(self) -> str:
+        """What the counter counts: "system", "gpu", "process 42, all threads", …"""
+    @property
+    def event(self) -> Optional[str]: ...
+    @property
+    def multiplier(self) -> float: ...
+
+class Counter(CounterInfo):
+    """One captured counter: what it is, its reading over the capture, its samples as NumPy arrays."""
+
+    @property
+    def timestamps(self) -> npt.NDArray[np.uint64]:
+        """Sample timestamps, ns on the capture's time base."""
+    @property
+    def values(self) -> npt.NDArray[np.float64]:
+        """Sample values, scaled like the reading (NaN where a value is not a number)."""
+    @property
+    def per_core(self) -> Optional[Dict[int, Tuple[npt.NDArray[np.uint64], npt.NDArray[np.float64]]]]: ...
+    @property
+    def value(self) -> Optional[float]:
+        """The reading over the capture, or None (`no_value` says why)."""
+    @property
+    def no_value(self) -> Optional[str]: ...
+    @property
+    def unavailable(self) -> Optional[str]: ...
+    @property
+    def implausible(self) -> Optional[str]: ...
+    @property
+    def dropped(self) -> int: ...
+    @property
+    def covered_s(self) -> Optional[float]: ...
+    def __len__(self) -> int: ...
+
+class Capture:
+    """A capture: its counters, its window, how its sampling went, and its JSON document."""
+
+    @property
+    def counters(self) -> List[Counter]: ...
+    @property
+    def names(self) -> List[str]: ...
+    @property
+    def interrupted(self) -> bool:
+        """Whether Ctrl-C ended the capture early (what was captured until then is kept)."""
+    @property
+    def window_ns(self) -> Optional[Tuple[int, int]]: ...
+    @property
+    def started_ns(self) -> Optional[int]: ...
+    @property
+    def boottime_zero_ns(self) -> Optional[int]: ...
+    @property
+    def duration_s(self) -> Optional[float]: ...
+    @property
+    def wall_s(self) -> Optional[float]: ...
+    @property
+    def warning(self) -> Optional[str]: ...
+    @property
+    def sampling(self) -> Optional[Dict[str, Any]]:
+        """The sampling account: periods expected, delivered, missed; the GPU's under "gpu"."""
+    @property
+    def run(self) -> Optional[Dict[str, Any]]: ...
+    @property
+    def trace_records(self) -> List[Dict[str, Any]]: ...
+    def to_json(self) -> str: ...
+    def save(self, path: StrPath) -> None: ...
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame, one row a sample: counter, timestamp_ns, value."""
+    def __len__(self) -> int: ...
+    def __getitem__(self, key: Union[int, str]) -> Counter: ...
+
+class Session:
+    """Counters read over regions of a program, the per-draw pattern of the C API."""
+
+    def __init__(
+        self,
+        counters: Optional[Sequence[str]] = None,
+        *,
+        gatord: Gatord = None,
+        target: Target = None,
+        interval: float = 0.001,
+    ) -> None: ...
+    def __enter__(self) -> "Session": ...
+    def __exit__(self, *exc: object) -> bool: ...
+    def start(self) -> None: ...
+    def read(self) -> Dict[str, Optional[float]]:
+        """Ends the region, returns each counter's reading over it, and starts the next."""
+    @property
+    def no_value(self) -> Dict[str, str]: ...
+    @property
+    def counters(self) -> List[str]: ...
+    def close(self) -> None: ...
+
+def counters(gatord: Gatord = None) -> List[CounterInfo]:
+    """Every counter the sources give (gatord when one answers, else the local counters)."""
+
+def capture(
+    duration: float = 2.0,
+    counters: Optional[Sequence[str]] = None,
+    *,
+    gatord: Gatord = None,
+    interval: float = 0.001,
+    target: Target = None,
+    per_core: bool = False,
+) -> Capture:
+    """Captures the counters for `duration` seconds (Ctrl-C ends it early and keeps what was captured)."""
+
+def stat(
+    command: Optional[Sequence[str]] = None,
+    counters: Optional[Sequence[str]] = None,
+    *,
+    target: Target = None,
+    metrics: bool = False,
+    user_only: bool = False,
+    duration: Optional[float] = None,
+) -> Dict[str, Any]:
+    """Counts a command (or a process, or CPUs): the document of `lizard stat --format json`."""
+
+def load(path: StrPath) -> Capture:
+    """A capture document as `lizard capture --format json` writes it."""
+
+class ApcSeries:
+    """One counter's values in a local capture, in the order recorded. Perf counter values are the increase
+    since the previous reading on the same core."""
+
+    @property
+    def key(self) -> int:
+        """The gatord key."""
+    @property
+    def timestamps(self) -> npt.NDArray[np.uint64]:
+        """Nanoseconds since capture start."""
+    @property
+    def values(self) -> npt.NDArray[np.float64]:
+        """The values."""
+    @property
+    def cores(self) -> npt.NDArray[np.int64]:
+        """The CPU each value was counted on, -1 for a value of the whole system."""
+    def __len__(self) -> int: ...
+
+class ApcRecording:
+    """A Streamline local capture directory read whole: its values per counter and what the walk summed up."""
+
+    @property
+    def path(self) -> pathlib.Path:
+        """The directory read."""
+    @property
+    def protocol(self) -> Optional[int]:
+        """The protocol version captured.xml gives; None without one (950 is assumed)."""
+    @property
+    def counters(self) -> dict[str, ApcSeries]:
+        """Counter name -> ApcSeries, in the order of their gatord keys."""
+    @property
+    def summary(self) -> dict[str, Any]:
+        """clocks, attributes, frames (count per type), perf_events, errors (texts): as
+        `lizard apc-dump --format json` writes them."""
+    @property
+    def issues(self) -> list[str]:
+        """What could not be read in the frame file, one text each."""
+    @property
+    def samples(self) -> int:
+        """How many values the capture holds (over every counter)."""
+
+def apc(path: StrPath) -> ApcRecording:
+    """Reads a Streamline local capture directory (x.apc). FormatError: not a directory, malformed
+    captured.xml/events.xml; OSError: missing path or frame file, unreadable file. Undecodable frames are
+    `issues`, not errors."""
+
+class TraceRecord:
+    """One record of a saved trace ring, as its client made it."""
+
+    @property
+    def seq(self) -> int: ...
+    @property
+    def timestamp_ns(self) -> int:
+        """When the client made the record (CLOCK_MONOTONIC_RAW, ns)."""
+    @property
+    def stored_ns(self) -> int:
+        """When the server copied the payload (0: not known)."""
+    @property
+    def module(self) -> str: ...
+    @property
+    def file(self) -> str: ...
+    @property
+    def line(self) -> int: ...
+    @property
+    def pid(self) -> int: ...
+    @property
+    def client_seq(self) -> int: ...
+    @property
+    def payload(self) -> bytes: ...
+    @property
+    def origin(self) -> dict[str, Any]:
+        """{"kind": "unknown" | "inline" | "memfd" | "device"}; a device record also has mode, device, offset."""
+
+class TraceRing:
+    """A saved trace ring: its records oldest first, its directory and every client's account."""
+
+    @property
+    def path(self) -> pathlib.Path:
+        """The file read."""
+    @property
+    def directory(self) -> dict[str, int]:
+        """capacity, first_seq, next_seq, record_count, bytes_used, records_overwritten."""
+    @property
+    def clients(self) -> list[dict[str, int]]:
+        """pid, stored, overwritten, refused, connections_refused, device_sync, device_async, held."""
+    @property
+    def timestamps(self) -> npt.NDArray[np.uint64]:
+        """Each record's timestamp_ns, oldest first."""
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int) -> TraceRecord: ...
+    def __iter__(self) -> TraceRingIter: ...
+
+class TraceRingIter:
+    """An iterator over a TraceRing's records, oldest first."""
+
+    def __iter__(self) -> TraceRingIter: ...
+    def __next__(self) -> TraceRecord: ...
+
+def trace_ring(path: StrPath) -> TraceRing:
+    """Reads a trace ring saved by `lizard trace-server --output`. OSError: cannot be opened or read;
+    FormatError: not a valid ring file."""
+
+class StmMessage:
+    """One message of an STM trace, decoded (or kept raw, with the reason)."""
+
+    @property
+    def time(self) -> int:
+        """When its last packet was written (ns with clock_hz, else STM timestamp ticks)."""
+    @property
+    def master(self) -> int: ...
+    @property
+    def channel(self) -> int: ...
+    @property
+    def timestamp(self) -> Optional[int]:
+        """The absolute STM timestamp of its last packet, None without one."""
+    @property
+    def offset(self) -> int:
+        """Nibble offset of its first packet."""
+    @property
+    def packets(self) -> int: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def kind(self) -> str:
+        """"stmlib", "values" or "undecodable"."""
+    @property
+    def protocol(self) -> Optional[str]:
+        """The STMLib protocol ("printf", "putMsg", ...), None for values."""
+    @property
+    def reason(self) -> Optional[str]:
+        """Why an undecodable message could not be decoded, None otherwise."""
+    @property
+    def data(self) -> bytes:
+        """Its bytes as assembled, header included."""
+    @property
+    def values(self) -> list[int]:
+        """For a "values" message: each packet's value."""
+
+class StmTrace:
+    """An STM trace decoded: its messages, the data that did not make a message, the trace lost, the stats."""
+
+    @property
+    def path(self) -> pathlib.Path:
+        """The file read."""
+    @property
+    def messages(self) -> list[StmMessage]: ...
+    @property
+    def torn(self) -> list[dict[str, Any]]:
+        """time, master, channel, packets, bytes, offset, cause."""
+    @property
+    def losses(self) -> list[dict[str, Any]]:
+        """time, kind ("unsynced", "decode", "frame", "master_overflow", "global_overflow", "other") and, by
+        kind, nibbles, error, master, value."""
+    @property
+    def spans(self) -> list[dict[str, Any]]:
+        """span, name, master, begin, end (empty: no spans can be configured yet)."""
+    @property
+    def stats(self) -> dict[str, Any]:
+        """As `lizard stm-report --format json` writes its stats."""
+    @property
+    def times(self) -> npt.NDArray[np.uint64]:
+        """Each message's time, in stream order."""
+    def __len__(self) -> int: ...
+
+def stm(
+    path: StrPath,
+    *,
+    trace_id: Optional[int] = None,
+    clock_hz: Optional[int] = None,
+    mid_stream: bool = False,
+) -> StmTrace:
+    """Decodes an STM (MIPI STPv2) dump: raw STP without trace_id, CoreSight-formatted frames with one.
+    OSError: cannot be read; ValueError: trace_id 0x7f or above. Garbage decodes as losses."""
+
+def events(path: StrPath) -> list[dict[str, Any]]:
+    """A gatord events XML file as one dict per event: category, counter_set, counter, event, title, name,
+    description, units, class, multiplier. OSError: cannot be read; FormatError: malformed XML."""
+
+class _Mali:
+    class MaliCounter:
+        name: str
+        human_name: str
+        group: str
+        units: str
+        description: str
+        hardware: bool
+        block: Optional[str]
+        index: Optional[int]
+        equation: Optional[str]
+        inputs: List[str]
+        unavailable: Optional[str]
+        caveat: Optional[str]
+
+    class MaliGpu:
+        @property
+        def name(self) -> str: ...
+        @property
+        def architecture(self) -> Optional[str]: ...
+        @property
+        def counters(self) -> List["_Mali.MaliCounter"]: ...
+        @property
+        def constants(self) -> List[Tuple[str, str]]: ...
+        def counter_named(self, name: str) -> "_Mali.MaliCounter": ...
+        def evaluate(
+            self,
+            name: str,
+            values: Dict[str, float],
+            constants: Optional[Dict[str, float]] = None,
+        ) -> float: ...
+        def __len__(self) -> int: ...
+
+    @staticmethod
+    def gpu(name: str) -> "_Mali.MaliGpu": ...
+    @staticmethod
+    def gpus() -> List[str]: ...
+
+mali: _Mali

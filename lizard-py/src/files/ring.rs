@@ -1,0 +1,233 @@
+//! `trace_ring(path)`: a trace ring saved by `lizard trace-server --output` ([`TraceRing::load`]), its
+//! records copied out once so that the ring's memory is given back.
+
+use std::path::{Path, PathBuf};
+
+use lizard_trace::ring_dump::{ClientDump, OriginDump};
+use lizard_trace::{Directory, RingFileError, TraceRing as Ring};
+use pyo3::exceptions::PyIndexError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::convert::{to_python, u64_array};
+use crate::errors::{os_error, raise, FormatError};
+
+/// One record of a saved trace ring, as its client made it.
+#[pyclass(frozen, module = "lizard_rs")]
+pub struct TraceRecord {
+    /// The ring's sequence number.
+    #[pyo3(get)]
+    seq: u64,
+    /// When the client made the record (CLOCK_MONOTONIC_RAW, ns).
+    #[pyo3(get)]
+    timestamp_ns: u64,
+    /// When the server copied the payload (CLOCK_MONOTONIC_RAW, ns; 0: not known).
+    #[pyo3(get)]
+    stored_ns: u64,
+    /// The module the client named.
+    #[pyo3(get)]
+    module: String,
+    /// The source file the client named.
+    #[pyo3(get)]
+    file: String,
+    /// The source line the client named.
+    #[pyo3(get)]
+    line: u32,
+    /// The client's process id.
+    #[pyo3(get)]
+    pid: u32,
+    /// The client's own sequence number.
+    #[pyo3(get)]
+    client_seq: u64,
+    /// The payload.
+    payload: Vec<u8>,
+    /// Where the payload came from.
+    origin: OriginDump,
+}
+
+#[pymethods]
+impl TraceRecord {
+    /// The payload (bytes).
+    #[getter]
+    fn payload<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.payload)
+    }
+
+    /// Where the payload came from: a dict with `kind` (`unknown`, `inline`, `memfd`, `device`; a device
+    /// record also has `mode`, `device` and `offset`).
+    #[getter]
+    fn origin<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_python(py, &self.origin)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "TraceRecord(seq={}, timestamp_ns={}, module={:?}, file={:?}, line={}, pid={}, payload={} bytes)",
+            self.seq,
+            self.timestamp_ns,
+            self.module,
+            self.file,
+            self.line,
+            self.pid,
+            self.payload.len()
+        )
+    }
+}
+
+impl TraceRecord {
+    /// A copy of this record (a new Python object of the same values).
+    fn duplicate(&self) -> TraceRecord {
+        TraceRecord {
+            module: self.module.clone(),
+            file: self.file.clone(),
+            payload: self.payload.clone(),
+            origin: self.origin.clone(),
+            ..*self
+        }
+    }
+}
+
+/// A saved trace ring: its records oldest first (iterate it, index it, `len()` it), its directory and
+/// every client's account.
+#[pyclass(frozen, name = "TraceRing", module = "lizard_rs", sequence)]
+pub struct SavedRing {
+    /// The file read.
+    #[pyo3(get)]
+    path: PathBuf,
+    /// The records, oldest first.
+    records: Vec<TraceRecord>,
+    /// What the ring holds and what it lost.
+    directory: Directory,
+    /// What each client process stored, lost and had refused, with the records of it the ring holds.
+    clients: Vec<ClientDump>,
+}
+
+#[pymethods]
+impl SavedRing {
+    /// What the ring holds and what it lost: a dict of `capacity`, `first_seq`, `next_seq`, `record_count`,
+    /// `bytes_used`, `records_overwritten`.
+    #[getter]
+    fn directory<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_python(py, &self.directory)
+    }
+
+    /// One dict per client process: `pid`, `stored`, `overwritten`, `refused`, `connections_refused`,
+    /// `device_sync`, `device_async`, `held`.
+    #[getter]
+    fn clients<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_python(py, &self.clients)
+    }
+
+    /// Each record's `timestamp_ns`, oldest first (uint64).
+    #[getter]
+    fn timestamps(&self, py: Python<'_>) -> Py<numpy::PyArray1<u64>> {
+        u64_array(py, self.records.iter().map(|r| r.timestamp_ns).collect())
+    }
+
+    fn __len__(&self) -> usize {
+        self.records.len()
+    }
+
+    fn __getitem__(&self, index: isize) -> PyResult<TraceRecord> {
+        let len = self.records.len() as isize;
+        let at = if index < 0 { index + len } else { index };
+        usize::try_from(at)
+            .ok()
+            .and_then(|at| self.records.get(at))
+            .map(TraceRecord::duplicate)
+            .ok_or_else(|| PyIndexError::new_err("trace ring index out of range"))
+    }
+
+    fn __iter__(slf: Bound<'_, Self>) -> TraceRingIter {
+        TraceRingIter {
+            ring: slf.unbind(),
+            next: 0,
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "TraceRing(path={:?}, records={}, capacity={}, clients={})",
+            self.path.display().to_string(),
+            self.records.len(),
+            self.directory.capacity,
+            self.clients.len()
+        )
+    }
+}
+
+/// An iterator over a TraceRing's records, oldest first.
+#[pyclass(module = "lizard_rs")]
+pub struct TraceRingIter {
+    /// The ring.
+    ring: Py<SavedRing>,
+    /// The index of the next record.
+    next: usize,
+}
+
+#[pymethods]
+impl TraceRingIter {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&mut self) -> Option<TraceRecord> {
+        let record = self.ring.get().records.get(self.next)?.duplicate();
+        self.next += 1;
+        Some(record)
+    }
+}
+
+/// The ring at `path`, its records copied out.
+fn load(path: &Path) -> Result<(Vec<TraceRecord>, Directory, Vec<ClientDump>), RingFileError> {
+    let ring = Ring::load(path)?;
+    let records = ring
+        .iter()
+        .map(|r| TraceRecord {
+            seq: r.seq(),
+            timestamp_ns: r.timestamp_ns(),
+            stored_ns: r.head().meta.stored_ns,
+            module: r.module().to_owned(),
+            file: r.file().to_owned(),
+            line: r.line(),
+            pid: r.client_pid(),
+            client_seq: r.client_seq(),
+            payload: r.payload().to_vec(),
+            origin: OriginDump::from(&r.head().meta.origin),
+        })
+        .collect();
+    let clients = ring
+        .ledger()
+        .accounts()
+        .map(|&account| ClientDump {
+            account,
+            held: ring.held_by(account.pid),
+        })
+        .collect();
+    Ok((records, ring.directory(), clients))
+}
+
+/// Reads the trace ring saved at `path` (by `lizard trace-server --output`) into a TraceRing. A file that
+/// cannot be opened or read raises OSError; one that is not a valid ring file, FormatError.
+#[pyfunction]
+pub fn trace_ring(py: Python<'_>, path: PathBuf) -> PyResult<SavedRing> {
+    let (records, directory, clients) = py.detach(|| load(&path)).map_err(|e| match &e {
+        RingFileError::Io(source) => os_error(&path, source),
+        other => raise::<FormatError>(py, other),
+    })?;
+    Ok(SavedRing {
+        path,
+        records,
+        directory,
+        clients,
+    })
+}
+
+/// Adds `trace_ring` and its classes to the module.
+pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<SavedRing>()?;
+    module.add_class::<TraceRecord>()?;
+    module.add_class::<TraceRingIter>()?;
+    module.add_function(wrap_pyfunction!(trace_ring, module)?)?;
+    Ok(())
+}

@@ -1,0 +1,364 @@
+//! `stm(path, …)`: an STM (MIPI STPv2) dump decoded into messages by [`report_stream`], read from the file a
+//! chunk at a time; what the report finds is kept (messages, torn data, losses, spans) with its statistics.
+
+use std::convert::Infallible;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use serde::Serialize;
+use stp_decode::deformat::FrameMode;
+use stp_decode::dict::Dictionary;
+use stp_decode::dump::Framing;
+use stp_decode::message::{MessageKind, NoImages};
+use stp_decode::report::{Loss, ReportConfig, ReportEvent};
+use stp_decode::stats::Stats;
+use stp_decode::trace_buffer::{report_stream, BufferError};
+
+use crate::convert::{to_python, u64_array};
+use crate::errors::{os_error, raise, FormatError};
+
+/// One message of an STM trace, decoded (or kept raw, with the reason).
+#[pyclass(frozen, module = "lizard_rs")]
+pub struct StmMessage {
+    /// When its last packet was written (ns with a clock, else STM timestamp ticks).
+    #[pyo3(get)]
+    time: u64,
+    /// The master that wrote it.
+    #[pyo3(get)]
+    master: u16,
+    /// The channel.
+    #[pyo3(get)]
+    channel: u16,
+    /// The absolute STM timestamp of its last packet, None without one.
+    #[pyo3(get)]
+    timestamp: Option<u64>,
+    /// Nibble offset of its first packet in the stream.
+    #[pyo3(get)]
+    offset: u64,
+    /// Its data packets.
+    #[pyo3(get)]
+    packets: u32,
+    /// What it says: the formatted printf, the putMsg text, bytes in hexadecimal, or the values.
+    #[pyo3(get)]
+    text: String,
+    /// `stmlib` (a decoded STMLib message), `values` (no STMLib header) or `undecodable`.
+    #[pyo3(get)]
+    kind: &'static str,
+    /// The STMLib protocol (`printf`, `putMsg`, …), None for values.
+    #[pyo3(get)]
+    protocol: Option<String>,
+    /// Why an undecodable message could not be decoded, None otherwise.
+    #[pyo3(get)]
+    reason: Option<String>,
+    /// Its bytes as assembled (header included).
+    data: Vec<u8>,
+    /// For a `values` message: each packet's value.
+    #[pyo3(get)]
+    values: Vec<u64>,
+}
+
+#[pymethods]
+impl StmMessage {
+    /// Its bytes as assembled, header included (bytes).
+    #[getter]
+    fn data<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.data)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "StmMessage(time={}, master={}, channel={}, kind={:?}, text={:?})",
+            self.time, self.master, self.channel, self.kind, self.text
+        )
+    }
+}
+
+/// Data that did not make a whole message.
+#[derive(Serialize)]
+struct TornEntry {
+    /// When it was found torn.
+    time: u64,
+    /// The master.
+    master: u16,
+    /// The channel.
+    channel: u16,
+    /// Data packets.
+    packets: u32,
+    /// Bytes of those packets.
+    bytes: u64,
+    /// Nibble offset of the first packet.
+    offset: u64,
+    /// Why (`before_first_message`, `sync_lost`, `overflow`, `end_of_trace`).
+    cause: &'static str,
+}
+
+/// Trace that was lost.
+#[derive(Serialize)]
+struct LossEntry {
+    /// When.
+    time: u64,
+    /// `unsynced`, `decode`, `frame`, `master_overflow`, `global_overflow` (or `other`).
+    kind: &'static str,
+    /// For `unsynced`: the nibbles skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nibbles: Option<u64>,
+    /// For `decode` and `frame`: what went wrong and where.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    /// For `master_overflow`: the master (None before any master was known).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    master: Option<u16>,
+    /// For the overflows: the error value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<u8>,
+}
+
+impl LossEntry {
+    /// The entry for `loss` found at `time`.
+    fn new(time: u64, loss: &Loss) -> LossEntry {
+        let mut entry = LossEntry {
+            time,
+            kind: "other",
+            nibbles: None,
+            error: None,
+            master: None,
+            value: None,
+        };
+        match *loss {
+            Loss::Unsynced { nibbles } => {
+                entry.kind = "unsynced";
+                entry.nibbles = Some(nibbles);
+            }
+            Loss::Decode(error) => {
+                entry.kind = "decode";
+                entry.error = Some(error.to_string());
+            }
+            Loss::Frame(error) => {
+                entry.kind = "frame";
+                entry.error = Some(error.to_string());
+            }
+            Loss::MasterOverflow { master, value } => {
+                entry.kind = "master_overflow";
+                entry.master = master;
+                entry.value = Some(value);
+            }
+            Loss::GlobalOverflow { value } => {
+                entry.kind = "global_overflow";
+                entry.value = Some(value);
+            }
+            ref other => entry.error = Some(format!("{other:?}")),
+        }
+        entry
+    }
+}
+
+/// A span measured on a master.
+#[derive(Serialize)]
+struct SpanEntry {
+    /// Its position among the configured spans.
+    span: usize,
+    /// Its name.
+    name: String,
+    /// The master.
+    master: u16,
+    /// When the start message was written.
+    begin: u64,
+    /// When the end message was written.
+    end: u64,
+}
+
+/// Everything the report found, in stream order per kind.
+#[derive(Default)]
+struct Found {
+    /// The messages.
+    messages: Vec<StmMessage>,
+    /// The torn data.
+    torn: Vec<TornEntry>,
+    /// The losses.
+    losses: Vec<LossEntry>,
+    /// The spans.
+    spans: Vec<SpanEntry>,
+}
+
+impl Found {
+    /// Keeps what `event` says.
+    fn take(&mut self, event: &ReportEvent<'_>) {
+        match *event {
+            ReportEvent::Message { time, message } => {
+                let (kind, reason) = match message.kind {
+                    MessageKind::Stmlib { .. } => ("stmlib", None),
+                    MessageKind::Values => ("values", None),
+                    MessageKind::Undecodable { reason, .. } => {
+                        ("undecodable", Some(reason.to_string()))
+                    }
+                    _ => ("other", None),
+                };
+                self.messages.push(StmMessage {
+                    time,
+                    master: message.master,
+                    channel: message.channel,
+                    timestamp: message.timestamp,
+                    offset: message.offset,
+                    packets: message.packets,
+                    text: message.text.to_owned(),
+                    kind,
+                    protocol: message.kind.protocol().map(|p| p.to_string()),
+                    reason,
+                    data: message.bytes.to_vec(),
+                    values: message.values.to_vec(),
+                });
+            }
+            ReportEvent::Torn { time, torn } => self.torn.push(TornEntry {
+                time,
+                master: torn.master,
+                channel: torn.channel,
+                packets: torn.packets,
+                bytes: torn.bytes,
+                offset: torn.offset,
+                cause: torn.cause.name(),
+            }),
+            ReportEvent::Loss { time, ref loss } => self.losses.push(LossEntry::new(time, loss)),
+            ReportEvent::Span {
+                span,
+                name,
+                master,
+                begin,
+                end,
+            } => self.spans.push(SpanEntry {
+                span,
+                name: name.to_owned(),
+                master,
+                begin,
+                end,
+            }),
+            _ => {}
+        }
+    }
+}
+
+/// An STM trace decoded: its messages, the data that did not make a message, the trace lost, and the
+/// report's statistics.
+#[pyclass(frozen, module = "lizard_rs")]
+pub struct StmTrace {
+    /// The file read.
+    #[pyo3(get)]
+    path: PathBuf,
+    /// The messages, in stream order (a list of StmMessage).
+    #[pyo3(get)]
+    messages: Py<PyAny>,
+    /// Data that did not make a whole message: dicts of `time`, `master`, `channel`, `packets`, `bytes`,
+    /// `offset`, `cause`.
+    #[pyo3(get)]
+    torn: Py<PyAny>,
+    /// Trace lost: dicts of `time`, `kind` and, by kind, `nibbles`, `error`, `master`, `value`.
+    #[pyo3(get)]
+    losses: Py<PyAny>,
+    /// Spans measured (none unless configured; kept for the future): dicts of `span`, `name`, `master`,
+    /// `begin`, `end`.
+    #[pyo3(get)]
+    spans: Py<PyAny>,
+    /// Everything the report counted, as `lizard stm-report --format json` writes its `stats`.
+    #[pyo3(get)]
+    stats: Py<PyAny>,
+    /// Each message's `time`, in stream order (uint64).
+    #[pyo3(get)]
+    times: Py<numpy::PyArray1<u64>>,
+}
+
+#[pymethods]
+impl StmTrace {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "StmTrace(path={:?}, messages={}, torn={}, losses={})",
+            self.path.display().to_string(),
+            self.messages.bind(py).len()?,
+            self.torn.bind(py).len()?,
+            self.losses.bind(py).len()?
+        ))
+    }
+
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        self.messages.bind(py).len()
+    }
+}
+
+/// Why a dump could not be decoded: its file could not be opened or read.
+enum StmFailure {
+    /// Opening the file failed.
+    Open(std::io::Error),
+    /// The report failed (reading the stream).
+    Report(BufferError<Infallible>),
+}
+
+/// Decodes the dump at `path` with `config`.
+fn decode(path: &Path, config: ReportConfig) -> Result<(Found, Stats), StmFailure> {
+    let file = File::open(path).map_err(StmFailure::Open)?;
+    let mut found = Found::default();
+    let mut sink = |event: &ReportEvent<'_>| -> Result<(), Infallible> {
+        found.take(event);
+        Ok(())
+    };
+    let stats = report_stream(config, &NoImages, &Dictionary::new(), file, &mut sink)
+        .map_err(StmFailure::Report)?;
+    Ok((found, stats))
+}
+
+/// Decodes the STM (MIPI STPv2) dump at `path` into an StmTrace, reading it a chunk at a time.
+///
+/// Without `trace_id` the file is the raw STP stream; with one, CoreSight-formatted 16-byte frames whose
+/// STM source has that trace ID (`mid_stream=True`: the dump starts anywhere in a frame, as a wrapped buffer
+/// saved without its write pointer does). `clock_hz`, the STM clock, makes times nanoseconds instead of
+/// timestamp ticks. Printf messages stay undecodable (no ELF image is read). A file that cannot be read
+/// raises OSError; a trace ID above 0x7f, ValueError. Garbage decodes as losses, not as an error.
+#[pyfunction]
+#[pyo3(signature = (path, *, trace_id = None, clock_hz = None, mid_stream = false))]
+pub fn stm(
+    py: Python<'_>,
+    path: PathBuf,
+    trace_id: Option<u8>,
+    clock_hz: Option<u64>,
+    mid_stream: bool,
+) -> PyResult<StmTrace> {
+    let mut config = match trace_id {
+        Some(id) if id >= 0x7f => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "trace_id {id:#x} is not a CoreSight trace ID (0x01 to 0x7e)"
+            )))
+        }
+        Some(id) => ReportConfig::new(Framing::Formatted(FrameMode::Memory), id),
+        None => ReportConfig::new(Framing::Raw, 0),
+    };
+    config.stm_clock_hz = clock_hz;
+    config.starts_mid_stream = mid_stream;
+    let (found, stats) = py.detach(|| decode(&path, config)).map_err(|e| match e {
+        StmFailure::Open(source) | StmFailure::Report(BufferError::Read(source)) => {
+            os_error(&path, &source)
+        }
+        StmFailure::Report(other) => raise::<FormatError>(py, &other),
+    })?;
+    let times = found.messages.iter().map(|m| m.time).collect();
+    let messages = found
+        .messages
+        .into_iter()
+        .map(|m| Py::new(py, m))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(StmTrace {
+        path,
+        messages: messages.into_pyobject(py)?.into_any().unbind(),
+        torn: to_python(py, &found.torn)?.unbind(),
+        losses: to_python(py, &found.losses)?.unbind(),
+        spans: to_python(py, &found.spans)?.unbind(),
+        stats: to_python(py, &stats)?.unbind(),
+        times: u64_array(py, times),
+    })
+}
+
+/// Adds `stm` and its classes to the module.
+pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<StmTrace>()?;
+    module.add_class::<StmMessage>()?;
+    module.add_function(wrap_pyfunction!(stm, module)?)?;
+    Ok(())
+}

@@ -1,0 +1,28 @@
+//! `lizard_rs._native`: the extension module under the `lizard_rs` Python package. Live counters
+//! ([`capture`], [`session`], [`stat`]), every file lizard reads or writes ([`files`]) and Arm's Mali
+//! database ([`mali`]), over the workspace's library crates. The package's Python half
+//! (`python/lizard_rs`) re-exports it with its type stubs.
+
+mod capture;
+mod convert;
+mod errors;
+mod files;
+mod mali;
+mod session;
+mod sources;
+mod stat;
+
+use pyo3::prelude::*;
+
+/// The extension module.
+#[pymodule]
+fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    errors::register(module)?;
+    capture::register(module)?;
+    session::register(module)?;
+    stat::register(module)?;
+    files::register(module)?;
+    mali::register(module)?;
+    Ok(())
+}
