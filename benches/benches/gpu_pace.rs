@@ -3,8 +3,10 @@
 //! driver's own periodic dumps read by nothing else, at 1 ms and 100 µs, in the same run.
 //!
 //! Each interval runs the driver alone, the engine with the GPU alone, the engine with the CPUs sampled
-//! beside the GPU, and the driver alone again; each engine rate is put over the mean of the two
-//! baselines, so a machine that slows down during the run does not favour either side. Every side counts
+//! beside the GPU, the engine with the CPUs alone, the driver with the CPUs sampled beside it, and the
+//! driver alone again; each engine rate is put over the mean of the two driver-alone baselines, so a
+//! machine that slows down during the run does not favour either side, and the engine's rate beside the
+//! CPUs also over the driver's beside the same CPU sampling (the same load on the same CPUs). Every side counts
 //! the same things: samples (one dump each), the periods their dumps' own timestamps span (a sample
 //! spanning several periods holds them folded), and the periods expected from the wall clock. The engine's
 //! CPU sampling is given as the kernel's delivered fraction, beside the GPU and, in a capture of the CPUs
@@ -67,6 +69,22 @@ fn driver_alone(interval: Duration, window: Duration) -> Result<Delivered, Strin
     profiler.stop().map_err(|e| e.to_string())?;
     delivered.expected = (delivered.window.as_nanos() / interval.as_nanos()) as u64;
     Ok(delivered)
+}
+
+/// `run_periodic` for `window` while the engine samples every CPU (CpuClock, by the kernel) beside it, in
+/// another thread: the driver's own pace under the load the engine's GPU poller meets beside the CPUs. The
+/// CPUs' capture starts first and ends after the driver's window.
+fn driver_beside_cpus(interval: Duration, window: Duration) -> Result<Delivered, String> {
+    let lead = Duration::from_millis(200);
+    let cpus = std::thread::Builder::new()
+        .name("cpus-beside".into())
+        .spawn(move || capture(interval, window + 2 * lead, |name| name == "CpuClock").map(drop))
+        .map_err(|e| e.to_string())?;
+    std::thread::sleep(lead);
+    let delivered = driver_alone(interval, window);
+    cpus.join()
+        .map_err(|_| "the CPUs' capture panicked".to_owned())??;
+    delivered
 }
 
 /// A capture of the whole system for `window`, sampled every `interval`, of the offered counters whose
@@ -154,6 +172,7 @@ fn row(interval: Duration, window: Duration) -> Result<(), String> {
     let (gpu_only, gpu_only_detail) = engine(interval, window, false)?;
     let (engine, detail) = engine(interval, window, true)?;
     let cpus = cpus_alone(interval, window);
+    let beside = driver_beside_cpus(interval, window);
     let after = driver_alone(interval, window)?;
     let baseline = (before.rate() + after.rate()) / 2.0;
     let name = format!("gpu_pace/{interval:?}");
@@ -184,6 +203,21 @@ fn row(interval: Duration, window: Duration) -> Result<(), String> {
         "ratio {name}/engine_over_driver = {:.4} x the driver alone's samples a second (the CPUs sampled beside it)",
         engine.rate() / baseline
     );
+    match beside {
+        Ok(beside) => {
+            println!(
+                "{name}/driver_beside_cpus: {} samples in {:.3} s ({:.0}/s)",
+                beside.samples,
+                beside.window.as_secs_f64(),
+                beside.rate()
+            );
+            println!(
+                "ratio {name}/engine_over_driver_beside_cpus = {:.4} x the driver's samples a second with the CPUs sampled beside both",
+                engine.rate() / beside.rate().max(f64::MIN_POSITIVE)
+            );
+        }
+        Err(err) => println!("{name}/driver_beside_cpus: not measured: {err}"),
+    }
     match cpus {
         Ok((alone, cpus_detail)) => {
             println!("{name}/engine_cpus_only: {cpus_detail}");

@@ -1,6 +1,6 @@
 //! `lizard_rs._native`: the extension module under the `lizard_rs` Python package. Live counters
-//! ([`capture`], [`session`], [`stat`]), every file lizard reads or writes ([`files`]) and Arm's Mali
-//! database ([`mali`]), over the workspace's library crates. The package's Python half
+//! (modules `capture`, `session`, `stat`), every file lizard reads or writes (`files`) and Arm's Mali
+//! database (`mali`), over the workspace's library crates. The package's Python half
 //! (`python/lizard_rs`) re-exports it with its type stubs.
 
 mod capture;
