@@ -356,9 +356,16 @@ def stm(
     trace_id: Optional[int] = None,
     clock_hz: Optional[int] = None,
     mid_stream: bool = False,
+    device: Optional[str] = None,
+    elf: Optional[Sequence[str]] = None,
+    dictionary: Optional[StrPath] = None,
+    spans: Optional[Sequence[str]] = None,
 ) -> StmTrace:
     """Decodes an STM (MIPI STPv2) dump: raw STP without trace_id, CoreSight-formatted frames with one.
-    OSError: cannot be read; ValueError: trace_id 0x7f or above. Garbage decodes as losses."""
+    As `lizard stm-report` takes them: `device` ("k2h", "k2e", "k2l"), `elf` images ("PATH" or
+    "MASTER=PATH") whose format strings decode STMLib printf, a `dictionary` naming values, `spans`
+    ("NAME=START..END"). OSError: a file cannot be read; FormatError: an image or dictionary is not one;
+    ValueError: a bad trace ID, device or span. Garbage in the dump decodes as losses."""
 
 def events(path: StrPath) -> list[dict[str, Any]]:
     """A gatord events XML file as one dict per event: category, counter_set, counter, event, title, name,

@@ -11,8 +11,11 @@ use serde::Serialize;
 use stp_decode::deformat::FrameMode;
 use stp_decode::dict::Dictionary;
 use stp_decode::dump::Framing;
-use stp_decode::message::{MessageKind, NoImages};
+use stp_decode::elf::{ElfImage, ElfImages};
+use stp_decode::keystone::{Device, Masters};
+use stp_decode::message::MessageKind;
 use stp_decode::report::{Loss, ReportConfig, ReportEvent};
+use stp_decode::span::SpanSpec;
 use stp_decode::stats::Stats;
 use stp_decode::trace_buffer::{report_stream, BufferError};
 
@@ -255,7 +258,7 @@ pub struct StmTrace {
     /// Trace lost: dicts of `time`, `kind` and, by kind, `nibbles`, `error`, `master`, `value`.
     #[pyo3(get)]
     losses: Py<PyAny>,
-    /// Spans measured (none unless configured; kept for the future): dicts of `span`, `name`, `master`,
+    /// The spans measured (`spans=`), one dict each: `span` (its position in `spans`), `name`, `master`,
     /// `begin`, `end`.
     #[pyo3(get)]
     spans: Py<PyAny>,
@@ -292,15 +295,86 @@ enum StmFailure {
     Report(BufferError<Infallible>),
 }
 
-/// Decodes the dump at `path` with `config`.
-fn decode(path: &Path, config: ReportConfig) -> Result<(Found, Stats), StmFailure> {
+/// What decodes the messages beside the dump: the KeyStone II device's masters, the target's ELF images
+/// (printf format strings, per master or for all) and the dictionary naming values.
+struct Context {
+    masters: Masters,
+    /// Each image's master (None: every master's) and its file's bytes.
+    images: Vec<(Option<u16>, PathBuf, Vec<u8>)>,
+    dict: Dictionary,
+}
+
+impl Context {
+    /// Reads the files `elf` (`PATH` or `MASTER=PATH`, as `lizard stm-report --elf` takes them) and
+    /// `dictionary` for `device` (`k2h`, `k2e`, `k2l`).
+    fn read(
+        py: Python<'_>,
+        device: Option<&str>,
+        elf: &[String],
+        dictionary: Option<&Path>,
+    ) -> PyResult<Context> {
+        let masters = match device {
+            None => Masters::default(),
+            Some(name) => Device::ALL
+                .into_iter()
+                .find(|d| d.name() == name.trim().to_ascii_lowercase())
+                .map(Masters::for_device)
+                .ok_or_else(|| {
+                    pyo3::exceptions::PyValueError::new_err(format!(
+                        "device '{name}' is no KeyStone II device (k2h, k2e or k2l)"
+                    ))
+                })?,
+        };
+        let mut images = Vec::new();
+        for value in elf {
+            let (master, path) = match value.split_once('=') {
+                Some((m, file)) if masters.parse(m).is_some() => {
+                    (masters.parse(m), PathBuf::from(file))
+                }
+                _ => (None, PathBuf::from(value)),
+            };
+            let bytes = std::fs::read(&path).map_err(|e| os_error(&path, &e))?;
+            ElfImage::parse(&bytes).map_err(|e| raise::<FormatError>(py, &e))?;
+            images.push((master, path, bytes));
+        }
+        let dict = match dictionary {
+            None => Dictionary::new(),
+            Some(path) => {
+                let text = std::fs::read_to_string(path).map_err(|e| os_error(path, &e))?;
+                Dictionary::parse(&text, &masters).map_err(|e| raise::<FormatError>(py, &e))?
+            }
+        };
+        Ok(Context {
+            masters,
+            images,
+            dict,
+        })
+    }
+}
+
+/// Decodes the dump at `path` with `config` and `context`.
+fn decode(
+    path: &Path,
+    config: ReportConfig,
+    context: &Context,
+) -> Result<(Found, Stats), StmFailure> {
     let file = File::open(path).map_err(StmFailure::Open)?;
+    let mut images = ElfImages::new();
+    for (master, _, bytes) in &context.images {
+        // Each image parsed once already in `Context::read`.
+        if let Ok(image) = ElfImage::parse(bytes) {
+            match master {
+                Some(m) => images.set_master(*m, image),
+                None => images.set_default(image),
+            }
+        }
+    }
     let mut found = Found::default();
     let mut sink = |event: &ReportEvent<'_>| -> Result<(), Infallible> {
         found.take(event);
         Ok(())
     };
-    let stats = report_stream(config, &NoImages, &Dictionary::new(), file, &mut sink)
+    let stats = report_stream(config, &images, &context.dict, file, &mut sink)
         .map_err(StmFailure::Report)?;
     Ok((found, stats))
 }
@@ -310,16 +384,28 @@ fn decode(path: &Path, config: ReportConfig) -> Result<(Found, Stats), StmFailur
 /// Without `trace_id` the file is the raw STP stream; with one, CoreSight-formatted 16-byte frames whose
 /// STM source has that trace ID (`mid_stream=True`: the dump starts anywhere in a frame, as a wrapped buffer
 /// saved without its write pointer does). `clock_hz`, the STM clock, makes times nanoseconds instead of
-/// timestamp ticks. Printf messages stay undecodable (no ELF image is read). A file that cannot be read
-/// raises OSError; a trace ID above 0x7f, ValueError. Garbage decodes as losses, not as an error.
+/// timestamp ticks. As `lizard stm-report` takes them: `device` names a TI KeyStone II device (`k2h`,
+/// `k2e`, `k2l`: its masters' names), `elf` the target's images whose printf format strings decode STMLib
+/// printf messages (`PATH`, or `MASTER=PATH` for one master's, e.g. `dsp0=app.out`), `dictionary` a file
+/// naming values, and `spans` the spans to measure (`NAME=START..END`, as `--span`). A file that cannot be
+/// read raises OSError; an ELF image or dictionary that is not one, FormatError; a bad trace ID, device or
+/// span, ValueError. Garbage in the dump decodes as losses, not as an error.
 #[pyfunction]
-#[pyo3(signature = (path, *, trace_id = None, clock_hz = None, mid_stream = false))]
+#[pyo3(signature = (path, *, trace_id = None, clock_hz = None, mid_stream = false, device = None, elf = None, dictionary = None, spans = None))]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "keyword arguments of one Python function"
+)]
 pub fn stm(
     py: Python<'_>,
     path: PathBuf,
     trace_id: Option<u8>,
     clock_hz: Option<u64>,
     mid_stream: bool,
+    device: Option<&str>,
+    elf: Option<Vec<String>>,
+    dictionary: Option<PathBuf>,
+    spans: Option<Vec<String>>,
 ) -> PyResult<StmTrace> {
     let mut config = match trace_id {
         Some(id) if id >= 0x7f => {
@@ -330,14 +416,24 @@ pub fn stm(
         Some(id) => ReportConfig::new(Framing::Formatted(FrameMode::Memory), id),
         None => ReportConfig::new(Framing::Raw, 0),
     };
+    let context = Context::read(py, device, &elf.unwrap_or_default(), dictionary.as_deref())?;
+    config.masters = context.masters;
+    for span in spans.unwrap_or_default() {
+        let spec: SpanSpec = span
+            .parse()
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("span '{span}': {e}")))?;
+        config.spans.push(spec);
+    }
     config.stm_clock_hz = clock_hz;
     config.starts_mid_stream = mid_stream;
-    let (found, stats) = py.detach(|| decode(&path, config)).map_err(|e| match e {
-        StmFailure::Open(source) | StmFailure::Report(BufferError::Read(source)) => {
-            os_error(&path, &source)
-        }
-        StmFailure::Report(other) => raise::<FormatError>(py, &other),
-    })?;
+    let (found, stats) = py
+        .detach(|| decode(&path, config, &context))
+        .map_err(|e| match e {
+            StmFailure::Open(source) | StmFailure::Report(BufferError::Read(source)) => {
+                os_error(&path, &source)
+            }
+            StmFailure::Report(other) => raise::<FormatError>(py, &other),
+        })?;
     let times = found.messages.iter().map(|m| m.time).collect();
     let messages = found
         .messages
