@@ -2,16 +2,50 @@
 
 import pathlib
 from os import PathLike
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, final
 
 import numpy as np
+from typing_extensions import disjoint_base
 import numpy.typing as npt
+
+__all__ = [
+    "__version__",
+    "LizardError",
+    "LizardWarning",
+    "SourceError",
+    "GatordError",
+    "CounterError",
+    "CaptureError",
+    "StatError",
+    "FormatError",
+    "MaliError",
+    "CounterInfo",
+    "Counter",
+    "Capture",
+    "counters",
+    "capture",
+    "load",
+    "Session",
+    "stat",
+    "ApcRecording",
+    "ApcSeries",
+    "apc",
+    "TraceRing",
+    "TraceRecord",
+    "TraceRingIter",
+    "trace_ring",
+    "StmTrace",
+    "StmMessage",
+    "stm",
+    "events",
+    "mali",
+]
 
 __version__: str
 
-StrPath = Union[str, "PathLike[str]"]
-Gatord = Union[None, bool, str]
-Target = Union[None, int, str]
+_StrPath = Union[str, "PathLike[str]"]
+_Gatord = Union[None, bool, str]
+_Target = Union[None, int, str]
 
 class LizardError(Exception):
     """The base of every error lizard_rs raises (besides OSError for files that cannot be read)."""
@@ -43,6 +77,7 @@ class MaliError(LizardError):
 class LizardWarning(UserWarning):
     """A capture ended early or with a source's error; what was captured until then is kept."""
 
+@disjoint_base
 class CounterInfo:
     """What a counter is: its name, units, class and source."""
 
@@ -74,6 +109,8 @@ class CounterInfo:
     @property
     def multiplier(self) -> float: ...
 
+@final
+
 class Counter(CounterInfo):
     """One captured counter: what it is, its reading over the capture, its samples as NumPy arrays."""
 
@@ -99,6 +136,8 @@ class Counter(CounterInfo):
     @property
     def covered_s(self) -> Optional[float]: ...
     def __len__(self) -> int: ...
+
+@final
 
 class Capture:
     """A capture: its counters, its window, how its sampling went, and its JSON document."""
@@ -130,23 +169,25 @@ class Capture:
     @property
     def trace_records(self) -> List[Dict[str, Any]]: ...
     def to_json(self) -> str: ...
-    def save(self, path: StrPath) -> None: ...
+    def save(self, path: _StrPath) -> None: ...
     def to_pandas(self) -> Any:
         """A pandas DataFrame, one row a sample: counter, timestamp_ns, value."""
     def __len__(self) -> int: ...
-    def __getitem__(self, key: Union[int, str]) -> Counter: ...
+    def __getitem__(self, key: Union[int, str], /) -> Counter: ...
+
+@final
 
 class Session:
     """Counters read over regions of a program, the per-draw pattern of the C API."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         counters: Optional[Sequence[str]] = None,
         *,
-        gatord: Gatord = None,
-        target: Target = None,
+        gatord: _Gatord = None,
+        target: _Target = None,
         interval: float = 0.001,
-    ) -> None: ...
+    ) -> "Session": ...
     def __enter__(self) -> "Session": ...
     def __exit__(self, *exc: object) -> bool: ...
     def start(self) -> None: ...
@@ -158,16 +199,16 @@ class Session:
     def counters(self) -> List[str]: ...
     def close(self) -> None: ...
 
-def counters(gatord: Gatord = None) -> List[CounterInfo]:
+def counters(gatord: _Gatord = None) -> List[CounterInfo]:
     """Every counter the sources give (gatord when one answers, else the local counters)."""
 
 def capture(
     duration: float = 2.0,
     counters: Optional[Sequence[str]] = None,
     *,
-    gatord: Gatord = None,
+    gatord: _Gatord = None,
     interval: float = 0.001,
-    target: Target = None,
+    target: _Target = None,
     per_core: bool = False,
 ) -> Capture:
     """Captures the counters for `duration` seconds (Ctrl-C ends it early and keeps what was captured)."""
@@ -176,15 +217,17 @@ def stat(
     command: Optional[Sequence[str]] = None,
     counters: Optional[Sequence[str]] = None,
     *,
-    target: Target = None,
+    target: _Target = None,
     metrics: bool = False,
     user_only: bool = False,
     duration: Optional[float] = None,
 ) -> Dict[str, Any]:
     """Counts a command (or a process, or CPUs): the document of `lizard stat --format json`."""
 
-def load(path: StrPath) -> Capture:
+def load(path: _StrPath) -> Capture:
     """A capture document as `lizard capture --format json` writes it."""
+
+@final
 
 class ApcSeries:
     """One counter's values in a local capture, in the order recorded. Perf counter values are the increase
@@ -203,6 +246,8 @@ class ApcSeries:
     def cores(self) -> npt.NDArray[np.int64]:
         """The CPU each value was counted on, -1 for a value of the whole system."""
     def __len__(self) -> int: ...
+
+@final
 
 class ApcRecording:
     """A Streamline local capture directory read whole: its values per counter and what the walk summed up."""
@@ -227,10 +272,12 @@ class ApcRecording:
     def samples(self) -> int:
         """How many values the capture holds (over every counter)."""
 
-def apc(path: StrPath) -> ApcRecording:
+def apc(path: _StrPath) -> ApcRecording:
     """Reads a Streamline local capture directory (x.apc). FormatError: not a directory, malformed
     captured.xml/events.xml; OSError: missing path or frame file, unreadable file. Undecodable frames are
     `issues`, not errors."""
+
+@final
 
 class TraceRecord:
     """One record of a saved trace ring, as its client made it."""
@@ -259,6 +306,8 @@ class TraceRecord:
     def origin(self) -> dict[str, Any]:
         """{"kind": "unknown" | "inline" | "memfd" | "device"}; a device record also has mode, device, offset."""
 
+@final
+
 class TraceRing:
     """A saved trace ring: its records oldest first, its directory and every client's account."""
 
@@ -275,8 +324,10 @@ class TraceRing:
     def timestamps(self) -> npt.NDArray[np.uint64]:
         """Each record's timestamp_ns, oldest first."""
     def __len__(self) -> int: ...
-    def __getitem__(self, index: int) -> TraceRecord: ...
+    def __getitem__(self, index: int, /) -> TraceRecord: ...
     def __iter__(self) -> TraceRingIter: ...
+
+@final
 
 class TraceRingIter:
     """An iterator over a TraceRing's records, oldest first."""
@@ -284,9 +335,11 @@ class TraceRingIter:
     def __iter__(self) -> TraceRingIter: ...
     def __next__(self) -> TraceRecord: ...
 
-def trace_ring(path: StrPath) -> TraceRing:
+def trace_ring(path: _StrPath) -> TraceRing:
     """Reads a trace ring saved by `lizard trace-server --output`. OSError: cannot be opened or read;
     FormatError: not a valid ring file."""
+
+@final
 
 class StmMessage:
     """One message of an STM trace, decoded (or kept raw, with the reason)."""
@@ -324,6 +377,8 @@ class StmMessage:
     def values(self) -> list[int]:
         """For a "values" message: each packet's value."""
 
+@final
+
 class StmTrace:
     """An STM trace decoded: its messages, the data that did not make a message, the trace lost, the stats."""
 
@@ -351,14 +406,14 @@ class StmTrace:
     def __len__(self) -> int: ...
 
 def stm(
-    path: StrPath,
+    path: _StrPath,
     *,
     trace_id: Optional[int] = None,
     clock_hz: Optional[int] = None,
     mid_stream: bool = False,
     device: Optional[str] = None,
     elf: Optional[Sequence[str]] = None,
-    dictionary: Optional[StrPath] = None,
+    dictionary: Optional[_StrPath] = None,
     spans: Optional[Sequence[str]] = None,
 ) -> StmTrace:
     """Decodes an STM (MIPI STPv2) dump: raw STP without trace_id, CoreSight-formatted frames with one.
@@ -367,11 +422,12 @@ def stm(
     ("NAME=START..END"). OSError: a file cannot be read; FormatError: an image or dictionary is not one;
     ValueError: a bad trace ID, device or span. Garbage in the dump decodes as losses."""
 
-def events(path: StrPath) -> list[dict[str, Any]]:
+def events(path: _StrPath) -> list[dict[str, Any]]:
     """A gatord events XML file as one dict per event: category, counter_set, counter, event, title, name,
     description, units, class, multiplier. OSError: cannot be read; FormatError: malformed XML."""
 
 class _Mali:
+    @final
     class MaliCounter:
         name: str
         human_name: str
@@ -385,6 +441,8 @@ class _Mali:
         inputs: List[str]
         unavailable: Optional[str]
         caveat: Optional[str]
+
+    @final
 
     class MaliGpu:
         @property

@@ -2,6 +2,8 @@ from typing import List
 
 from ._native import _Mali
 
+__all__ = ["MaliCounter", "MaliGpu", "gpu", "gpus"]
+
 MaliGpu = _Mali.MaliGpu
 MaliCounter = _Mali.MaliCounter
 
