@@ -23,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from conftest import skip
+
 try:
     import lizard_rs as native
 
@@ -39,7 +41,7 @@ def shared(relative):
     """The shared data file ``relative``, or a skip saying it is absent."""
     path = DATA / relative
     if not path.exists():
-        pytest.skip(f"shared test data absent: {path} (set LIZARD_TEST_DATA)")
+        skip(f"shared test data absent: {path} (set LIZARD_TEST_DATA)")
     return path
 
 

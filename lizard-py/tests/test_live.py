@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import lizard_rs
+from conftest import require
 
 
 def test_counters_lists_local_counters_with_units_class_and_source():
@@ -49,7 +50,7 @@ def test_a_capture_without_counters_named_takes_the_default_choice():
 
 
 def test_to_pandas_gives_one_row_a_sample():
-    pandas = pytest.importorskip("pandas")
+    pandas = require("pandas")
     capture = lizard_rs.capture(duration=0.3, counters=["TaskClock"], gatord=False, interval=0.02)
     frame = capture.to_pandas()
     assert isinstance(frame, pandas.DataFrame)
