@@ -60,6 +60,9 @@ pub enum XmlError {
         #[source]
         source: roxmltree::Error,
     },
+    /// The text holds no XML element at all: it is empty, or not XML.
+    #[error("no XML element: the text is empty or not XML")]
+    NoElement,
     /// The root element is not the one this document type has.
     #[error("expected root element <{expected}> but found <{found}> at {position}")]
     UnexpectedRoot {

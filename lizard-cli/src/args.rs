@@ -9,11 +9,16 @@ use hwcpipe::counting::{Target, TargetError};
 /// List, capture and inspect Arm CPU and Mali GPU hardware counters, locally (perf, Mali kbase) or
 /// through gatord (Arm Streamline's daemon).
 #[derive(Debug, Parser)]
-#[command(name = "lizard", version, about, long_about = None)]
+#[command(name = "lizard", version, about, long_about = None, after_help = crate::error::EXIT_STATUSES)]
 pub struct Cli {
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
+    /// The largest input file any subcommand reads (e.g. 4GiB), instead of each kind's own limit (a
+    /// capture document 512 MiB, an events XML file 64 MiB, an ELF image 512 MiB, a text table 16 MiB, a
+    /// trace buffer read whole 256 MiB, a streamed frame file or trace 64 GiB; also LIZARD_MAX_INPUT).
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size_u64)]
+    pub max_input: Option<u64>,
 }
 
 /// The subcommands.
@@ -608,9 +613,16 @@ pub struct DiffArgs {
     /// 0 to more).
     #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
     pub max_increase: Option<f64>,
+    /// Compare delta counters per second of each capture's window (rates), for captures of different
+    /// lengths; levels and equations are compared as they are.
+    #[arg(long)]
+    pub per_second: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
+    /// Write the output to this file instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
 }
 
 /// A percentage: a finite number, 0 or more.
@@ -653,6 +665,11 @@ pub fn parse_cpus(text: &str) -> Result<CpuList, String> {
 /// Parses a ring capacity such as `64MiB`, `512KiB` or `4096` (bytes).
 pub fn parse_size(text: &str) -> Result<usize, String> {
     lizard_core::quantity::parse_byte_count(text).map_err(|e| e.to_string())
+}
+
+/// Parses a byte count such as `4GiB` as a `u64`.
+pub fn parse_size_u64(text: &str) -> Result<u64, String> {
+    parse_size(text).map(|bytes| bytes as u64)
 }
 
 /// Parses a number given in decimal or as `0x…` hexadecimal, 0..=255.

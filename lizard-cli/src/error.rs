@@ -1,8 +1,21 @@
-//! Every way a subcommand fails, each printed as one line, and the exit status it gives.
+//! Every way a subcommand fails, each printed as one line, and the exit status it gives (the table
+//! [`EXIT_STATUSES`], which `lizard --help` prints).
 
 use std::path::PathBuf;
 
 use lizard_core::serve::ServeError;
+
+/// The exit statuses of every subcommand, as `lizard --help` shows them.
+pub const EXIT_STATUSES: &str = "\
+Exit status:
+  0    success
+  1    an internal failure
+  2    bad arguments: an unknown flag, counter name or process, options that do not go together
+  3    a counter source is unreachable, refused or failed during the capture, or nothing was measured
+  4    an input file cannot be read, is over its size limit, or holds nothing the command can use
+  5    lizard diff --max-increase: a judged counter grew past the limit
+  130  interrupted (Ctrl-C or SIGTERM) while reading input; a capture interrupted writes what it has
+  lizard stat and a capture of a command exit with the command's status.";
 
 /// Why a subcommand failed.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +41,19 @@ pub enum CliError {
         name: String,
         /// ", did you mean …?" or a pointer to `lizard list`.
         hint: String,
+    },
+    /// An input file could not be read (missing, a directory, over its limit, not text, interrupted).
+    #[error(transparent)]
+    Input(#[from] lizard_core::input::InputError),
+    /// An input file was read, but nothing in it could be used: what was expected and what was found.
+    #[error("{}: {expected}, but {found}", path.display())]
+    NothingUsable {
+        /// The file.
+        path: PathBuf,
+        /// What the command reads ("an events XML file with events").
+        expected: String,
+        /// What it found instead.
+        found: String,
     },
     /// A file could not be read or written.
     #[error("{path}: {source}")]
@@ -71,10 +97,16 @@ pub enum CliError {
 }
 
 impl CliError {
-    /// The process exit status for this failure: 2 for bad arguments or names (a missing process, an
-    /// offline CPU, more events of a counter set than it has slots), 3 for unreachable, missing or refused sources, 4 for bad input files, 1 otherwise.
+    /// The process exit status for this failure ([`EXIT_STATUSES`]): 2 for bad arguments or names (a
+    /// missing process, an offline CPU, more events of a counter set than it has slots), 3 for unreachable,
+    /// missing or refused sources, 4 for input files that cannot be read or hold nothing usable, 130 for a
+    /// read stopped by Ctrl-C, 1 otherwise.
     pub fn exit_code(&self) -> i32 {
         match self {
+            CliError::Input(lizard_core::input::InputError::Stopped { .. }) => {
+                crate::interrupt::INTERRUPTED_STATUS
+            }
+            CliError::Input(_) | CliError::NothingUsable { .. } => 4,
             CliError::BadAddress(_) | CliError::UnknownCounter { .. } | CliError::Usage(_) => 2,
             CliError::Gatord { .. } | CliError::NoSource(_) => 3,
             CliError::File { .. } | CliError::BadInput { .. } | CliError::BadCapture { .. } => 4,

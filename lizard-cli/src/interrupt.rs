@@ -1,4 +1,5 @@
-//! Ctrl-C: the first press asks the running subcommand to finish cleanly (and still write its output).
+//! Ctrl-C: the first press asks the running subcommand to finish cleanly (and still write its output); a
+//! second press (or a second SIGTERM) ends the process at once, with status 130.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
@@ -6,10 +7,18 @@ use std::sync::Once;
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
 
+/// The exit status after a second Ctrl-C: 128 + SIGINT, as a shell reports a process Ctrl-C ended.
+pub const INTERRUPTED_STATUS: i32 = 130;
+
 /// Installs the SIGINT/SIGTERM handler (once). If it cannot be installed, Ctrl-C keeps its default effect.
 pub fn install() {
     INSTALL.call_once(|| {
-        let _ = ctrlc::set_handler(|| INTERRUPTED.store(true, Ordering::SeqCst));
+        let _ = ctrlc::set_handler(|| {
+            if INTERRUPTED.swap(true, Ordering::SeqCst) {
+                eprintln!("lizard: interrupted again; stopping now");
+                std::process::exit(INTERRUPTED_STATUS);
+            }
+        });
     });
 }
 

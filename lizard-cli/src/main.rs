@@ -1,14 +1,17 @@
 //! `lizard`: list, capture and inspect Arm CPU and Mali GPU hardware counters, locally or through gatord.
 //!
-//! Every failure is one line on standard error (`lizard: …`) and a non-zero exit status: 2 for bad
-//! arguments or unknown names, 3 when a counter source is unreachable or refused, fails during a capture
-//! (gatord closed the connection or reported an error) or a capture measured nothing, 4 for unreadable input
-//! files, 1 otherwise. `lizard stat` exits with the status of the command it ran.
+//! Every failure is one line on standard error (`lizard: …`) and a non-zero exit status, from one table
+//! for every subcommand ([`error::EXIT_STATUSES`], printed by `lizard --help`): 2 for bad arguments or
+//! unknown names, 3 when a counter source is unreachable or refused, fails during a capture (gatord closed
+//! the connection or reported an error) or a capture measured nothing, 4 for input files that cannot be read
+//! or hold nothing usable, 5 for a `diff` gate that failed, 130 for a read stopped by Ctrl-C, 1 otherwise.
+//! `lizard stat` exits with the status of the command it ran.
 #![forbid(unsafe_code)]
 
 mod args;
 mod cmd;
 mod error;
+mod inputs;
 mod interrupt;
 mod names;
 mod output;
@@ -46,6 +49,7 @@ fn main() {
         eprintln!("lizard: internal error: {info}");
     }));
     let cli = Cli::parse();
+    inputs::set_max_input(cli.max_input);
     let code = match run(&cli) {
         Ok(code) => code,
         Err(error) => {

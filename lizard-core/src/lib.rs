@@ -12,6 +12,7 @@ mod enabling;
 pub mod error;
 mod gatord;
 pub mod hwc;
+pub mod input;
 mod lizard;
 pub mod machine;
 #[cfg(feature = "perfetto")]

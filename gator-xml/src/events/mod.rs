@@ -20,7 +20,7 @@ pub use option_set::{EventOption, OptionSet};
 pub use row::EventRow;
 pub use spe::{Spe, SpeAddress, SpeCounter, SpeDataSource};
 
-use crate::error::XmlError;
+use crate::error::{Position, XmlError};
 use crate::raw::RawElement;
 use crate::reader::{self, Element};
 use crate::shared_str::DocumentText;
@@ -85,10 +85,32 @@ fn first_element_name(text: &str) -> Option<&str> {
 
 impl Events {
     /// Reads an events text in either form (see [`EventsForm::detect`]).
+    ///
+    /// A text whose first element is neither `<events>` nor one a fragment holds (`<counter_set>`,
+    /// `<category>`, `<spe>`) is another document: [`XmlError::UnexpectedRoot`]. A text with no element at
+    /// all (empty, or not XML) is [`XmlError::NoElement`].
     pub fn parse(text: &str) -> Result<Self, XmlError> {
-        match EventsForm::detect(text) {
-            EventsForm::Document => Self::parse_document(text),
-            EventsForm::Fragment => Self::parse_fragment(text),
+        match first_element_name(text) {
+            Some("events") => Self::parse_document(text),
+            Some("counter_set" | "category" | "spe") => Self::parse_fragment(text),
+            Some(found) => {
+                // The element's `<` is the byte before its name.
+                let offset = (found.as_ptr() as usize - text.as_ptr() as usize).saturating_sub(1);
+                let before = &text[..offset];
+                let line = before.matches('\n').count() + 1;
+                let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                Err(XmlError::UnexpectedRoot {
+                    expected: "events",
+                    found: found.to_owned(),
+                    position: Position::new(
+                        u32::try_from(line).unwrap_or(u32::MAX),
+                        u32::try_from(column).unwrap_or(u32::MAX),
+                    ),
+                })
+            }
+            // Markup the scan above does not follow (a DTD): the XML parser says what is wrong.
+            None if text.contains('<') => Self::parse_document(text),
+            None => Err(XmlError::NoElement),
         }
     }
 
@@ -236,6 +258,31 @@ mod tests {
         assert!(
             matches!(err, XmlError::UnexpectedRoot { expected: "events", ref found, .. } if found == "counters")
         );
+    }
+
+    #[test]
+    fn text_that_is_not_events_is_refused_with_what_it_is() {
+        // Another document, with or without a declaration: its root is named, where it starts.
+        let err = Events::parse("<?xml version=\"1.0\"?>\n<pmus>\n<pmu/></pmus>").unwrap_err();
+        assert!(
+            matches!(&err, XmlError::UnexpectedRoot { expected: "events", found, position }
+                if found == "pmus" && *position == Position::new(2, 1)),
+            "{err:?}"
+        );
+        let err = Events::parse("<foo/>").unwrap_err();
+        assert!(matches!(&err, XmlError::UnexpectedRoot { found, .. } if found == "foo"));
+        // Nothing XML at all: empty, blank, plain text, JSON.
+        for text in ["", "  \n", "hello world\n", "{\"counters\": []}"] {
+            assert_eq!(Events::parse(text), Err(XmlError::NoElement), "{text:?}");
+        }
+        // Fragments of each kind are still read.
+        for text in [
+            "<counter_set name=\"S\" count=\"1\"/>",
+            "<!-- c -->\n<category name=\"C\"/>",
+            "<spe name=\"SPE\" id=\"armv8.2_spe\"/>",
+        ] {
+            assert!(Events::parse(text).is_ok(), "{text}");
+        }
     }
 
     #[test]

@@ -3,13 +3,15 @@
 
 use std::path::Path;
 
-use lizard_core::capture::diff::{self, Comparison, CounterChange};
+use lizard_core::capture::diff::{self, Basis, Comparison, CounterChange};
 use lizard_core::capture::Capture;
 
 use crate::args::{DiffArgs, ListFormat};
 use crate::error::CliError;
+use crate::inputs::inputs;
 use crate::output;
 use crate::table::Table;
+use lizard_core::input::InputKind;
 
 /// The exit status when a judged counter grew past `--max-increase`.
 const REGRESSED: i32 = 5;
@@ -18,18 +20,45 @@ const REGRESSED: i32 = 5;
 pub fn run(args: &DiffArgs) -> Result<i32, CliError> {
     let base = read(&args.base)?;
     let new = read(&args.new)?;
-    let changes = diff::compare(&base, &new);
+    let basis = match args.per_second {
+        true => Basis::PerSecond,
+        false => Basis::AsCaptured,
+    };
+    let changes = diff::compare_on(&base, &new, basis);
+    if diff::compared(&changes) == 0 {
+        return Err(CliError::NothingUsable {
+            path: args.new.clone(),
+            expected: format!(
+                "a capture to compare with {}: a counter with a value in both",
+                args.base.display()
+            ),
+            found: match changes
+                .iter()
+                .any(|c| c.note.as_deref().is_some_and(|n| n.starts_with("no value")))
+            {
+                true => "no counter the two have in common has a value in both".to_owned(),
+                false => "the two have no counter in common".to_owned(),
+            },
+        });
+    }
+    let differ = diff::windows_differ(&base, &new).filter(|_| basis == Basis::AsCaptured);
+    if let Some((b, n)) = differ {
+        eprintln!(
+            "lizard: the windows differ (base {b:.3} s, new {n:.3} s): totals of delta counters differ \
+             by as much; --per-second compares their rates"
+        );
+    }
     let regressions = args
         .max_increase
         .map(|limit| diff::regressions(&changes, &args.counters, limit))
         .unwrap_or_default();
     let text = match args.format {
-        ListFormat::Table => table(&base, &new, &changes),
+        ListFormat::Table => table(&base, &new, &changes, basis),
         ListFormat::Json => {
             let document = Comparison::new(
                 (&args.base, &base),
                 (&args.new, &new),
-                &changes,
+                (&changes, basis),
                 args.max_increase,
                 &regressions,
             );
@@ -39,15 +68,18 @@ pub fn run(args: &DiffArgs) -> Result<i32, CliError> {
             )
         }
     };
-    output::write(None, &text)?;
+    output::write(args.output.as_deref(), &text)?;
     for regression in &regressions {
-        eprintln!("lizard: {regression}");
+        match differ {
+            Some(_) => eprintln!("lizard: {regression} (over windows of different lengths)"),
+            None => eprintln!("lizard: {regression}"),
+        }
     }
     Ok(if regressions.is_empty() { 0 } else { REGRESSED })
 }
 
 fn read(path: &Path) -> Result<Capture, CliError> {
-    let text = std::fs::read_to_string(path).map_err(|e| CliError::file(path, e))?;
+    let text = inputs()?.read_text(path, InputKind::CaptureDocument)?;
     Capture::from_json(&text).map_err(|source| CliError::BadCapture {
         path: path.to_owned(),
         source,
@@ -61,7 +93,7 @@ fn number(value: Option<f64>) -> String {
         .map_or_else(String::new, |n| output::reading_text(&n))
 }
 
-fn table(base: &Capture, new: &Capture, changes: &[CounterChange]) -> String {
+fn table(base: &Capture, new: &Capture, changes: &[CounterChange], basis: Basis) -> String {
     let mut table = Table::new(&["counter", "units", "base", "new", "change", "ratio", "note"]);
     for c in changes {
         table.row(vec![
@@ -86,9 +118,16 @@ fn table(base: &Capture, new: &Capture, changes: &[CounterChange]) -> String {
             .as_ref()
             .map_or_else(|| "not recorded".to_owned(), |r| r.summary())
     };
+    let how = match basis {
+        Basis::AsCaptured => {
+            "readings are compared as they are: totals of delta counters, means of absolute ones"
+        }
+        Basis::PerSecond => {
+            "delta counters are compared per second of their window; others as they are"
+        }
+    };
     format!(
-        "{}\nwindows: base {}, new {} (readings are compared as they are: totals of delta counters, \
-         means of absolute ones)\nbase run: {}\nnew run:  {}\n",
+        "{}\nwindows: base {}, new {} ({how})\nbase run: {}\nnew run:  {}\n",
         table.render(),
         window(base),
         window(new),

@@ -6,8 +6,10 @@ use serde::Serialize;
 
 use crate::args::{EventsArgs, ListFormat};
 use crate::error::CliError;
+use crate::inputs::inputs;
 use crate::output;
 use crate::table::Table;
+use lizard_core::input::InputKind;
 
 /// The JSON document: every file read.
 #[derive(Serialize)]
@@ -37,8 +39,15 @@ pub fn run(args: &EventsArgs) -> Result<i32, CliError> {
     ]);
     let mut documents = Vec::new();
     for path in &args.files {
-        let bytes = std::fs::read(path).map_err(|e| CliError::file(path, e))?;
+        let bytes = inputs()?.read(path, InputKind::EventsXml)?;
         let events = Events::from_bytes(&bytes).map_err(|e| CliError::bad_input(path, e))?;
+        if events.event_count() == 0 && events.counter_sets.is_empty() {
+            return Err(CliError::NothingUsable {
+                path: path.clone(),
+                expected: "an events XML file with counter sets or events".to_owned(),
+                found: "it has none".to_owned(),
+            });
+        }
         documents.push((path, events));
     }
     let mut files = Vec::new();

@@ -5,12 +5,13 @@ use lizard_core::capture::{perfetto, report, Capture};
 
 use crate::args::{ReportArgs, ReportFormat};
 use crate::error::CliError;
+use crate::inputs::inputs;
 use crate::output;
+use lizard_core::input::InputKind;
 
 /// Runs `lizard report`.
 pub fn run(args: &ReportArgs) -> Result<i32, CliError> {
-    let text =
-        std::fs::read_to_string(&args.capture).map_err(|e| CliError::file(&args.capture, e))?;
+    let text = inputs()?.read_text(&args.capture, InputKind::CaptureDocument)?;
     let capture = Capture::from_json(&text).map_err(|source| CliError::BadCapture {
         path: args.capture.clone(),
         source,

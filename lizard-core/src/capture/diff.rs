@@ -9,6 +9,8 @@ use std::path::Path;
 use serde::Serialize;
 
 use super::text::reading_text;
+use serde_json::Number;
+
 use super::{Capture, CapturedCounter};
 
 /// One counter in the two captures.
@@ -38,42 +40,116 @@ impl CounterChange {
     }
 }
 
-/// Every counter of either capture: the base's in its order, then those only in the new one.
+/// How two readings of a counter are put side by side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Basis {
+    /// As captured: delta counters' totals, absolute counters' means. Right for runs of the same workload
+    /// (`capture -- CMD`); totals of captures of different lengths differ by their lengths.
+    #[default]
+    AsCaptured,
+    /// Delta counters' totals divided by their capture's window, in units per second; every other class
+    /// (levels, equations) as captured. Right for captures of different lengths.
+    PerSecond,
+}
+
+/// Every counter of either capture, compared as captured: the base's in its order, then those only in the
+/// new one.
 pub fn compare(base: &Capture, new: &Capture) -> Vec<CounterChange> {
-    fn find<'c>(capture: &'c Capture, name: &str) -> Option<&'c CapturedCounter> {
-        capture.counters.iter().find(|c| c.counter_name() == name)
-    }
+    compare_on(base, new, Basis::AsCaptured)
+}
+
+/// Every counter of either capture, compared on `basis`: the base's in its order, then those only in the
+/// new one.
+pub fn compare_on(base: &Capture, new: &Capture, basis: Basis) -> Vec<CounterChange> {
     let mut names: Vec<&str> = base.counters.iter().map(|c| c.counter_name()).collect();
     for c in &new.counters {
         if !names.contains(&c.counter_name()) {
             names.push(c.counter_name());
         }
     }
+    let base = Reading {
+        capture: base,
+        basis,
+    };
+    let new = Reading {
+        capture: new,
+        basis,
+    };
     names
         .into_iter()
-        .map(|name| change(name, find(base, name), find(new, name)))
+        .map(|name| change(name, base.of(name), new.of(name)))
         .collect()
 }
 
-fn change(
-    name: &str,
-    base: Option<&CapturedCounter>,
-    new: Option<&CapturedCounter>,
-) -> CounterChange {
-    let value = |c: Option<&CapturedCounter>| c.and_then(|c| c.value.as_ref()?.as_f64());
-    let (b, n) = (value(base), value(new));
-    let note = match (base, new) {
+/// The number of counters among `changes` that have a value on both sides: a comparison without any
+/// compares nothing.
+pub fn compared(changes: &[CounterChange]) -> usize {
+    changes.iter().filter(|c| c.change.is_some()).count()
+}
+
+/// The two windows' lengths in seconds, when both are known and differ by more than 1 %: totals of delta
+/// counters then differ by the windows as much as by the workload ([`Basis::PerSecond`] compares rates).
+pub fn windows_differ(base: &Capture, new: &Capture) -> Option<(f64, f64)> {
+    let (b, n) = base.duration_s.zip(new.duration_s)?;
+    let larger = b.max(n);
+    (larger > 0.0 && (b - n).abs() / larger > 0.01).then_some((b, n))
+}
+
+/// A capture's counters read on a basis.
+struct Reading<'c> {
+    capture: &'c Capture,
+    basis: Basis,
+}
+
+/// A counter's value on a basis, or why it has none, with its unit.
+struct Value {
+    value: Result<f64, String>,
+    units: String,
+}
+
+impl Reading<'_> {
+    fn of(&self, name: &str) -> Option<Value> {
+        let counter = self
+            .capture
+            .counters
+            .iter()
+            .find(|c| c.counter_name() == name)?;
+        let value = counter
+            .value
+            .as_ref()
+            .and_then(Number::as_f64)
+            .ok_or_else(|| reason(counter).to_owned());
+        let units = counter.value_units().to_owned();
+        Some(match (self.basis, counter.is_delta()) {
+            (Basis::PerSecond, true) => Value {
+                value: value.and_then(|v| match self.capture.duration_s {
+                    Some(s) if s > 0.0 => Ok(v / s),
+                    _ => Err("no window length to take a rate over".to_owned()),
+                }),
+                units: format!("{units}/s"),
+            },
+            _ => Value { value, units },
+        })
+    }
+}
+
+fn change(name: &str, base: Option<Value>, new: Option<Value>) -> CounterChange {
+    let value = |s: &Option<Value>| s.as_ref().and_then(|s| s.value.as_ref().ok().copied());
+    let (b, n) = (value(&base), value(&new));
+    let note = match (&base, &new) {
         (None, _) => Some("only in new".to_owned()),
         (_, None) => Some("only in base".to_owned()),
-        (Some(base), Some(new)) => match (b, n) {
-            (None, _) => Some(format!("no value in base: {}", reason(base))),
-            (_, None) => Some(format!("no value in new: {}", reason(new))),
+        (Some(base), Some(new)) => match (&base.value, &new.value) {
+            (Err(why), _) => Some(format!("no value in base: {why}")),
+            (_, Err(why)) => Some(format!("no value in new: {why}")),
             _ => None,
         },
     };
     let units = base
-        .or(new)
-        .map(|c| c.value_units().to_owned())
+        .as_ref()
+        .or(new.as_ref())
+        .map(|s| s.units.clone())
         .unwrap_or_default();
     CounterChange {
         counter: name.to_owned(),
@@ -170,9 +246,9 @@ impl fmt::Display for Regression<'_> {
     }
 }
 
-/// One capture of a [`Comparison`]: its file and its duration.
+/// One capture of a [`Comparison`]: its file and its window's length.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Side<'d> {
+pub struct Window<'d> {
     /// The capture document's file.
     pub path: &'d Path,
     /// Its window's length in seconds ([`Capture::duration_s`]).
@@ -183,11 +259,15 @@ pub struct Side<'d> {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison<'d> {
     /// The base capture.
-    pub base: Side<'d>,
+    pub base: Window<'d>,
     /// The new capture.
-    pub new: Side<'d>,
+    pub new: Window<'d>,
     /// Every counter of either capture ([`compare`]).
     pub counters: &'d [CounterChange],
+    /// How the readings are compared.
+    pub basis: Basis,
+    /// Whether the windows' lengths differ by more than 1 % ([`windows_differ`]).
+    pub windows_differ: bool,
     /// The largest increase allowed, in percent, if one was given.
     pub max_increase_percent: Option<f64>,
     /// Each regression's line ([`Regression`]'s text).
@@ -200,20 +280,22 @@ impl<'d> Comparison<'d> {
     pub fn new(
         (base_path, base): (&'d Path, &Capture),
         (new_path, new): (&'d Path, &Capture),
-        changes: &'d [CounterChange],
+        (changes, basis): (&'d [CounterChange], Basis),
         max_increase_percent: Option<f64>,
         regressions: &[Regression<'_>],
     ) -> Comparison<'d> {
         Comparison {
-            base: Side {
+            base: Window {
                 path: base_path,
                 duration_s: base.duration_s,
             },
-            new: Side {
+            new: Window {
                 path: new_path,
                 duration_s: new.duration_s,
             },
             counters: changes,
+            basis,
+            windows_differ: windows_differ(base, new).is_some(),
             max_increase_percent,
             regressed: regressions.iter().map(ToString::to_string).collect(),
         }
