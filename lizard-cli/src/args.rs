@@ -391,11 +391,15 @@ pub struct GatordSimArgs {
 /// `lizard stm-dump`.
 #[derive(Debug, Args)]
 pub struct StmDumpArgs {
-    /// The raw trace buffer (CoreSight formatted 16-byte frames).
+    /// The trace buffer: CoreSight formatted 16-byte frames, or a bare STP stream. Without --trace-id or
+    /// --bare, its first 64 KiB say which (frames of one trace ID are decoded for that ID).
     pub file: PathBuf,
-    /// The trace ID of the STM source (e.g. 0x20).
-    #[arg(long, value_parser = parse_u8)]
+    /// The trace ID of the STM source in the frames (0x01 to 0x6F, e.g. 0x20).
+    #[arg(long, value_parser = parse_trace_id, conflicts_with = "bare")]
     pub trace_id: Option<u8>,
+    /// The file is a bare STP byte stream (no CoreSight frames), whatever its first bytes look like.
+    #[arg(long)]
+    pub bare: bool,
     /// Print elements (software messages, flags, triggers) instead of packets.
     #[arg(long)]
     pub elements: bool,
@@ -420,10 +424,14 @@ pub struct StmReportArgs {
     /// the data.
     #[arg(long, value_name = "N", value_parser = parse_u32)]
     pub write_pointer: Option<u32>,
-    /// The STM's trace ID in TWP / CoreSight frames (default 0x40, KeyStone II's STM, when frames are
-    /// used). Without --dcm, giving it means the file holds frames; otherwise it is the bare STP stream.
-    #[arg(long, value_parser = parse_u8)]
+    /// The STM's trace ID in TWP / CoreSight frames (0x01 to 0x6F; default 0x40, KeyStone II's STM, when
+    /// frames are used). Without --dcm, giving it means the file holds frames; without it or --bare, the
+    /// file's first 64 KiB say whether it holds frames.
+    #[arg(long, value_parser = parse_trace_id, conflicts_with = "bare")]
     pub trace_id: Option<u8>,
+    /// The file is a bare STP byte stream (no TWP or CoreSight frames), whatever its first bytes look like.
+    #[arg(long, conflicts_with = "dcm")]
+    pub bare: bool,
     /// The device: names the masters (DSP0..., Arm0...).
     #[arg(long, value_enum)]
     pub device: Option<StmDevice>,
@@ -453,14 +461,19 @@ pub struct StmReportArgs {
     #[arg(long, value_parser = parse_stm_window, requires = "cptracer_layout")]
     pub window: Option<Duration>,
     /// Write the timeline to this Perfetto trace.
-    #[arg(long, short = 'o', value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     pub perfetto: Option<PathBuf>,
-    /// Print every message, one line each, before the statistics.
-    #[arg(long, conflicts_with = "format")]
+    /// Also give every message: one line each before the statistics, or with --format json the
+    /// document's `messages` array (each message's time, master, channel, kind, text and bytes).
+    #[arg(long)]
     pub messages: bool,
-    /// The statistics' format.
+    /// The report's format: statistics as text, or one JSON document.
     #[arg(long, value_enum, default_value_t = TextFormat::Text)]
     pub format: TextFormat,
+    /// Write the report (statistics, and messages with --messages) to this file instead of standard
+    /// output.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// `--device` of `stm-report`.
@@ -670,6 +683,16 @@ pub fn parse_size(text: &str) -> Result<usize, String> {
 /// Parses a byte count such as `4GiB` as a `u64`.
 pub fn parse_size_u64(text: &str) -> Result<u64, String> {
     parse_size(text).map(|bytes| bytes as u64)
+}
+
+/// A CoreSight trace ID: 7 bits, 0x01 to 0x6F (0x00 marks no source, 0x70 to 0x7F are reserved).
+pub fn parse_trace_id(text: &str) -> Result<u8, String> {
+    match parse_u8(text) {
+        Ok(id @ 0x01..=0x6F) => Ok(id),
+        _ => Err(format!(
+            "'{text}' is not a trace ID: trace IDs are 7-bit, 0x01 to 0x6F (0x00 and 0x70 to 0x7F are reserved)"
+        )),
+    }
 }
 
 /// Parses a number given in decimal or as `0x…` hexadecimal, 0..=255.

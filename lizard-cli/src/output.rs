@@ -9,6 +9,25 @@ use crate::error::CliError;
 
 pub use lizard_core::capture::text::{csv_field, reading_text};
 
+/// Warnings printed one by one before the rest are only counted.
+pub const WARNINGS_SHOWN: usize = 5;
+
+/// Prints the first [`WARNINGS_SHOWN`] of `listed` as warnings on standard error, then one line counting
+/// the rest of `total`.
+pub fn warn_some<T: std::fmt::Display>(listed: &[T], total: u64) {
+    for warning in listed.iter().take(WARNINGS_SHOWN) {
+        eprintln!("lizard: warning: {warning}");
+    }
+    let shown = listed.len().min(WARNINGS_SHOWN) as u64;
+    if total > shown {
+        eprintln!(
+            "lizard: warning: {} more like these (--format json lists the first {})",
+            total - shown,
+            listed.len()
+        );
+    }
+}
+
 /// Pretty JSON text with a final newline.
 pub fn to_json(value: &Json) -> String {
     let mut text = serde_json::to_string_pretty(value).unwrap_or_else(|_| "null".to_owned());
@@ -65,11 +84,11 @@ pub fn write_binary(
     }
 }
 
-/// Standard output for listings written as they are produced (buffered, never held whole in memory).
-/// A closed pipe (`lizard stm-dump ... | head`) ends the output quietly: [`Stream::is_closed`] turns true
-/// and later writes are dropped.
+/// Standard output (or an output file) for listings written as they are produced (buffered, never held
+/// whole in memory). A closed pipe (`lizard stm-dump ... | head`) ends the output quietly:
+/// [`Stream::is_closed`] turns true and later writes are dropped.
 pub struct Stream {
-    out: std::io::BufWriter<std::io::StdoutLock<'static>>,
+    out: std::io::BufWriter<Box<dyn Write>>,
     closed: bool,
 }
 
@@ -77,7 +96,15 @@ impl Stream {
     /// Locks standard output for the rest of the command.
     pub fn stdout() -> Stream {
         Stream {
-            out: std::io::BufWriter::with_capacity(64 << 10, std::io::stdout().lock()),
+            out: std::io::BufWriter::with_capacity(64 << 10, Box::new(std::io::stdout().lock())),
+            closed: false,
+        }
+    }
+
+    /// Writes to `file`, opened beforehand (so that a path that cannot be written fails before the work).
+    pub fn file(file: std::fs::File) -> Stream {
+        Stream {
+            out: std::io::BufWriter::with_capacity(64 << 10, Box::new(file)),
             closed: false,
         }
     }

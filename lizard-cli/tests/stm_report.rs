@@ -198,7 +198,7 @@ fn a_keystone_dump_and_its_elf_open_as_a_timeline_of_readable_messages() {
         dict_s,
         "--span",
         "frame=start..end",
-        "-o",
+        "--perfetto",
         trace_s,
         "--format",
         "json",
@@ -303,6 +303,87 @@ fn a_keystone_dump_and_its_elf_open_as_a_timeline_of_readable_messages() {
     assert!(from_raw
         .iter()
         .any(|l| l.contains("Arm0") && l.contains("arm tick")));
+
+    // Without --trace-id the wrapped buffer's TWP frames are found from its bytes, and said so.
+    let found = run(&[
+        "stm-report",
+        raw_path.to_str().unwrap(),
+        "--wrapped",
+        "--write-pointer",
+        &wp,
+        "--device",
+        "k2h",
+        "--elf",
+        exe_s,
+        "--dict",
+        dict_s,
+        "--messages",
+    ]);
+    assert!(found.status.success(), "{}", stderr(&found));
+    assert!(
+        stderr(&found).contains("holds TWP / CoreSight frames (trace IDs: 0x40"),
+        "{}",
+        stderr(&found)
+    );
+    let found_lines: Vec<String> = stdout(&found)
+        .lines()
+        .take_while(|l| !l.starts_with("clock:"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(found_lines, from_raw);
+    // Read as bare STP on purpose, nothing is found: exit 4, with what to pass.
+    let bare = run(&[
+        "stm-report",
+        raw_path.to_str().unwrap(),
+        "--wrapped",
+        "--write-pointer",
+        &wp,
+        "--bare",
+    ]);
+    assert_eq!(bare.status.code(), Some(4), "{}", stderr(&bare));
+    assert!(
+        stderr(&bare).contains("--dcm or --trace-id"),
+        "{}",
+        stderr(&bare)
+    );
+
+    // The messages as JSON, one object each in the document, the same as the lines; written with -o.
+    let report = dir.join("report.json");
+    let quiet = ok(&[
+        "stm-report",
+        dump_s,
+        "--dcm",
+        dcm_s,
+        "--device",
+        "k2h",
+        "--elf",
+        exe_s,
+        "--dict",
+        dict_s,
+        "--messages",
+        "--format",
+        "json",
+        "-o",
+        report.to_str().unwrap(),
+    ]);
+    assert_eq!(quiet, "", "the report went to the file");
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let listed = doc["messages"].as_array().unwrap();
+    assert_eq!(listed.len() as u64, messages);
+    assert_eq!(doc["stats"]["stream"]["messages"].as_u64(), Some(messages));
+    for (entry, line) in listed.iter().zip(&from_dump) {
+        let text = entry["text"].as_str().unwrap();
+        assert!(line.ends_with(text), "{line} / {entry}");
+        assert!(
+            line.contains(entry["master_name"].as_str().unwrap()),
+            "{line} / {entry}"
+        );
+        assert!(
+            entry["time"].is_u64() && entry["channel"].is_u64(),
+            "{entry}"
+        );
+        assert!(["stmlib", "values", "undecodable"].contains(&entry["kind"].as_str().unwrap()));
+    }
 
     // Perfetto's own module reads the timeline: a track per master, per channel under it, the messages'
     // text as instants, the spans as slices.
@@ -481,10 +562,18 @@ fn every_bad_input_gets_its_reason() {
     );
     fails(&["stm-report", b, "--stm-clock", "0"], 2, "not a frequency");
     fails(&["stm-report", &format!("{b}.none")], 4, "buffer.bin.none");
-    // Bytes that hold no STP at all: a report that says so, not an error.
-    let text = ok(&["stm-report", b]);
+    // Bytes that hold no STP at all: the report that says so, and the failure with the hint.
+    let output = run(&["stm-report", b]);
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
     assert!(
-        text.contains("128 nibbles before the first ASYNC"),
-        "{text}"
+        stdout(&output).contains("128 nibbles before the first ASYNC"),
+        "{}",
+        stdout(&output)
+    );
+    assert!(
+        stderr(&output).contains("no STP synchronisation (ASYNC) in 128 nibbles")
+            && stderr(&output).contains("--dcm or --trace-id"),
+        "{}",
+        stderr(&output)
     );
 }

@@ -31,6 +31,7 @@ pub mod opcode;
 pub mod packet;
 #[cfg(feature = "alloc")]
 pub mod report;
+pub mod sniff;
 #[cfg(feature = "alloc")]
 pub mod span;
 #[cfg(feature = "alloc")]

@@ -15,11 +15,14 @@
 //! so memory stays constant whatever the capture's size; what is known only at the end (sample count,
 //! SUMMARY, frame counts, perf events, errors) follows the values.
 
-use lizard_core::{RecordedValue, Recording, RecordingError, RecordingSummary, Value as Reading};
+use lizard_core::{
+    RecordedValue, Recording, RecordingError, RecordingIssue, RecordingSummary, Value as Reading,
+};
 use serde::Serialize;
 
 use crate::args::{ApcDumpArgs, DumpFormat};
 use crate::error::CliError;
+use crate::inputs::inputs;
 use crate::output::{self, Stream};
 use crate::table::Table;
 
@@ -27,6 +30,7 @@ impl From<RecordingError> for CliError {
     fn from(error: RecordingError) -> CliError {
         match error {
             RecordingError::Io { path, source } => CliError::file(path, source),
+            RecordingError::Input(error) => CliError::Input(error),
             RecordingError::Xml { path, source } => CliError::bad_input(path, source),
             RecordingError::NotADirectory { path } => CliError::bad_input(
                 path,
@@ -144,7 +148,8 @@ fn json_tail(summary: &RecordingSummary) -> Result<String, CliError> {
 /// time) and in CSV after the header lines, in JSON as the `samples` array; the sample count, SUMMARY, frame
 /// counts, perf events and errors follow them.
 pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
-    let mut recording = Recording::open(&args.path)?;
+    let inputs = inputs()?;
+    let mut recording = Recording::open_with(&args.path, &inputs)?;
     let protocol = recording.protocol();
 
     let mut out = Stream::stdout();
@@ -213,8 +218,30 @@ pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
         }
     };
     out.finish()?;
-    for error in &summary.issues {
-        eprintln!("lizard: warning: {error}");
+    // The first few problems of frames one by one, the rest counted; why the walk ended, always.
+    let (frames, ending): (Vec<_>, Vec<_>) = summary.issues.iter().partition(|i| {
+        !matches!(
+            i,
+            RecordingIssue::GaveUp { .. } | RecordingIssue::LostPerfRecords { .. }
+        )
+    });
+    output::warn_some(&frames, summary.issue_count() - ending.len() as u64);
+    for issue in ending {
+        eprintln!("lizard: warning: {issue}");
+    }
+    if summary.samples == 0 {
+        let frames: u64 = summary.frames.values().sum();
+        return Err(CliError::NothingUsable {
+            path: args.path.join(lizard_core::FRAMES_FILE),
+            expected: "a frame file of a capture, with counter values".to_owned(),
+            found: match summary.issues.first() {
+                Some(first) => format!(
+                    "it gave no value ({frames} frames read, {} problems, the first: {first})",
+                    summary.issue_count()
+                ),
+                None => format!("it gave no value ({frames} frames read)"),
+            },
+        });
     }
     Ok(0)
 }

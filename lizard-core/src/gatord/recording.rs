@@ -11,7 +11,6 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use gator_proto::apc::{
@@ -23,6 +22,7 @@ use thiserror::Error;
 
 use super::apc::{FrameSink, KeyMap, KeyedSample, SinkError};
 use super::frame_file::{FrameFile, FrameFileError};
+use crate::input::{InputError, InputKind, Inputs, Stream};
 use crate::store::Value;
 
 /// The frame file inside a capture directory.
@@ -30,6 +30,13 @@ pub const FRAMES_FILE: &str = "0000000000";
 
 /// The protocol version assumed for a capture without `captured.xml`.
 const DEFAULT_PROTOCOL: i64 = 950;
+
+/// The problems a summary lists one by one; the rest are counted ([`RecordingSummary::issues_not_listed`]).
+pub const LISTED_ISSUES: usize = 20;
+
+/// Frames in a row that cannot be read after which the walk stops: such a file is not a frame file (a
+/// file of zeros is one empty record every 4 bytes), and reading on would take as long as the file is.
+pub const UNREADABLE_RUN_LIMIT: usize = 10_000;
 
 /// Why a capture directory cannot be read.
 #[derive(Debug, Error)]
@@ -50,6 +57,9 @@ pub enum RecordingError {
         #[source]
         source: std::io::Error,
     },
+    /// A file of the capture could not be read under its limit (over it, a directory, interrupted).
+    #[error(transparent)]
+    Input(#[from] InputError),
     /// `captured.xml` or `events.xml` is not a document of its kind.
     #[error("{}: malformed XML document", path.display())]
     Xml {
@@ -68,6 +78,7 @@ impl RecordingError {
             RecordingError::NotADirectory { path }
             | RecordingError::Io { path, .. }
             | RecordingError::Xml { path, .. } => path,
+            RecordingError::Input(error) => error.path(),
         }
     }
 }
@@ -238,6 +249,11 @@ pub enum RecordingIssue {
         /// How many.
         count: u64,
     },
+    /// The walk stopped at frame `frame` after [`UNREADABLE_RUN_LIMIT`] frames in a row could not be read.
+    GaveUp {
+        /// The index of the last frame tried.
+        frame: usize,
+    },
 }
 
 impl fmt::Display for RecordingIssue {
@@ -252,6 +268,11 @@ impl fmt::Display for RecordingIssue {
             RecordingIssue::LostPerfRecords { count } => write!(
                 f,
                 "the kernel lost {count} perf record(s) (PERF_RECORD_LOST); perf values after a loss still add up"
+            ),
+            RecordingIssue::GaveUp { frame } => write!(
+                f,
+                "stopped at frame {frame}: the last {UNREADABLE_RUN_LIMIT} frames could not be read, so this \
+                 is not a frame file of a capture"
             ),
         }
     }
@@ -280,9 +301,27 @@ pub struct RecordingSummary {
     pub samples: u64,
     /// The perf events gatord announced, by key.
     pub perf_events: Vec<PerfEvent>,
-    /// What could not be read (serialized as `errors`, each as its text).
+    /// What could not be read, the first [`LISTED_ISSUES`] of it (serialized as `errors`, each as its text).
     #[cfg_attr(feature = "serde", serde(rename = "errors"))]
     pub issues: Vec<RecordingIssue>,
+    /// Problems beyond the first [`LISTED_ISSUES`], counted (serialized as `errors_not_listed`).
+    #[cfg_attr(feature = "serde", serde(rename = "errors_not_listed"))]
+    pub issues_not_listed: u64,
+}
+
+impl RecordingSummary {
+    /// Lists `issue`, or counts it once [`LISTED_ISSUES`] are listed.
+    fn push_issue(&mut self, issue: RecordingIssue) {
+        match self.issues.len() < LISTED_ISSUES {
+            true => self.issues.push(issue),
+            false => self.issues_not_listed += 1,
+        }
+    }
+
+    /// Every problem met, listed or counted.
+    pub fn issue_count(&self) -> u64 {
+        self.issues.len() as u64 + self.issues_not_listed
+    }
 }
 
 #[cfg(feature = "serde")]
@@ -299,12 +338,19 @@ fn frame_type_name(code: i32) -> String {
     FrameType::from_code(code).map_or_else(|| format!("type {code}"), |t| format!("{t:?}"))
 }
 
-fn read_optional(dir: &Path, name: &str) -> Result<Option<Vec<u8>>, RecordingError> {
+fn read_optional(
+    inputs: &Inputs<'_>,
+    dir: &Path,
+    name: &str,
+    kind: InputKind,
+) -> Result<Option<Vec<u8>>, RecordingError> {
     let path = dir.join(name);
-    match std::fs::read(&path) {
+    match inputs.read(&path, kind) {
         Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(RecordingError::Io { path, source }),
+        Err(InputError::Open { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None)
+        }
+        Err(error) => Err(error.into()),
     }
 }
 
@@ -313,35 +359,39 @@ fn read_optional(dir: &Path, name: &str) -> Result<Option<Vec<u8>>, RecordingErr
 /// [`Recording::open`] reads the XML documents and opens the frame file; [`Recording::walk`] then reads the
 /// frames once, handing each value to the caller as it is decoded.
 #[derive(Debug)]
-pub struct Recording {
-    frames: FrameFile<File>,
+pub struct Recording<'s> {
+    frames: FrameFile<Stream<'s>>,
     frames_path: PathBuf,
     protocol: Option<u32>,
     names: CounterNames,
 }
 
-impl Recording {
-    /// Opens the capture directory `dir`: its frame file must exist; `captured.xml` and `events.xml` are
-    /// read if present.
-    pub fn open(dir: &Path) -> Result<Recording, RecordingError> {
+impl Recording<'static> {
+    /// Opens the capture directory `dir` with each input's default limit ([`Recording::open_with`]).
+    pub fn open(dir: &Path) -> Result<Recording<'static>, RecordingError> {
+        Recording::open_with(dir, &Inputs::new())
+    }
+}
+
+impl<'s> Recording<'s> {
+    /// Opens the capture directory `dir`, its files read through `inputs` (limits, and the stop test the
+    /// walk also obeys): its frame file must exist; `captured.xml` and `events.xml` are read if present.
+    pub fn open_with(dir: &Path, inputs: &Inputs<'s>) -> Result<Recording<'s>, RecordingError> {
         if !dir.is_dir() {
             return Err(RecordingError::NotADirectory {
                 path: dir.to_owned(),
             });
         }
         let frames_path = dir.join(FRAMES_FILE);
-        let file = File::open(&frames_path).map_err(|source| RecordingError::Io {
-            path: frames_path.clone(),
-            source,
-        })?;
+        let file = inputs.open(&frames_path, InputKind::FrameFile)?;
         let xml_error = |name: &str| {
             let path = dir.join(name);
             move |source| RecordingError::Xml { path, source }
         };
-        let captured = read_optional(dir, "captured.xml")?
+        let captured = read_optional(inputs, dir, "captured.xml", InputKind::CapturedXml)?
             .map(|b| Captured::from_bytes(&b).map_err(xml_error("captured.xml")))
             .transpose()?;
-        let events = read_optional(dir, "events.xml")?
+        let events = read_optional(inputs, dir, "events.xml", InputKind::EventsXml)?
             .map(|b| Events::from_bytes(&b).map_err(xml_error("events.xml")))
             .transpose()?;
         Ok(Recording {
@@ -381,23 +431,35 @@ impl Recording {
         let mut sink = FrameSink::new(version, KeyMap::new(), 0);
         let mut values: Vec<KeyedSample> = Vec::new();
         let mut index = 0usize;
+        // Frames in a row that could not be read.
+        let mut unreadable = 0usize;
         loop {
+            if unreadable >= UNREADABLE_RUN_LIMIT {
+                // Why the walk ended is always listed.
+                summary
+                    .issues
+                    .push(RecordingIssue::GaveUp { frame: index - 1 });
+                break;
+            }
             let frame = match self.frames.next_frame() {
                 Ok(Some(frame)) => frame,
                 Ok(None) => break,
                 Err(FrameFileError::Record(error)) => {
-                    summary.issues.push(RecordingIssue::Record {
+                    summary.push_issue(RecordingIssue::Record {
                         frame: index,
                         error,
                     });
                     break;
                 }
                 Err(FrameFileError::Io(source)) => {
-                    return Err(RecordingError::Io {
-                        path: self.frames_path.clone(),
-                        source,
+                    return Err(match InputError::from_io(source) {
+                        Ok(input) => RecordingError::Input(input),
+                        Err(source) => RecordingError::Io {
+                            path: self.frames_path.clone(),
+                            source,
+                        },
                     }
-                    .into())
+                    .into());
                 }
             };
             let this = index;
@@ -405,12 +467,12 @@ impl Recording {
             let parsed = match Frame::parse(frame, version) {
                 Ok(parsed) => parsed,
                 Err(error) => {
-                    summary
-                        .issues
-                        .push(RecordingIssue::Frame { frame: this, error });
+                    unreadable += 1;
+                    summary.push_issue(RecordingIssue::Frame { frame: this, error });
                     continue;
                 }
             };
+            unreadable = 0;
             *summary
                 .frames
                 .entry(frame_type_name(parsed.frame_type()))
@@ -441,9 +503,7 @@ impl Recording {
                 })?;
             }
             if let Err(error) = result {
-                summary
-                    .issues
-                    .push(RecordingIssue::Values { frame: this, error });
+                summary.push_issue(RecordingIssue::Values { frame: this, error });
             }
         }
         let tracker = sink.perf();

@@ -133,6 +133,56 @@ pub struct Message<'a> {
     pub values: &'a [u64],
 }
 
+impl Message<'_> {
+    /// What kind of message it is, in a word: `stmlib`, `values` or `undecodable`.
+    pub const fn kind_name(&self) -> &'static str {
+        match self.kind {
+            MessageKind::Stmlib { .. } => "stmlib",
+            MessageKind::Values => "values",
+            MessageKind::Undecodable { .. } => "undecodable",
+        }
+    }
+}
+
+/// A message as a map: `master`, `channel`, `timestamp`, `offset`, `packets`, `kind`
+/// ([`Message::kind_name`]), `protocol` (its name, `null` for values), `reason` (why it is undecodable,
+/// else `null`), `text`, `data` (its bytes in hexadecimal) and `values`.
+#[cfg(feature = "serde")]
+impl serde::Serialize for Message<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        struct Display<T>(T);
+        impl<T: core::fmt::Display> serde::Serialize for Display<T> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(&self.0)
+            }
+        }
+        struct Hex<'b>(&'b [u8]);
+        impl core::fmt::Display for Hex<'_> {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+            }
+        }
+        let reason = match self.kind {
+            MessageKind::Undecodable { reason, .. } => Some(reason),
+            _ => None,
+        };
+        let mut m = serializer.serialize_struct("Message", 11)?;
+        m.serialize_field("master", &self.master)?;
+        m.serialize_field("channel", &self.channel)?;
+        m.serialize_field("timestamp", &self.timestamp)?;
+        m.serialize_field("offset", &self.offset)?;
+        m.serialize_field("packets", &self.packets)?;
+        m.serialize_field("kind", self.kind_name())?;
+        m.serialize_field("protocol", &self.kind.protocol().map(Display))?;
+        m.serialize_field("reason", &reason.map(Display))?;
+        m.serialize_field("text", self.text)?;
+        m.serialize_field("data", &Display(Hex(self.bytes)))?;
+        m.serialize_field("values", self.values)?;
+        m.end()
+    }
+}
+
 /// Bytes shown in hexadecimal at most; longer messages end with the number of bytes.
 const HEX_BYTES: usize = 64;
 
