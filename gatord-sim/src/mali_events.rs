@@ -36,6 +36,12 @@ fn known() -> Vec<(&'static str, &'static HardwareLayout)> {
     all
 }
 
+/// The marketing name of every GPU whose hardware counters [`events_xml`] can describe, in the order of
+/// hwcpipe-rs's tables (Midgard first).
+pub fn gpus() -> Vec<&'static str> {
+    known().into_iter().map(|(name, _)| name).collect()
+}
+
 /// `G71`, `mali-g71`, `Mali-G71` and `Mali G1-Pro` all name the same GPU.
 fn normalise(name: &str) -> String {
     let lower = name.trim().to_ascii_lowercase().replace(' ', "-");
@@ -60,7 +66,7 @@ pub fn events_xml(name: &str) -> Result<String, UnknownGpu> {
     let Some((gpu, layout)) = all.iter().find(|(n, _)| normalise(n) == wanted) else {
         return Err(UnknownGpu {
             name: name.to_owned(),
-            known: all.iter().map(|(n, _)| *n).collect(),
+            known: gpus(),
         });
     };
     let midgard = MIDGARD_PRODUCTS

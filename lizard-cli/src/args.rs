@@ -363,7 +363,7 @@ pub struct GatordSimArgs {
     /// The address to listen on.
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: String,
-    /// Serve the hardware counters of this Mali GPU (e.g. G71, G78, G710); see --gpu list.
+    /// Serve the hardware counters of this Mali GPU (e.g. G71, G78, G710); `--gpu list` lists them.
     #[arg(long, conflicts_with = "events")]
     pub gpu: Option<String>,
     /// Serve the counters of this events XML file instead.
@@ -372,8 +372,9 @@ pub struct GatordSimArgs {
     /// The protocol generation to speak.
     #[arg(long, default_value = "950", value_parser = ["670", "950"])]
     pub protocol: String,
-    /// Serve these counters as gatord serves CPU PMU counters: PERF_ATTRS + PERF_DATA sample records with
-    /// group reads, one frame per core (e.g. ARMv8_Cortex_A72_ccnt). Comma-separated.
+    /// Serve these counters of the events served as gatord serves CPU PMU counters: PERF_ATTRS + PERF_DATA
+    /// sample records with group reads, one frame per core (e.g. Sim_ccnt, the built-in events' cycle
+    /// counter; with --events, a counter of that file). Comma-separated.
     #[arg(long, value_delimiter = ',')]
     pub perf_counters: Vec<String>,
     /// Serve these counters as gatord serves a PERF_COUNT_SW_* counter configured without a count:

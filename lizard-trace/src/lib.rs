@@ -21,6 +21,7 @@ pub mod ring_dump;
 pub mod ring_file;
 pub mod server;
 pub mod socket_name;
+mod summary;
 mod sys;
 pub mod tag;
 pub mod transport;

@@ -8,7 +8,9 @@ use gatord_sim::{mali_events, SimConfig};
 
 use crate::args::GatordSimArgs;
 use crate::error::CliError;
+use crate::inputs::inputs;
 use crate::interrupt;
+use lizard_core::input::InputKind;
 
 /// The simulator configuration the flags ask for.
 pub fn config(args: &GatordSimArgs) -> Result<SimConfig, CliError> {
@@ -22,18 +24,39 @@ pub fn config(args: &GatordSimArgs) -> Result<SimConfig, CliError> {
         _ => ProtocolVersion::V950,
     };
     let events_xml = match (&args.events, &args.gpu) {
-        (Some(path), _) => {
-            let bytes = std::fs::read(path).map_err(|e| CliError::file(path, e))?;
-            let text = String::from_utf8(bytes)
-                .map_err(|_| CliError::bad_input(path, "not UTF-8 text"))?;
-            gator_xml::Events::parse(&text).map_err(|e| CliError::bad_input(path, e))?;
-            Some(text)
-        }
+        (Some(path), _) => Some(inputs()?.read_text(path, InputKind::EventsXml)?),
         (None, Some(gpu)) => {
-            Some(mali_events::events_xml(gpu).map_err(|e| CliError::Other(e.to_string()))?)
+            Some(mali_events::events_xml(gpu).map_err(|e| CliError::Usage(e.to_string()))?)
         }
         (None, None) => None,
     };
+    // The counters the served events document names: what --perf-counters and --counting-only may name.
+    let served = events_xml
+        .as_deref()
+        .unwrap_or(gatord_sim::DEFAULT_EVENTS_XML);
+    let events = gator_xml::Events::parse(served).map_err(|e| match &args.events {
+        Some(path) => CliError::bad_input(path, e),
+        None => CliError::Other(format!("the built-in events document: {e}")),
+    })?;
+    let names: Vec<&str> = events
+        .events()
+        .filter_map(|(_, event)| event.counter.as_deref())
+        .collect();
+    for (flag, wanted) in [
+        ("--perf-counters", &args.perf_counters),
+        ("--counting-only", &args.counting_only),
+    ] {
+        if let Some(unknown) = wanted.iter().find(|w| !names.contains(&w.as_str())) {
+            return Err(CliError::UnknownCounter {
+                name: unknown.clone(),
+                hint: format!(
+                    " for {flag}: the events served name {}{}",
+                    names.iter().take(8).copied().collect::<Vec<_>>().join(", "),
+                    if names.len() > 8 { ", …" } else { "" }
+                ),
+            });
+        }
+    }
     Ok(SimConfig {
         bind: SocketAddr::new(ip, args.port),
         protocol,
@@ -45,9 +68,18 @@ pub fn config(args: &GatordSimArgs) -> Result<SimConfig, CliError> {
     })
 }
 
-/// Runs `lizard gatord-sim` until Ctrl-C (or `--duration`).
+/// Runs `lizard gatord-sim` until Ctrl-C (or `--duration`); `--gpu list` lists the GPUs it can serve.
 pub fn run(args: &GatordSimArgs) -> Result<i32, CliError> {
     interrupt::install();
+    if args.gpu.as_deref() == Some("list") {
+        let mut text =
+            String::from("GPUs whose hardware counters gatord-sim serves (--gpu NAME):\n");
+        for name in mali_events::gpus() {
+            text.push_str(&format!("  {name}\n"));
+        }
+        crate::output::write(None, &text)?;
+        return Ok(0);
+    }
     let config = config(args)?;
     let protocol = config.protocol.0;
     let handle = gatord_sim::start(config).map_err(|e| {

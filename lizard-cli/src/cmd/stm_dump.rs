@@ -109,11 +109,13 @@ pub fn run(args: &StmDumpArgs) -> Result<i32, CliError> {
                 );
                 Some(id)
             }
-            None => return Err(CliError::Usage(format!(
+            None => {
+                return Err(CliError::Usage(format!(
                 "{} holds CoreSight frames of several trace IDs ({census}): name the STM's with \
                      --trace-id",
                 args.file.display()
-            ))),
+            )))
+            }
         },
     };
     let mut options = trace_id.map_or_else(DumpOptions::raw, DumpOptions::formatted);

@@ -9,9 +9,11 @@ use lizard_trace::{
 
 use crate::args::{TextFormat, TraceDumpArgs, TraceServerArgs};
 use crate::error::CliError;
+use crate::inputs::inputs;
 use crate::interrupt;
 use crate::output;
 use crate::table::Table;
+use lizard_core::input::{InputError, InputKind};
 
 /// Runs `lizard trace-server` until Ctrl-C (or `--duration`), then saves the ring if asked.
 pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
@@ -36,7 +38,7 @@ pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
     };
     let admitted = config.peers.to_string();
     let ring = match &args.load {
-        Some(path) => TraceRing::load(path).map_err(|e| CliError::bad_input(path, e))?,
+        Some(path) => load(path)?,
         None => TraceRing::new(args.capacity)
             .map_err(|e| CliError::Other(format!("cannot create the ring: {e}")))?,
     };
@@ -57,12 +59,7 @@ pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
         capacity
     );
     if let Some((path, directory)) = loaded {
-        eprintln!(
-            "trace-server: continuing {}: {} records held, the next gets sequence number {}",
-            path.display(),
-            directory.record_count,
-            directory.next_seq
-        );
+        eprintln!("trace-server: continuing {}: {directory}", path.display());
     }
     eprintln!("trace-server: {}", server.device_support());
     match args.duration {
@@ -74,8 +71,10 @@ pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
     let stats = server.stats();
     let ring = server.stop();
     let directory = ring.directory();
-    eprintln!("trace-server: {} records kept; {stats:?}", ring.len());
-    eprintln!("trace-server: {directory:?}");
+    eprintln!("trace-server: stopped; the ring: {directory}");
+    for line in stats.to_string().lines() {
+        eprintln!("trace-server: {line}");
+    }
     if let Some(path) = &args.output {
         ring.save(path)
             .map_err(|e| CliError::Other(format!("{}: {e}", path.display())))?;
@@ -86,7 +85,7 @@ pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
 
 /// Runs `lizard trace-dump`.
 pub fn dump(args: &TraceDumpArgs) -> Result<i32, CliError> {
-    let ring = TraceRing::load(&args.file).map_err(|e| CliError::bad_input(&args.file, e))?;
+    let ring = load(&args.file)?;
     let text = match args.format {
         TextFormat::Text => {
             let mut table = Table::new(&[
@@ -119,7 +118,7 @@ pub fn dump(args: &TraceDumpArgs) -> Result<i32, CliError> {
                 ]);
             }
             format!(
-                "{:?}\n{}\nclients:\n{}",
+                "{}\n\n{}\nclients:\n{}",
                 ring.directory(),
                 table.render(),
                 clients_table(&ring).render()
@@ -135,6 +134,20 @@ pub fn dump(args: &TraceDumpArgs) -> Result<i32, CliError> {
     };
     output::write(None, &text)?;
     Ok(0)
+}
+
+/// Reads a ring file, under the ring file limit and stopped by Ctrl-C.
+fn load(path: &std::path::Path) -> Result<TraceRing, CliError> {
+    let mut stream = std::io::BufReader::new(inputs()?.open(path, InputKind::RingFile)?);
+    TraceRing::read_from(&mut stream, lizard_trace::ring_file::DEFAULT_LOAD_LIMIT).map_err(|e| {
+        match e {
+            lizard_trace::RingFileError::Io(io) => match InputError::from_io(io) {
+                Ok(input) => CliError::Input(input),
+                Err(io) => CliError::file(path, io),
+            },
+            other => CliError::bad_input(path, other),
+        }
+    })
 }
 
 /// The ring's ledger as a table: what each client process stored, still has, lost and had refused.
