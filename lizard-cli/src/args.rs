@@ -40,7 +40,8 @@ pub enum Command {
     StmDump(StmDumpArgs),
     /// Why are there no counters? Check each source (the CPU's perf events, the Mali GPU, gatord, the trace
     /// server's CUDA copies): what works, what does not, the cause and the command that fixes it. Exits 3
-    /// when a source asked about does not work.
+    /// when a source named with --source gives no counters, or without --source when a source this machine
+    /// has does not work (one it does not have, such as a Mali GPU on a PC, is said and not counted).
     Doctor(DoctorArgs),
     /// Read an STM trace buffer as messages: a Perfetto timeline and statistics (TI KeyStone II STMLib).
     StmReport(StmReportArgs),

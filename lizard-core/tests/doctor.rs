@@ -126,8 +126,19 @@ fn doctor_verdicts_follow_the_paranoid_level_and_user_access() {
         return;
     };
     let original_access = std::fs::read_to_string(USER_ACCESS).ok();
+    // The unprivileged child runs a copy of this test binary from a folder everyone may enter: the
+    // checkout may sit in a folder only its owner may enter (`/root`, `mktemp -d`).
+    let child_dir = std::env::temp_dir().join(format!("lizard-doctor-{}", std::process::id()));
+    std::fs::create_dir_all(&child_dir).expect("child folder");
+    let child_exe = child_dir.join("doctor-child");
+    std::fs::copy(std::env::current_exe().unwrap(), &child_exe).expect("copy the test binary");
+    for (path, mode) in [(&child_dir, 0o755), (&child_exe, 0o755)] {
+        std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(mode))
+            .expect("permissions");
+    }
     let run_child = || {
-        let out = Command::new(std::env::current_exe().unwrap())
+        let out = Command::new(&child_exe)
+            .current_dir(&child_dir)
             .args([
                 "--exact",
                 "doctor_child",
@@ -190,5 +201,6 @@ fn doctor_verdicts_follow_the_paranoid_level_and_user_access() {
     if let Some(access) = original_access {
         set(USER_ACCESS, access.trim());
     }
+    let _ = std::fs::remove_dir_all(&child_dir);
     println!("doctor as an unprivileged user: {}", seen.join("; "));
 }

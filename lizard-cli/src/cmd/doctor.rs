@@ -1,5 +1,7 @@
 //! `lizard doctor`: each source's checks (`lizard_core::doctor`, and the CUDA driver as `lizard_trace` finds
-//! it), printed as a table or JSON; the exit status says whether every source asked about works.
+//! it), printed as a table or JSON. The exit status says whether every source named with `--source` gives
+//! counters, or, without it, whether every source this machine has does: a source that is not on this
+//! machine (no Mali GPU, no CUDA driver) fails only when named.
 
 use lizard_core::doctor::{self, Report};
 use lizard_core::{GatordAddress, Timeouts};
@@ -19,6 +21,7 @@ pub fn run(args: &DoctorArgs) -> Result<i32, CliError> {
                 .map_err(|e| CliError::Usage(format!("--gatord {text}: {e}")))
         })
         .transpose()?;
+    let asked = !args.source.is_empty();
     let sources = match (args.source.as_slice(), &address) {
         ([], None) => vec![DoctorSource::Cpu, DoctorSource::Gpu, DoctorSource::Trace],
         ([], Some(_)) => vec![
@@ -45,7 +48,10 @@ pub fn run(args: &DoctorArgs) -> Result<i32, CliError> {
             DoctorSource::Trace => doctor::trace_server(),
         });
     }
-    let report = Report::new(reports);
+    let report = match asked {
+        true => Report::asked(reports),
+        false => Report::new(reports),
+    };
     let text = match args.format {
         DoctorFormat::Json => {
             let mut text = serde_json::to_string_pretty(&report)
@@ -63,12 +69,8 @@ pub fn run(args: &DoctorArgs) -> Result<i32, CliError> {
 fn table(report: &Report) -> String {
     let mut text = String::new();
     for source in &report.sources {
-        let verdict = if source.works {
-            "works"
-        } else {
-            "does NOT work"
-        };
-        text.push_str(&format!("{}: {verdict}\n", source.source));
+        text.push_str(&source.headline());
+        text.push('\n');
         let mut table = Table::new(&["check", "status", "found"]);
         for check in &source.checks {
             table.row(vec![

@@ -227,6 +227,12 @@ fn probe(
         Err(err) => {
             let errno = err.raw_os_error().unwrap_or(0);
             let (cause, fix) = perf_open_refusal(errno, paranoid);
+            // A hardware event the kernel has no PMU driver for is not here, rather than refused.
+            let absent = type_ == PERF_TYPE_HARDWARE
+                && [rustix::io::Errno::NOENT, rustix::io::Errno::OPNOTSUPP]
+                    .iter()
+                    .any(|e| e.raw_os_error() == errno);
+            let refused = if absent { Status::Absent } else { refused };
             let check =
                 Check::new(name, refused, format!("perf_event_open refused: {err}")).because(cause);
             match fix {

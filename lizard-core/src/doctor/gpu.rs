@@ -19,9 +19,11 @@ pub fn gpu() -> SourceReport {
         .filter(|p| p.exists())
         .collect();
     if nodes.is_empty() {
+        // Without the module there is no Mali GPU to speak of; with it loaded, the driver found no GPU.
+        let (status, state) = driver_state();
         checks.push(
-            Check::new("/dev/mali*", Status::Failed, "no Mali device node")
-                .because(driver_state())
+            Check::new("/dev/mali*", status, "no Mali device node")
+                .because(state)
                 .fix("load the kbase driver: sudo modprobe mali_kbase (or insmod mali_kbase.ko)"),
         );
     }
@@ -34,14 +36,20 @@ pub fn gpu() -> SourceReport {
     SourceReport::new(SourceKind::Gpu, checks)
 }
 
-/// Whether the kbase module is loaded, for a machine without a device node.
-fn driver_state() -> String {
+/// Whether the kbase module is loaded, for a machine without a device node: the verdict and why.
+fn driver_state() -> (Status, String) {
     let modules = std::fs::read_to_string("/proc/modules").unwrap_or_default();
     if modules.lines().any(|l| l.starts_with("mali_kbase ")) {
-        "the mali_kbase module is loaded but made no device node (no GPU probed: see dmesg)"
-            .to_owned()
+        (
+            Status::Failed,
+            "the mali_kbase module is loaded but made no device node (no GPU probed: see dmesg)"
+                .to_owned(),
+        )
     } else {
-        "no Mali GPU here, or its kbase driver (mali_kbase) is not loaded".to_owned()
+        (
+            Status::Absent,
+            "no Mali GPU here, or its kbase driver (mali_kbase) is not loaded".to_owned(),
+        )
     }
 }
 

@@ -23,12 +23,13 @@ pub fn trace_server() -> SourceReport {
             )
         }
         Err(reason) => {
-            let check = Check::new(
-                "CUDA driver",
-                Status::Failed,
-                "device memory records are refused",
-            )
-            .because(reason.to_string());
+            // No driver (or no CUDA in this build) is a machine without CUDA, not a broken one.
+            let status = match reason {
+                Unavailable::LibraryMissing | Unavailable::FeatureOff => Status::Absent,
+                _ => Status::Failed,
+            };
+            let check = Check::new("CUDA driver", status, "device memory records are refused")
+                .because(reason.to_string());
             match reason {
                 Unavailable::LibraryMissing => check.fix(
                     "install the NVIDIA driver, or put the folder of libcuda.so.1 on LD_LIBRARY_PATH (host records work without it)",
