@@ -84,6 +84,9 @@ pub struct DoctorArgs {
     /// Table or JSON.
     #[arg(long, value_enum, default_value_t = DoctorFormat::Table)]
     pub format: DoctorFormat,
+    /// Write the output to this file instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
 }
 
 /// How `lizard doctor` prints.
@@ -226,6 +229,9 @@ pub struct ListArgs {
     /// What the local CPU counters would count (a command given here is started held and never run).
     #[command(flatten)]
     pub target: TargetArgs,
+    /// Write the output to this file instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
 }
 
 /// `lizard capture`.
@@ -318,9 +324,13 @@ pub struct StatArgs {
     /// the same counting, counting their inputs too; each one the CPU cannot give says why.
     #[arg(long)]
     pub metrics: bool,
-    /// Output format.
+    /// Output format: the table (on standard error, as perf's), or the JSON document (on standard output;
+    /// a counted command's own standard output then goes to standard error).
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
+    /// Write the output to this file instead (the command's own output stays where it was).
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
     /// With --pid, --system-wide or --cpu: stop counting after this long (default: when the process
     /// exits, or at Ctrl-C).
     #[arg(long, value_parser = parse_duration, conflicts_with = "command")]
@@ -342,6 +352,9 @@ pub struct ApcDumpArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = DumpFormat::Table)]
     pub format: DumpFormat,
+    /// Write the output to this file instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
 }
 
 /// `lizard events`.
@@ -353,6 +366,9 @@ pub struct EventsArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ListFormat::Table)]
     pub format: ListFormat,
+    /// Write the output to this file instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
 }
 
 /// `lizard gatord-sim`.
@@ -408,6 +424,9 @@ pub struct StmDumpArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = TextFormat::Text)]
     pub format: TextFormat,
+    /// Write the output to this file instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
 }
 
 /// `lizard stm-report`.
@@ -598,6 +617,9 @@ pub struct TraceDumpArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = TextFormat::Text)]
     pub format: TextFormat,
+    /// Write the output to this file instead of standard output.
+    #[arg(long, short)]
+    pub output: Option<PathBuf>,
 }
 
 /// `lizard report`.

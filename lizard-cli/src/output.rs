@@ -35,52 +35,110 @@ pub fn to_json(value: &Json) -> String {
     text
 }
 
-/// Writes `text` to `path`, or to standard output when `path` is `None`.
-pub fn write(path: Option<&Path>, text: &str) -> Result<(), CliError> {
-    match path {
-        Some(path) => std::fs::write(path, text).map_err(|e| CliError::file(path, e)),
-        None => {
-            let mut stdout = std::io::stdout().lock();
-            match stdout
-                .write_all(text.as_bytes())
-                .and_then(|()| stdout.flush())
-            {
-                // A closed pipe (`lizard list | head`) is not an error worth a message.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                Err(e) => Err(CliError::file("<stdout>", e)),
-                Ok(()) => Ok(()),
+/// Where a subcommand's output goes: standard output, or the file `-o/--output` names, opened (created)
+/// before the subcommand does its work, so that a path that cannot be written fails first.
+pub enum Destination {
+    /// Standard output.
+    Stdout,
+    /// A file, created already.
+    File {
+        /// The open file.
+        file: std::fs::File,
+        /// Its path, for errors.
+        path: std::path::PathBuf,
+    },
+}
+
+impl Destination {
+    /// Creates the file at `path`, or standard output without one.
+    pub fn open(path: Option<&Path>) -> Result<Destination, CliError> {
+        match path {
+            None => Ok(Destination::Stdout),
+            Some(path) => {
+                let file = std::fs::File::create(path).map_err(|e| CliError::file(path, e))?;
+                Ok(Destination::File {
+                    file,
+                    path: path.to_owned(),
+                })
             }
+        }
+    }
+
+    /// Refuses binary output (`what` names the format) to a terminal, before any work.
+    pub fn check_binary(&self, what: &str) -> Result<(), CliError> {
+        use std::io::IsTerminal;
+        match self {
+            Destination::Stdout if std::io::stdout().is_terminal() => Err(CliError::Usage(format!(
+                "{what} is binary: write it to a file with --output FILE, or pipe it"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes `text`. A closed pipe (`lizard list | head`) is not an error worth a message.
+    pub fn write_text(self, text: &str) -> Result<(), CliError> {
+        self.write_with(|out| out.write_all(text.as_bytes()))
+    }
+
+    /// Writes through `write`, buffered. A closed pipe is not an error worth a message.
+    pub fn write_with(
+        self,
+        write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> Result<(), CliError> {
+        match self {
+            Destination::File { file, path } => {
+                let mut out = std::io::BufWriter::new(file);
+                write(&mut out)
+                    .and_then(|()| out.flush())
+                    .map_err(|e| CliError::file(path, e))
+            }
+            Destination::Stdout => {
+                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                match write(&mut out).and_then(|()| out.flush()) {
+                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                    Err(e) => Err(CliError::file("<stdout>", e)),
+                    Ok(()) => Ok(()),
+                }
+            }
+        }
+    }
+
+    /// A [`Stream`] to this destination, for listings written as they are produced.
+    pub fn stream(self) -> Stream {
+        match self {
+            Destination::Stdout => Stream::stdout(),
+            Destination::File { file, .. } => Stream::file(file),
         }
     }
 }
 
-/// Writes binary output through `write` to `path`, or to standard output when `path` is `None` and it is
-/// not a terminal (`what` names the format in the refusal).
-pub fn write_binary(
-    path: Option<&Path>,
-    what: &str,
-    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
-) -> Result<(), CliError> {
-    use std::io::IsTerminal;
-    match path {
-        Some(path) => {
-            let file = std::fs::File::create(path).map_err(|e| CliError::file(path, e))?;
-            let mut out = std::io::BufWriter::new(file);
-            write(&mut out)
-                .and_then(|()| out.flush())
-                .map_err(|e| CliError::file(path, e))
-        }
-        None if std::io::stdout().is_terminal() => Err(CliError::Usage(format!(
-            "{what} is binary: write it to a file with --output FILE, or pipe it"
-        ))),
-        None => {
-            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-            match write(&mut out).and_then(|()| out.flush()) {
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                Err(e) => Err(CliError::file("<stdout>", e)),
-                Ok(()) => Ok(()),
-            }
-        }
+/// Writes `text` to standard output (or, with `path`, to that file).
+pub fn write(path: Option<&Path>, text: &str) -> Result<(), CliError> {
+    Destination::open(path)?.write_text(text)
+}
+
+/// Standard output put aside: while it lives, file descriptor 1 is standard error, so that a child started
+/// meanwhile (a counted command) writes its output there; dropping it puts standard output back.
+pub struct StdoutAside {
+    saved: std::os::fd::OwnedFd,
+}
+
+impl StdoutAside {
+    /// Puts standard output aside.
+    pub fn new() -> Result<StdoutAside, CliError> {
+        let error = |e: rustix::io::Errno| CliError::file("<stdout>", e.into());
+        std::io::stdout()
+            .flush()
+            .map_err(|e| CliError::file("<stdout>", e))?;
+        let saved = rustix::io::dup(std::io::stdout()).map_err(error)?;
+        rustix::stdio::dup2_stdout(std::io::stderr()).map_err(error)?;
+        Ok(StdoutAside { saved })
+    }
+}
+
+impl Drop for StdoutAside {
+    fn drop(&mut self) {
+        let _ = rustix::stdio::dup2_stdout(&self.saved);
     }
 }
 

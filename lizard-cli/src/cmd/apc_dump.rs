@@ -152,7 +152,7 @@ pub fn run(args: &ApcDumpArgs) -> Result<i32, CliError> {
     let mut recording = Recording::open_with(&args.path, &inputs)?;
     let protocol = recording.protocol();
 
-    let mut out = Stream::stdout();
+    let mut out = output::Destination::open(args.output.as_deref())?.stream();
     let summary = match args.format {
         DumpFormat::Table => {
             out.write_fmt(format_args!(

@@ -19,6 +19,11 @@ use lizard_core::stat::shell_status;
 pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
     interrupt::install();
     let target = args.target.target()?;
+    // The output is opened (and a binary one refused on a terminal) before anything is captured.
+    let destination = output::Destination::open(args.output.as_deref())?;
+    if args.format == CaptureFormat::Perfetto {
+        destination.check_binary("a Perfetto trace")?;
+    }
     // A command is captured until it exits; anything else for the given time (2 s by default).
     let duration = match (args.duration, &target) {
         (Some(duration), _) => Some(duration),
@@ -109,22 +114,14 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
             eprintln!("lizard: warning: {line}");
         }
     }
-    let text = match args.format {
-        CaptureFormat::Perfetto => {
-            output::write_binary(args.output.as_deref(), "a Perfetto trace", |out| {
-                perfetto::write(&capture, out)
-            })?;
-            String::new()
-        }
-        CaptureFormat::Table => table::render(&capture),
-        CaptureFormat::Csv => csv::render(&capture),
-        CaptureFormat::Json => capture.to_json(),
-        CaptureFormat::ChromeTrace => chrome_trace::render(&capture),
+    match args.format {
+        CaptureFormat::Perfetto => destination.write_with(|out| perfetto::write(&capture, out))?,
+        CaptureFormat::Table => destination.write_text(&table::render(&capture))?,
+        CaptureFormat::Csv => destination.write_text(&csv::render(&capture))?,
+        CaptureFormat::Json => destination.write_text(&capture.to_json())?,
+        CaptureFormat::ChromeTrace => destination.write_text(&chrome_trace::render(&capture))?,
         // The same document `lizard report` reads back: the same capture, the same page.
-        CaptureFormat::Html => report::html(&capture),
-    };
-    if args.format != CaptureFormat::Perfetto {
-        output::write(args.output.as_deref(), &text)?;
+        CaptureFormat::Html => destination.write_text(&report::html(&capture))?,
     }
     let command_status = opened.watch.as_ref().and_then(|watch| {
         if watch.killed() {

@@ -18,6 +18,7 @@ const REGRESSED: i32 = 5;
 
 /// Runs `lizard diff`.
 pub fn run(args: &DiffArgs) -> Result<i32, CliError> {
+    let destination = output::Destination::open(args.output.as_deref())?;
     let base = read(&args.base)?;
     let new = read(&args.new)?;
     let basis = match args.per_second {
@@ -68,7 +69,7 @@ pub fn run(args: &DiffArgs) -> Result<i32, CliError> {
             )
         }
     };
-    output::write(args.output.as_deref(), &text)?;
+    destination.write_text(&text)?;
     for regression in &regressions {
         match differ {
             Some(_) => eprintln!("lizard: {regression} (over windows of different lengths)"),

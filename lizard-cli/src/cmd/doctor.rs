@@ -21,6 +21,7 @@ pub fn run(args: &DoctorArgs) -> Result<i32, CliError> {
                 .map_err(|e| CliError::Usage(format!("--gatord {text}: {e}")))
         })
         .transpose()?;
+    let destination = output::Destination::open(args.output.as_deref())?;
     let asked = !args.source.is_empty();
     let sources = match (args.source.as_slice(), &address) {
         ([], None) => vec![DoctorSource::Cpu, DoctorSource::Gpu, DoctorSource::Trace],
@@ -61,7 +62,7 @@ pub fn run(args: &DoctorArgs) -> Result<i32, CliError> {
         }
         DoctorFormat::Table => table(&report),
     };
-    output::write(None, &text)?;
+    destination.write_text(&text)?;
     Ok(report.exit_code())
 }
 

@@ -37,6 +37,7 @@ pub fn run(args: &EventsArgs) -> Result<i32, CliError> {
     let mut table = Table::new(&[
         "file", "category", "counter", "event", "title", "name", "units", "class",
     ]);
+    let destination = output::Destination::open(args.output.as_deref())?;
     let mut documents = Vec::new();
     for path in &args.files {
         let bytes = inputs()?.read(path, InputKind::EventsXml)?;
@@ -91,6 +92,6 @@ pub fn run(args: &EventsArgs) -> Result<i32, CliError> {
                 .map_err(|e| CliError::Other(e.to_string()))?,
         ),
     };
-    output::write(None, &text)?;
+    destination.write_text(&text)?;
     Ok(0)
 }

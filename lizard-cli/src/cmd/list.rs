@@ -12,6 +12,7 @@ use crate::table::Table;
 /// Runs `lizard list`.
 pub fn run(args: &ListArgs) -> Result<i32, CliError> {
     let target = args.target.target()?;
+    let destination = output::Destination::open(args.output.as_deref())?;
     let opened = source::open(
         &args.source,
         target.as_ref(),
@@ -70,6 +71,6 @@ pub fn run(args: &ListArgs) -> Result<i32, CliError> {
             )
         }
     };
-    output::write(None, &text)?;
+    destination.write_text(&text)?;
     Ok(0)
 }

@@ -11,18 +11,18 @@ use lizard_core::input::InputKind;
 
 /// Runs `lizard report`.
 pub fn run(args: &ReportArgs) -> Result<i32, CliError> {
+    let destination = output::Destination::open(args.output.as_deref())?;
+    if args.format == ReportFormat::Perfetto {
+        destination.check_binary("a Perfetto trace")?;
+    }
     let text = inputs()?.read_text(&args.capture, InputKind::CaptureDocument)?;
     let capture = Capture::from_json(&text).map_err(|source| CliError::BadCapture {
         path: args.capture.clone(),
         source,
     })?;
     match args.format {
-        ReportFormat::Html => output::write(args.output.as_deref(), &report::html(&capture))?,
-        ReportFormat::Perfetto => {
-            output::write_binary(args.output.as_deref(), "a Perfetto trace", |out| {
-                perfetto::write(&capture, out)
-            })?
-        }
+        ReportFormat::Html => destination.write_text(&report::html(&capture))?,
+        ReportFormat::Perfetto => destination.write_with(|out| perfetto::write(&capture, out))?,
     }
     Ok(0)
 }

@@ -5,7 +5,8 @@
 
 use hwcpipe::counting::Target;
 use hwcpipe::cpu::MetricValue;
-use hwcpipe::KernelCounting;
+use hwcpipe::{CpuCounter, KernelCounting, Unit};
+use lizard_core::capture::text::{grouped, rate_text, significant, time_text};
 use lizard_core::error_chain;
 use lizard_core::stat::{self, MetricTotal, Report, StatError};
 
@@ -15,7 +16,9 @@ use crate::interrupt;
 use crate::output;
 use crate::table::Table;
 
-/// Runs `lizard stat`.
+/// Runs `lizard stat`. The table goes to standard error (the command's own output shares the terminal), the
+/// JSON document to standard output, either to `--output`; a counted command's standard output is sent to
+/// standard error while the document is on standard output, so that the two never mix.
 pub fn run(args: &StatArgs) -> Result<i32, CliError> {
     interrupt::install();
     let choice = stat::Choice::new(&args.counters, args.metrics);
@@ -24,6 +27,8 @@ pub fn run(args: &StatArgs) -> Result<i32, CliError> {
             "say what to count: `-- CMD ARGS…`, --pid PID, --system-wide or --cpu LIST".into(),
         )
     })?;
+    // The output file is opened before anything is counted: a path that cannot be written fails first.
+    let destination = output::Destination::open(args.output.as_deref())?;
     if matches!(target, Target::Cpus { .. }) && args.duration.is_none() {
         eprintln!("counting {} until Ctrl-C", target.scope());
     }
@@ -33,20 +38,32 @@ pub fn run(args: &StatArgs) -> Result<i32, CliError> {
         KernelCounting::Auto
     };
     let options = stat::Options::new(args.duration, kernel);
-    let report =
-        stat::count(&target, &choice, &options, &interrupt::interrupted).map_err(cli_error)?;
-    match args.format {
-        // A command's own output went to the same terminal: keep ours on stderr, as perf does.
+    let aside = match (args.format, &destination, &target) {
+        (ListFormat::Json, output::Destination::Stdout, Target::Command(_)) => {
+            Some(output::StdoutAside::new()?)
+        }
+        _ => None,
+    };
+    let counted = stat::count(&target, &choice, &options, &interrupt::interrupted);
+    drop(aside);
+    let report = counted.map_err(cli_error)?;
+    let text = match args.format {
         ListFormat::Table => {
-            eprint!("{}", table(&report));
+            let mut text = table(&report);
             if let Some(metrics) = &report.metrics {
-                eprint!("{}", metrics_table(metrics));
+                text.push_str(&metrics_table(metrics));
             }
+            text
         }
         ListFormat::Json => {
             let doc = serde_json::to_value(&report).map_err(|e| CliError::Other(e.to_string()))?;
-            output::write(None, &output::to_json(&doc))?;
+            output::to_json(&doc)
         }
+    };
+    match (destination, args.format) {
+        // A command's own output went to the same terminal: the table goes to stderr, as perf's does.
+        (output::Destination::Stdout, ListFormat::Table) => eprint!("{text}"),
+        (destination, _) => destination.write_text(&text)?,
     }
     Ok(report.exit_code())
 }
@@ -102,60 +119,117 @@ fn metrics_table(metrics: &[MetricTotal]) -> String {
     format!("\nMetrics:\n\n{}", table.render())
 }
 
-/// The table of a counting: the CPU rows (none when only GPU counters were asked for), then the GPU rows.
+/// The table of a counting, as `perf stat` reads: what was counted in the header; a row per counter with
+/// its value in a unit that reads well, its rate (CPUs utilised for times, GHz for cycles, per cycle for
+/// instructions, per second otherwise) and its note; the counters not counted grouped by reason after.
 fn table(report: &Report) -> String {
-    let mut table = Table::new(&["counter", "value", "unit", "note"]);
+    let seconds = report.elapsed.as_secs_f64();
+    let total_of = |counter: CpuCounter| {
+        report
+            .cpu
+            .iter()
+            .filter(|t| t.counter == counter)
+            .map(|t| t.total)
+            .sum::<u64>()
+    };
+    let counted = |counter: CpuCounter| report.cpu.iter().any(|t| t.counter == counter);
+    let mut table = Table::new(&["value", "unit", "counter", "rate", "note"]);
     for t in &report.cpu {
+        let unit = t.counter.unit();
+        let (value, unit_text) = match unit {
+            Unit::Nanoseconds => {
+                let (value, unit) = time_text(t.total as f64);
+                (value, unit.to_owned())
+            }
+            other => (grouped(i128::from(t.total)), other.to_string()),
+        };
+        let rate = match t.counter {
+            _ if unit == Unit::Nanoseconds && seconds > 0.0 => {
+                format!("{:.3} CPUs utilised", t.total as f64 / 1e9 / seconds)
+            }
+            CpuCounter::Cycles if counted(CpuCounter::TaskClock) && total_of(CpuCounter::TaskClock) > 0 => {
+                format!(
+                    "{:.3} GHz",
+                    t.total as f64 / total_of(CpuCounter::TaskClock) as f64
+                )
+            }
+            CpuCounter::Instructions if counted(CpuCounter::Cycles) && total_of(CpuCounter::Cycles) > 0 => {
+                format!(
+                    "{:.2} per cycle",
+                    t.total as f64 / total_of(CpuCounter::Cycles) as f64
+                )
+            }
+            _ if seconds > 0.0 => rate_text(t.total as f64 / seconds),
+            _ => String::new(),
+        };
         table.row(vec![
+            value,
+            unit_text,
             t.name(),
-            t.total.to_string(),
-            t.counter.unit().to_string(),
-            if t.multiplexed {
-                "scaled (multiplexed)".to_owned()
-            } else {
-                String::new()
+            rate,
+            match t.multiplexed {
+                true => "scaled (multiplexed)".to_owned(),
+                false => String::new(),
             },
         ]);
     }
-    for counter in &report.cpu_counters {
-        if let Some(u) = report
-            .cpu_unavailable
-            .iter()
-            .find(|u| u.counter == *counter)
-        {
-            table.row(vec![
-                counter.name().to_owned(),
-                "-".to_owned(),
-                counter.unit().to_string(),
-                format!("not counted: {}", u.reason),
-            ]);
-        }
-    }
     for g in &report.gpu {
         table.row(vec![
-            g.counter.name().to_owned(),
-            format!("{}", g.value),
+            significant(g.value),
             g.counter.unit().to_string(),
+            g.counter.name().to_owned(),
+            String::new(),
             "Mali GPU (whole GPU)".to_owned(),
         ]);
     }
     for d in &report.database {
         table.row(vec![
-            d.name.to_owned(),
-            d.value.map_or_else(|| "-".to_owned(), |v| format!("{v}")),
+            d.value.map_or_else(|| "-".to_owned(), significant),
             d.units.to_owned(),
+            d.name.to_owned(),
+            String::new(),
             "Mali GPU (Arm's database)".to_owned(),
         ]);
     }
-    let gpu_note = match &report.gpu_unavailable {
-        Some(reason) => format!("GPU counters: none ({})\n", error_chain(reason)),
-        None => String::new(),
+    let kernel = match report.kernel_excluded {
+        true => "user space only",
+        false => "user space and kernel",
     };
-    format!(
-        "Counters for {}:\n\n{}\n{gpu_note}{:.3} s elapsed; exit status {}\n",
+    let mut text = format!(
+        "Counters for {} ({kernel}):\n\n{}",
         report.scope,
-        table.render(),
-        report.elapsed.as_secs_f64(),
-        report.exit_code()
-    )
+        table.render()
+    );
+    // The counters not counted, one line per reason.
+    let mut reasons: Vec<(&str, Vec<&str>)> = Vec::new();
+    for u in &report.cpu_unavailable {
+        if !report.cpu_counters.contains(&u.counter) {
+            continue;
+        }
+        match reasons.iter_mut().find(|(r, _)| *r == u.reason) {
+            Some((_, names)) => names.push(u.counter.name()),
+            None => reasons.push((&u.reason, vec![u.counter.name()])),
+        }
+    }
+    if !reasons.is_empty() {
+        text.push_str("\nnot counted:\n");
+        for (reason, names) in reasons {
+            text.push_str(&format!("  {} ({}): {reason}\n", names.join(", "), names.len()));
+        }
+    }
+    if let Some(reason) = &report.gpu_unavailable {
+        text.push_str(&format!("\nGPU counters: none ({})\n", error_chain(reason)));
+    }
+    text.push_str(&format!("\n{:>12.3} s elapsed\n", seconds));
+    if let Some(times) = report.times {
+        text.push_str(&format!(
+            "{:>12.3} s user\n{:>12.3} s system\n",
+            times.user.as_secs_f64(),
+            times.system.as_secs_f64()
+        ));
+    }
+    if !report.command.is_empty() {
+        text.push_str(&format!("exit status {}\n", report.exit_code()));
+    }
+    text
 }

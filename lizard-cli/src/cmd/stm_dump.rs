@@ -76,6 +76,7 @@ const GIVE_UP_AFTER: u64 = 16 << 20;
 /// say which (frames carrying one trace ID are decoded for that ID; frames of several IDs need
 /// `--trace-id`).
 pub fn run(args: &StmDumpArgs) -> Result<i32, CliError> {
+    let destination = crate::output::Destination::open(args.output.as_deref())?;
     let mut file = inputs()?.open(&args.file, InputKind::TraceStream)?;
     let mut chunk = vec![0u8; CHUNK.max(SNIFF_LEN)];
     let mut head = 0;
@@ -125,7 +126,7 @@ pub fn run(args: &StmDumpArgs) -> Result<i32, CliError> {
     let mut dumper = Dumper::new(options);
     let mut listing = Listing {
         args,
-        out: Stream::stdout(),
+        out: destination.stream(),
         first: true,
         decoded: 0,
     };

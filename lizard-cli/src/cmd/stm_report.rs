@@ -217,11 +217,7 @@ fn framing(args: &StmReportArgs, inputs: &Inputs<'_>, head: &[u8]) -> Result<Opt
 pub fn run(args: &StmReportArgs) -> Result<i32, CliError> {
     let inputs = inputs()?;
     // Every output is opened before the trace is read: a path that cannot be written fails first.
-    let report_out = args
-        .output
-        .as_deref()
-        .map(|path| std::fs::File::create(path).map_err(|e| CliError::file(path, e)))
-        .transpose()?;
+    let destination = crate::output::Destination::open(args.output.as_deref())?;
     let perfetto_file = args
         .perfetto
         .as_deref()
@@ -333,10 +329,7 @@ pub fn run(args: &StmReportArgs) -> Result<i32, CliError> {
         }
         _ => None,
     };
-    let mut out = match report_out {
-        Some(file) => Stream::file(file),
-        None => Stream::stdout(),
-    };
+    let mut out = destination.stream();
     let json = args.format == TextFormat::Json;
     let messages = match (args.messages, json) {
         (false, _) => Messages::None,

@@ -85,6 +85,7 @@ pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
 
 /// Runs `lizard trace-dump`.
 pub fn dump(args: &TraceDumpArgs) -> Result<i32, CliError> {
+    let destination = output::Destination::open(args.output.as_deref())?;
     let ring = load(&args.file)?;
     let text = match args.format {
         TextFormat::Text => {
@@ -132,7 +133,7 @@ pub fn dump(args: &TraceDumpArgs) -> Result<i32, CliError> {
             text
         }
     };
-    output::write(None, &text)?;
+    destination.write_text(&text)?;
     Ok(0)
 }
 

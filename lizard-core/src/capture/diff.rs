@@ -433,7 +433,7 @@ mod tests {
         let comparison = Comparison::new(
             (Path::new("base.json"), &base),
             (Path::new("new.json"), &new),
-            &changes,
+            (&changes, Basis::AsCaptured),
             Some(10.0),
             &found,
         );

@@ -24,6 +24,60 @@ pub fn reading_text(value: &Number) -> String {
     }
 }
 
+/// An integer with its thousands grouped, as `perf stat` prints counts: `1,234,567`.
+pub fn grouped(n: i128) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 + 1);
+    if n < 0 {
+        out.push('-');
+    }
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(d);
+    }
+    out
+}
+
+/// A time in nanoseconds in the unit that reads best, three decimals: `("602.636", "ms")`.
+pub fn time_text(ns: f64) -> (String, &'static str) {
+    let (scale, unit) = match ns.abs() {
+        t if t >= 1e9 => (1e9, "s"),
+        t if t >= 1e6 => (1e6, "ms"),
+        t if t >= 1e3 => (1e3, "us"),
+        _ => return (format!("{ns:.0}"), "ns"),
+    };
+    (format!("{:.3}", ns / scale), unit)
+}
+
+/// A rate per second with an SI prefix, three significant digits: `58.6 K/s`, `2.41 G/s`, `0 /s`.
+pub fn rate_text(per_s: f64) -> String {
+    if !per_s.is_finite() {
+        return String::new();
+    }
+    let (scale, prefix) = match per_s.abs() {
+        r if r >= 1e9 => (1e9, "G"),
+        r if r >= 1e6 => (1e6, "M"),
+        r if r >= 1e3 => (1e3, "K"),
+        _ => (1.0, ""),
+    };
+    format!("{} {prefix}/s", significant(per_s / scale))
+}
+
+/// `value` to three significant digits, without trailing zeros: `58.6`, `2.41`, `123`, `0`.
+pub fn significant(value: f64) -> String {
+    if value == 0.0 || !value.is_finite() {
+        return "0".to_owned();
+    }
+    let decimals = (2 - value.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    let text = format!("{value:.decimals$}");
+    match text.contains('.') {
+        true => text.trim_end_matches('0').trim_end_matches('.').to_owned(),
+        false => text,
+    }
+}
+
 /// A CSV field: quoted (with inner quotes doubled) when it holds a comma, a quote or a newline.
 pub fn csv_field(text: &str) -> String {
     if text.contains([',', '"', '\n']) {
@@ -99,6 +153,22 @@ fn looks_numeric(cell: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_read_as_perf_stat_prints_them() {
+        assert_eq!(grouped(602_635_659), "602,635,659");
+        assert_eq!(grouped(-1234), "-1,234");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(time_text(602_635_659.0), ("602.636".to_owned(), "ms"));
+        assert_eq!(time_text(1_500_000_000.0), ("1.500".to_owned(), "s"));
+        assert_eq!(time_text(750.0), ("750".to_owned(), "ns"));
+        assert_eq!(rate_text(58_640.0), "58.6 K/s");
+        assert_eq!(rate_text(2_414_000_000.0), "2.41 G/s");
+        assert_eq!(rate_text(0.0), "0 /s");
+        assert_eq!(rate_text(9.81), "9.81 /s");
+        assert_eq!(significant(0.01234), "0.0123");
+        assert_eq!(significant(123.4), "123");
+    }
 
     #[test]
     fn csv_fields_are_quoted_only_when_needed() {

@@ -98,7 +98,7 @@ impl fmt::Display for InputKind {
 pub(crate) fn size_text(bytes: u64) -> String {
     const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
     for (scale, unit) in UNITS {
-        if bytes >= scale && bytes % scale == 0 {
+        if bytes >= scale && bytes.is_multiple_of(scale) {
             return format!("{} {unit}", bytes / scale);
         }
     }

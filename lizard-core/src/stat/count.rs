@@ -7,6 +7,7 @@ use hwcpipe::cpu::metrics::CounterTotal;
 use hwcpipe::cpu::METRICS;
 use hwcpipe::{CpuCounter, KernelCounting};
 
+use super::child_times::ChildTimes;
 use super::choice::Choice;
 use super::error::StatError;
 use super::gpu::GpuCounting;
@@ -47,10 +48,15 @@ pub fn count(
     let mut gpu = GpuCounting::open(&choice.gpu, &choice.database)?;
     let mut counting = TargetCounters::open(target, &choice.cpu, options.kernel)?;
     let started = Instant::now();
+    let times_before = ChildTimes::now();
     gpu.run();
     counting.run()?;
     let exit = wait(&mut counting, target, options.duration, stop)?;
     let elapsed = started.elapsed();
+    let times = match (target, times_before, ChildTimes::now()) {
+        (Target::Command(_), Some(before), Some(after)) => Some(after.since(before)),
+        _ => None,
+    };
     counting.sample()?;
     let gpu = gpu.finish();
     counting.stop();
@@ -91,6 +97,7 @@ pub fn count(
         scope: counting.scope().to_owned(),
         exit,
         elapsed,
+        times,
         kernel_excluded: counting.kernel_excluded(),
         cpu_counters: shown(choice, choice.cpu.clone()),
         cpu: shown(choice, cpu),

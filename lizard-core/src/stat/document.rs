@@ -47,6 +47,8 @@ struct Document<'a> {
     target: &'a str,
     exit_status: i32,
     elapsed_s: f64,
+    user_s: Option<f64>,
+    system_s: Option<f64>,
     kernel_excluded: bool,
     gpu_unavailable: Option<String>,
     counters: Vec<Row>,
@@ -57,7 +59,7 @@ struct Document<'a> {
 const NO_DATABASE_VALUE: &str = "no value over the counting (a division by zero)";
 
 impl Serialize for Report {
-    /// The report as `{command, target, exit_status, elapsed_s, kernel_excluded, gpu_unavailable,
+    /// The report as `{command, target, exit_status, elapsed_s, user_s, system_s, kernel_excluded, gpu_unavailable,
     /// counters: [{counter, cpu, unit, value, multiplexed, unavailable, source}], metrics: [{metric, group,
     /// formula, unit, value, scaled, unavailable}] or null}`.
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
@@ -122,6 +124,8 @@ impl Serialize for Report {
             target: &self.scope,
             exit_status: self.exit_code(),
             elapsed_s: self.elapsed.as_secs_f64(),
+            user_s: self.times.map(|t| t.user.as_secs_f64()),
+            system_s: self.times.map(|t| t.system.as_secs_f64()),
             kernel_excluded: self.kernel_excluded,
             gpu_unavailable: self.gpu_unavailable.as_ref().map(|e| error_chain(e)),
             counters: cpu.chain(gpu).chain(database).chain(unavailable).collect(),
@@ -147,6 +151,7 @@ mod tests {
             scope: "command 'true' and its children".into(),
             exit: None,
             elapsed: Duration::from_millis(1500),
+            times: None,
             kernel_excluded: false,
             cpu_counters: vec![CpuCounter::TaskClock, CpuCounter::Cycles],
             cpu: vec![CpuTotal {

@@ -6,6 +6,7 @@
 //! says so) → a [`Report`]. With the `serde` feature, a report serializes as one JSON document
 //! ([`Report`]'s `Serialize`).
 
+mod child_times;
 mod choice;
 mod count;
 #[cfg(feature = "serde")]
@@ -15,6 +16,7 @@ mod exit_status;
 mod gpu;
 mod report;
 
+pub use child_times::ChildTimes;
 pub use choice::Choice;
 pub use count::{count, Options};
 pub use error::{GpuUnavailable, StatError};

@@ -6,6 +6,7 @@ use std::time::Duration;
 use hwcpipe::cpu::{CpuMetric, MetricValue};
 use hwcpipe::{CpuCounter, GpuCounter};
 
+use super::child_times::ChildTimes;
 use super::error::GpuUnavailable;
 
 /// One CPU series' total over the counting: a counter, summed over the threads or CPUs, or on one CPU.
@@ -81,6 +82,9 @@ pub struct Report {
     pub exit: Option<ExitStatus>,
     /// How long the counting ran.
     pub elapsed: Duration,
+    /// A command's CPU time, user and system (its children's included once reaped); `None` for a process
+    /// or CPUs, or where `/proc` cannot tell.
+    pub times: Option<ChildTimes>,
     /// Whether kernel execution was left out (asked for, or refused by the kernel).
     pub kernel_excluded: bool,
     /// The CPU counters asked for, in order (metric inputs included); empty when only GPU counters were.
