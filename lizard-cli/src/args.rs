@@ -82,20 +82,11 @@ pub struct DoctorArgs {
     #[arg(long, value_enum, value_delimiter = ',')]
     pub source: Vec<DoctorSource>,
     /// Table or JSON.
-    #[arg(long, value_enum, default_value_t = DoctorFormat::Table)]
-    pub format: DoctorFormat,
+    #[arg(long, value_enum, default_value_t = ListFormat::Table)]
+    pub format: ListFormat,
     /// Write the output to this file instead of standard output.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
-}
-
-/// How `lizard doctor` prints.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum DoctorFormat {
-    /// One line per check, grouped by source.
-    Table,
-    /// One JSON document.
-    Json,
 }
 
 /// Where counters come from.
@@ -161,7 +152,7 @@ impl TargetArgs {
     }
 }
 
-/// Output formats of `list` and `events`.
+/// Output formats of `list`, `events`, `stat`, `diff` and `doctor`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ListFormat {
     /// Aligned columns for people.
@@ -208,11 +199,13 @@ pub enum DumpFormat {
     Csv,
 }
 
-/// Output formats of `stm-dump` and `trace-dump`.
+/// Output formats of `stm-dump`, `stm-report` and `trace-dump`: the same names as every other
+/// subcommand's (`table` for people, `json`), with `text` kept as another name for `table`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TextFormat {
-    /// One line per item.
-    Text,
+    /// For people: one line per item.
+    #[value(alias = "text")]
+    Table,
     /// One JSON document.
     Json,
 }
@@ -289,7 +282,7 @@ pub struct ServeArgs {
     pub counters: Vec<String>,
     /// Where to listen, HOST:PORT. Loopback by default; name another interface's address (or 0.0.0.0)
     /// to be scraped from other hosts.
-    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:9477")]
+    #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:9477", value_parser = parse_listen)]
     pub listen: std::net::SocketAddr,
     /// The sampling window (at least 100ms): a scrape answers with the last window closed, delta
     /// counters as totals since the start, absolute ones as the window's level.
@@ -298,6 +291,29 @@ pub struct ServeArgs {
     /// What the local CPU counters count.
     #[command(flatten)]
     pub target: TargetArgs,
+}
+
+/// A `--listen` address: HOST:PORT with a host name (`localhost:9477`), an IPv4 address or an IPv6 address
+/// in brackets (`[::1]:9477`); a name is resolved, and its first address taken.
+pub fn parse_listen(text: &str) -> Result<std::net::SocketAddr, String> {
+    let address: lizard_core::GatordAddress = text.parse().map_err(|e| {
+        format!("'{text}' is not HOST:PORT ({e}); e.g. localhost:9477, 0.0.0.0:9477, [::1]:9477")
+    })?;
+    resolve(&address.host, address.port)
+}
+
+/// The first address `host` (a name, or an IP address with or without brackets) resolves to, with `port`.
+pub fn resolve(host: &str, port: u16) -> Result<std::net::SocketAddr, String> {
+    use std::net::ToSocketAddrs;
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return Ok(std::net::SocketAddr::new(ip, port));
+    }
+    (host, port)
+        .to_socket_addrs()
+        .map_err(|e| format!("'{host}' does not resolve: {e}"))?
+        .next()
+        .ok_or_else(|| format!("'{host}' resolves to no address"))
 }
 
 /// The shortest `lizard serve` window.
@@ -377,7 +393,7 @@ pub struct GatordSimArgs {
     /// The TCP port to listen on (0 picks a free one).
     #[arg(long, default_value_t = 8080)]
     pub port: u16,
-    /// The address to listen on.
+    /// The address to listen on: a host name, an IPv4 address or an IPv6 address (brackets optional).
     #[arg(long, default_value = "127.0.0.1")]
     pub bind: String,
     /// Serve the hardware counters of this Mali GPU (e.g. G71, G78, G710); `--gpu list` lists them.
@@ -422,7 +438,7 @@ pub struct StmDumpArgs {
     #[arg(long)]
     pub elements: bool,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
     pub format: TextFormat,
     /// Write the output to this file instead of standard output.
     #[arg(long, short)]
@@ -489,7 +505,7 @@ pub struct StmReportArgs {
     #[arg(long)]
     pub messages: bool,
     /// The report's format: statistics as text, or one JSON document.
-    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
     pub format: TextFormat,
     /// Write the report (statistics, and messages with --messages) to this file instead of standard
     /// output.
@@ -615,7 +631,7 @@ pub struct TraceDumpArgs {
     /// A ring file saved by `lizard trace-server --output`.
     pub file: PathBuf,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = TextFormat::Text)]
+    #[arg(long, value_enum, default_value_t = TextFormat::Table)]
     pub format: TextFormat,
     /// Write the output to this file instead of standard output.
     #[arg(long, short)]

@@ -31,9 +31,14 @@ pub enum CliError {
     /// No counter source works on this machine.
     #[error("no counter source is available: {0}")]
     NoSource(String),
-    /// A `--gatord` value that is not HOST:PORT.
-    #[error("'{0}' is not a gatord address (use HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080)")]
-    BadAddress(String),
+    /// An address that is not HOST:PORT (a name, an IPv4 address, or an IPv6 address in brackets).
+    #[error("'{text}' is not an address: {reason} (use HOST:PORT, e.g. localhost:8080, 127.0.0.1:8080 or [::1]:8080)")]
+    BadAddress {
+        /// The text given.
+        text: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// Counter names that match no counter.
     #[error("unknown counter '{name}'{hint}")]
     UnknownCounter {
@@ -107,7 +112,7 @@ impl CliError {
                 crate::interrupt::INTERRUPTED_STATUS
             }
             CliError::Input(_) | CliError::NothingUsable { .. } => 4,
-            CliError::BadAddress(_) | CliError::UnknownCounter { .. } | CliError::Usage(_) => 2,
+            CliError::BadAddress { .. } | CliError::UnknownCounter { .. } | CliError::Usage(_) => 2,
             CliError::Gatord { .. } | CliError::NoSource(_) => 3,
             CliError::File { .. } | CliError::BadInput { .. } | CliError::BadCapture { .. } => 4,
             CliError::Target(e) if e.is_refusal() => 3,

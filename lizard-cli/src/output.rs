@@ -68,9 +68,9 @@ impl Destination {
     pub fn check_binary(&self, what: &str) -> Result<(), CliError> {
         use std::io::IsTerminal;
         match self {
-            Destination::Stdout if std::io::stdout().is_terminal() => Err(CliError::Usage(format!(
-                "{what} is binary: write it to a file with --output FILE, or pipe it"
-            ))),
+            Destination::Stdout if std::io::stdout().is_terminal() => Err(CliError::Usage(
+                format!("{what} is binary: write it to a file with --output FILE, or pipe it"),
+            )),
             _ => Ok(()),
         }
     }

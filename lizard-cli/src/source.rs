@@ -67,10 +67,15 @@ fn sources(
 ) -> Result<Sources, CliError> {
     let gatord = match (args.no_gatord, &args.gatord) {
         (true, _) => Gatord::Off,
-        (false, Some(text)) => Gatord::Required(
-            text.parse::<GatordAddress>()
-                .map_err(|_| CliError::BadAddress(text.clone()))?,
-        ),
+        (false, Some(text)) => {
+            Gatord::Required(
+                text.parse::<GatordAddress>()
+                    .map_err(|e| CliError::BadAddress {
+                        text: text.clone(),
+                        reason: e.to_string(),
+                    })?,
+            )
+        }
         (false, None) => Gatord::Probe(GatordAddress::default()),
     };
     if args.no_hwcpipe && target.is_some() {

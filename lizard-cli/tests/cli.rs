@@ -93,13 +93,17 @@ fn capture_from_gatord_reduces_as_documented_in_every_format() {
             .unwrap_or_default()
             .to_owned()
     };
+    // The reading is the column after the name: delta counters summed, absolute ones averaged.
+    let reading = |name: &str| {
+        let line = line(name);
+        let mut words = line.split_whitespace().skip_while(|w| *w != name);
+        words.nth(1).unwrap_or_default().to_owned()
+    };
+    assert_eq!(reading("Sim_ccnt"), "400", "delta sums: {text}");
+    assert_eq!(reading("Sim_memfree"), "6,144", "absolute averages: {text}");
     assert!(
-        line("Sim_ccnt").trim_end().ends_with(" 400"),
-        "delta sums: {text}"
-    );
-    assert!(
-        line("Sim_memfree").trim_end().ends_with(" 6144"),
-        "absolute averages: {text}"
+        text.starts_with("Counters of gatord, over "),
+        "the source is said once, in the header: {text}"
     );
     assert!(stderr(&table).contains(&format!("gatord at {address}")));
 
@@ -872,7 +876,7 @@ fn trace_server_load_continues_a_saved_ring_and_says_whether_it_copies_device_me
     assert!(
         banner
             .iter()
-            .any(|l| l.contains("3 records held, the next gets sequence number 3")),
+            .any(|l| l.contains("continuing") && l.contains("3 records held (sequence 0 to 2)")),
         "{banner:?}"
     );
     assert!(
@@ -1065,8 +1069,15 @@ fn gatord_sim_for_a_mali_gpu_offers_the_counters_a_real_gatord_names() {
         "--duration",
         "1s",
     ]);
-    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(
+        bad.status.code(),
+        Some(2),
+        "an unknown GPU is a bad argument"
+    );
     assert!(stderr(&bad).contains("Mali-G71"));
+    let list = lizard(&["gatord-sim", "--gpu", "list"]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    assert!(stdout(&list).lines().any(|l| l.trim() == "Mali-G71"));
 }
 
 #[test]

@@ -327,7 +327,7 @@ fn report_refuses_what_is_not_a_capture_with_one_line_and_status_4() {
             &no_reason,
             "counter 4 (Quiet) has no value and no reason why",
         ),
-        (&not_text, "valid UTF-8"),
+        (&not_text, "is not UTF-8"),
     ] {
         let output = lizard(&["report", file.to_str().expect("utf-8")]);
         let message = text(&output.stderr);

@@ -76,6 +76,20 @@ pub enum AddressParseError {
     /// A `[` without a matching `]` (or text after `]` that is not `:port`).
     #[error("malformed bracketed IPv6 address {0:?}")]
     Brackets(String),
+    /// A bare IPv6 address whose last group reads as a port too (`::1:8080`): which was meant cannot be
+    /// told.
+    #[error(
+        "{text:?} is ambiguous: an IPv6 address with a port is written in brackets, [{host}]:{port} \
+         (or [{text}] for the address {text} on port 8080)"
+    )]
+    AmbiguousIpv6 {
+        /// The text given.
+        text: String,
+        /// The address before the last `:`.
+        host: String,
+        /// The number after it.
+        port: u16,
+    },
 }
 
 impl FromStr for GatordAddress {
@@ -111,8 +125,23 @@ impl FromStr for GatordAddress {
                 }
                 Ok(GatordAddress::new(host, port(p)?))
             }
-            // A bare IPv6 literal: no port.
-            _ => Ok(GatordAddress::new(text, DEFAULT_PORT)),
+            // A bare IPv6 literal: no port, unless its last group could be one (refused as ambiguous).
+            _ => {
+                if let Some((host, p)) = text.rsplit_once(':') {
+                    if let (Ok(_), Ok(port)) =
+                        (host.parse::<std::net::Ipv6Addr>(), p.parse::<u16>())
+                    {
+                        if text.parse::<std::net::Ipv6Addr>().is_ok() && !p.is_empty() {
+                            return Err(AddressParseError::AmbiguousIpv6 {
+                                text: text.to_owned(),
+                                host: host.to_owned(),
+                                port,
+                            });
+                        }
+                    }
+                }
+                Ok(GatordAddress::new(text, DEFAULT_PORT))
+            }
         }
     }
 }
@@ -367,7 +396,8 @@ mod tests {
             ("::1", "::1", 8080),
             ("[::1]", "::1", 8080),
             ("[::1]:8081", "::1", 8081),
-            ("fe80::1:2", "fe80::1:2", 8080),
+            ("fe80::1:abcd", "fe80::1:abcd", 8080),
+            ("2001:db8::", "2001:db8::", 8080),
         ];
         for (text, host, port) in cases {
             let a: GatordAddress = text.parse().unwrap();
@@ -401,6 +431,19 @@ mod tests {
             "[::1]x".parse::<GatordAddress>(),
             Err(AddressParseError::Brackets(_))
         ));
+        // A bare IPv6 address whose last group is a number could hold a port: refused, with both readings.
+        for text in ["::1:8080", "fe80::1:2"] {
+            let error = text.parse::<GatordAddress>().unwrap_err();
+            assert!(
+                matches!(error, AddressParseError::AmbiguousIpv6 { .. }),
+                "{text}"
+            );
+        }
+        assert_eq!(
+            "::1:8080".parse::<GatordAddress>().unwrap_err().to_string(),
+            "\"::1:8080\" is ambiguous: an IPv6 address with a port is written in brackets, [::1]:8080 \
+             (or [::1:8080] for the address ::1:8080 on port 8080)"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 use lizard_core::doctor::{self, Report};
 use lizard_core::{GatordAddress, Timeouts};
 
-use crate::args::{DoctorArgs, DoctorFormat, DoctorSource};
+use crate::args::{DoctorArgs, DoctorSource, ListFormat};
 use crate::error::CliError;
 use crate::output;
 use crate::table::Table;
@@ -54,13 +54,13 @@ pub fn run(args: &DoctorArgs) -> Result<i32, CliError> {
         false => Report::new(reports),
     };
     let text = match args.format {
-        DoctorFormat::Json => {
+        ListFormat::Json => {
             let mut text = serde_json::to_string_pretty(&report)
                 .map_err(|e| CliError::Other(format!("cannot write JSON: {e}")))?;
             text.push('\n');
             text
         }
-        DoctorFormat::Table => table(&report),
+        ListFormat::Table => table(&report),
     };
     destination.write_text(&text)?;
     Ok(report.exit_code())

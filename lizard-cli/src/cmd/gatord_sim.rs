@@ -1,6 +1,5 @@
 //! `lizard gatord-sim`: a gatord stand-in on loopback, serving simulated counters.
 
-use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use gator_proto::ProtocolVersion;
@@ -14,11 +13,11 @@ use lizard_core::input::InputKind;
 
 /// The simulator configuration the flags ask for.
 pub fn config(args: &GatordSimArgs) -> Result<SimConfig, CliError> {
-    let ip: IpAddr = args
-        .bind
-        .trim_matches(['[', ']'])
-        .parse()
-        .map_err(|_| CliError::BadAddress(format!("{}:{}", args.bind, args.port)))?;
+    let bind =
+        crate::args::resolve(&args.bind, args.port).map_err(|reason| CliError::BadAddress {
+            text: args.bind.clone(),
+            reason,
+        })?;
     let protocol = match args.protocol.as_str() {
         "670" => ProtocolVersion::V670,
         _ => ProtocolVersion::V950,
@@ -58,7 +57,7 @@ pub fn config(args: &GatordSimArgs) -> Result<SimConfig, CliError> {
         }
     }
     Ok(SimConfig {
-        bind: SocketAddr::new(ip, args.port),
+        bind,
         protocol,
         events_xml,
         perf_counters: args.perf_counters.clone(),

@@ -147,13 +147,17 @@ fn table(report: &Report) -> String {
             _ if unit == Unit::Nanoseconds && seconds > 0.0 => {
                 format!("{:.3} CPUs utilised", t.total as f64 / 1e9 / seconds)
             }
-            CpuCounter::Cycles if counted(CpuCounter::TaskClock) && total_of(CpuCounter::TaskClock) > 0 => {
+            CpuCounter::Cycles
+                if counted(CpuCounter::TaskClock) && total_of(CpuCounter::TaskClock) > 0 =>
+            {
                 format!(
                     "{:.3} GHz",
                     t.total as f64 / total_of(CpuCounter::TaskClock) as f64
                 )
             }
-            CpuCounter::Instructions if counted(CpuCounter::Cycles) && total_of(CpuCounter::Cycles) > 0 => {
+            CpuCounter::Instructions
+                if counted(CpuCounter::Cycles) && total_of(CpuCounter::Cycles) > 0 =>
+            {
                 format!(
                     "{:.2} per cycle",
                     t.total as f64 / total_of(CpuCounter::Cycles) as f64
@@ -214,7 +218,11 @@ fn table(report: &Report) -> String {
     if !reasons.is_empty() {
         text.push_str("\nnot counted:\n");
         for (reason, names) in reasons {
-            text.push_str(&format!("  {} ({}): {reason}\n", names.join(", "), names.len()));
+            text.push_str(&format!(
+                "  {} ({}): {reason}\n",
+                names.join(", "),
+                names.len()
+            ));
         }
     }
     if let Some(reason) = &report.gpu_unavailable {

@@ -47,7 +47,7 @@ impl Listing<'_> {
             self.decoded += 1;
         }
         match self.args.format {
-            TextFormat::Text => self.out.write_fmt(format_args!("{record}\n")),
+            TextFormat::Table => self.out.write_fmt(format_args!("{record}\n")),
             TextFormat::Json => {
                 let fields = sorted_json(record)?;
                 let comma = if self.first { "" } else { "," };

@@ -387,7 +387,7 @@ pub fn run(args: &StmReportArgs) -> Result<i32, CliError> {
     }
     let mut out = sinks.out;
     match args.format {
-        TextFormat::Text => out.write_fmt(format_args!("{stats}"))?,
+        TextFormat::Table => out.write_fmt(format_args!("{stats}"))?,
         TextFormat::Json => {
             let tail = DocumentTail {
                 file: &args.file,

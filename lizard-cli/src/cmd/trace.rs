@@ -88,7 +88,7 @@ pub fn dump(args: &TraceDumpArgs) -> Result<i32, CliError> {
     let destination = output::Destination::open(args.output.as_deref())?;
     let ring = load(&args.file)?;
     let text = match args.format {
-        TextFormat::Text => {
+        TextFormat::Table => {
             let mut table = Table::new(&[
                 "seq",
                 "timestamp_ns",

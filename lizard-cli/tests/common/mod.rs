@@ -1,12 +1,12 @@
 //! Helpers shared by the CLI's integration tests: running `lizard`, a `lizard gatord-sim` child on a free
-//! port, the gatord 9.7.2 data files, and the peak memory of a `lizard` process.
+//! port, the gatord 9.7.2 data files, and a `lizard` process run under a memory limit.
 
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -127,36 +127,61 @@ pub fn counter<'a>(doc: &'a Value, name: &str) -> &'a Value {
 /// Longest a measured command may run before it is killed and the test fails.
 pub const DEADLINE: Duration = Duration::from_secs(120);
 
-/// Runs `cmd` to its end (killed after [`DEADLINE`]); returns its exit status and peak RSS in KiB.
-///
-/// Linux carries the high-water mark of the memory a child had before `exec` (a copy or a share of
-/// this test process's) into the child's `ru_maxrss`, so this process's own mark is first reset to its
-/// current size (`/proc/self/clear_refs`, "5"): the figure is then the larger of this process's size at
-/// the spawn and the command's own peak.
-#[allow(
-    clippy::zombie_processes,
-    reason = "the child is reaped by wait4, not Child::wait"
-)]
-pub fn run_measuring_peak(cmd: &mut Command) -> (i32, i64) {
-    std::fs::write("/proc/self/clear_refs", "5").expect("reset this process's peak RSS");
-    let mut child = cmd.spawn().expect("run lizard");
+/// Runs `cmd` with its address space limited to `bytes` (`ulimit -v`, RLIMIT_AS, set in the child before
+/// it runs `lizard`): a command that holds its input whole fails there, one that streams does not. Its
+/// standard output is read as it comes and only its lines counted (a listing may be far larger than this
+/// process should hold); returns the exit status, that count and standard error.
+pub fn run_limited(cmd: &mut Command, bytes: u64) -> (std::process::ExitStatus, usize, String) {
+    use std::io::Read;
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe and touches only the child being set up.
+    unsafe {
+        cmd.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_AS, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    };
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run lizard");
+    let mut stderr_pipe = child.stderr.take().expect("stderr");
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stderr_pipe.read_to_string(&mut text);
+        text
+    });
+    // A child still running at the deadline is killed, which ends the reads below.
     let pid = child.id() as libc::pid_t;
-    let start = Instant::now();
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let watchdog = std::thread::spawn(move || {
+        if finished.recv_timeout(DEADLINE).is_err() {
+            // SAFETY: kill has no memory preconditions; `pid` is our unreaped child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            return true;
+        }
+        false
+    });
+    let mut stdout = child.stdout.take().expect("stdout");
+    let (mut lines, mut chunk) = (0, vec![0u8; 1 << 16]);
     loop {
-        let mut status = 0;
-        // SAFETY: all-zero bytes are a valid `rusage` (a struct of integers).
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: `status` and `usage` are valid for writes; `pid` is our own unreaped child.
-        let reaped = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
-        assert!(reaped >= 0, "wait4: {}", std::io::Error::last_os_error());
-        if reaped == pid {
-            return (status, usage.ru_maxrss);
+        match stdout.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => lines += chunk[..n].iter().filter(|&&b| b == b'\n').count(),
         }
-        if start.elapsed() > DEADLINE {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("lizard stm-dump did not finish within {DEADLINE:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
     }
+    let status = child.wait().expect("wait");
+    let _ = done.send(());
+    assert!(
+        !watchdog.join().expect("watchdog"),
+        "lizard ran past {DEADLINE:?}: killed"
+    );
+    (status, lines, errors.join().expect("stderr reader"))
 }

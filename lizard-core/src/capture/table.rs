@@ -30,12 +30,19 @@ pub fn render(capture: &Capture) -> String {
     let shared = first
         .clone()
         .filter(|label| !label.is_empty())
-        .filter(|label| capture.counters.iter().all(|c| c.info.source_label() == *label));
+        .filter(|label| {
+            capture
+                .counters
+                .iter()
+                .all(|c| c.info.source_label() == *label)
+        });
     let mut headers = vec!["id"];
     if shared.is_none() {
         headers.push("source");
     }
-    headers.extend(["counter", "value", "unit", "class", "rate", "samples", "covers", "note"]);
+    headers.extend([
+        "counter", "value", "unit", "class", "rate", "samples", "covers", "note",
+    ]);
     let mut table = Table::new(&headers);
     for c in &capture.counters {
         let parts = c.per_core.iter().flatten();

@@ -60,6 +60,14 @@ pub enum InputError {
         /// Bytes read by then.
         read: u64,
     },
+    /// The process could not get the memory to hold the file (a memory limit below the input limit).
+    #[error("{}: no memory for {} of it (a memory limit such as `ulimit -v` is lower than the input's size)", path.display(), super::kind::size_text(*needed))]
+    OutOfMemory {
+        /// The file.
+        path: PathBuf,
+        /// The bytes asked for.
+        needed: u64,
+    },
     /// A text input is not UTF-8.
     #[error("{}: {kind} is text, but this is not UTF-8 (the first bad byte is at offset {valid_up_to})", path.display())]
     NotText {
@@ -81,6 +89,7 @@ impl InputError {
             | InputError::TooLarge { path, .. }
             | InputError::Read { path, .. }
             | InputError::Stopped { path, .. }
+            | InputError::OutOfMemory { path, .. }
             | InputError::NotText { path, .. } => path,
         }
     }

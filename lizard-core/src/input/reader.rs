@@ -154,7 +154,16 @@ impl<'s> Inputs<'s> {
         let expected = stream
             .size
             .map_or(CHUNK, |s| usize::try_from(s).unwrap_or(limit));
-        let mut bytes = Vec::with_capacity(expected.min(limit));
+        // Memory the process may not have (a `ulimit -v` below the limit) is an error, not an abort.
+        let out_of_memory = |needed: usize| InputError::OutOfMemory {
+            path: path.to_owned(),
+            needed: needed as u64,
+        };
+        let mut bytes = Vec::new();
+        let first = expected.min(limit);
+        bytes
+            .try_reserve_exact(first)
+            .map_err(|_| out_of_memory(first))?;
         let mut chunk = vec![0u8; CHUNK];
         loop {
             let n = stream.read_some(&mut chunk)?;
@@ -169,7 +178,9 @@ impl<'s> Inputs<'s> {
                     .saturating_mul(2)
                     .max(need)
                     .min(limit.max(need));
-                bytes.reserve_exact(target - bytes.len());
+                bytes
+                    .try_reserve_exact(target - bytes.len())
+                    .map_err(|_| out_of_memory(target))?;
             }
             bytes.extend_from_slice(&chunk[..n]);
         }

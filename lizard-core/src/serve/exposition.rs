@@ -252,14 +252,16 @@ fn sample(out: &mut String, name: &str, suffix: &str, labels: &str, value: f64) 
     let _ = writeln!(out, "{name}{suffix}{{{labels}}} {}", number(value));
 }
 
-/// A value as both formats spell it (`+Inf`, `-Inf`, `NaN`; Rust's shortest round-trip decimal otherwise).
+/// A value as both formats spell it (`+Inf`, `-Inf`, `NaN`; otherwise the shortest decimal of the value
+/// rounded to 12 significant digits, so that sums of window lengths read `5.0055`, not `5.0055000000000005`).
 fn number(value: f64) -> String {
     if value.is_nan() {
         "NaN".into()
     } else if value.is_infinite() {
         if value > 0.0 { "+Inf" } else { "-Inf" }.into()
     } else {
-        format!("{value}")
+        let rounded: f64 = format!("{value:.11e}").parse().unwrap_or(value);
+        format!("{rounded}")
     }
 }
 

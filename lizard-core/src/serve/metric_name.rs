@@ -50,6 +50,15 @@ fn base_unit(units: &Units) -> (Option<&'static str>, f64) {
             "ms" => (Some("seconds"), 1e-3),
             "s" => (Some("seconds"), 1.0),
             "B" | "byte" | "bytes" => (Some("bytes"), 1.0),
+            "W" => (Some("watts"), 1.0),
+            "mW" => (Some("watts"), 1e-3),
+            "uW" | "µW" => (Some("watts"), 1e-6),
+            "J" => (Some("joules"), 1.0),
+            "mJ" => (Some("joules"), 1e-3),
+            "A" => (Some("amperes"), 1.0),
+            "mA" => (Some("amperes"), 1e-3),
+            // The conventions give fractions as ratios, 0 to 1.
+            "%" => (Some("ratio"), 1e-2),
             _ => (None, 1.0),
         },
         Units::Unknown | Units::Pages | Units::Rpm => (None, 1.0),
@@ -114,6 +123,16 @@ mod tests {
         assert_eq!((mv.name.as_str(), mv.factor), ("lizard_vdd_volts", 1e-3));
         let bytes = MetricName::new("Linux_meminfo_memfree_bytes", &Units::Bytes);
         assert_eq!(bytes.name, "lizard_linux_meminfo_memfree_bytes");
+        let power = MetricName::new("Sim_power", &Units::Other("W".into()));
+        assert_eq!(
+            (power.name.as_str(), power.factor),
+            ("lizard_sim_power_watts", 1.0)
+        );
+        let busy = MetricName::new("GPU_busy", &Units::Other("%".into()));
+        assert_eq!(
+            (busy.name.as_str(), busy.factor),
+            ("lizard_gpu_busy_ratio", 1e-2)
+        );
         let count = MetricName::new("ContextSwitches", &Units::Other("switches".into()));
         assert_eq!(
             (count.name.as_str(), count.unit),

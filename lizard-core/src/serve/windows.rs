@@ -6,7 +6,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::counter::{CounterClass, CounterId, Source};
+use crate::counter::{CounterClass, CounterId, ResultType, Source};
 use crate::error::Error;
 use crate::hwc::SamplingMethod;
 use crate::lizard::Lizard;
@@ -74,6 +74,9 @@ impl Shared {
 pub(crate) struct Windows {
     lizard: Lizard,
     ids: Vec<CounterId>,
+    /// Per series: whether its readings are whole numbers in their base unit (an integer counter without a
+    /// unit factor), so that its total stays a whole number.
+    whole: Vec<bool>,
     series: Vec<Series>,
     device: DeviceLabels,
     interval: Duration,
@@ -83,6 +86,7 @@ impl Windows {
     /// The served series: every enabled counter of `lizard`, each with a name of its own.
     pub(crate) fn new(lizard: Lizard, device: DeviceLabels, interval: Duration) -> Windows {
         let mut ids = Vec::new();
+        let mut whole = Vec::new();
         let mut series: Vec<Series> = Vec::new();
         for counter in lizard.counters() {
             if !lizard.is_enabled(counter.id).unwrap_or(false) {
@@ -98,6 +102,7 @@ impl Windows {
                 text => format!("{}: {text}", counter.title),
             };
             ids.push(counter.id);
+            whole.push(counter.result_type == ResultType::Integer && metric.factor == 1.0);
             series.push(Series {
                 key: counter.key.clone(),
                 source: match counter.source {
@@ -117,6 +122,7 @@ impl Windows {
         Windows {
             lizard,
             ids,
+            whole,
             series,
             device,
             interval,
@@ -175,13 +181,14 @@ impl Windows {
     fn close(&mut self, started: Instant, shared: &Shared) {
         let stopped = self.lizard.stop_capture();
         let covered = started.elapsed();
-        for (series, &id) in self.series.iter_mut().zip(&self.ids) {
-            let value = self
-                .lizard
-                .read_double(id)
-                .ok()
-                .map(|v| v * series.metric.factor)
-                .filter(|v| v.is_finite());
+        for ((series, &id), &whole) in self.series.iter_mut().zip(&self.ids).zip(&self.whole) {
+            // An integer counter's reading is read as the integer it is: a total of cycles is whole.
+            let value = match whole {
+                true => self.lizard.read_int(id).ok().map(|v| v as f64),
+                false => self.lizard.read_double(id).ok(),
+            }
+            .map(|v| v * series.metric.factor)
+            .filter(|v| v.is_finite());
             match (series.kind, value) {
                 (Kind::Counter, Some(v)) if v >= 0.0 => {
                     series.value = Some(series.value.unwrap_or(0.0) + v);

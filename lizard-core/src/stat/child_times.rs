@@ -50,7 +50,8 @@ mod tests {
 
     #[test]
     fn children_times_are_read_after_the_name() {
-        let line = "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 100 200 0 0 5 6 250 75 20 0 1 0 99 1 1";
+        let line =
+            "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 100 200 0 0 5 6 250 75 20 0 1 0 99 1 1";
         let times = parse(line, 100).unwrap();
         assert_eq!(times.user, Duration::from_millis(2500));
         assert_eq!(times.system, Duration::from_millis(750));
@@ -60,7 +61,9 @@ mod tests {
     #[test]
     fn this_process_has_children_times() {
         let before = ChildTimes::now().expect("/proc/self/stat");
-        std::process::Command::new("true").status().expect("run true");
+        std::process::Command::new("true")
+            .status()
+            .expect("run true");
         let after = ChildTimes::now().expect("/proc/self/stat");
         assert!(after.user >= before.user && after.system >= before.system);
     }
