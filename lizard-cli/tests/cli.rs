@@ -331,7 +331,11 @@ fn bad_names_and_addresses_fail_with_one_line_and_documented_codes() {
 
     let bad = lizard(&["list", "--gatord", "host:notaport"]);
     assert_eq!(bad.status.code(), Some(2));
-    assert!(stderr(&bad).contains("not a gatord address"));
+    assert!(
+        stderr(&bad).contains("'host:notaport' is not an address: invalid port"),
+        "{}",
+        stderr(&bad)
+    );
 
     let usage = lizard(&["capture", "--duration", "soon"]);
     assert_eq!(usage.status.code(), Some(2));

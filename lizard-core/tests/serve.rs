@@ -113,6 +113,15 @@ fn a_scrape_gives_every_enabled_counter_as_a_counter_or_a_gauge_with_its_labels(
         after > before,
         "a delta counter's total only grows: {before} then {after}"
     );
+    // Cycles are whole: an integer counter's total is a whole number, written as one.
+    let line = second.lines().find(|l| l.starts_with(cycles)).unwrap();
+    assert!(!line.contains('.') && after.fract() == 0.0, "{line}");
+    // Every value reads without a float's noise (a sum of window lengths is not 5.0055000000000005).
+    for line in second.lines().filter(|l| !l.starts_with('#')) {
+        let number = line.rsplit(' ').next().unwrap();
+        let digits = number.trim_start_matches('-').replace('.', "");
+        assert!(digits.len() <= 17, "{line}");
+    }
     // The account counts a window just before its exposition is written: a scrape may still show the one
     // before.
     let windows = value(&second, "lizard_windows_total{host=\"test-host\"}").unwrap();

@@ -515,7 +515,7 @@ fn capture(
 /// reads), as a Capture.
 #[pyfunction]
 fn load(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Capture> {
-    let text = std::fs::read_to_string(&path).map_err(|e| errors::os_error(&path, &e))?;
+    let text = crate::inputs::read_text(py, &path, lizard_core::input::InputKind::CaptureDocument)?;
     let document = py
         .detach(|| doc::Capture::from_json(&text))
         .map_err(|e| errors::raise::<FormatError>(py, &e))?;

@@ -64,6 +64,13 @@ pyo3::create_exception!(
 );
 pyo3::create_exception!(
     lizard_rs,
+    InputLimitError,
+    LizardError,
+    "An input file is larger than the limit for its kind (LIZARD_MAX_INPUT raises it), there is no memory \
+     to hold it, or a text input is not UTF-8."
+);
+pyo3::create_exception!(
+    lizard_rs,
     MaliError,
     LizardError,
     "Arm's Mali database has no such GPU or counter, or an equation cannot be evaluated on the values given."
@@ -126,5 +133,6 @@ pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("StatError", py.get_type::<StatError>())?;
     module.add("FormatError", py.get_type::<FormatError>())?;
     module.add("MaliError", py.get_type::<MaliError>())?;
+    module.add("InputLimitError", py.get_type::<InputLimitError>())?;
     Ok(())
 }

@@ -7,6 +7,7 @@ mod capture;
 mod convert;
 mod errors;
 mod files;
+mod inputs;
 mod mali;
 mod session;
 mod sources;

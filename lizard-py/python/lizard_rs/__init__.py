@@ -12,7 +12,9 @@ trace ring), ``stm`` (an STM trace dump), ``events`` (a gatord events file). Arm
 ``lizard_rs.mali.gpu("Mali-G78")``.
 
 Errors are ``LizardError`` subclasses, one per concern, each with ``kind`` (the cause's name) and
-``__cause__`` (its causes); files that cannot be read raise ``OSError``.
+``__cause__`` (its causes); files that cannot be read raise ``OSError``. Every file is read under the limit of
+its kind, as the ``lizard`` command reads it (``LIZARD_MAX_INPUT=4GiB`` raises them): over it,
+``InputLimitError``.
 """
 
 from . import _native
@@ -24,6 +26,7 @@ from ._native import (
     CounterInfo,
     FormatError,
     GatordError,
+    InputLimitError,
     LizardError,
     LizardWarning,
     MaliError,
@@ -51,6 +54,7 @@ __all__ = [
     "CounterInfo",
     "FormatError",
     "GatordError",
+    "InputLimitError",
     "LizardError",
     "LizardWarning",
     "MaliError",

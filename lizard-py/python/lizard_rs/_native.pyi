@@ -19,6 +19,7 @@ __all__ = [
     "StatError",
     "FormatError",
     "MaliError",
+    "InputLimitError",
     "CounterInfo",
     "Counter",
     "Capture",
@@ -73,6 +74,10 @@ class FormatError(LizardError):
 
 class MaliError(LizardError):
     """Arm's Mali database has no such GPU or counter, or an equation cannot be evaluated."""
+
+class InputLimitError(LizardError):
+    """An input file is over the limit for its kind (LIZARD_MAX_INPUT raises it), there is no memory to
+    hold it, or a text input is not UTF-8."""
 
 class LizardWarning(UserWarning):
     """A capture ended early or with a source's error; what was captured until then is kept."""

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use lizard_core::input::Inputs;
 use lizard_core::{RecordedValue, Recording, RecordingError, RecordingSummary};
 use numpy::{PyArray1, PyUntypedArrayMethods};
 use pyo3::prelude::*;
@@ -111,8 +112,8 @@ struct Walked {
 }
 
 /// Opens and walks the capture at `path`, gathering every value by key.
-fn walk(path: &Path) -> Result<Walked, RecordingError> {
-    let mut recording = Recording::open(path)?;
+fn walk(path: &Path, inputs: &Inputs<'_>) -> Result<Walked, RecordingError> {
+    let mut recording = Recording::open_with(path, inputs)?;
     let protocol = recording.protocol();
     let mut by_key: BTreeMap<i32, Gathered> = BTreeMap::new();
     let summary = recording.walk(|v: &RecordedValue<'_>| -> Result<(), RecordingError> {
@@ -137,6 +138,7 @@ fn walk(path: &Path) -> Result<Walked, RecordingError> {
 fn recording_error(py: Python<'_>, error: &RecordingError) -> PyErr {
     match error {
         RecordingError::Io { path, source } => os_error(path, source),
+        RecordingError::Input(input) => crate::inputs::error(py, input),
         RecordingError::NotADirectory { path } => match std::fs::metadata(path) {
             Err(missing) => os_error(path, &missing),
             Ok(_) => raise::<FormatError>(py, error),
@@ -152,8 +154,9 @@ fn recording_error(py: Python<'_>, error: &RecordingError) -> PyErr {
 /// that cannot be decoded are not an error: the walk stops or skips there and says so in `issues`.
 #[pyfunction]
 pub fn apc(py: Python<'_>, path: PathBuf) -> PyResult<ApcRecording> {
+    let inputs = crate::inputs::inputs()?;
     let walked = py
-        .detach(|| walk(&path))
+        .detach(|| walk(&path, &inputs))
         .map_err(|e| recording_error(py, &e))?;
     let counters = PyDict::new(py);
     for (key, gathered) in walked.by_key {

@@ -3,7 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
+use lizard_core::input::{InputError, InputKind, Inputs};
 use lizard_trace::ring_dump::{ClientDump, OriginDump};
+use lizard_trace::ring_file::DEFAULT_LOAD_LIMIT;
 use lizard_trace::{Directory, RingFileError, TraceRing as Ring};
 use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
@@ -179,8 +181,14 @@ impl TraceRingIter {
 }
 
 /// The ring at `path`, its records copied out.
-fn load(path: &Path) -> Result<(Vec<TraceRecord>, Directory, Vec<ClientDump>), RingFileError> {
-    let ring = Ring::load(path)?;
+fn load(
+    path: &Path,
+    inputs: &Inputs<'_>,
+) -> Result<(Vec<TraceRecord>, Directory, Vec<ClientDump>), RingFileError> {
+    let stream = inputs
+        .open(path, InputKind::RingFile)
+        .map_err(|e| RingFileError::Io(std::io::Error::other(e)))?;
+    let ring = Ring::read_from(&mut std::io::BufReader::new(stream), DEFAULT_LOAD_LIMIT)?;
     let records = ring
         .iter()
         .map(|r| TraceRecord {
@@ -211,10 +219,15 @@ fn load(path: &Path) -> Result<(Vec<TraceRecord>, Directory, Vec<ClientDump>), R
 /// cannot be opened or read raises OSError; one that is not a valid ring file, FormatError.
 #[pyfunction]
 pub fn trace_ring(py: Python<'_>, path: PathBuf) -> PyResult<SavedRing> {
-    let (records, directory, clients) = py.detach(|| load(&path)).map_err(|e| match &e {
-        RingFileError::Io(source) => os_error(&path, source),
-        other => raise::<FormatError>(py, other),
-    })?;
+    let inputs = crate::inputs::inputs()?;
+    let (records, directory, clients) =
+        py.detach(|| load(&path, &inputs)).map_err(|e| match e {
+            RingFileError::Io(source) => match InputError::from_io(source) {
+                Ok(input) => crate::inputs::error(py, &input),
+                Err(source) => os_error(&path, &source),
+            },
+            other => raise::<FormatError>(py, &other),
+        })?;
     Ok(SavedRing {
         path,
         records,

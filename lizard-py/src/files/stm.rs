@@ -2,7 +2,6 @@
 //! chunk at a time; what the report finds is kept (messages, torn data, losses, spans) with its statistics.
 
 use std::convert::Infallible;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use pyo3::prelude::*;
@@ -21,6 +20,7 @@ use stp_decode::trace_buffer::{report_stream, BufferError};
 
 use crate::convert::{to_python, u64_array};
 use crate::errors::{os_error, raise, FormatError};
+use lizard_core::input::{InputError, InputKind};
 
 /// One message of an STM trace, decoded (or kept raw, with the reason).
 #[pyclass(frozen, module = "lizard_rs")]
@@ -289,8 +289,10 @@ impl StmTrace {
 
 /// Why a dump could not be decoded: its file could not be opened or read.
 enum StmFailure {
+    /// The limits could not be read (a bad `LIZARD_MAX_INPUT`).
+    Python(PyErr),
     /// Opening the file failed.
-    Open(std::io::Error),
+    Input(InputError),
     /// The report failed (reading the stream).
     Report(BufferError<Infallible>),
 }
@@ -333,14 +335,14 @@ impl Context {
                 }
                 _ => (None, PathBuf::from(value)),
             };
-            let bytes = std::fs::read(&path).map_err(|e| os_error(&path, &e))?;
+            let bytes = crate::inputs::read(py, &path, InputKind::Elf)?;
             ElfImage::parse(&bytes).map_err(|e| raise::<FormatError>(py, &e))?;
             images.push((master, path, bytes));
         }
         let dict = match dictionary {
             None => Dictionary::new(),
             Some(path) => {
-                let text = std::fs::read_to_string(path).map_err(|e| os_error(path, &e))?;
+                let text = crate::inputs::read_text(py, path, InputKind::TextTable)?;
                 Dictionary::parse(&text, &masters).map_err(|e| raise::<FormatError>(py, &e))?
             }
         };
@@ -358,7 +360,10 @@ fn decode(
     config: ReportConfig,
     context: &Context,
 ) -> Result<(Found, Stats), StmFailure> {
-    let file = File::open(path).map_err(StmFailure::Open)?;
+    let file = crate::inputs::inputs()
+        .map_err(StmFailure::Python)?
+        .open(path, InputKind::TraceStream)
+        .map_err(StmFailure::Input)?;
     let mut images = ElfImages::new();
     for (master, _, bytes) in &context.images {
         // Each image parsed once already in `Context::read`.
@@ -429,9 +434,12 @@ pub fn stm(
     let (found, stats) = py
         .detach(|| decode(&path, config, &context))
         .map_err(|e| match e {
-            StmFailure::Open(source) | StmFailure::Report(BufferError::Read(source)) => {
-                os_error(&path, &source)
-            }
+            StmFailure::Python(error) => error,
+            StmFailure::Input(error) => crate::inputs::error(py, &error),
+            StmFailure::Report(BufferError::Read(source)) => match InputError::from_io(source) {
+                Ok(input) => crate::inputs::error(py, &input),
+                Err(source) => os_error(&path, &source),
+            },
             StmFailure::Report(other) => raise::<FormatError>(py, &other),
         })?;
     let times = found.messages.iter().map(|m| m.time).collect();
