@@ -421,6 +421,34 @@ fn outputs_that_cannot_be_written_fail_before_the_work() {
 }
 
 #[test]
+fn a_binary_format_headed_for_a_terminal_is_refused_before_the_capture() {
+    // `script` (util-linux) gives the command a terminal for its standard output.
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` to give the command a terminal");
+        return;
+    }
+    let command = format!(
+        "{} capture --no-gatord --format perfetto --duration 30s",
+        env!("CARGO_BIN_EXE_lizard")
+    );
+    let started = Instant::now();
+    let output = Command::new("timeout")
+        .args(["60", "script", "-qec", &command, "/dev/null"])
+        .output()
+        .expect("run script");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "refused before the capture"
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
+    assert!(
+        stdout(&output).contains("a Perfetto trace is binary"),
+        "{}",
+        stdout(&output)
+    );
+}
+
+#[test]
 fn trace_server_and_trace_dump_speak_in_words() {
     let dir = scratch("trace");
     let ring = dir.join("ring.bin");
