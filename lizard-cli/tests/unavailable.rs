@@ -28,8 +28,11 @@ fn list_marks_the_counters_gatord_lists_but_never_sends() {
         counter(&doc, "Linux_meminfo_memfree")["unavailable"],
         Value::Null
     );
-    let row = common::table_row(&base, "Linux_cpu_wait_contention");
-    assert!(row.contains("unavailable here: derived"), "{row}");
+    // The row is marked; the reason follows the table, keyed by the counter's id.
+    let row = common::table_row(&base, "Linux_cpu_wait_contention (unavailable)");
+    let id = row.split_whitespace().next().expect("id");
+    let reason = common::table_row(&base, &format!("  {id} Linux_cpu_wait_contention: "));
+    assert!(reason.contains(": derived"), "{reason}");
 }
 
 #[test]

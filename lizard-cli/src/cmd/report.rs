@@ -20,6 +20,13 @@ pub fn run(args: &ReportArgs) -> Result<i32, CliError> {
         path: args.capture.clone(),
         source,
     })?;
+    if capture.counters.is_empty() {
+        return Err(CliError::NothingUsable {
+            path: args.capture.clone(),
+            expected: "a capture document with counters".to_owned(),
+            found: "it has none".to_owned(),
+        });
+    }
     match args.format {
         ReportFormat::Html => destination.write_text(&report::html(&capture))?,
         ReportFormat::Perfetto => destination.write_with(|out| perfetto::write(&capture, out))?,

@@ -559,7 +559,7 @@ mod tests {
         assert_eq!(error.path(), file);
         let error = Recording::open(&dir).expect_err("no frame file");
         assert!(
-            matches!(&error, RecordingError::Io { path, source }
+            matches!(&error, RecordingError::Input(InputError::Open { path, source })
                 if path.ends_with(FRAMES_FILE) && source.kind() == std::io::ErrorKind::NotFound),
             "{error:?}"
         );
