@@ -422,9 +422,13 @@ fn outputs_that_cannot_be_written_fail_before_the_work() {
 
 #[test]
 fn a_binary_format_headed_for_a_terminal_is_refused_before_the_capture() {
-    // `script` (util-linux) gives the command a terminal for its standard output.
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: no `script` to give the command a terminal");
+    // `script` (util-linux's: BusyBox's takes other options) gives the command a terminal for its output.
+    let util_linux = Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("util-linux"));
+    if !util_linux {
+        eprintln!("skipped: no util-linux `script` to give the command a terminal");
         return;
     }
     let command = format!(
