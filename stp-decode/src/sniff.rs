@@ -8,14 +8,14 @@
 //!
 //! ```
 //! use stp_decode::sniff::{Census, Layout};
-//! use stp_decode::formatter::format_frames;
-//! let mut framed = Vec::new();
-//! format_frames(0x20, &[0xFF; 40], &mut framed).unwrap();
-//! let census = Census::of(&framed);
+//! // One frame: an ID change to 0x20 (0x41), then 14 data bytes of that source.
+//! let mut frame = [0u8; 16];
+//! frame[0] = 0x41;
+//! let census = Census::of(&frame);
 //! assert_eq!(census.layout(), Layout::Frames);
-//! assert_eq!(census.ids().collect::<Vec<_>>(), [(0x20, 40)]);
-//! // The same bytes bare: the first "frame" names the reserved ID.
-//! assert_eq!(Census::of(&[0xFF; 40]).layout(), Layout::Bare);
+//! assert_eq!(census.ids().collect::<Vec<_>>(), [(0x20, 14)]);
+//! // An ASYNC read as a frame names the reserved ID 0x7F: a bare stream.
+//! assert_eq!(Census::of(&[0xFF; 16]).layout(), Layout::Bare);
 //! ```
 
 use crate::deformat::{decode_frame, FRAME_LEN};
@@ -145,7 +145,7 @@ impl core::fmt::Display for Census {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "alloc"))]
 mod tests {
     use super::*;
     use crate::encoder::StpEncoder;
