@@ -13,7 +13,7 @@ use crate::device::DeviceRegion;
 use crate::error::ClientError;
 use crate::memfd;
 use crate::message::{
-    encode_region, MessageHead, PayloadKind, MAX_INLINE_PAYLOAD, MESSAGE_HEAD_LEN,
+    write_region, MessageHead, PayloadKind, MAX_INLINE_PAYLOAD, MESSAGE_HEAD_LEN,
 };
 use crate::socket_name::SocketName;
 use crate::tag::{FileTag, ModuleTag};
@@ -317,7 +317,7 @@ impl TraceClient {
         };
         self.buf.clear();
         self.buf.extend_from_slice(&head.encode());
-        self.buf.extend_from_slice(&encode_region(region));
+        write_region(region, &mut self.buf);
         let result = match self.send_buf(None, policy) {
             Ok(Delivery::Sent) => match deadline {
                 Some(deadline) => self.await_ack(head.client_seq, started, deadline),

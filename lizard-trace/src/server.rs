@@ -21,7 +21,9 @@ pub use crate::handle_cache::{HandleLimits, HandleStats};
 use crate::head::{Origin, RecordMeta, HEAD_LEN};
 use crate::ledger::ClientLedger;
 use crate::memfd;
-use crate::message::{Message, Payload, DEVICE_REGION_LEN, MAX_INLINE_PAYLOAD, MESSAGE_HEAD_LEN};
+use crate::message::{
+    Message, Payload, DEVICE_REGION_SIZED_LEN, MAX_INLINE_PAYLOAD, MESSAGE_HEAD_LEN,
+};
 use crate::ring::{Directory, TraceRing};
 use crate::socket_name::{SocketName, MAX_SOCKET_NAME_LEN};
 use crate::sys;
@@ -283,6 +285,9 @@ pub struct ServerStats {
     /// Acknowledgements dropped because the client's socket queue was full or the client had gone (the
     /// server never waits for a client).
     pub acks_dropped: u64,
+    /// Times a GPU's context was reset because a copy left it with a sticky error (for example, it read
+    /// memory of a client that died during the copy); without the reset every later device record would fail.
+    pub device_resets: u64,
     /// The IPC handles kept open between device records.
     pub handles: HandleStats,
     /// Messages rejected.
@@ -921,6 +926,7 @@ impl Loop {
                 })();
                 copier.trim();
                 state.stats.handles = copier.stats();
+                state.stats.device_resets = copier.resets();
                 result
             }
         }
@@ -964,7 +970,7 @@ fn release(held: &mut HashMap<u32, u64>) -> impl FnMut(u32, u64) + '_ {
 }
 
 // The receive buffer holds any valid message: a head with the largest inline payload or a device region.
-const _: () = assert!(MAX_INLINE_PAYLOAD >= DEVICE_REGION_LEN);
+const _: () = assert!(MAX_INLINE_PAYLOAD >= DEVICE_REGION_SIZED_LEN);
 
 #[cfg(test)]
 mod tests {
