@@ -24,6 +24,7 @@ fn region(len: u32) -> DeviceRegion {
         offset: 128,
         len,
         device: DeviceUuid::ANY,
+        allocation_len: None,
     }
 }
 
