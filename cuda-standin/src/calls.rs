@@ -83,6 +83,9 @@ mod tests {
         count(Function::cuMemsetD8_v2);
         assert!(calls("cuMemsetD8_v2").unwrap() > before);
         assert_eq!(calls("cuNoSuchFunction"), None);
-        assert_eq!(FUNCTIONS[Function::cuIpcCloseMemHandle as usize], "cuIpcCloseMemHandle");
+        assert_eq!(
+            FUNCTIONS[Function::cuIpcCloseMemHandle as usize],
+            "cuIpcCloseMemHandle"
+        );
     }
 }

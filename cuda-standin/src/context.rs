@@ -83,7 +83,9 @@ mod tests {
         assert_eq!(index_of(std::ptr::null_mut()), None);
         set_current(Some(0));
         assert_eq!(current(), Some(0));
-        std::thread::spawn(|| assert_eq!(current(), None)).join().unwrap();
+        std::thread::spawn(|| assert_eq!(current(), None))
+            .join()
+            .unwrap();
         push(0);
         assert_eq!(pop(), Some(0));
         set_current(None);

@@ -69,7 +69,12 @@ pub(crate) enum Direction {
 ///
 /// `host..host + len` must be valid host memory: readable for [`Direction::ToDevice`], writable for
 /// [`Direction::ToHost`], and not overlapping the device range's bytes.
-pub(crate) unsafe fn copy(host: *mut u8, device: u64, len: usize, direction: Direction) -> Outcome<()> {
+pub(crate) unsafe fn copy(
+    host: *mut u8,
+    device: u64,
+    len: usize,
+    direction: Direction,
+) -> Outcome<()> {
     let (span, ctx) = state::in_context(|s, ctx| Ok((resolve(s, device, len as u64)?, ctx)))?;
     if len > 0 {
         // SAFETY: `span` keeps the mapping alive, and `resolve` checked that `len` bytes from `offset` lie

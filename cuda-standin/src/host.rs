@@ -160,9 +160,18 @@ mod tests {
         let memory = HostMap::anonymous(4 * page).unwrap();
         let start = memory.ptr() as usize;
         let mut ranges = HostRanges::default();
-        assert_eq!(ranges.register(start + 1, page, 1, 0, 1), Err(INVALID_VALUE));
-        assert_eq!(ranges.register(start, page + 1, 1, 0, 1), Err(INVALID_VALUE));
-        assert_eq!(ranges.register(start, page, 0x100, 0, 1), Err(INVALID_VALUE));
+        assert_eq!(
+            ranges.register(start + 1, page, 1, 0, 1),
+            Err(INVALID_VALUE)
+        );
+        assert_eq!(
+            ranges.register(start, page + 1, 1, 0, 1),
+            Err(INVALID_VALUE)
+        );
+        assert_eq!(
+            ranges.register(start, page, 0x100, 0, 1),
+            Err(INVALID_VALUE)
+        );
         ranges.register(start + page, 2 * page, 1, 0, 1).unwrap();
         assert_eq!(
             ranges.register(start, 2 * page, 1, 0, 2),

@@ -149,7 +149,9 @@ mod tests {
             assert_eq!(b.ptr().add(100).read(), 0x5a);
         }
         assert_eq!(identity(fd.as_raw_fd()).unwrap().1, 8192);
-        assert!(link_of(fd.as_raw_fd()).unwrap().contains("cuda-standin-test"));
+        assert!(link_of(fd.as_raw_fd())
+            .unwrap()
+            .contains("cuda-standin-test"));
         assert!(is_mapped(a.ptr() as usize, 8192));
     }
 }

@@ -220,7 +220,10 @@ mod tests {
         assert_eq!(b, a + 1024);
         let (fa, fb) = (*memory.find(a).unwrap(), *memory.find(b + 4095).unwrap());
         assert_eq!(fa.block, fb.block);
-        assert!(memory.find(a + 1000).is_none(), "the padding after an allocation is nobody's");
+        assert!(
+            memory.find(a + 1000).is_none(),
+            "the padding after an allocation is nobody's"
+        );
         let big = memory.allocate(&mut space, 3 << 20, 0, &mut ids).unwrap();
         let block = memory.block_of(memory.find(big).unwrap()).unwrap();
         assert_eq!(block.size, 4 << 20);
@@ -228,7 +231,10 @@ mod tests {
         assert_eq!(memory.free(&mut space, a), Err(INVALID_VALUE));
         // The freed room is the first fit again.
         assert_eq!(memory.allocate(&mut space, 512, 0, &mut ids).unwrap(), a);
-        assert_eq!(memory.allocate(&mut space, 0, 0, &mut ids), Err(INVALID_VALUE));
+        assert_eq!(
+            memory.allocate(&mut space, 0, 0, &mut ids),
+            Err(INVALID_VALUE)
+        );
         memory.drop_context(&mut space, 0);
         assert!(memory.find(b).is_none());
         assert!(memory.blocks.is_empty());

@@ -9,8 +9,8 @@
 use std::ffi::c_void;
 
 use crate::context;
-use crate::state::State;
 use crate::result::{Outcome, INVALID_VALUE, NOT_SUPPORTED};
+use crate::state::State;
 
 /// `CU_POINTER_ATTRIBUTE_CONTEXT`.
 pub const CONTEXT: u32 = 1;
@@ -166,8 +166,14 @@ mod tests {
             range_start: 0x1000,
             range_size: 64,
         };
-        assert_eq!(value(Some(device), HOST_POINTER, 0x1000), Err(INVALID_VALUE));
-        assert_eq!(value(Some(device), RANGE_SIZE, 0x1010), Ok(Value::Usize(64)));
+        assert_eq!(
+            value(Some(device), HOST_POINTER, 0x1000),
+            Err(INVALID_VALUE)
+        );
+        assert_eq!(
+            value(Some(device), RANGE_SIZE, 0x1010),
+            Ok(Value::Usize(64))
+        );
         let mut out = 0u64;
         // SAFETY: `out` is a u64, the type of BUFFER_ID.
         unsafe { Value::U64(7).write((&mut out as *mut u64).cast()) };

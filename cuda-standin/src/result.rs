@@ -43,16 +43,52 @@ pub const UNKNOWN: CuResult = 999;
 /// Every code with its name and description.
 const TABLE: &[(CuResult, &CStr, &CStr)] = &[
     (SUCCESS, c"CUDA_SUCCESS", c"no error"),
-    (INVALID_VALUE, c"CUDA_ERROR_INVALID_VALUE", c"invalid argument"),
+    (
+        INVALID_VALUE,
+        c"CUDA_ERROR_INVALID_VALUE",
+        c"invalid argument",
+    ),
     (OUT_OF_MEMORY, c"CUDA_ERROR_OUT_OF_MEMORY", c"out of memory"),
-    (NOT_INITIALIZED, c"CUDA_ERROR_NOT_INITIALIZED", c"initialization error"),
-    (INVALID_DEVICE, c"CUDA_ERROR_INVALID_DEVICE", c"invalid device ordinal"),
-    (INVALID_CONTEXT, c"CUDA_ERROR_INVALID_CONTEXT", c"invalid device context"),
-    (MAP_FAILED, c"CUDA_ERROR_MAP_FAILED", c"mapping of buffer object failed"),
-    (INVALID_HANDLE, c"CUDA_ERROR_INVALID_HANDLE", c"invalid resource handle"),
-    (NOT_FOUND, c"CUDA_ERROR_NOT_FOUND", c"named symbol not found"),
-    (ILLEGAL_ADDRESS, c"CUDA_ERROR_ILLEGAL_ADDRESS", c"an illegal memory access was encountered"),
-    (CONTEXT_IS_DESTROYED, c"CUDA_ERROR_CONTEXT_IS_DESTROYED", c"context is destroyed"),
+    (
+        NOT_INITIALIZED,
+        c"CUDA_ERROR_NOT_INITIALIZED",
+        c"initialization error",
+    ),
+    (
+        INVALID_DEVICE,
+        c"CUDA_ERROR_INVALID_DEVICE",
+        c"invalid device ordinal",
+    ),
+    (
+        INVALID_CONTEXT,
+        c"CUDA_ERROR_INVALID_CONTEXT",
+        c"invalid device context",
+    ),
+    (
+        MAP_FAILED,
+        c"CUDA_ERROR_MAP_FAILED",
+        c"mapping of buffer object failed",
+    ),
+    (
+        INVALID_HANDLE,
+        c"CUDA_ERROR_INVALID_HANDLE",
+        c"invalid resource handle",
+    ),
+    (
+        NOT_FOUND,
+        c"CUDA_ERROR_NOT_FOUND",
+        c"named symbol not found",
+    ),
+    (
+        ILLEGAL_ADDRESS,
+        c"CUDA_ERROR_ILLEGAL_ADDRESS",
+        c"an illegal memory access was encountered",
+    ),
+    (
+        CONTEXT_IS_DESTROYED,
+        c"CUDA_ERROR_CONTEXT_IS_DESTROYED",
+        c"context is destroyed",
+    ),
     (
         HOST_MEMORY_ALREADY_REGISTERED,
         c"CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
@@ -63,18 +99,28 @@ const TABLE: &[(CuResult, &CStr, &CStr)] = &[
         c"CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED",
         c"pointer does not correspond to a registered memory region",
     ),
-    (NOT_SUPPORTED, c"CUDA_ERROR_NOT_SUPPORTED", c"operation not supported"),
+    (
+        NOT_SUPPORTED,
+        c"CUDA_ERROR_NOT_SUPPORTED",
+        c"operation not supported",
+    ),
     (UNKNOWN, c"CUDA_ERROR_UNKNOWN", c"unknown error"),
 ];
 
 /// The name of `code` (`CUDA_ERROR_INVALID_VALUE`), if the stand-in knows it.
 pub(crate) fn name(code: CuResult) -> Option<&'static CStr> {
-    TABLE.iter().find(|(c, _, _)| *c == code).map(|(_, n, _)| *n)
+    TABLE
+        .iter()
+        .find(|(c, _, _)| *c == code)
+        .map(|(_, n, _)| *n)
 }
 
 /// The description of `code`, if the stand-in knows it.
 pub(crate) fn description(code: CuResult) -> Option<&'static CStr> {
-    TABLE.iter().find(|(c, _, _)| *c == code).map(|(_, _, d)| *d)
+    TABLE
+        .iter()
+        .find(|(c, _, _)| *c == code)
+        .map(|(_, _, d)| *d)
 }
 
 /// `Ok` as `SUCCESS`, an error as its code.

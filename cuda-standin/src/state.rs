@@ -37,7 +37,9 @@ static STATE: Mutex<Option<State>> = Mutex::new(None);
 
 /// Locks the state (a panic while it was held leaves it consistent: each change is one step).
 fn lock() -> MutexGuard<'static, Option<State>> {
-    STATE.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    STATE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// `cuInit`: the first call makes the state; later calls do nothing.

@@ -23,7 +23,10 @@ fn the_library_is_libcuda_so_1_and_exports_every_function_lizard_trace_calls() {
     let data = std::fs::read(library()).unwrap();
     let file = ElfFile64::<Endianness>::parse(&*data).unwrap();
     let endian = file.endian();
-    let table = file.elf_section_table().dynamic_table(endian, &*data).unwrap();
+    let table = file
+        .elf_section_table()
+        .dynamic_table(endian, &*data)
+        .unwrap();
     let soname = table
         .iter()
         .find(|d| d.tag == elf::DT_SONAME)

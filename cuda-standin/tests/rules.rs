@@ -32,8 +32,13 @@ fn child() {
     if role == "uninitialised" {
         let mut count = 0;
         // SAFETY: writes one int.
-        say("count", unsafe { api::device::cuDeviceGetCount(&mut count) });
-        say("set-current", api::context::cuCtxSetCurrent(std::ptr::null_mut()));
+        say("count", unsafe {
+            api::device::cuDeviceGetCount(&mut count)
+        });
+        say(
+            "set-current",
+            api::context::cuCtxSetCurrent(std::ptr::null_mut()),
+        );
         say("init", api::error::cuInit(0));
         return;
     }
@@ -116,7 +121,10 @@ fn current_ctx() -> *mut c_void {
     let mut ctx = std::ptr::null_mut();
     // SAFETY: writes one handle; retained by the test's `Current`, so released again at once.
     unsafe {
-        ok("retain", api::context::cuDevicePrimaryCtxRetain(&mut ctx, 0));
+        ok(
+            "retain",
+            api::context::cuDevicePrimaryCtxRetain(&mut ctx, 0),
+        );
     }
     ok("release", api::context::cuDevicePrimaryCtxRelease_v2(0));
     ctx
@@ -139,7 +147,10 @@ fn small_allocations_share_a_2_mib_block_that_a_handle_exposes_whole() {
     assert_eq!((b - base, size), (offset, 2 * MIB as u64));
     // And its bytes, the neighbour's included, are readable through the handle.
     let neighbour = read(base, 64 << 10).unwrap();
-    assert!(neighbour.iter().enumerate().all(|(k, &v)| v == pattern(1, k)));
+    assert!(neighbour
+        .iter()
+        .enumerate()
+        .all(|(k, &v)| v == pattern(1, k)));
     let mine = read(b, 64 << 10).unwrap();
     assert!(mine.iter().enumerate().all(|(k, &v)| v == pattern(2, k)));
     // Past the block is no one's.
@@ -185,10 +196,17 @@ fn a_handle_with_byte_0_altered_opens_and_a_second_open_counts_a_reference() {
     assert_eq!(first, second, "the same mapping, counted twice");
     let mut garbage = handle;
     garbage[16] ^= 1;
-    assert_eq!(open(&garbage), Err(INVALID_VALUE), "the memfd's inode is checked");
+    assert_eq!(
+        open(&garbage),
+        Err(INVALID_VALUE),
+        "the memfd's inode is checked"
+    );
     ok("close", api::ipc::cuIpcCloseMemHandle(first));
     // One reference left: the mapping still reads.
-    assert_eq!(read(first, 4).unwrap(), (0..4).map(|k| pattern(3, k)).collect::<Vec<_>>());
+    assert_eq!(
+        read(first, 4).unwrap(),
+        (0..4).map(|k| pattern(3, k)).collect::<Vec<_>>()
+    );
     ok("close", api::ipc::cuIpcCloseMemHandle(second));
     assert_eq!(api::ipc::cuIpcCloseMemHandle(first), INVALID_VALUE);
     assert_eq!(read(first, 4), Err(INVALID_VALUE));
@@ -305,7 +323,14 @@ fn one_attribute_call_reads_several_and_an_unknown_pointer_reads_as_zeros() {
     let ptr = alloc(1000, |_| 0);
     let (mut memory_type, mut id, mut ordinal) = (0u32, 0u64, -1i32);
     let (mut context, mut start, mut size) = (std::ptr::null_mut::<c_void>(), 0u64, 0usize);
-    let mut attributes = [MEMORY_TYPE, BUFFER_ID, DEVICE_ORDINAL, CONTEXT, RANGE_START_ADDR, RANGE_SIZE];
+    let mut attributes = [
+        MEMORY_TYPE,
+        BUFFER_ID,
+        DEVICE_ORDINAL,
+        CONTEXT,
+        RANGE_START_ADDR,
+        RANGE_SIZE,
+    ];
     let mut data: [*mut c_void; 6] = [
         (&mut memory_type as *mut u32).cast(),
         (&mut id as *mut u64).cast(),
@@ -319,11 +344,17 @@ fn one_attribute_call_reads_several_and_an_unknown_pointer_reads_as_zeros() {
         api::pointer::cuPointerGetAttributes(6, attributes.as_mut_ptr(), data.as_mut_ptr(), at)
     };
     ok("attributes", get(&mut data, &mut attributes, ptr + 10));
-    assert_eq!((memory_type, ordinal, context), (MEMORYTYPE_DEVICE, 0, current.ctx));
+    assert_eq!(
+        (memory_type, ordinal, context),
+        (MEMORYTYPE_DEVICE, 0, current.ctx)
+    );
     assert_eq!((start, size), (ptr, 1000));
     assert_ne!(id, 0);
     let host = [0u8; 16];
-    ok("attributes", get(&mut data, &mut attributes, host.as_ptr() as u64));
+    ok(
+        "attributes",
+        get(&mut data, &mut attributes, host.as_ptr() as u64),
+    );
     assert_eq!((memory_type, id, start, size), (0, 0, 0, 0));
     let mut one = 0u32;
     // SAFETY: writes one unsigned int.
@@ -366,19 +397,28 @@ fn calls_before_cu_init_fail_and_bad_arguments_are_refused() {
     );
     let mut ptr = 0;
     // SAFETY: writes one device address.
-    assert_eq!(unsafe { api::memory::cuMemAlloc_v2(&mut ptr, 0) }, INVALID_VALUE);
+    assert_eq!(
+        unsafe { api::memory::cuMemAlloc_v2(&mut ptr, 0) },
+        INVALID_VALUE
+    );
     assert_eq!(api::memory::cuMemFree_v2(0x10), INVALID_VALUE);
     assert_eq!(range(0x10), Err(NOT_FOUND));
     let mut name = std::ptr::null();
     // SAFETY: writes one pointer to a static string.
     unsafe {
-        ok("name", api::error::cuGetErrorName(ILLEGAL_ADDRESS, &mut name));
+        ok(
+            "name",
+            api::error::cuGetErrorName(ILLEGAL_ADDRESS, &mut name),
+        );
         assert_eq!(
             std::ffi::CStr::from_ptr(name).to_str().unwrap(),
             "CUDA_ERROR_ILLEGAL_ADDRESS"
         );
         assert_eq!(api::error::cuGetErrorName(4242, &mut name), INVALID_VALUE);
         assert!(api::error::cuda_standin_calls(c"cuInit".as_ptr()) > 0);
-        assert_eq!(api::error::cuda_standin_calls(c"cuNothing".as_ptr()), u64::MAX);
+        assert_eq!(
+            api::error::cuda_standin_calls(c"cuNothing".as_ptr()),
+            u64::MAX
+        );
     }
 }

@@ -21,7 +21,10 @@ fn index(device: CUdevice) -> Outcome<usize> {
 ///
 /// `ctx` must be NULL or writable for a `CUcontext`.
 #[no_mangle]
-pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(ctx: *mut CUcontext, device: CUdevice) -> CuResult {
+pub unsafe extern "C" fn cuDevicePrimaryCtxRetain(
+    ctx: *mut CUcontext,
+    device: CUdevice,
+) -> CuResult {
     entry!(cuDevicePrimaryCtxRetain, {
         let i = index(device)?;
         if ctx.is_null() {

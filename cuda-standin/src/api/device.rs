@@ -53,10 +53,17 @@ pub unsafe extern "C" fn cuDeviceGet(device: *mut CUdevice, ordinal: c_int) -> C
 ///
 /// `name` must be NULL or writable for `len` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, device: CUdevice) -> CuResult {
+pub unsafe extern "C" fn cuDeviceGetName(
+    name: *mut c_char,
+    len: c_int,
+    device: CUdevice,
+) -> CuResult {
     entry!(cuDeviceGetName, {
         device_of(device)?;
-        let len = usize::try_from(len).ok().filter(|&l| l > 0).ok_or(INVALID_VALUE)?;
+        let len = usize::try_from(len)
+            .ok()
+            .filter(|&l| l > 0)
+            .ok_or(INVALID_VALUE)?;
         if name.is_null() {
             return Err(INVALID_VALUE);
         }

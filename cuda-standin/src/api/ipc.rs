@@ -17,10 +17,17 @@ pub const LAZY_ENABLE_PEER_ACCESS: u32 = 1;
 ///
 /// `handle` must be NULL or writable for a `CUipcMemHandle`.
 #[no_mangle]
-pub unsafe extern "C" fn cuIpcGetMemHandle(handle: *mut CUipcMemHandle, ptr: CUdeviceptr) -> CuResult {
+pub unsafe extern "C" fn cuIpcGetMemHandle(
+    handle: *mut CUipcMemHandle,
+    ptr: CUdeviceptr,
+) -> CuResult {
     entry!(cuIpcGetMemHandle, {
         let bytes = state::in_context(|s, _| {
-            let allocation = s.memory.find(ptr).filter(|a| a.base == ptr).ok_or(INVALID_VALUE)?;
+            let allocation = s
+                .memory
+                .find(ptr)
+                .filter(|a| a.base == ptr)
+                .ok_or(INVALID_VALUE)?;
             let block = s.memory.block_of(allocation).ok_or(INVALID_VALUE)?;
             Ok(HandleFields::of(block, allocation).encode())
         })?;

@@ -85,7 +85,11 @@ pub unsafe extern "C" fn cuMemGetAddressRange_v2(
 ///
 /// `src` must be readable for `len` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn cuMemcpyHtoD_v2(dst: CUdeviceptr, src: *const c_void, len: usize) -> CuResult {
+pub unsafe extern "C" fn cuMemcpyHtoD_v2(
+    dst: CUdeviceptr,
+    src: *const c_void,
+    len: usize,
+) -> CuResult {
     entry!(cuMemcpyHtoD_v2, {
         if src.is_null() && len > 0 {
             return Err(INVALID_VALUE);
@@ -101,7 +105,11 @@ pub unsafe extern "C" fn cuMemcpyHtoD_v2(dst: CUdeviceptr, src: *const c_void, l
 ///
 /// `dst` must be writable for `len` bytes.
 #[no_mangle]
-pub unsafe extern "C" fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdeviceptr, len: usize) -> CuResult {
+pub unsafe extern "C" fn cuMemcpyDtoH_v2(
+    dst: *mut c_void,
+    src: CUdeviceptr,
+    len: usize,
+) -> CuResult {
     entry!(cuMemcpyDtoH_v2, {
         if dst.is_null() && len > 0 {
             return Err(INVALID_VALUE);

@@ -158,7 +158,13 @@ impl Peer {
     /// This test binary again, running the ignored test `child` in `role`.
     pub fn start(role: &str, env: &[(&str, &str)]) -> Peer {
         let mut child = Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "child", "--ignored", "--nocapture", "--test-threads=1"])
+            .args([
+                "--exact",
+                "child",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
             .env(ROLE, role)
             .envs(env.iter().copied())
             .stdin(Stdio::piped())
