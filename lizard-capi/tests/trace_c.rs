@@ -158,7 +158,7 @@ fn the_trace_client_is_clean_under_address_sanitizer() {
     let (server, socket) = server();
     let output = Command::new(&program)
         .args(args(&socket))
-        .env("LD_LIBRARY_PATH", library_dir())
+        .env("LD_LIBRARY_PATH", c_build::search_path())
         .env(
             "ASAN_OPTIONS",
             "detect_leaks=1:abort_on_error=0:exitcode=86",

@@ -463,6 +463,12 @@ impl TraceClient {
     }
 }
 
+// An application hands its client to other threads (the C library keeps every client in one registry).
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<TraceClient>();
+};
+
 /// Whether a send error means the server end is gone.
 fn is_disconnect(err: &io::Error) -> bool {
     matches!(

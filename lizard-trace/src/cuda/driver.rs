@@ -85,6 +85,10 @@ pub(crate) struct PrimaryContext {
     context: sys::CUcontext,
 }
 
+// SAFETY: a context handle names a driver object that any thread may use (push, make current, release);
+// the value holds nothing thread-bound.
+unsafe impl Send for PrimaryContext {}
+
 impl PrimaryContext {
     /// The context handle, as an opaque address.
     pub(crate) fn raw(&self) -> usize {
