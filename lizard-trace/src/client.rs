@@ -38,6 +38,10 @@ pub enum SendPolicy {
 /// How long a synchronous device record waits for the server's copy by default.
 pub const DEFAULT_DEVICE_DEADLINE: Duration = Duration::from_secs(5);
 
+/// How long a synchronous device record asks for its acknowledgement before it sleeps, by default: 50 µs.
+/// See [`ClientConfig::ack_spin`].
+pub const DEFAULT_ACK_SPIN: Duration = Duration::from_micros(50);
+
 /// When a device-memory record's call returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeviceMode {
@@ -70,6 +74,11 @@ pub struct ClientConfig {
     pub inline_threshold: usize,
     /// When device-memory records return.
     pub device_mode: DeviceMode,
+    /// How long a synchronous device record asks for the server's acknowledgement, yielding the processor
+    /// between tries, before it sleeps until it comes ([`DEFAULT_ACK_SPIN`]; zero sleeps at once). A sleeping
+    /// client lets its processor idle, and in a virtual machine waking it costs more than the server's answer
+    /// to a small record takes.
+    pub ack_spin: Duration,
 }
 
 impl Default for ClientConfig {
@@ -78,6 +87,7 @@ impl Default for ClientConfig {
             policy: SendPolicy::Drop,
             inline_threshold: DEFAULT_INLINE_THRESHOLD,
             device_mode: DeviceMode::default(),
+            ack_spin: DEFAULT_ACK_SPIN,
         }
     }
 }
@@ -369,7 +379,7 @@ impl TraceClient {
                 ));
             };
             let left = deadline.saturating_sub(started.elapsed());
-            let len = match conn.recv_timeout(&mut datagram, left) {
+            let len = match conn.recv_answer(&mut datagram, self.config.ack_spin, left) {
                 Ok(Some(0)) => {
                     self.conn = None;
                     return Err(ClientError::Disconnected(
