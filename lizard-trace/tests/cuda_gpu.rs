@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 use common::{unique_name, WAIT};
 use gpu::peer::{hear, hear_from, say, Peer};
 use gpu::{pattern, DeviceBuffer, Gpu};
+use lizard_trace::device_support::CopyPath;
 use lizard_trace::{
     ClientConfig, ClientError, CopyMode, Delivery, DeviceError, DeviceMode, DeviceRegion,
     DeviceSupport, DeviceUuid, IpcHandle, Origin, Refusal, ServerConfig, SocketName, TraceClient,
@@ -189,6 +190,9 @@ fn child_role(role: &str, gpu: &Gpu) {
                 .record_device("async", buffer.ptr + 4093, 4096)
                 .unwrap();
             assert_eq!(sent, Delivery::Sent);
+            // The server copies it when it gets to it: the allocation stays until the parent saw it stored.
+            say("async-sent", "");
+            let _ = hear(WAIT);
         }
         "neighbours" => {
             // Three small allocations: the driver may place them in one block, which a handle maps whole.
@@ -444,9 +448,12 @@ fn every_size_at_offsets_inside_one_allocation_arrives_exact() {
     let Some((server, name)) = server("sizes", 768 * MIB) else {
         return;
     };
-    child("sizes", &name, &[]).finish(WAIT).unwrap();
+    let mut sizes = child("sizes", &name, &[]);
+    sizes.expect("async-sent", WAIT).unwrap();
     let records = SIZES.len() as u64 + 10 + 1;
     let (stats, done) = server.wait_until(WAIT, |s| s.records_stored >= records);
+    sizes.tell("exit");
+    sizes.finish(WAIT).unwrap();
     assert!(done, "{stats:?}");
     assert_eq!(stats.records_device_sync, records - 1);
     assert_eq!(stats.records_device_async, 1);
@@ -497,6 +504,19 @@ fn every_size_at_offsets_inside_one_allocation_arrives_exact() {
             (records - 1, 1)
         );
     });
+}
+
+#[test]
+fn a_ring_of_any_capacity_is_pinned_whole() {
+    // Drivers register page-aligned ranges only: the server registers the ring's whole pages.
+    let _serial = serial();
+    let Some((server, _name)) = server("pinned", 1_000_003) else {
+        return;
+    };
+    let DeviceSupport::Available { path, .. } = server.device_support() else {
+        unreachable!("server() returns servers that copy");
+    };
+    assert_eq!(path, CopyPath::PinnedRing, "{}", server.device_support());
 }
 
 #[test]
