@@ -5,7 +5,8 @@
 //! mapped; a range that overlaps one already registered is `CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED`;
 //! unregistering takes the start of a registered range. `CU_MEMHOSTREGISTER_PORTABLE` is accepted (the
 //! stand-in has one device, so every registration is portable). Both kinds belong to the context current
-//! when they were made and go with its reset. The stand-in does not lock pages in memory.
+//! when they were made and go with its reset. Registered and allocated memory is faulted in at once, as
+//! page-locking makes it resident; the stand-in does not lock it against being swapped out.
 
 use std::collections::BTreeMap;
 
@@ -15,7 +16,10 @@ use crate::result::{
 };
 
 /// The flags `cuMemHostRegister` knows: PORTABLE, DEVICEMAP, IOMEMORY, READ_ONLY.
-pub const REGISTER_FLAGS: u32 = 0x1 | 0x2 | 0x4 | 0x8;
+pub const REGISTER_FLAGS: u32 = 0x1 | 0x2 | 0x4 | READ_ONLY;
+
+/// `CU_MEMHOSTREGISTER_READ_ONLY`.
+const READ_ONLY: u32 = 0x8;
 
 /// How a range became page-locked.
 #[derive(Debug)]
@@ -112,6 +116,8 @@ impl HostRanges {
         if !host_map::is_mapped(start, len) {
             return Err(INVALID_VALUE);
         }
+        // Page-locked memory is resident: fault it in now, as pinning does, not at the first copy.
+        host_map::populate(start, len, flags & READ_ONLY == 0);
         self.by_start.insert(
             start,
             HostRange {

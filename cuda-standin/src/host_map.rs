@@ -48,7 +48,7 @@ impl HostMap {
         })
     }
 
-    /// `len` bytes of private anonymous memory (`cuMemAllocHost`).
+    /// `len` bytes of private anonymous memory, faulted in (`cuMemAllocHost`: page-locked memory is resident).
     pub(crate) fn anonymous(len: usize) -> Outcome<HostMap> {
         // SAFETY: a new private anonymous mapping; the kernel picks the address.
         let ptr = unsafe {
@@ -56,7 +56,7 @@ impl HostMap {
                 std::ptr::null_mut(),
                 len,
                 libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE,
                 -1,
                 0,
             )
@@ -125,6 +125,19 @@ pub(crate) fn page_size() -> usize {
     // SAFETY: sysconf has no memory effects.
     let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     usize::try_from(size).unwrap_or(4096).max(1)
+}
+
+/// Faults every page of `ptr..ptr + len` in, as page-locking does (`write`: for writing), so that no copy
+/// into it later pays for a first touch. A kernel without `MADV_POPULATE_*` (before Linux 5.14) leaves the
+/// pages to fault when used.
+pub(crate) fn populate(ptr: usize, len: usize, write: bool) {
+    let advice = if write {
+        libc::MADV_POPULATE_WRITE
+    } else {
+        libc::MADV_POPULATE_READ
+    };
+    // SAFETY: the range is mapped (the caller checked); populating changes no byte of it.
+    unsafe { libc::madvise(ptr as *mut libc::c_void, len, advice) };
 }
 
 /// Whether every page of `ptr..ptr + len` is mapped in this process.
