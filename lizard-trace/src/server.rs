@@ -298,6 +298,7 @@ pub struct ServerStats {
     pub acks_dropped: u64,
     /// Times a GPU's context was reset because a copy left it with a sticky error (for example, it read
     /// memory of a client that died during the copy); without the reset every later device record would fail.
+    /// The reset is of this process's primary context: whatever else this process made on that GPU is gone.
     pub device_resets: u64,
     /// The IPC handles kept open between device records.
     pub handles: HandleStats,
