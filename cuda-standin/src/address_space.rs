@@ -2,7 +2,7 @@
 //! host allocation can ever share an address with device memory (NVIDIA's unified addressing gives the same
 //! guarantee). Device memory is handed out from it in 2 MiB granules, first fit, so an address freed is the
 //! first one given again, as on the GPU. The bytes of device memory live elsewhere (in the memfd mappings of
-//! [`crate::host_map`]): dereferencing a device pointer on the host faults, as it does with a real GPU.
+//! `host_map`): dereferencing a device pointer on the host faults, as it does with a real GPU.
 #![allow(unsafe_code)]
 
 use std::collections::BTreeMap;

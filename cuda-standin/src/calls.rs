@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 macro_rules! functions {
     ($($name:ident),* $(,)?) => {
-        /// Every driver function the stand-in exports, in the order of [`Function`].
+        /// Every driver function the stand-in exports, each with a call counter.
         pub const FUNCTIONS: &[&str] = &[$(stringify!($name)),*];
 
         /// One exported driver function.

@@ -98,7 +98,7 @@ impl HostRanges {
         id: u64,
     ) -> Outcome<()> {
         let page = host_map::page_size();
-        if start == 0 || len == 0 || start % page != 0 || len % page != 0 {
+        if start == 0 || len == 0 || !start.is_multiple_of(page) || !len.is_multiple_of(page) {
             return Err(INVALID_VALUE);
         }
         if flags & !REGISTER_FLAGS != 0 {

@@ -19,7 +19,7 @@
 //! is the allocation's, and `cuMemGetAddressRange` of it gives the whole block. A mapping keeps the block's
 //! memory alive after the exporter freed it. Opening a block this process already has open returns the same
 //! mapping and counts a reference; each open needs its own close. The importer keeps a pidfd of the
-//! exporter: a copy from the mapping after the exporter has exited is a fault ([`crate::copy`]).
+//! exporter: a copy from the mapping after the exporter has exited is a fault (`copy`).
 #![allow(unsafe_code)]
 
 use std::collections::BTreeMap;

@@ -223,10 +223,8 @@ fn a_process_cannot_open_its_own_handle() {
     // A handle is taken at an allocation's base only.
     let mut handle = api::CUipcMemHandle { reserved: [0; 64] };
     // SAFETY: writes the 64 handle bytes.
-    assert_eq!(
-        unsafe { api::ipc::cuIpcGetMemHandle(&mut handle, ptr + 512) },
-        INVALID_VALUE
-    );
+    let code = unsafe { api::ipc::cuIpcGetMemHandle(&mut handle, ptr + 512) };
+    assert_eq!(code, INVALID_VALUE);
     ok("free", api::memory::cuMemFree_v2(ptr));
 }
 
@@ -243,10 +241,8 @@ fn a_copy_from_an_exporter_that_died_leaves_a_sticky_error_until_the_context_is_
     // Sticky: every later call that needs the context fails the same way.
     let mut other = 0;
     // SAFETY: writes one device address.
-    assert_eq!(
-        unsafe { api::memory::cuMemAlloc_v2(&mut other, 64) },
-        ILLEGAL_ADDRESS
-    );
+    let code = unsafe { api::memory::cuMemAlloc_v2(&mut other, 64) };
+    assert_eq!(code, ILLEGAL_ADDRESS);
     assert_eq!(api::context::cuCtxSynchronize(), ILLEGAL_ADDRESS);
     // Until the primary context is reset, which also unmaps the block.
     ok("reset", api::context::cuDevicePrimaryCtxReset_v2(0));
@@ -358,16 +354,14 @@ fn one_attribute_call_reads_several_and_an_unknown_pointer_reads_as_zeros() {
     assert_eq!((memory_type, id, start, size), (0, 0, 0, 0));
     let mut one = 0u32;
     // SAFETY: writes one unsigned int.
-    assert_eq!(
-        unsafe {
-            api::pointer::cuPointerGetAttribute(
-                (&mut one as *mut u32).cast(),
-                MEMORY_TYPE,
-                host.as_ptr() as u64,
-            )
-        },
-        INVALID_VALUE
-    );
+    let code = unsafe {
+        api::pointer::cuPointerGetAttribute(
+            (&mut one as *mut u32).cast(),
+            MEMORY_TYPE,
+            host.as_ptr() as u64,
+        )
+    };
+    assert_eq!(code, INVALID_VALUE);
     ok("free", api::memory::cuMemFree_v2(ptr));
     assert_eq!(SUB_ALLOCATION_ALIGN, 512);
 }
@@ -397,10 +391,8 @@ fn calls_before_cu_init_fail_and_bad_arguments_are_refused() {
     );
     let mut ptr = 0;
     // SAFETY: writes one device address.
-    assert_eq!(
-        unsafe { api::memory::cuMemAlloc_v2(&mut ptr, 0) },
-        INVALID_VALUE
-    );
+    let code = unsafe { api::memory::cuMemAlloc_v2(&mut ptr, 0) };
+    assert_eq!(code, INVALID_VALUE);
     assert_eq!(api::memory::cuMemFree_v2(0x10), INVALID_VALUE);
     assert_eq!(range(0x10), Err(NOT_FOUND));
     let mut name = std::ptr::null();

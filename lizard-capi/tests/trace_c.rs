@@ -15,7 +15,7 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use c_build::{compile, cross_compiler, library_dir, manifest, run, tool_available, Lang};
+use c_build::{compile, cross_compiler, manifest, run, tool_available, Lang};
 use lizard_trace::{Origin, ServerConfig, SocketName, TraceServer};
 
 /// Records each cycle of the program sends.

@@ -1,4 +1,4 @@
-//! The exported driver functions, with the C types of `cuda.h`. Each counts its call ([`crate::calls`]),
+//! The exported driver functions, with the C types of `cuda.h`. Each counts its call ([`crate::calls()`]),
 //! checks its pointers (a NULL output is `CUDA_ERROR_INVALID_VALUE`), and runs inside a panic boundary
 //! (`CUDA_ERROR_UNKNOWN`), so no call can unwind into a C caller.
 #![allow(non_snake_case, non_camel_case_types, unsafe_code)]
