@@ -414,3 +414,79 @@ fn calls_before_cu_init_fail_and_bad_arguments_are_refused() {
         );
     }
 }
+
+#[test]
+fn a_released_primary_context_is_destroyed_for_the_threads_it_is_current_on() {
+    let _serial = serial();
+    let current = Current::new();
+    let ptr = alloc(4096, |_| 3);
+    // The last release destroys it (and what was made in it); the thread still names it.
+    ok("release", api::context::cuDevicePrimaryCtxRelease_v2(0));
+    assert_eq!(read(ptr, 1), Err(CONTEXT_IS_DESTROYED));
+    assert_eq!(
+        api::context::cuDevicePrimaryCtxRelease_v2(0),
+        INVALID_CONTEXT
+    );
+    // Retained again, it is a fresh context: the allocation is gone.
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: writes one context handle.
+    let code = unsafe { api::context::cuDevicePrimaryCtxRetain(&mut ctx, 0) };
+    ok("retain", code);
+    assert_eq!(ctx, current.ctx);
+    assert_eq!(read(ptr, 1), Err(INVALID_VALUE));
+    drop(current);
+}
+
+#[test]
+fn bad_arguments_of_the_other_calls_are_refused() {
+    let _serial = serial();
+    let _current = Current::new();
+    let mut name = [0 as std::ffi::c_char; 8];
+    let mut ptr = 0u64;
+    let handle = api::CUipcMemHandle { reserved: [0; 64] };
+    // SAFETY: each output is a local of the call's type and size, or NULL (refused).
+    unsafe {
+        assert_eq!(
+            api::device::cuDeviceGetName(name.as_mut_ptr(), 0, 0),
+            INVALID_VALUE
+        );
+        ok(
+            "short name",
+            api::device::cuDeviceGetName(name.as_mut_ptr(), 8, 0),
+        );
+        assert_eq!(name[7], 0, "cut to the room given, NUL-terminated");
+        assert_eq!(
+            api::ipc::cuIpcOpenMemHandle_v2(&mut ptr, handle, 2),
+            INVALID_VALUE
+        );
+        assert_eq!(
+            api::ipc::cuIpcOpenMemHandle_v2(std::ptr::null_mut(), handle, 1),
+            INVALID_VALUE
+        );
+        // A handle of nothing: no such process.
+        assert_eq!(
+            api::ipc::cuIpcOpenMemHandle_v2(&mut ptr, handle, 1),
+            INVALID_VALUE
+        );
+        assert_eq!(
+            api::memory::cuMemcpyDtoH_v2(std::ptr::null_mut(), 0x10, 4),
+            INVALID_VALUE
+        );
+        assert_eq!(
+            api::host::cuMemAllocHost_v2(std::ptr::null_mut(), 64),
+            INVALID_VALUE
+        );
+        assert_eq!(
+            api::host::cuMemFreeHost(0x1000 as *mut c_void),
+            INVALID_VALUE
+        );
+        assert_eq!(
+            api::context::cuCtxPopCurrent_v2(std::ptr::null_mut()),
+            SUCCESS
+        );
+        assert_eq!(
+            api::context::cuCtxPopCurrent_v2(std::ptr::null_mut()),
+            INVALID_CONTEXT
+        );
+    }
+}

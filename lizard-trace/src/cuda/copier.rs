@@ -212,7 +212,7 @@ impl Copier {
                             base: opened.base,
                             room: opened.room(),
                         };
-                        (mapping, opened.block_end - opened.block_start)
+                        (mapping, opened.block_end.saturating_sub(opened.block_start))
                     })
                     .map_err(|e| Refusal::OpenFailed { code: e.code })
             },
@@ -398,5 +398,26 @@ mod tests {
         // A size the client claims beyond the block does not widen it.
         assert!(!within(&region(room - 8, 16, Some(u64::MAX)), room));
         assert!(!within(&region(u64::MAX, 1, None), room));
+    }
+
+    #[test]
+    fn a_block_that_does_not_hold_the_mapping_leaves_no_room() {
+        use crate::cuda::driver::Opened;
+        let inside = Opened {
+            base: 0x1_0000,
+            block_start: 0x8000,
+            block_end: 0x20_8000,
+        };
+        assert_eq!(inside.room(), 0x20_8000 - 0x1_0000);
+        let before = Opened {
+            block_start: 0x2_0000,
+            ..inside
+        };
+        assert_eq!(before.room(), 0);
+        let after = Opened {
+            block_end: 0x8000,
+            ..inside
+        };
+        assert_eq!(after.room(), 0);
     }
 }

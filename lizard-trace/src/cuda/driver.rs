@@ -165,9 +165,14 @@ pub(crate) struct Opened {
 }
 
 impl Opened {
-    /// Bytes from `base` to the block's end: the most a record at offset 0 may read.
+    /// Bytes from `base` to the block's end: the most a record at offset 0 may read; none where the driver
+    /// gave a block that does not hold `base`, so that every record of such a mapping is refused.
     pub(crate) fn room(&self) -> u64 {
-        self.block_end - self.base
+        if self.block_start <= self.base {
+            self.block_end.saturating_sub(self.base)
+        } else {
+            0
+        }
     }
 }
 
@@ -267,21 +272,15 @@ impl Driver {
         let range = check("cuMemGetAddressRange", unsafe {
             sys::cuMemGetAddressRange_v2(&mut block_start, &mut size, base)
         });
-        let block_end = block_start.saturating_add(size as u64);
-        match range {
-            Ok(()) if block_start <= base && base < block_end => Ok(Opened {
-                base,
-                block_start,
-                block_end,
-            }),
-            other => {
-                self.ipc_close(base);
-                Err(other.err().unwrap_or(CudaError {
-                    call: "cuMemGetAddressRange",
-                    code: INVALID_VALUE,
-                }))
-            }
+        if let Err(err) = range {
+            self.ipc_close(base);
+            return Err(err);
         }
+        Ok(Opened {
+            base,
+            block_start,
+            block_end: block_start.saturating_add(size as u64),
+        })
     }
 
     /// Closes a mapping made by [`Driver::ipc_open`], in the context it was opened in (the caller makes it
