@@ -801,10 +801,17 @@ fn driver_answers() {
     );
     let mut memory = vec![0u8; 3 << 12];
     let aligned = (memory.as_mut_ptr() as usize).div_ceil(4096) * 4096;
+    let unaligned = gpu::host_register_code((aligned + 8) as *mut u8, 4096);
     answer(
         "cuMemHostRegister of a range 8 bytes past a page boundary",
-        gpu::host_register_code((aligned + 8) as *mut u8, 4096).to_string(),
+        unaligned.to_string(),
     );
+    if unaligned == 0 {
+        answer(
+            "cuMemHostUnregister of it",
+            gpu::host_unregister_code((aligned + 8) as *mut u8).to_string(),
+        );
+    }
     let registered = gpu::host_register_code(aligned as *mut u8, 4096);
     // The exporter exits; then a copy from its memory.
     exporter.tell("exit");
