@@ -3,8 +3,9 @@
 //! 1. **What lizard itself costs** (criterion, in the client process): a synchronous 64 B and 4 KiB device
 //!    record, from `TraceClient::record_device` to the server's acknowledgement that the bytes are in its
 //!    ring, beside a host record of the same size (`TraceClient::record`) as the baseline, and the same
-//!    device record by a client that sleeps at once while it waits (`ClientConfig::ack_spin` zero). Against
-//!    the driver stand-in, whose copy is a `memcpy`, this is lizard's own cost.
+//!    device record by clients that always spin or always sleep while they wait (`AckWait`; the default
+//!    client chooses by what it measures). Against the driver stand-in, whose copy is a `memcpy`, this is
+//!    lizard's own cost.
 //! 2. **The server path against the original design's way**, 64 B to 256 MiB: a client process records
 //!    through `record_device` (median per record, GB/s); a third process — neither the allocation's owner
 //!    nor the server, which has the handle open already — opens the IPC handle, copies into pageable host
@@ -33,8 +34,8 @@ use gpu::peer::{hear, say, Peer};
 use gpu::{open_copy_close, pattern, DeviceBuffer, Gpu};
 use lizard_benches::Ratios;
 use lizard_trace::{
-    ClientConfig, Delivery, DeviceMode, DeviceSupport, SendPolicy, ServerConfig, SocketName,
-    TraceClient, TraceServer,
+    AckWait, ClientConfig, Delivery, DeviceMode, DeviceSupport, SendPolicy, ServerConfig,
+    SocketName, TraceClient, TraceServer,
 };
 
 const MIB: usize = 1 << 20;
@@ -83,14 +84,14 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn connect() -> TraceClient {
-    connect_with(ClientConfig::default().ack_spin)
+    connect_with(AckWait::default())
 }
 
-/// A client that asks for its acknowledgements for `ack_spin` before sleeping.
-fn connect_with(ack_spin: Duration) -> TraceClient {
+/// A client that waits for its acknowledgements as `ack_wait` says.
+fn connect_with(ack_wait: AckWait) -> TraceClient {
     let name: SocketName = std::env::var(SOCKET).expect(SOCKET).parse().unwrap();
     let mut config = ClientConfig::default();
-    config.ack_spin = ack_spin;
+    config.ack_wait = ack_wait;
     config.device_mode = DeviceMode::Sync {
         deadline: Duration::from_secs(30),
     };
@@ -122,9 +123,11 @@ fn client_role() {
     let _gpu = Gpu::open();
     let buffer = DeviceBuffer::new(ALLOCATION, |k| pattern(5, k));
     let mut client = connect();
-    let mut sleeper = connect_with(Duration::ZERO);
-    // 1. Small records: a device record against a host record of the same size, and a device record by a
-    // client that sleeps at once while it waits for the acknowledgement.
+    let mut spinner = connect_with(AckWait::Spin(lizard_trace::ack_wait::DEFAULT_SPIN));
+    let mut sleeper = connect_with(AckWait::Sleep);
+    // 1. Small records: a device record against a host record of the same size, and the same device record
+    // by clients that always spin, or always sleep, while they wait for the acknowledgement (the default
+    // client chooses between the two by what it measures).
     let mut criterion = Criterion::default()
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(seconds())
@@ -144,6 +147,12 @@ fn client_role() {
         group.bench_function("device_record_sync", |b| {
             ratios.iter(b, "device_record_sync", || {
                 stored(client.record_device("bench", buffer.ptr, size))
+            })
+        });
+        stored(spinner.record_device("bench", buffer.ptr, size));
+        group.bench_function("device_record_sync_spinning_client", |b| {
+            ratios.iter(b, "device_record_sync_spinning_client", || {
+                stored(spinner.record_device("bench", buffer.ptr, size))
             })
         });
         stored(sleeper.record_device("bench", buffer.ptr, size));

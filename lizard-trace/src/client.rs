@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use rustix::io::Errno;
 
 use crate::ack::{Ack, Outcome, ACK_LEN};
+use crate::ack_wait::{AckWait, Chooser};
 use crate::clock::monotonic_raw_ns;
 use crate::device::DeviceRegion;
 use crate::error::ClientError;
@@ -37,10 +38,6 @@ pub enum SendPolicy {
 
 /// How long a synchronous device record waits for the server's copy by default.
 pub const DEFAULT_DEVICE_DEADLINE: Duration = Duration::from_secs(5);
-
-/// How long a synchronous device record asks for its acknowledgement before it sleeps, by default: 50 µs.
-/// See [`ClientConfig::ack_spin`].
-pub const DEFAULT_ACK_SPIN: Duration = Duration::from_micros(50);
 
 /// When a device-memory record's call returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,11 +71,9 @@ pub struct ClientConfig {
     pub inline_threshold: usize,
     /// When device-memory records return.
     pub device_mode: DeviceMode,
-    /// How long a synchronous device record asks for the server's acknowledgement, yielding the processor
-    /// between tries, before it sleeps until it comes ([`DEFAULT_ACK_SPIN`]; zero sleeps at once). A sleeping
-    /// client lets its processor idle, and in a virtual machine waking it costs more than the server's answer
-    /// to a small record takes.
-    pub ack_spin: Duration,
+    /// How a synchronous device record waits for the server's acknowledgement: by default it spins or sleeps,
+    /// whichever it measured to be faster lately ([`AckWait`]).
+    pub ack_wait: AckWait,
 }
 
 impl Default for ClientConfig {
@@ -87,7 +82,7 @@ impl Default for ClientConfig {
             policy: SendPolicy::Drop,
             inline_threshold: DEFAULT_INLINE_THRESHOLD,
             device_mode: DeviceMode::default(),
-            ack_spin: DEFAULT_ACK_SPIN,
+            ack_wait: AckWait::default(),
         }
     }
 }
@@ -151,6 +146,8 @@ pub struct TraceClient {
     stats: ClientStats,
     /// Reused message buffer.
     buf: Vec<u8>,
+    /// How the next synchronous device record waits for its acknowledgement.
+    chooser: Chooser,
     /// The allocations whose IPC handles were taken, by identity.
     #[cfg(feature = "cuda")]
     exports: crate::cuda::exports::Exports,
@@ -184,6 +181,7 @@ impl TraceClient {
             next_seq: 0,
             stats: ClientStats::default(),
             buf: Vec::with_capacity(MESSAGE_HEAD_LEN + config.inline_threshold),
+            chooser: Chooser::new(config.ack_wait),
             #[cfg(feature = "cuda")]
             exports: Default::default(),
         })
@@ -330,7 +328,13 @@ impl TraceClient {
         write_region(region, &mut self.buf);
         let result = match self.send_buf(None, policy) {
             Ok(Delivery::Sent) => match deadline {
-                Some(deadline) => self.await_ack(head.client_seq, started, deadline),
+                Some(deadline) => {
+                    let answer = self.await_ack(head.client_seq, started, deadline);
+                    if matches!(answer, Ok(_) | Err(ClientError::Refused { .. })) {
+                        self.chooser.waited(started.elapsed());
+                    }
+                    answer
+                }
                 None => Ok(Delivery::Sent),
             },
             other => other,
@@ -379,7 +383,7 @@ impl TraceClient {
                 ));
             };
             let left = deadline.saturating_sub(started.elapsed());
-            let len = match conn.recv_answer(&mut datagram, self.config.ack_spin, left) {
+            let len = match conn.recv_answer(&mut datagram, self.chooser.spin(), left) {
                 Ok(Some(0)) => {
                     self.conn = None;
                     return Err(ClientError::Disconnected(

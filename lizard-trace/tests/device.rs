@@ -13,9 +13,9 @@ use common::{unique_name, wait_for};
 use lizard_trace::ack::{Ack, Outcome};
 use lizard_trace::message::{Message, Payload};
 use lizard_trace::{
-    ClientConfig, ClientError, CopyMode, Delivery, DeviceMode, DeviceRegion, DeviceSupport,
-    DeviceUuid, IpcHandle, Origin, Refusal, ServerConfig, SocketName, TraceClient, TraceServer,
-    Unavailable,
+    AckWait, ClientConfig, ClientError, CopyMode, Delivery, DeviceMode, DeviceRegion,
+    DeviceSupport, DeviceUuid, IpcHandle, Origin, Refusal, ServerConfig, SocketName, TraceClient,
+    TraceServer, Unavailable,
 };
 
 fn region(len: u32) -> DeviceRegion {
@@ -154,7 +154,7 @@ fn a_server_and_a_client_that_sleep_at_once_still_answer_and_hear() {
     config.idle_spin = Duration::ZERO;
     let server = TraceServer::start(&name, config).unwrap();
     let mut client_config = ClientConfig::default();
-    client_config.ack_spin = Duration::ZERO;
+    client_config.ack_wait = AckWait::Sleep;
     let mut client = TraceClient::connect_with(&name, client_config).unwrap();
     for seq in 0..3 {
         // Larger than the ring: refused on any machine, and the refusal is heard.
