@@ -256,9 +256,12 @@ fn fetch(fields: HandleFields) -> Outcome<(OwnedFd, OwnedFd)> {
         unsafe { OwnedFd::from_raw_fd(got as RawFd) }
     } else {
         // The kernel asks for ptrace rights over the exporter; /proc asks only to read it.
+        use std::os::unix::fs::OpenOptionsExt;
+        // Never blocks, never takes a terminal: a forged handle may name any descriptor of any process.
         std::fs::OpenOptions::new()
             .read(true)
             .write(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
             .open(format!("/proc/{}/fd/{}", fields.pid, fields.fd))
             .map_err(|_| INVALID_VALUE)?
             .into()

@@ -775,6 +775,25 @@ fn driver_answers() {
                 "distance between the pointers the first two buffers' handles open at (64 KiB: one mapping of their block)",
                 format!("{:?}", gpu::ipc_open(&first).map(|p| ptr.abs_diff(p))),
             );
+            // Which handle bytes the driver checks: each of these altered alone.
+            let opened: Vec<String> = [0usize, 1, 4, 7, 16, 24, 32, 40, 48, 56, 63]
+                .iter()
+                .map(|&i| {
+                    let mut forged = handle;
+                    forged[i] ^= 0x5a;
+                    match gpu::ipc_open(&forged) {
+                        Ok(p) => {
+                            let _ = gpu::ipc_close(p);
+                            format!("{i}: opens")
+                        }
+                        Err(code) => format!("{i}: {code}"),
+                    }
+                })
+                .collect();
+            answer(
+                "a handle with one byte altered (byte: result)",
+                opened.join(", "),
+            );
         }
         Err(code) => answer(
             "opening the second buffer's handle",
