@@ -376,11 +376,14 @@ pub unsafe extern "C" fn lizard_trace_record_ipc(
             // SAFETY: non-NULL and 16 readable bytes per the contract.
             DeviceUuid(unsafe { device_uuid.cast::<[u8; 16]>().read_unaligned() })
         };
+        // The caller took the handle itself: the allocation's size is not known here, so the server checks
+        // the record against the memory block the handle maps (which may hold other allocations too).
         let region = DeviceRegion {
             handle,
             offset,
             len,
             device,
+            allocation_len: None,
         };
         // SAFETY: the string arguments follow this function's contract.
         unsafe {

@@ -479,7 +479,7 @@ fn misuse_is_clean_under_address_sanitizer() {
     ];
     let output = Command::new(&abuse)
         .args(&args)
-        .env("LD_LIBRARY_PATH", library_dir())
+        .env("LD_LIBRARY_PATH", c_build::search_path())
         .env(
             "ASAN_OPTIONS",
             "detect_leaks=1:abort_on_error=0:exitcode=86",

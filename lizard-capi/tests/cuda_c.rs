@@ -71,7 +71,7 @@ fn a_cuda_c_client_records_device_memory_through_the_header() {
     assert!(status.success(), "nvcc failed");
     let output = Command::new(&program)
         .arg(&socket)
-        .env("LD_LIBRARY_PATH", &lib)
+        .env("LD_LIBRARY_PATH", c_build::search_path())
         .output()
         .expect("run the CUDA client");
     let stdout = String::from_utf8_lossy(&output.stdout);

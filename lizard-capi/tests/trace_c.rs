@@ -15,7 +15,7 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use c_build::{compile, cross_compiler, library_dir, manifest, run, tool_available, Lang};
+use c_build::{compile, cross_compiler, manifest, run, tool_available, Lang};
 use lizard_trace::{Origin, ServerConfig, SocketName, TraceServer};
 
 /// Records each cycle of the program sends.
@@ -158,7 +158,7 @@ fn the_trace_client_is_clean_under_address_sanitizer() {
     let (server, socket) = server();
     let output = Command::new(&program)
         .args(args(&socket))
-        .env("LD_LIBRARY_PATH", library_dir())
+        .env("LD_LIBRARY_PATH", c_build::search_path())
         .env(
             "ASAN_OPTIONS",
             "detect_leaks=1:abort_on_error=0:exitcode=86",

@@ -585,6 +585,12 @@ pub struct TraceServerArgs {
     /// Save the ring to this file when the server stops.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
+    /// The largest payload a record may have (e.g. 256MiB), inline, in a memfd or copied from GPU device
+    /// memory; larger records are refused and counted. At most 4GiB minus one byte, and no record is stored
+    /// that does not fit the ring. One server thread copies: a large record delays the others' records by
+    /// its copy time.
+    #[arg(long, value_name = "SIZE", default_value = "16MiB", value_parser = parse_payload_size)]
+    pub max_payload: u32,
     /// Do not load the CUDA driver: every GPU device-memory record is refused (and the ring is not pinned).
     #[arg(long)]
     pub no_device: bool,
@@ -735,6 +741,17 @@ pub fn parse_trace_id(text: &str) -> Result<u8, String> {
     }
 }
 
+/// A payload size (`256MiB`): a byte count a record's 32-bit length can hold.
+pub fn parse_payload_size(text: &str) -> Result<u32, String> {
+    let size = parse_size(text)?;
+    u32::try_from(size).map_err(|_| {
+        format!(
+            "'{text}' is larger than a record can be ({} bytes, 4GiB minus one)",
+            u32::MAX
+        )
+    })
+}
+
 /// Parses a number given in decimal or as `0x…` hexadecimal, 0..=255.
 pub fn parse_u8(text: &str) -> Result<u8, String> {
     let parsed = match text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
@@ -747,6 +764,15 @@ pub fn parse_u8(text: &str) -> Result<u8, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn payload_sizes_fit_a_records_length() {
+        assert_eq!(parse_payload_size("256MiB"), Ok(256 << 20));
+        assert_eq!(parse_payload_size("4294967295"), Ok(u32::MAX));
+        let error = parse_payload_size("4GiB").unwrap_err();
+        assert!(error.contains("larger than a record can be"), "{error}");
+        assert!(parse_payload_size("lots").is_err());
+    }
 
     #[test]
     fn sampling_intervals_are_refused_below_the_engines_shortest() {

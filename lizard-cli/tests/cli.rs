@@ -906,6 +906,51 @@ fn trace_server_load_continues_a_saved_ring_and_says_whether_it_copies_device_me
 }
 
 #[test]
+fn trace_server_max_payload_admits_records_larger_than_the_default() {
+    let dir = scratch("trace-max-payload");
+    let ring = dir.join("ring.bin");
+    let out = ring.to_str().expect("utf-8").to_owned();
+    let socket = format!("@lizard-cli-payload-{}", std::process::id());
+    let (mut server, banner) = trace_server(&[
+        "--socket",
+        &socket,
+        "--capacity",
+        "64MiB",
+        "--max-payload",
+        "20MiB",
+        "--duration",
+        "3s",
+        "--output",
+        &out,
+    ]);
+    assert!(
+        banner[0].contains("records of at most 20971520 bytes"),
+        "{banner:?}"
+    );
+    let name: lizard_trace::SocketName = socket.parse().expect("name");
+    let mut client = lizard_trace::TraceClient::connect(&name).expect("connect");
+    // 17 MiB: above the default bound of 16 MiB, within this server's.
+    let payload = vec![0x5au8; 17 << 20];
+    assert_eq!(
+        client.record("big", &payload).expect("record"),
+        lizard_trace::Delivery::Sent
+    );
+    assert!(server.wait().expect("exit").success());
+    let doc = json(&lizard(&["trace-dump", &out, "--format", "json"]));
+    let records = doc["records"].as_array().expect("records");
+    assert_eq!(records.len(), 1, "{doc}");
+    assert_eq!(records[0]["payload_len"], 17 << 20);
+    // A bound a record's length cannot hold is refused before the server starts.
+    let bad = lizard(&["trace-server", "--socket", "@x", "--max-payload", "4GiB"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("larger than a record can be"),
+        "{}",
+        stderr(&bad)
+    );
+}
+
+#[test]
 fn trace_server_socket_mode_needs_a_path_and_octal_bits() {
     let abstract_name = lizard(&["trace-server", "--socket", "@x", "--socket-mode", "600"]);
     assert_eq!(abstract_name.status.code(), Some(2));

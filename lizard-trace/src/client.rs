@@ -8,12 +8,13 @@ use std::time::{Duration, Instant};
 use rustix::io::Errno;
 
 use crate::ack::{Ack, Outcome, ACK_LEN};
+use crate::ack_wait::{AckWait, Chooser};
 use crate::clock::monotonic_raw_ns;
 use crate::device::DeviceRegion;
 use crate::error::ClientError;
 use crate::memfd;
 use crate::message::{
-    encode_region, MessageHead, PayloadKind, MAX_INLINE_PAYLOAD, MESSAGE_HEAD_LEN,
+    write_region, MessageHead, PayloadKind, MAX_INLINE_PAYLOAD, MESSAGE_HEAD_LEN,
 };
 use crate::socket_name::SocketName;
 use crate::tag::{FileTag, ModuleTag};
@@ -70,6 +71,9 @@ pub struct ClientConfig {
     pub inline_threshold: usize,
     /// When device-memory records return.
     pub device_mode: DeviceMode,
+    /// How a synchronous device record waits for the server's acknowledgement: by default it spins or sleeps,
+    /// whichever it measured to be faster lately ([`AckWait`]).
+    pub ack_wait: AckWait,
 }
 
 impl Default for ClientConfig {
@@ -78,6 +82,7 @@ impl Default for ClientConfig {
             policy: SendPolicy::Drop,
             inline_threshold: DEFAULT_INLINE_THRESHOLD,
             device_mode: DeviceMode::default(),
+            ack_wait: AckWait::default(),
         }
     }
 }
@@ -141,6 +146,8 @@ pub struct TraceClient {
     stats: ClientStats,
     /// Reused message buffer.
     buf: Vec<u8>,
+    /// How the next synchronous device record waits for its acknowledgement.
+    chooser: Chooser,
     /// The allocations whose IPC handles were taken, by identity.
     #[cfg(feature = "cuda")]
     exports: crate::cuda::exports::Exports,
@@ -174,6 +181,7 @@ impl TraceClient {
             next_seq: 0,
             stats: ClientStats::default(),
             buf: Vec::with_capacity(MESSAGE_HEAD_LEN + config.inline_threshold),
+            chooser: Chooser::new(config.ack_wait),
             #[cfg(feature = "cuda")]
             exports: Default::default(),
         })
@@ -317,10 +325,16 @@ impl TraceClient {
         };
         self.buf.clear();
         self.buf.extend_from_slice(&head.encode());
-        self.buf.extend_from_slice(&encode_region(region));
+        write_region(region, &mut self.buf);
         let result = match self.send_buf(None, policy) {
             Ok(Delivery::Sent) => match deadline {
-                Some(deadline) => self.await_ack(head.client_seq, started, deadline),
+                Some(deadline) => {
+                    let answer = self.await_ack(head.client_seq, started, deadline);
+                    if matches!(answer, Ok(_) | Err(ClientError::Refused { .. })) {
+                        self.chooser.waited(started.elapsed());
+                    }
+                    answer
+                }
                 None => Ok(Delivery::Sent),
             },
             other => other,
@@ -369,7 +383,7 @@ impl TraceClient {
                 ));
             };
             let left = deadline.saturating_sub(started.elapsed());
-            let len = match conn.recv_timeout(&mut datagram, left) {
+            let len = match conn.recv_answer(&mut datagram, self.chooser.spin(), left) {
                 Ok(Some(0)) => {
                     self.conn = None;
                     return Err(ClientError::Disconnected(
@@ -462,6 +476,12 @@ impl TraceClient {
         }
     }
 }
+
+// An application hands its client to other threads (the C library keeps every client in one registry).
+const _: fn() = || {
+    fn send<T: Send>() {}
+    send::<TraceClient>();
+};
 
 /// Whether a send error means the server end is gone.
 fn is_disconnect(err: &io::Error) -> bool {

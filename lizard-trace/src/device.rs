@@ -73,6 +73,11 @@ impl fmt::Debug for DeviceUuid {
 
 /// Bytes of device memory to record: `len` bytes at `offset` inside the allocation that `handle` names, on
 /// the GPU `device`.
+///
+/// A handle maps the whole **memory block** that holds the allocation, and `cudaMalloc` sub-allocates small
+/// buffers from larger blocks, so the server alone can only check a record against the block's end. With
+/// `allocation_len` (what the exporting process's driver says of the allocation, as
+/// [`crate::TraceClient::record_device`] sends it) it also refuses bytes past the allocation's own end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DeviceRegion {
     /// The allocation's IPC handle.
@@ -83,6 +88,8 @@ pub struct DeviceRegion {
     pub len: u32,
     /// The GPU that owns the allocation.
     pub device: DeviceUuid,
+    /// The allocation's size, when the sender knows it (`cuMemGetAddressRange` in the exporting process).
+    pub allocation_len: Option<u64>,
 }
 
 /// Whether the client waited for the server's copy of a device record.

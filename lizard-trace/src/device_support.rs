@@ -10,14 +10,14 @@ use crate::device::DeviceUuid;
 
 /// The CUDA driver functions this crate calls, all looked up before the first call so that an old or partial
 /// driver is a typed [`Unavailable::SymbolMissing`], never a panic. An acknowledgement names a missing one
-/// by its index in this list.
+/// by its index in this list (new functions are added at its end).
 pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuInit",
     "cuDriverGetVersion",
     "cuDeviceGetCount",
     "cuDeviceGet",
     "cuDeviceGetName",
-    "cuDeviceGetUuid",
+    "cuDeviceGetUuid_v2",
     "cuDevicePrimaryCtxRetain",
     "cuDevicePrimaryCtxRelease_v2",
     "cuCtxSetCurrent",
@@ -27,12 +27,15 @@ pub const DRIVER_SYMBOLS: &[&str] = &[
     "cuIpcOpenMemHandle_v2",
     "cuIpcCloseMemHandle",
     "cuMemGetAddressRange_v2",
-    "cuPointerGetAttribute",
+    "cuPointerGetAttributes",
     "cuMemcpyDtoH_v2",
     "cuMemAllocHost_v2",
     "cuMemFreeHost",
     "cuMemHostRegister_v2",
     "cuMemHostUnregister",
+    "cuCtxSynchronize",
+    "cuDevicePrimaryCtxReset_v2",
+    "cuDevicePrimaryCtxGetState",
 ];
 
 /// Why device memory cannot be read here.

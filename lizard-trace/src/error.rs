@@ -193,6 +193,11 @@ pub enum DeviceError {
         /// The allocation's size.
         size: u64,
     },
+    /// The calling thread has no current CUDA context and no GPU's primary context is active in this
+    /// process, so the driver cannot be asked about the pointer (it would answer
+    /// `CUDA_ERROR_INVALID_CONTEXT`): make a context current on this thread first.
+    #[error("no CUDA context is current on this thread and no GPU's primary context is active")]
+    NoContext,
     /// More bytes than a record can hold (`u32::MAX`).
     #[error("{len} bytes exceed the largest record")]
     TooLong {

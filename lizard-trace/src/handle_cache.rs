@@ -52,6 +52,8 @@ pub struct HandleStats {
     pub evicted: u64,
     /// Handles closed because their process's last connection ended, or the server stopped.
     pub closed: u64,
+    /// Handles dropped without a close because a reset of their GPU's context (after a fault) unmapped them.
+    pub lost: u64,
     /// Handles open now.
     pub open: u64,
     /// Bytes of allocations mapped now (freed ones included: a mapping keeps its memory alive).
@@ -194,6 +196,24 @@ impl<M> HandleCache<M> {
         self.stats.mapped_bytes -= entry.bytes;
         self.stats.open = self.entries.len() as u64;
         Some(entry.mapping)
+    }
+
+    /// Drops every handle whose mapping `pick` accepts without closing it (a context reset already unmapped
+    /// it), counting each as lost.
+    pub(crate) fn forget_where(&mut self, pick: impl Fn(&M) -> bool) {
+        let keys: Vec<Key> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| pick(&e.mapping))
+            .map(|(k, _)| *k)
+            .collect();
+        for key in keys {
+            if let Some(entry) = self.entries.remove(&key) {
+                self.stats.lost += 1;
+                self.stats.mapped_bytes -= entry.bytes;
+            }
+        }
+        self.stats.open = self.entries.len() as u64;
     }
 
     /// The least recently used key that `pick` accepts.
@@ -365,5 +385,20 @@ mod tests {
         let stats = f.cache.stats();
         assert_eq!((stats.open, stats.mapped_bytes, stats.evicted), (0, 0, 0));
         assert_eq!(f.cache.forget(1, handle(2), DeviceUuid::ANY), None);
+    }
+
+    #[test]
+    fn a_reset_loses_the_mappings_it_picks_without_closing_them() {
+        let mut f = Fixture::new(8, 1 << 30);
+        f.use_handle(1, 2, 10);
+        f.use_handle(1, 3, 20);
+        f.use_handle(2, 4, 40);
+        f.cache.forget_where(|&m| m != 3);
+        let stats = f.cache.stats();
+        assert_eq!((stats.lost, stats.open, stats.mapped_bytes), (2, 1, 20));
+        assert!(f.closed.is_empty());
+        // A lost handle opens again.
+        f.use_handle(1, 2, 10);
+        assert_eq!(f.opens, 4);
     }
 }

@@ -3,6 +3,7 @@
 #![deny(unsafe_code)]
 
 pub mod ack;
+pub mod ack_wait;
 pub mod client;
 pub mod clock;
 #[cfg(feature = "cuda")]
@@ -27,6 +28,7 @@ pub mod tag;
 pub mod transport;
 
 pub use ack::{Ack, Outcome, Refusal};
+pub use ack_wait::AckWait;
 pub use client::{ClientConfig, ClientStats, Delivery, DeviceMode, SendPolicy, TraceClient};
 pub use clock::monotonic_raw_ns;
 pub use device::{CopyMode, DeviceRegion, DeviceUuid, IpcHandle};

@@ -13,7 +13,7 @@
 //! | 28 | 10 | module tag, UTF-8, zero-padded |
 //! | 38 | 20 | source file name, UTF-8, zero-padded |
 //! | 58 | len | inline payload (kind 1 only) |
-//! | 58 | 88 | device region (kind 3 only): the allocation's CUDA IPC handle (64), the payload's offset inside the allocation (8), the GPU's UUID (16) |
+//! | 58 | 88 or 96 | device region (kind 3 only): the allocation's CUDA IPC handle (64), the payload's offset inside the allocation (8), the GPU's UUID (16), then, in a 96-byte region, the allocation's size (8), which the server checks the record against besides the memory block the handle maps |
 //!
 //! A datagram arrives whole or not at all, so there is no "partial" state: a short datagram is malformed. The
 //! sender's process id is not in the message; the server takes it from the socket (`SO_PEERCRED`).
@@ -29,8 +29,12 @@ pub const MESSAGE_VERSION: u8 = 2;
 /// Bytes of the message head.
 pub const MESSAGE_HEAD_LEN: usize = 58;
 
-/// Bytes of the device region that follows the head of a device-memory message.
+/// Bytes of the device region that follows the head of a device-memory message, without the allocation's
+/// size.
 pub const DEVICE_REGION_LEN: usize = IPC_HANDLE_LEN + 8 + 16;
+
+/// Bytes of a device region that carries the allocation's size.
+pub const DEVICE_REGION_SIZED_LEN: usize = DEVICE_REGION_LEN + 8;
 
 /// The largest inline payload a server accepts; larger payloads travel in a memfd.
 pub const MAX_INLINE_PAYLOAD: usize = 64 * 1024;
@@ -107,13 +111,22 @@ impl MessageHead {
     }
 }
 
-/// Writes the 88 bytes of a device region that follow the head of a [`PayloadKind::Device`] message (its
-/// length travels in the head).
-pub fn encode_region(region: &DeviceRegion) -> [u8; DEVICE_REGION_LEN] {
-    let mut out = [0; DEVICE_REGION_LEN];
-    out[..IPC_HANDLE_LEN].copy_from_slice(&region.handle.0);
-    out[IPC_HANDLE_LEN..IPC_HANDLE_LEN + 8].copy_from_slice(&region.offset.to_le_bytes());
-    out[IPC_HANDLE_LEN + 8..].copy_from_slice(&region.device.0);
+/// Appends the device region that follows the head of a [`PayloadKind::Device`] message (its length travels
+/// in the head): [`DEVICE_REGION_SIZED_LEN`] bytes when it carries the allocation's size, else
+/// [`DEVICE_REGION_LEN`].
+pub fn write_region(region: &DeviceRegion, out: &mut Vec<u8>) {
+    out.extend_from_slice(&region.handle.0);
+    out.extend_from_slice(&region.offset.to_le_bytes());
+    out.extend_from_slice(&region.device.0);
+    if let Some(size) = region.allocation_len {
+        out.extend_from_slice(&size.to_le_bytes());
+    }
+}
+
+/// The bytes [`write_region`] appends.
+pub fn encode_region(region: &DeviceRegion) -> Vec<u8> {
+    let mut out = Vec::with_capacity(DEVICE_REGION_SIZED_LEN);
+    write_region(region, &mut out);
     out
 }
 
@@ -173,6 +186,7 @@ impl<'a> Message<'a> {
         let carried = match kind {
             PayloadKind::Inline => payload_len as usize,
             PayloadKind::Memfd => 0,
+            PayloadKind::Device if rest.len() > DEVICE_REGION_LEN => DEVICE_REGION_SIZED_LEN,
             PayloadKind::Device => DEVICE_REGION_LEN,
         };
         if rest.len() != carried {
@@ -189,6 +203,8 @@ impl<'a> Message<'a> {
                 offset: u64::from_le_bytes(array_at(rest, IPC_HANDLE_LEN)),
                 len: payload_len,
                 device: DeviceUuid(array_at(rest, IPC_HANDLE_LEN + 8)),
+                allocation_len: (rest.len() == DEVICE_REGION_SIZED_LEN)
+                    .then(|| u64::from_le_bytes(array_at(rest, DEVICE_REGION_LEN))),
             }),
         };
         Ok(Message { head, payload })
@@ -241,6 +257,7 @@ mod tests {
             offset: 0x0102_0304_0506_0708,
             len: 4096,
             device: DeviceUuid([0xee; 16]),
+            allocation_len: None,
         }
     }
 
@@ -287,6 +304,29 @@ mod tests {
             Message::decode(&longer, 1 << 20),
             Err(MessageError::LengthMismatch { .. })
         ));
+    }
+
+    #[test]
+    fn a_region_may_carry_the_allocations_size() {
+        let sized = DeviceRegion {
+            allocation_len: Some(0x0a0b_0c0d),
+            ..region()
+        };
+        let mut bytes = head(PayloadKind::Device, 4096).encode().to_vec();
+        write_region(&sized, &mut bytes);
+        assert_eq!(bytes.len(), MESSAGE_HEAD_LEN + DEVICE_REGION_SIZED_LEN);
+        assert_eq!(&bytes[146..154], &[0x0d, 0x0c, 0x0b, 0x0a, 0, 0, 0, 0]);
+        let msg = Message::decode(&bytes, 1 << 20).unwrap();
+        assert_eq!(msg.payload, Payload::Device(sized));
+        // A size cut short, or more after it, is malformed.
+        for len in [bytes.len() - 1, bytes.len() - 7, bytes.len() + 1] {
+            let mut b = bytes.clone();
+            b.resize(len, 0);
+            assert!(matches!(
+                Message::decode(&b, 1 << 20),
+                Err(MessageError::LengthMismatch { .. })
+            ));
+        }
     }
 
     #[test]
@@ -438,18 +478,20 @@ mod tests {
 
         #[test]
         fn round_trip_any_device_region(handle in proptest::collection::vec(any::<u8>(), 64),
-                                        offset: u64, len: u32, uuid: [u8; 16], ack: bool, seq: u64) {
+                                        offset: u64, len: u32, uuid: [u8; 16], ack: bool, seq: u64,
+                                        allocation_len: Option<u64>) {
             let region = DeviceRegion {
                 handle: IpcHandle(handle.try_into().unwrap()),
                 offset,
                 len,
                 device: DeviceUuid(uuid),
+                allocation_len,
             };
             let mut h = head(PayloadKind::Device, len);
             h.ack = ack;
             h.client_seq = seq;
             let mut bytes = h.encode().to_vec();
-            bytes.extend_from_slice(&encode_region(&region));
+            write_region(&region, &mut bytes);
             let msg = Message::decode(&bytes, u32::MAX).unwrap();
             prop_assert_eq!(msg.head, h);
             prop_assert_eq!(msg.payload, Payload::Device(region));

@@ -371,11 +371,10 @@ impl TraceRing {
     }
 
     /// The ring's memory, for registering it with a device driver: its address never changes while the ring
-    /// lives.
+    /// lives, and its length is whole pages (drivers register page-aligned ranges), the capacity rounded up.
     #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     pub(crate) fn memory(&mut self) -> (*mut u8, usize) {
-        let memory = self.buf.as_mut_slice();
-        (memory.as_mut_ptr(), memory.len())
+        self.buf.pages()
     }
 
     /// Offset of the oldest record in the buffer (0 when empty): with the records, it fixes the layout.

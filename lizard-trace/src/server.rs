@@ -6,6 +6,7 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::{self, JoinHandle};
@@ -21,7 +22,9 @@ pub use crate::handle_cache::{HandleLimits, HandleStats};
 use crate::head::{Origin, RecordMeta, HEAD_LEN};
 use crate::ledger::ClientLedger;
 use crate::memfd;
-use crate::message::{Message, Payload, DEVICE_REGION_LEN, MAX_INLINE_PAYLOAD, MESSAGE_HEAD_LEN};
+use crate::message::{
+    Message, Payload, DEVICE_REGION_SIZED_LEN, MAX_INLINE_PAYLOAD, MESSAGE_HEAD_LEN,
+};
 use crate::ring::{Directory, TraceRing};
 use crate::socket_name::{SocketName, MAX_SOCKET_NAME_LEN};
 use crate::sys;
@@ -37,6 +40,10 @@ pub const DEFAULT_MAX_CLIENTS: usize = 256;
 
 /// Default largest number of connections one client process may hold at once.
 pub const DEFAULT_MAX_CLIENTS_PER_PROCESS: usize = 16;
+
+/// How long the server thread keeps looking for messages before it sleeps, by default: 50 µs (see
+/// [`ServerConfig::idle_spin`]).
+pub const DEFAULT_IDLE_SPIN: Duration = Duration::from_micros(50);
 
 /// Pause after a failed `accept`.
 const ACCEPT_PAUSE: Duration = Duration::from_millis(10);
@@ -135,6 +142,11 @@ pub struct ServerConfig {
     pub socket_mode: Option<u32>,
     /// GPU device memory records.
     pub device: DeviceConfig,
+    /// How long the server thread looks for more messages, yielding the processor between looks, before it
+    /// sleeps after serving ([`DEFAULT_IDLE_SPIN`]; zero sleeps at once). A synchronous client's next record
+    /// comes within microseconds of its acknowledgement, and in a virtual machine waking a processor that
+    /// went idle costs more than that (`trace_device` bench).
+    pub idle_spin: Duration,
 }
 
 impl Default for ServerConfig {
@@ -147,6 +159,7 @@ impl Default for ServerConfig {
             peers: PeerPolicy::default(),
             socket_mode: None,
             device: DeviceConfig::default(),
+            idle_spin: DEFAULT_IDLE_SPIN,
         }
     }
 }
@@ -283,6 +296,10 @@ pub struct ServerStats {
     /// Acknowledgements dropped because the client's socket queue was full or the client had gone (the
     /// server never waits for a client).
     pub acks_dropped: u64,
+    /// Times a GPU's context was reset because a copy left it with a sticky error (for example, it read
+    /// memory of a client that died during the copy); without the reset every later device record would fail.
+    /// The reset is of this process's primary context: whatever else this process made on that GPU is gone.
+    pub device_resets: u64,
     /// The IPC handles kept open between device records.
     pub handles: HandleStats,
     /// Messages rejected.
@@ -309,8 +326,12 @@ struct State {
 struct Shared {
     /// The state.
     state: Mutex<State>,
-    /// Signalled after each batch of messages and each connection change.
+    /// Signalled after each batch of messages and each connection change, when someone waits.
     changed: Condvar,
+    /// Threads in [`TraceServer::wait_until`]: counted under the state's lock, so the server thread, which
+    /// reads it after changing the state, signals whenever a waiter may have missed the change, and makes no
+    /// futex call per batch when nobody waits.
+    waiters: AtomicUsize,
 }
 
 impl Shared {
@@ -378,6 +399,7 @@ impl TraceServer {
                 device: DeviceSupport::Unavailable(Unavailable::Disabled),
             }),
             changed: Condvar::new(),
+            waiters: AtomicUsize::new(0),
         });
         let thread_shared = Arc::clone(&shared);
         let (probed, probe) = mpsc::channel();
@@ -475,19 +497,22 @@ impl TraceServer {
     ) -> (ServerStats, bool) {
         let deadline = Instant::now() + timeout;
         let mut state = self.shared.lock();
-        loop {
+        self.shared.waiters.fetch_add(1, Ordering::SeqCst);
+        let result = loop {
             if done(&state.stats) {
-                return (state.stats, true);
+                break (state.stats, true);
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() || !state.running {
-                return (state.stats, done(&state.stats));
+                break (state.stats, done(&state.stats));
             }
             state = match self.shared.changed.wait_timeout(state, left) {
                 Ok((guard, _)) => guard,
                 Err(poisoned) => poisoned.into_inner().0,
             };
-        }
+        };
+        self.shared.waiters.fetch_sub(1, Ordering::SeqCst);
+        result
     }
 
     /// Stops the server, closes every connection and returns the ring.
@@ -649,8 +674,21 @@ impl Loop {
             for client in &self.clients {
                 set.push(sys::poll_entry(client.fd.as_fd(), sys::POLLIN));
             }
-            if sys::poll(&mut set, -1).is_err() {
-                return;
+            // Looks again and again for a while before sleeping: the next record of a client that waited
+            // for its acknowledgement comes within microseconds, sooner than waking an idle processor takes.
+            let started = Instant::now();
+            loop {
+                match sys::poll(&mut set, 0) {
+                    Ok(0) if started.elapsed() < self.config.idle_spin => std::thread::yield_now(),
+                    Ok(0) => {
+                        if sys::poll(&mut set, -1).is_err() {
+                            return;
+                        }
+                        break;
+                    }
+                    Ok(_) => break,
+                    Err(_) => return,
+                }
             }
             let ready: Vec<bool> = set.iter().map(|e| !e.revents().is_empty()).collect();
             drop(set);
@@ -686,7 +724,9 @@ impl Loop {
             }
             if changed {
                 self.shared.lock().stats.clients_connected = self.clients.len() as u64;
-                self.shared.changed.notify_all();
+                if self.shared.waiters.load(Ordering::SeqCst) > 0 {
+                    self.shared.changed.notify_all();
+                }
             }
         }
     }
@@ -921,6 +961,7 @@ impl Loop {
                 })();
                 copier.trim();
                 state.stats.handles = copier.stats();
+                state.stats.device_resets = copier.resets();
                 result
             }
         }
@@ -964,7 +1005,7 @@ fn release(held: &mut HashMap<u32, u64>) -> impl FnMut(u32, u64) + '_ {
 }
 
 // The receive buffer holds any valid message: a head with the largest inline payload or a device region.
-const _: () = assert!(MAX_INLINE_PAYLOAD >= DEVICE_REGION_LEN);
+const _: () = assert!(MAX_INLINE_PAYLOAD >= DEVICE_REGION_SIZED_LEN);
 
 #[cfg(test)]
 mod tests {

@@ -382,6 +382,16 @@ impl Anonymous {
         Ok(Anonymous { ptr, len })
     }
 
+    /// The start and the length of the whole mapping: `len` rounded up to whole pages, which the kernel maps
+    /// (a driver registers page-aligned ranges only).
+    pub(crate) fn pages(&mut self) -> (*mut u8, usize) {
+        let len = match self.len {
+            0 => 0,
+            len => len.next_multiple_of(page_size()),
+        };
+        (self.ptr.as_ptr(), len)
+    }
+
     /// The bytes.
     pub(crate) fn as_slice(&self) -> &[u8] {
         // SAFETY: `len` readable bytes owned by `self` (or none, at a dangling but aligned address).
@@ -393,6 +403,16 @@ impl Anonymous {
         // SAFETY: `len` writable bytes owned by `self`, borrowed mutably through `&mut self` only.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
+}
+
+/// The size of a memory page.
+pub(crate) fn page_size() -> usize {
+    // SAFETY: sysconf reads a system constant and touches no memory.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    usize::try_from(size)
+        .ok()
+        .filter(|&s| s > 0)
+        .unwrap_or(4096)
 }
 
 impl Drop for Anonymous {

@@ -89,6 +89,45 @@ impl Connection {
     }
 }
 
+impl Connection {
+    /// Receives the answer to a message just sent, waiting at most `timeout`: first it asks again and again
+    /// for at most `spin`, giving the processor away between tries (`sched_yield`), then it sleeps until the
+    /// answer comes. `Ok(None)` when none came in time, `Ok(Some(0))` when the server closed the connection.
+    ///
+    /// Why spin: a process that sleeps lets its processor idle, and waking a processor that idles costs far
+    /// more than the answer takes in a virtual machine (tens of microseconds against a few: `trace_device`
+    /// bench, `benches/README.md`). Yielding between tries lets a server on the same processor run.
+    pub fn recv_answer(
+        &self,
+        buf: &mut [u8],
+        spin: Duration,
+        timeout: Duration,
+    ) -> io::Result<Option<usize>> {
+        let started = Instant::now();
+        let deadline = started + timeout;
+        let spin = spin.min(timeout);
+        loop {
+            match sys::recv(self.fd.as_fd(), buf) {
+                Ok(received) => return Ok(Some(received.len)),
+                Err(err) if err.kind() == io::ErrorKind::WouldBlock => {}
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err),
+            }
+            if started.elapsed() < spin {
+                std::thread::yield_now();
+                continue;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            let ms = i32::try_from(left.as_millis().max(1)).unwrap_or(i32::MAX);
+            let mut set = [sys::poll_entry(self.fd.as_fd(), sys::POLLIN)];
+            sys::poll(&mut set, ms)?;
+        }
+    }
+}
+
 impl AsFd for Connection {
     fn as_fd(&self) -> BorrowedFd<'_> {
         self.fd.as_fd()

@@ -13,9 +13,9 @@ use common::{unique_name, wait_for};
 use lizard_trace::ack::{Ack, Outcome};
 use lizard_trace::message::{Message, Payload};
 use lizard_trace::{
-    ClientConfig, ClientError, CopyMode, Delivery, DeviceMode, DeviceRegion, DeviceSupport,
-    DeviceUuid, IpcHandle, Origin, Refusal, ServerConfig, SocketName, TraceClient, TraceServer,
-    Unavailable,
+    AckWait, ClientConfig, ClientError, CopyMode, Delivery, DeviceMode, DeviceRegion,
+    DeviceSupport, DeviceUuid, IpcHandle, Origin, Refusal, ServerConfig, SocketName, TraceClient,
+    TraceServer, Unavailable,
 };
 
 fn region(len: u32) -> DeviceRegion {
@@ -24,6 +24,7 @@ fn region(len: u32) -> DeviceRegion {
         offset: 128,
         len,
         device: DeviceUuid::ANY,
+        allocation_len: None,
     }
 }
 
@@ -143,6 +144,30 @@ fn a_server_with_device_memory_turned_off_says_so() {
         ),
         "{err:?}"
     );
+}
+
+#[test]
+fn a_server_and_a_client_that_sleep_at_once_still_answer_and_hear() {
+    // No spinning on either side: the server sleeps as soon as it has served, the client as soon as it sent.
+    let name = unique_name("no-spin");
+    let mut config = ServerConfig::with_capacity(4096);
+    config.idle_spin = Duration::ZERO;
+    let server = TraceServer::start(&name, config).unwrap();
+    let mut client_config = ClientConfig::default();
+    client_config.ack_wait = AckWait::Sleep;
+    let mut client = TraceClient::connect_with(&name, client_config).unwrap();
+    for seq in 0..3 {
+        // Larger than the ring: refused on any machine, and the refusal is heard.
+        let err = client
+            .record_ipc_at("gpu", "k.cu", 1, &region(8192))
+            .unwrap_err();
+        assert!(
+            matches!(err, ClientError::Refused { client_seq, refusal: Refusal::TooLargeForRing } if client_seq == seq),
+            "{err:?}"
+        );
+    }
+    assert_eq!(client.record("host", b"after").unwrap(), Delivery::Sent);
+    wait_for(&server, 1, 3);
 }
 
 #[test]

@@ -91,14 +91,19 @@ LizardTraceResult lizard_trace_record(LizardTraceClient *client, const char *mod
                                       uint32_t line, const void *data, size_t len);
 
 /* Records `len` bytes of CUDA device memory at `device_ptr`, a pointer anywhere inside an allocation of
- * cudaMalloc or cuMemAlloc. The library finds the allocation's base and takes its IPC handle once per
- * allocation (keyed by the allocation's identity, never its address). */
+ * cudaMalloc or cuMemAlloc. The library finds the allocation's base and size and takes its IPC handle once
+ * per allocation (keyed by the allocation's identity, never its address). A thread with no current CUDA
+ * context may call it: the library then asks through a GPU's primary context this process already uses. */
 LizardTraceResult lizard_trace_record_cuda(LizardTraceClient *client, const char *module, const char *file,
                                            uint32_t line, const void *device_ptr, size_t len);
 
 /* Records `len` bytes at `offset` inside the allocation whose IPC handle the caller took itself
  * (cudaIpcGetMemHandle: the 64 bytes of a cudaIpcMemHandle_t). `device_uuid` is the 16 bytes of the GPU's
- * UUID (cudaDeviceProp.uuid), or NULL for the server's only GPU. Needs no CUDA in this process. */
+ * UUID (cudaDeviceProp.uuid), or NULL for the server's only GPU. Needs no CUDA in this process.
+ * A handle maps the whole memory block that holds the allocation, and cudaMalloc places buffers smaller
+ * than 2 MiB inside larger blocks: the server refuses bytes past the block's end, but cannot tell the end
+ * of such a buffer from its neighbours. lizard_trace_record_cuda sends the allocation's size and is held to
+ * it; share buffers whose size is a multiple of 2 MiB where it matters. */
 LizardTraceResult lizard_trace_record_ipc(LizardTraceClient *client, const char *module, const char *file,
                                           uint32_t line, const void *ipc_handle, uint64_t offset, size_t len,
                                           const void *device_uuid);

@@ -31,7 +31,9 @@ static unsigned char pattern(size_t k)
 
 int main(int argc, char **argv)
 {
-    const size_t size = (size_t)1 << 20;
+    /* 2 MiB: cudaMalloc may place a smaller buffer inside a larger block, which its handle maps whole, so
+     * "past the end" through the handle would only be past the block's end. */
+    const size_t size = (size_t)2 << 20;
     unsigned char *host, *device = NULL, *freed = NULL;
     cudaIpcMemHandle_t handle;
     cudaDeviceProp prop;

@@ -111,8 +111,25 @@ pub fn compile(lang: Lang, source: &Path, name: &str, extra: &[&str]) -> PathBuf
     out
 }
 
-/// Runs `program` (under `wrapper`, if any) with the library this test built first on the search path:
-/// cargo's own `LD_LIBRARY_PATH` also lists the profile folder, which may hold an older build.
+/// The loader's search path for the C programs: the folder of the library this test built first (cargo's
+/// own `LD_LIBRARY_PATH` also lists the profile folder, which may hold an older build), then every folder
+/// of `existing`, so that what the environment put there — the CUDA driver's folder — stays found.
+pub fn search_path_with(first: &Path, existing: Option<std::ffi::OsString>) -> std::ffi::OsString {
+    let mut path = first.as_os_str().to_owned();
+    if let Some(existing) = existing.filter(|e| !e.is_empty()) {
+        path.push(":");
+        path.push(existing);
+    }
+    path
+}
+
+/// [`search_path_with`] of [`library_dir`] and this process's `LD_LIBRARY_PATH`.
+pub fn search_path() -> std::ffi::OsString {
+    search_path_with(&library_dir(), std::env::var_os("LD_LIBRARY_PATH"))
+}
+
+/// Runs `program` (under `wrapper`, if any) with the library this test built first on the search path
+/// ([`search_path`]).
 pub fn run(program: &Path, wrapper: &[&str], args: &[String]) -> Output {
     run_with(program, wrapper, args, &[])
 }
@@ -130,7 +147,7 @@ pub fn run_with(program: &Path, wrapper: &[&str], args: &[String], env: &[(&str,
     let output = command
         .args(args)
         .envs(env.iter().copied())
-        .env("LD_LIBRARY_PATH", library_dir())
+        .env("LD_LIBRARY_PATH", search_path())
         .output()
         .expect("run C program");
     if !output.status.success() {

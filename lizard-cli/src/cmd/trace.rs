@@ -20,6 +20,7 @@ pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
     interrupt::install();
     let Ok(name) = args.socket.parse::<SocketName>();
     let mut config = ServerConfig::with_capacity(args.capacity);
+    config.max_payload = args.max_payload;
     config.peers = match args.allow_anyone {
         true => PeerPolicy::anyone(),
         false => PeerPolicy::allowing(&args.allow_uid, &args.allow_gid),
@@ -52,11 +53,12 @@ pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
         ))
     })?;
     eprintln!(
-        "trace-server: listening on {}{} ({} bytes of ring; admitting {admitted}); Ctrl-C stops",
+        "trace-server: listening on {}{} ({} bytes of ring, records of at most {} bytes; admitting {admitted}); Ctrl-C stops",
         args.socket,
         args.socket_mode
             .map_or_else(String::new, |m| format!(" (file mode {m:03o})")),
-        capacity
+        capacity,
+        args.max_payload
     );
     if let Some((path, directory)) = loaded {
         eprintln!("trace-server: continuing {}: {directory}", path.display());

@@ -3,7 +3,7 @@
 #![allow(unsafe_code)]
 
 use crate::ack::Refusal;
-use crate::cuda::driver::{driver, Driver, PinnedBuffer, PrimaryContext};
+use crate::cuda::driver::{driver, CudaError, Driver, PinnedBuffer, PrimaryContext};
 use crate::device::{DeviceRegion, DeviceUuid};
 use crate::device_support::{CopyPath, DeviceSupport, Gpu, Unavailable};
 use crate::handle_cache::{HandleCache, HandleLimits, HandleStats};
@@ -11,6 +11,19 @@ use crate::handle_cache::{HandleCache, HandleLimits, HandleStats};
 /// Bytes of the staging buffer used when the ring cannot be registered: 8 MiB, so a record of any size
 /// needs no pinned memory of its own size.
 pub(crate) const STAGING_CHUNK: usize = 8 << 20;
+
+/// `CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED`: the ring's registration outlived a context reset.
+const ALREADY_REGISTERED: u32 = 712;
+
+/// Whether `region`'s bytes lie within the `room` bytes its mapping has from the allocation's start to the
+/// end of its block, and within the allocation's own size where the client sent it.
+pub(crate) fn within(region: &DeviceRegion, room: u64) -> bool {
+    let bound = region.allocation_len.map_or(room, |len| len.min(room));
+    region
+        .offset
+        .checked_add(u64::from(region.len))
+        .is_some_and(|end| end <= bound)
+}
 
 /// A GPU and its retained primary context.
 #[derive(Debug)]
@@ -26,10 +39,11 @@ struct GpuState {
 pub(crate) struct Mapping {
     /// Index of the GPU in [`Copier::gpus`].
     gpu: usize,
-    /// The mapping's base address in the server.
+    /// The allocation's address in the server (what the open returned).
     base: u64,
-    /// Bytes of the allocation.
-    size: u64,
+    /// Bytes from `base` to the end of the memory block the handle maps: the most any record may reach. The
+    /// block may be larger than the allocation and hold other allocations (`cudaMalloc` sub-allocates).
+    room: u64,
 }
 
 /// Where one record's bytes are: resolved before the ring makes room, copied after.
@@ -72,6 +86,10 @@ pub(crate) struct Copier {
     registered: Option<*mut u8>,
     /// The staging buffer of [`CopyPath::Staged`].
     staging: Option<PinnedBuffer>,
+    /// The ring's memory: its start and length.
+    ring: (*mut u8, usize),
+    /// Times a GPU's context was reset after a sticky error.
+    resets: u64,
 }
 
 impl Copier {
@@ -111,6 +129,8 @@ impl Copier {
             path: CopyPath::PinnedRing,
             registered: None,
             staging: None,
+            ring,
+            resets: 0,
         };
         let (ptr, len) = ring;
         // SAFETY: the caller keeps the ring's memory mapped until the copier drops, which unregisters it.
@@ -186,13 +206,19 @@ impl Copier {
             || {
                 driver
                     .ipc_open(&region.handle)
-                    .map(|(base, size)| (Mapping { gpu, base, size }, size))
+                    .map(|opened| {
+                        let mapping = Mapping {
+                            gpu,
+                            base: opened.base,
+                            room: opened.room(),
+                        };
+                        (mapping, opened.block_end.saturating_sub(opened.block_start))
+                    })
                     .map_err(|e| Refusal::OpenFailed { code: e.code })
             },
             &mut close,
         )?;
-        let end = region.offset.checked_add(u64::from(region.len));
-        if end.is_none_or(|end| end > mapping.size) {
+        if !within(region, mapping.room) {
             return Err(Refusal::OutsideAllocation);
         }
         // Closing evicted handles may have switched contexts.
@@ -206,7 +232,9 @@ impl Copier {
         })
     }
 
-    /// Copies `source`'s bytes into `dst`, which lies in the ring's memory.
+    /// Copies `source`'s bytes into `dst`, which lies in the ring's memory. A copy that leaves its GPU's
+    /// context with a sticky error (it read memory of an exporter that died, for example) resets the
+    /// context, so that the records after it are served again.
     pub(crate) fn copy(&mut self, source: &Source, dst: &mut [u8]) -> Result<(), Refusal> {
         self.make_current(source.gpu)?;
         let driver = self.driver;
@@ -222,16 +250,66 @@ impl Copier {
                 Ok(())
             })(),
         };
-        copied.map_err(|e| {
+        let Err(err) = copied else {
+            return Ok(());
+        };
+        if self.driver.synchronize().is_err() {
+            // Sticky: nothing in this context works until it is reset.
+            self.recover(source.gpu);
+        } else if let Some(m) =
+            self.cache
+                .forget(source.pid, source.region.handle, source.region.device)
+        {
             // A mapping that fails a copy is not trusted for the next record.
-            if let Some(m) =
-                self.cache
-                    .forget(source.pid, source.region.handle, source.region.device)
-            {
-                close_mapping(self.driver, &self.gpus, &mut self.current, m);
+            close_mapping(self.driver, &self.gpus, &mut self.current, m);
+        }
+        Err(Refusal::CopyFailed { code: err.code })
+    }
+
+    /// Resets GPU `gpu`'s primary context after a sticky error: its mappings are gone with it (forgotten
+    /// without a close); where it is the context the ring was pinned in, the reset freed the staging buffer
+    /// and may have dropped the ring's registration, so the ring is registered again (or a staging buffer
+    /// made) for the next copies.
+    fn recover(&mut self, gpu: usize) {
+        self.resets += 1;
+        self.cache.forget_where(|m| m.gpu == gpu);
+        let driver = self.driver;
+        if driver.reset(&self.gpus[gpu].context).is_err() {
+            return;
+        }
+        self.current = None;
+        if self.make_current(gpu).is_err() || gpu != 0 {
+            return;
+        }
+        if let Some(staging) = self.staging.take() {
+            staging.abandon();
+        }
+        self.registered = None;
+        let (ptr, len) = self.ring;
+        // SAFETY: the ring's memory stays mapped until the copier drops (`Copier::start`'s contract).
+        match unsafe { driver.host_register(ptr, len) } {
+            Ok(())
+            | Err(CudaError {
+                code: ALREADY_REGISTERED,
+                ..
+            }) => {
+                self.registered = Some(ptr);
+                self.path = CopyPath::PinnedRing;
             }
-            Refusal::CopyFailed { code: e.code }
-        })
+            Err(err) => {
+                // Without a staging buffer either, copies go straight into the ring's pageable memory.
+                self.staging = driver.pinned(STAGING_CHUNK).ok();
+                self.path = CopyPath::Staged {
+                    chunk: STAGING_CHUNK,
+                    register_code: err.code,
+                };
+            }
+        }
+    }
+
+    /// How many times a GPU's context was reset after a sticky error.
+    pub(crate) fn resets(&self) -> u64 {
+        self.resets
     }
 
     /// Closes handles beyond the byte bound; call after each record.
@@ -288,5 +366,58 @@ impl Drop for Copier {
         }
         // The staging buffer and the contexts drop after this, in that order.
         self.staging = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::IpcHandle;
+
+    fn region(offset: u64, len: u32, allocation_len: Option<u64>) -> DeviceRegion {
+        DeviceRegion {
+            handle: IpcHandle([0; 64]),
+            offset,
+            len,
+            device: DeviceUuid::ANY,
+            allocation_len,
+        }
+    }
+
+    #[test]
+    fn a_record_stays_within_the_block_and_the_allocation_the_client_names() {
+        // A 1000-byte allocation 64 KiB into a 2 MiB block: 2 MiB - 64 KiB of room after its start.
+        let room = (2 << 20) - (64 << 10);
+        assert!(within(&region(0, 1000, Some(1000)), room));
+        assert!(!within(&region(10, 1000, Some(1000)), room));
+        // Without the allocation's size only the block bounds it: neighbours are reachable, the block's end
+        // is not.
+        assert!(within(&region(10, 1000, None), room));
+        assert!(within(&region(room - 8, 8, None), room));
+        assert!(!within(&region(room - 8, 16, None), room));
+        // A size the client claims beyond the block does not widen it.
+        assert!(!within(&region(room - 8, 16, Some(u64::MAX)), room));
+        assert!(!within(&region(u64::MAX, 1, None), room));
+    }
+
+    #[test]
+    fn a_block_that_does_not_hold_the_mapping_leaves_no_room() {
+        use crate::cuda::driver::Opened;
+        let inside = Opened {
+            base: 0x1_0000,
+            block_start: 0x8000,
+            block_end: 0x20_8000,
+        };
+        assert_eq!(inside.room(), 0x20_8000 - 0x1_0000);
+        let before = Opened {
+            block_start: 0x2_0000,
+            ..inside
+        };
+        assert_eq!(before.room(), 0);
+        let after = Opened {
+            block_end: 0x8000,
+            ..inside
+        };
+        assert_eq!(after.room(), 0);
     }
 }

@@ -27,6 +27,9 @@ pub(crate) struct CudaError {
 /// `CUDA_ERROR_INVALID_VALUE`: what pointer queries return for memory the driver does not know.
 pub(crate) const INVALID_VALUE: u32 = 1;
 
+/// `CUDA_ERROR_INVALID_CONTEXT`: a call that needs a context on a thread with none current.
+pub(crate) const INVALID_CONTEXT: u32 = 201;
+
 /// Turns a `CUresult` into a `Result`.
 fn check(call: &'static str, result: sys::CUresult) -> Result<(), CudaError> {
     match result {
@@ -82,6 +85,17 @@ pub(crate) struct PrimaryContext {
     context: sys::CUcontext,
 }
 
+// SAFETY: a context handle names a driver object that any thread may use (push, make current, release);
+// the value holds nothing thread-bound.
+unsafe impl Send for PrimaryContext {}
+
+impl PrimaryContext {
+    /// The context handle, as an opaque address.
+    pub(crate) fn raw(&self) -> usize {
+        self.context as usize
+    }
+}
+
 impl Drop for PrimaryContext {
     fn drop(&mut self) {
         // SAFETY: the context was retained once by `Driver::primary_context` for this device.
@@ -108,6 +122,13 @@ impl PinnedBuffer {
     }
 }
 
+impl PinnedBuffer {
+    /// Gives up a buffer whose memory a context reset has already freed: nothing frees it again.
+    pub(crate) fn abandon(self) {
+        std::mem::forget(self);
+    }
+}
+
 impl Drop for PinnedBuffer {
     fn drop(&mut self) {
         // SAFETY: `ptr` came from cuMemAllocHost and is freed once; no slice of it outlives `self`.
@@ -124,6 +145,35 @@ pub(crate) struct PointerInfo {
     pub(crate) ordinal: i32,
     /// The context it was allocated in (an opaque address, for pushing it).
     pub(crate) context: usize,
+    /// The allocation's base address.
+    pub(crate) base: u64,
+    /// The allocation's size.
+    pub(crate) size: u64,
+}
+
+/// A mapping `cuIpcOpenMemHandle` made: the allocation's address in this process and the end of the memory
+/// block the handle maps (a handle maps the whole block, which may start before the allocation and hold
+/// other allocations after it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Opened {
+    /// The address the open returned: the allocation's first byte.
+    pub(crate) base: u64,
+    /// The block's first byte (`cuMemGetAddressRange` of `base`).
+    pub(crate) block_start: u64,
+    /// One past the block's last byte.
+    pub(crate) block_end: u64,
+}
+
+impl Opened {
+    /// Bytes from `base` to the block's end: the most a record at offset 0 may read; none where the driver
+    /// gave a block that does not hold `base`, so that every record of such a mapping is refused.
+    pub(crate) fn room(&self) -> u64 {
+        if self.block_start <= self.base {
+            self.block_end.saturating_sub(self.base)
+        } else {
+            0
+        }
+    }
 }
 
 impl Driver {
@@ -155,9 +205,10 @@ impl Driver {
     pub(crate) fn device_uuid(self, ordinal: u32) -> Result<DeviceUuid, CudaError> {
         let device = self.device(ordinal)?;
         let mut uuid = sys::CUuuid { bytes: [0; 16] };
-        // SAFETY: the driver writes the 16 bytes of `uuid`.
-        check("cuDeviceGetUuid", unsafe {
-            sys::cuDeviceGetUuid(&mut uuid, device)
+        // SAFETY: the driver writes the 16 bytes of `uuid`. Version 2: under MIG it names the MIG instance,
+        // as the runtime's `cudaDeviceProp.uuid` does (version 1 names the physical GPU).
+        check("cuDeviceGetUuid_v2", unsafe {
+            sys::cuDeviceGetUuid_v2(&mut uuid, device)
         })?;
         Ok(DeviceUuid(uuid.bytes.map(|b| b as u8)))
     }
@@ -197,8 +248,8 @@ impl Driver {
         })
     }
 
-    /// Opens an IPC handle in the current context; gives the allocation's base address and size.
-    pub(crate) fn ipc_open(self, handle: &IpcHandle) -> Result<(u64, u64), CudaError> {
+    /// Opens an IPC handle in the current context: the allocation's address here and the block it lies in.
+    pub(crate) fn ipc_open(self, handle: &IpcHandle) -> Result<Opened, CudaError> {
         let mut raw = sys::CUipcMemHandle {
             reserved: [0; IPC_HANDLE_LEN],
         };
@@ -215,17 +266,21 @@ impl Driver {
                 sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
             )
         })?;
-        let mut range_base: sys::CUdeviceptr = 0;
+        let mut block_start: sys::CUdeviceptr = 0;
         let mut size: usize = 0;
         // SAFETY: `base` is a mapping the driver just made; it writes the range's base and size.
         let range = check("cuMemGetAddressRange", unsafe {
-            sys::cuMemGetAddressRange_v2(&mut range_base, &mut size, base)
+            sys::cuMemGetAddressRange_v2(&mut block_start, &mut size, base)
         });
         if let Err(err) = range {
             self.ipc_close(base);
             return Err(err);
         }
-        Ok((base, size as u64))
+        Ok(Opened {
+            base,
+            block_start,
+            block_end: block_start.saturating_add(size as u64),
+        })
     }
 
     /// Closes a mapping made by [`Driver::ipc_open`], in the context it was opened in (the caller makes it
@@ -284,95 +339,119 @@ impl Driver {
         let _ = unsafe { sys::cuMemHostUnregister(ptr.cast()) };
     }
 
-    /// What the driver knows of `ptr`: device memory only; anything else is `Ok(None)`.
+    /// Waits for the current context's work; an error here is the context's sticky error, if it has one.
+    pub(crate) fn synchronize(self) -> Result<(), CudaError> {
+        // SAFETY: no arguments; the driver reports the current context's state.
+        check("cuCtxSynchronize", unsafe { sys::cuCtxSynchronize() })
+    }
+
+    /// Resets `context`'s GPU's primary context: every allocation, mapping and pinned buffer made in it is
+    /// gone, its sticky error cleared. The context stays retained.
+    pub(crate) fn reset(self, context: &PrimaryContext) -> Result<(), CudaError> {
+        // SAFETY: the device is the retained context's; the caller drops every mapping and buffer of it.
+        check("cuDevicePrimaryCtxReset", unsafe {
+            sys::cuDevicePrimaryCtxReset_v2(context.device)
+        })
+    }
+
+    /// What the driver knows of `ptr`, in one call: device memory only; anything else is `Ok(None)`. Needs a
+    /// context current on the calling thread (`CUDA_ERROR_INVALID_CONTEXT` without one).
     pub(crate) fn pointer_info(self, ptr: u64) -> Result<Option<PointerInfo>, CudaError> {
+        use sys::CUpointer_attribute as A;
         let mut memory_type: u32 = 0;
-        // SAFETY: the driver writes one unsigned int for CU_POINTER_ATTRIBUTE_MEMORY_TYPE; a pointer it does
-        // not know is CUDA_ERROR_INVALID_VALUE.
-        let known = check("cuPointerGetAttribute", unsafe {
-            sys::cuPointerGetAttribute(
-                (&mut memory_type as *mut u32).cast(),
-                sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
-                ptr,
-            )
-        });
-        match known {
-            Err(err) if err.code == INVALID_VALUE => return Ok(None),
-            Err(err) => return Err(err),
-            Ok(()) if memory_type != sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 => {
-                return Ok(None)
-            }
-            Ok(()) => {}
-        }
         let mut buffer_id: u64 = 0;
         let mut ordinal: c_int = 0;
         let mut context: sys::CUcontext = std::ptr::null_mut();
-        // SAFETY: each call writes one value of the attribute's documented type (unsigned long long, int,
-        // CUcontext) into a variable of that type.
-        unsafe {
-            check(
-                "cuPointerGetAttribute",
-                sys::cuPointerGetAttribute(
-                    (&mut buffer_id as *mut u64).cast(),
-                    sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_BUFFER_ID,
-                    ptr,
-                ),
-            )?;
-            check(
-                "cuPointerGetAttribute",
-                sys::cuPointerGetAttribute(
-                    (&mut ordinal as *mut c_int).cast(),
-                    sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
-                    ptr,
-                ),
-            )?;
-            check(
-                "cuPointerGetAttribute",
-                sys::cuPointerGetAttribute(
-                    (&mut context as *mut sys::CUcontext).cast(),
-                    sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_CONTEXT,
-                    ptr,
-                ),
-            )?;
+        let mut base: sys::CUdeviceptr = 0;
+        let mut size: usize = 0;
+        let mut attributes = [
+            A::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            A::CU_POINTER_ATTRIBUTE_BUFFER_ID,
+            A::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL,
+            A::CU_POINTER_ATTRIBUTE_CONTEXT,
+            A::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+            A::CU_POINTER_ATTRIBUTE_RANGE_SIZE,
+        ];
+        let mut data: [*mut c_void; 6] = [
+            (&mut memory_type as *mut u32).cast(),
+            (&mut buffer_id as *mut u64).cast(),
+            (&mut ordinal as *mut c_int).cast(),
+            (&mut context as *mut sys::CUcontext).cast(),
+            (&mut base as *mut sys::CUdeviceptr).cast(),
+            (&mut size as *mut usize).cast(),
+        ];
+        // SAFETY: each data pointer points at a variable of its attribute's documented type (unsigned int,
+        // unsigned long long, int, CUcontext, CUdeviceptr, size_t); both arrays hold six elements. A pointer
+        // the driver does not know reads as memory type 0.
+        check("cuPointerGetAttributes", unsafe {
+            sys::cuPointerGetAttributes(
+                attributes.len() as u32,
+                attributes.as_mut_ptr(),
+                data.as_mut_ptr(),
+                ptr,
+            )
+        })?;
+        if memory_type != sys::CUmemorytype::CU_MEMORYTYPE_DEVICE as u32 {
+            return Ok(None);
         }
         Ok(Some(PointerInfo {
             buffer_id,
             ordinal,
             context: context as usize,
+            base,
+            size: size as u64,
         }))
     }
 
-    /// The base address and size of the allocation holding `ptr`, and its IPC handle, taken with the
-    /// allocation's context pushed on the calling thread (and popped after).
-    pub(crate) fn export(
+    /// A GPU's primary context that is active (some code of this process uses it), retained until the value
+    /// drops: what a thread with no current context asks pointers through. `None` when no primary context is
+    /// active.
+    pub(crate) fn active_primary_context(self) -> Result<Option<PrimaryContext>, CudaError> {
+        for ordinal in 0..self.device_count()? {
+            let device = self.device(ordinal)?;
+            let mut flags: u32 = 0;
+            let mut active: c_int = 0;
+            // SAFETY: the driver writes one unsigned int and one int.
+            check("cuDevicePrimaryCtxGetState", unsafe {
+                sys::cuDevicePrimaryCtxGetState(device, &mut flags, &mut active)
+            })?;
+            if active != 0 {
+                return self.primary_context(ordinal).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Runs `f` with the context `context` (an opaque address from [`PointerInfo::context`] or
+    /// [`PrimaryContext::raw`]) pushed on the calling thread, and pops it after.
+    pub(crate) fn with_context<T>(
         self,
-        ptr: u64,
-        info: &PointerInfo,
-    ) -> Result<(u64, u64, IpcHandle), CudaError> {
-        let context = info.context as sys::CUcontext;
-        // SAFETY: the context is the allocation's, live while the allocation is.
+        context: usize,
+        f: impl FnOnce() -> Result<T, CudaError>,
+    ) -> Result<T, CudaError> {
+        // SAFETY: the context is live: an allocation's (live while it is) or a retained primary context.
         check("cuCtxPushCurrent", unsafe {
-            sys::cuCtxPushCurrent_v2(context)
+            sys::cuCtxPushCurrent_v2(context as sys::CUcontext)
         })?;
-        let result = (|| {
-            let mut base: sys::CUdeviceptr = 0;
-            let mut size: usize = 0;
-            // SAFETY: the driver writes the range's base and size.
-            check("cuMemGetAddressRange", unsafe {
-                sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr)
-            })?;
-            let mut raw = sys::CUipcMemHandle {
-                reserved: [0; IPC_HANDLE_LEN],
-            };
-            // SAFETY: the driver writes the 64 handle bytes of the allocation at `base`.
-            check("cuIpcGetMemHandle", unsafe {
-                sys::cuIpcGetMemHandle(&mut raw, base)
-            })?;
-            Ok((base, size as u64, IpcHandle(raw.reserved.map(|b| b as u8))))
-        })();
+        let result = f();
         let mut popped: sys::CUcontext = std::ptr::null_mut();
         // SAFETY: pops the context pushed above.
         let _ = unsafe { sys::cuCtxPopCurrent_v2(&mut popped) };
         result
+    }
+
+    /// The IPC handle of the allocation `info` describes, taken with its context pushed on the calling
+    /// thread.
+    pub(crate) fn export(self, info: &PointerInfo) -> Result<IpcHandle, CudaError> {
+        self.with_context(info.context, || {
+            let mut raw = sys::CUipcMemHandle {
+                reserved: [0; IPC_HANDLE_LEN],
+            };
+            // SAFETY: the driver writes the 64 handle bytes of the allocation at `info.base`.
+            check("cuIpcGetMemHandle", unsafe {
+                sys::cuIpcGetMemHandle(&mut raw, info.base)
+            })?;
+            Ok(IpcHandle(raw.reserved.map(|b| b as u8)))
+        })
     }
 }

@@ -1,7 +1,12 @@
 //! Device memory for the GPU tests and the device bench, through the CUDA driver API (`cudarc`'s raw
-//! functions): a context on GPU 0, allocations filled from the host, their IPC handles. Each check of a
-//! driver result panics with the call's name: these are test programs on a machine with a GPU.
+//! functions): a context on GPU 0, allocations filled from the host, their IPC handles, and the raw calls
+//! whose answers the GPU run prints. Each check of a driver result panics with the call's name: these are
+//! test programs on a machine with a GPU, or with the driver stand-in (`cuda-standin`).
 #![allow(dead_code, unsafe_code)]
+
+pub mod peer;
+
+use std::ffi::{c_int, c_void};
 
 use cudarc::driver::sys;
 
@@ -74,8 +79,22 @@ impl Gpu {
         }
     }
 
-    /// GPU 0's UUID.
+    /// GPU 0's UUID as the runtime's `cudaDeviceProp.uuid` gives it (`cuDeviceGetUuid_v2`: under MIG, the
+    /// MIG instance's).
     pub fn uuid(&self) -> [u8; 16] {
+        let mut uuid = sys::CUuuid { bytes: [0; 16] };
+        // SAFETY: the driver writes 16 bytes.
+        unsafe {
+            check(
+                "cuDeviceGetUuid_v2",
+                sys::cuDeviceGetUuid_v2(&mut uuid, self.device),
+            )
+        };
+        uuid.bytes.map(|b| b as u8)
+    }
+
+    /// GPU 0's UUID from `cuDeviceGetUuid` (version 1: the physical GPU's, also under MIG).
+    pub fn uuid_v1(&self) -> [u8; 16] {
         let mut uuid = sys::CUuuid { bytes: [0; 16] };
         // SAFETY: the driver writes 16 bytes.
         unsafe {
@@ -179,4 +198,133 @@ pub fn pattern(seed: u64, k: usize) -> u8 {
         .wrapping_mul(0x9E37_79B9)
         .wrapping_add(seed.wrapping_mul(31))
         .rotate_right(13) as u8
+}
+
+/// Initialises the driver without making any context current or active.
+pub fn init_only() {
+    // SAFETY: cuInit takes flags 0.
+    unsafe { check("cuInit", sys::cuInit(0)) };
+}
+
+/// The calling thread's current context, as an address (0 for none).
+pub fn current_context() -> usize {
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: the driver writes one context handle.
+    unsafe { check("cuCtxGetCurrent", sys::cuCtxGetCurrent(&mut ctx)) };
+    ctx as usize
+}
+
+/// Calls of the driver function `name` in this process, where the driver counts them: the driver
+/// stand-in's `cuda_standin_calls`; `None` with NVIDIA's driver.
+pub fn standin_calls(name: &str) -> Option<u64> {
+    type Calls = unsafe extern "C" fn(*const std::ffi::c_char) -> u64;
+    let name = std::ffi::CString::new(name).ok()?;
+    // SAFETY: looking a symbol up calls nothing; the library is loaded (a GPU test checked `available`).
+    let calls = unsafe { sys::culib().get::<Calls>(b"cuda_standin_calls") }.ok()?;
+    // SAFETY: the stand-in's function takes a NUL-terminated name and returns a count.
+    Some(unsafe { calls(name.as_ptr()) })
+}
+
+/// The code of a driver result (0 for success).
+fn code(result: sys::CUresult) -> u32 {
+    result as u32
+}
+
+/// `cuIpcOpenMemHandle` of `handle`: the address, or the driver's code.
+pub fn ipc_open(handle: &[u8; 64]) -> Result<u64, u32> {
+    let mut raw = sys::CUipcMemHandle { reserved: [0; 64] };
+    for (d, s) in raw.reserved.iter_mut().zip(handle) {
+        *d = *s as _;
+    }
+    let mut base = 0;
+    // SAFETY: the handle is passed by value; the driver writes one address.
+    let result = unsafe {
+        sys::cuIpcOpenMemHandle_v2(
+            &mut base,
+            raw,
+            sys::CUipcMem_flags::CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS as u32,
+        )
+    };
+    match code(result) {
+        0 => Ok(base),
+        c => Err(c),
+    }
+}
+
+/// `cuIpcCloseMemHandle`'s code.
+pub fn ipc_close(ptr: u64) -> u32 {
+    // SAFETY: closes a mapping by address; a wrong one is an error code.
+    code(unsafe { sys::cuIpcCloseMemHandle(ptr) })
+}
+
+/// `cuMemGetAddressRange` of `ptr`: base and size, or the driver's code.
+pub fn address_range(ptr: u64) -> Result<(u64, u64), u32> {
+    let (mut base, mut size) = (0, 0usize);
+    // SAFETY: the driver writes one address and one size.
+    match code(unsafe { sys::cuMemGetAddressRange_v2(&mut base, &mut size, ptr) }) {
+        0 => Ok((base, size as u64)),
+        c => Err(c),
+    }
+}
+
+/// `cuMemcpyDtoH` of `dst.len()` bytes at `src`: the driver's code.
+pub fn copy_code(dst: &mut [u8], src: u64) -> u32 {
+    // SAFETY: `dst` is writable for its length during the synchronous copy.
+    code(unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), src, dst.len()) })
+}
+
+/// `cuCtxSynchronize`'s code: the current context's sticky error, if any.
+pub fn synchronize_code() -> u32 {
+    // SAFETY: no arguments.
+    code(unsafe { sys::cuCtxSynchronize() })
+}
+
+/// `cuDevicePrimaryCtxReset` of GPU 0: its code.
+pub fn reset_code() -> u32 {
+    // SAFETY: resets GPU 0's primary context; the caller holds nothing made in it.
+    code(unsafe { sys::cuDevicePrimaryCtxReset_v2(0) })
+}
+
+/// `cuMemHostRegister` (portable) of `len` bytes at `ptr`: its code.
+pub fn host_register_code(ptr: *mut u8, len: usize) -> u32 {
+    // SAFETY: the caller keeps the memory mapped until it is unregistered or the process ends.
+    code(unsafe { sys::cuMemHostRegister_v2(ptr.cast(), len, sys::CU_MEMHOSTREGISTER_PORTABLE) })
+}
+
+/// `cuMemHostUnregister` of `ptr`: its code.
+pub fn host_unregister_code(ptr: *mut u8) -> u32 {
+    // SAFETY: unregistering changes no memory.
+    code(unsafe { sys::cuMemHostUnregister(ptr.cast()) })
+}
+
+/// The codes of `cuPointerGetAttribute` and of `cuPointerGetAttributes` (the memory type) of `ptr` on the
+/// calling thread.
+pub fn pointer_codes(ptr: u64) -> (u32, u32) {
+    let mut memory_type: u32 = 0;
+    // SAFETY: the driver writes one unsigned int for the memory type.
+    let one = unsafe {
+        sys::cuPointerGetAttribute(
+            (&mut memory_type as *mut u32).cast(),
+            sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE,
+            ptr,
+        )
+    };
+    let mut attribute = sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_MEMORY_TYPE;
+    let mut data: *mut c_void = (&mut memory_type as *mut u32).cast();
+    // SAFETY: one attribute, one output of its type.
+    let many = unsafe { sys::cuPointerGetAttributes(1, &mut attribute, &mut data, ptr) };
+    (code(one), code(many))
+}
+
+/// Whether GPU 0's primary context is active.
+pub fn primary_active() -> bool {
+    let (mut flags, mut active): (u32, c_int) = (0, 0);
+    // SAFETY: the driver writes one unsigned int and one int.
+    unsafe {
+        check(
+            "cuDevicePrimaryCtxGetState",
+            sys::cuDevicePrimaryCtxGetState(0, &mut flags, &mut active),
+        )
+    };
+    active != 0
 }
