@@ -14,13 +14,16 @@ pub mod error;
 pub mod handle_cache;
 pub mod head;
 pub mod ledger;
+mod mapped_file;
 pub mod memfd;
 pub mod message;
 pub mod ring;
 #[cfg(feature = "serde")]
 pub mod ring_dump;
 pub mod ring_file;
+mod ring_memory;
 pub mod server;
+pub mod shared_ring;
 pub mod socket_name;
 mod summary;
 mod sys;

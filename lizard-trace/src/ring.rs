@@ -5,6 +5,7 @@ use std::fmt;
 use crate::error::RingError;
 use crate::head::{RecordHead, RecordMeta, HEAD_LEN};
 use crate::ledger::ClientLedger;
+use crate::ring_memory::Memory;
 use crate::sys::Anonymous;
 
 /// The ring's directory: what it holds and what it lost. With the `serde` feature it serializes as a map of
@@ -109,8 +110,8 @@ impl fmt::Debug for Record<'_> {
 /// [`TraceRing::window`] read, oldest first; [`TraceRing::directory`] summarises. Saving and loading are in
 /// [`crate::ring_file`].
 pub struct TraceRing {
-    /// Record bytes: `capacity` bytes of anonymous memory.
-    buf: Anonymous,
+    /// Record bytes: `capacity` bytes of anonymous memory, or a ring file's.
+    buf: Memory,
     /// The ring capacity.
     capacity: usize,
     /// Offset of the oldest record.
@@ -164,7 +165,7 @@ impl TraceRing {
         }
         let buf = Anonymous::new(capacity).map_err(|_| RingError::Alloc { capacity })?;
         Ok(TraceRing {
-            buf,
+            buf: Memory::Anonymous(buf),
             capacity,
             tail: 0,
             head: 0,
@@ -178,10 +179,48 @@ impl TraceRing {
         })
     }
 
+    /// A ring over `buf` holding the records a walk found: from `tail` (the oldest, `first_seq`) to `head`,
+    /// wrapping at `wrap_end`; its next record gets `next_seq`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn from_memory(
+        buf: Memory,
+        capacity: usize,
+        (tail, head, wrap_end): (usize, usize, Option<usize>),
+        (count, bytes_used): (u64, u64),
+        (first_seq, next_seq, overwritten): (u64, u64, u64),
+    ) -> TraceRing {
+        TraceRing {
+            buf,
+            capacity,
+            tail,
+            head,
+            wrap_end,
+            count,
+            first_seq,
+            next_seq,
+            bytes_used,
+            overwritten,
+            ledger: ClientLedger::new(),
+        }
+    }
+
+    /// Whether the ring lives in a shared ring file.
+    pub fn is_shared(&self) -> bool {
+        matches!(self.buf, Memory::Shared(_))
+    }
+
+    /// Write-backs of a shared ring file that failed ([`crate::shared_ring::SyncPolicy`]); 0 otherwise.
+    pub fn sync_failures(&self) -> u64 {
+        match &self.buf {
+            Memory::Shared(s) => s.sync_failures,
+            Memory::Anonymous(_) => 0,
+        }
+    }
+
     /// A ring of capacity 0 that allocates nothing and stores nothing: what a stopped server keeps.
     pub(crate) fn unallocated() -> TraceRing {
         TraceRing {
-            buf: Anonymous::empty(),
+            buf: Memory::Anonymous(Anonymous::empty()),
             capacity: 0,
             tail: 0,
             head: 0,
@@ -247,6 +286,7 @@ impl TraceRing {
             self.ledger.note_overwritten(pid);
             overwritten(pid, bytes);
         };
+        self.buf.claim(seq);
         self.write_record(pos, seq, len, meta, payload);
         self.ledger.note_stored(meta.client_pid, &meta.origin);
         self.next_seq += 1;
@@ -275,7 +315,10 @@ impl TraceRing {
 
     /// Whether a record with `payload_len` bytes of payload would be stored without overwriting any.
     pub fn fits_without_overwriting(&self, payload_len: usize) -> bool {
-        let size = HEAD_LEN.saturating_add(payload_len);
+        if payload_len > self.capacity {
+            return false;
+        }
+        let size = self.buf.slot_len(payload_len);
         if size > self.capacity {
             return false;
         }
@@ -290,7 +333,10 @@ impl TraceRing {
 
     /// Head plus payload size of a record, if it can fit the ring at all.
     fn record_size(&self, payload: &[u8]) -> Result<(usize, u32), RingError> {
-        let size = HEAD_LEN as u64 + payload.len() as u64;
+        let size = match payload.len() > self.capacity {
+            true => HEAD_LEN as u64 + payload.len() as u64,
+            false => self.buf.slot_len(payload.len()) as u64,
+        };
         match u32::try_from(payload.len()) {
             Ok(len) if size <= self.capacity as u64 => Ok((size as usize, len)),
             _ => Err(RingError::RecordTooLarge {
@@ -302,20 +348,22 @@ impl TraceRing {
 
     /// Writes a record at `pos`, where [`Self::free_slot`] or [`Self::restore_record`] found room.
     fn write_record(&mut self, pos: usize, seq: u64, len: u32, meta: &RecordMeta, payload: &[u8]) {
-        let size = HEAD_LEN + payload.len();
-        self.buf.as_mut_slice()[pos + HEAD_LEN..pos + size].copy_from_slice(payload);
+        let start = pos + self.buf.head_offset() + HEAD_LEN;
+        self.buf.data_mut()[start..start + payload.len()].copy_from_slice(payload);
         self.commit_record(pos, seq, len, meta);
     }
 
     /// Writes the head of a record whose payload is already in place at `pos + HEAD_LEN`, and counts it.
     fn commit_record(&mut self, pos: usize, seq: u64, len: u32, meta: &RecordMeta) {
-        let size = HEAD_LEN + len as usize;
+        let size = self.buf.slot_len(len as usize);
         let head = RecordHead {
             seq,
             len,
             meta: *meta,
         };
-        self.buf.as_mut_slice()[pos..pos + HEAD_LEN].copy_from_slice(&head.encode());
+        let at = pos + self.buf.head_offset();
+        self.buf.data_mut()[at..at + HEAD_LEN].copy_from_slice(&head.encode());
+        self.buf.committed(pos, seq);
         self.head = pos + size;
         self.count += 1;
         self.bytes_used += size as u64;
@@ -337,7 +385,10 @@ impl TraceRing {
         mut overwritten: impl FnMut(u32, u64),
     ) -> Result<Result<u64, E>, RingError> {
         let seq = self.next_seq;
-        let size = HEAD_LEN as u64 + u64::from(len);
+        let size = match u64::from(len) > self.capacity as u64 {
+            true => HEAD_LEN as u64 + u64::from(len),
+            false => self.buf.slot_len(len as usize) as u64,
+        };
         if size > self.capacity as u64 {
             return Err(RingError::RecordTooLarge {
                 size,
@@ -354,14 +405,18 @@ impl TraceRing {
             self.ledger.note_overwritten(pid);
             overwritten(pid, bytes);
         };
+        self.buf.claim(seq);
+        let start = pos + self.buf.head_offset() + HEAD_LEN;
         if let Err(err) = fill(
-            &mut self.buf.as_mut_slice()[pos + HEAD_LEN..pos + size],
+            &mut self.buf.data_mut()[start..start + len as usize],
             &mut meta,
         ) {
             // `free_slot` may have started wrapping for this record: undo that, the slot stays free.
             if self.count > 0 {
                 (self.head, self.wrap_end) = before;
             }
+            // Nothing was left half-written: the claim goes back.
+            self.buf.claim(seq.wrapping_sub(1));
             return Ok(Err(err));
         }
         self.commit_record(pos, seq, len, &meta);
@@ -432,12 +487,14 @@ impl TraceRing {
             self.tail = 0;
             self.head = 0;
             self.wrap_end = None;
+            self.buf.emptied(self.next_seq);
             return Some(0);
         }
         match self.wrap_end {
             None if self.capacity - self.head >= size => Some(self.head),
             None if self.tail >= size => {
                 self.wrap_end = Some(self.head);
+                self.buf.wrapped_at(self.head, self.capacity);
                 Some(0)
             }
             None => None,
@@ -448,9 +505,11 @@ impl TraceRing {
 
     /// Drops the oldest record; returns its client's process id and its size.
     fn evict_oldest(&mut self) -> (u32, u64) {
+        let evicted = self.tail;
         let size = self.record_size_at(self.tail);
         let mut pid = [0; 4];
-        pid.copy_from_slice(&self.buf.as_slice()[self.tail + 54..self.tail + 58]);
+        let at = self.tail + self.buf.head_offset() + 54;
+        pid.copy_from_slice(&self.buf.data()[at..at + 4]);
         self.tail += size;
         self.count -= 1;
         self.bytes_used -= size as u64;
@@ -465,14 +524,17 @@ impl TraceRing {
             self.head = 0;
             self.wrap_end = None;
         }
+        self.buf
+            .evicted(evicted, self.tail, self.first_seq, self.overwritten);
         (u32::from_le_bytes(pid), size as u64)
     }
 
     /// Size of the record stored at `pos` (head plus payload).
     fn record_size_at(&self, pos: usize) -> usize {
         let mut len = [0; 4];
-        len.copy_from_slice(&self.buf.as_slice()[pos + 8..pos + 12]);
-        HEAD_LEN + u32::from_le_bytes(len) as usize
+        let at = pos + self.buf.head_offset() + 8;
+        len.copy_from_slice(&self.buf.data()[at..at + 4]);
+        self.buf.slot_len(u32::from_le_bytes(len) as usize)
     }
 
     /// The number of records of client process `pid` the ring holds now.
@@ -555,12 +617,13 @@ impl<'a> Iterator for Iter<'a> {
             return None;
         }
         self.step_wrap();
-        let buf = self.ring.buf.as_slice();
+        let buf = self.ring.buf.data();
         // The ring stores only heads it encoded itself, so decoding cannot fail; stop if it ever did.
-        let head = RecordHead::decode(buf.get(self.pos..)?).ok()?;
-        let start = self.pos + HEAD_LEN;
+        let at = self.pos + self.ring.buf.head_offset();
+        let head = RecordHead::decode(buf.get(at..)?).ok()?;
+        let start = at + HEAD_LEN;
         let payload = buf.get(start..start + head.len as usize)?;
-        self.pos = start + payload.len();
+        self.pos += self.ring.buf.slot_len(payload.len());
         self.left -= 1;
         Some(Record { head, payload })
     }
