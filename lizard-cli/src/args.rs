@@ -575,13 +575,22 @@ pub struct TraceServerArgs {
     /// The socket name: an abstract name (`@name`) or a file path.
     #[arg(long, default_value = "@lizard-trace")]
     pub socket: String,
-    /// The ring's capacity (e.g. 64MiB, 512KiB, 1000000).
-    #[arg(long, default_value = "64MiB", value_parser = parse_size)]
-    pub capacity: usize,
+    /// The ring's capacity (e.g. 64MiB, 512KiB, 1000000). Default: 64MiB, or the --ring file's own.
+    #[arg(long, value_parser = parse_size)]
+    pub capacity: Option<usize>,
     /// Continue from a ring saved earlier (`--output`): its records are kept and new ones get the sequence
     /// numbers after them; the ring keeps the saved capacity.
-    #[arg(long, value_name = "FILE", conflicts_with = "capacity")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["capacity", "ring"])]
     pub load: Option<PathBuf>,
+    /// Keep the ring in this file, mapped shared (on tmpfs such as /dev/shm, or on disk): its committed
+    /// records survive the server's crash, the next server started on it keeps them and says what was
+    /// lost, and `lizard trace-dump FILE` reads it while the server runs. Created (mode 0600) when missing.
+    #[arg(long, value_name = "FILE")]
+    pub ring: Option<PathBuf>,
+    /// With --ring: write the file back every N records, or every TIME (10ms, 1s), waiting for the disk,
+    /// so that a power cut loses at most that much; `never` (the default) leaves it to the kernel.
+    #[arg(long, value_name = "N|TIME", requires = "ring", value_parser = parse_sync)]
+    pub sync: Option<lizard_trace::shared_ring::SyncPolicy>,
     /// Save the ring to this file when the server stops.
     #[arg(long, short)]
     pub output: Option<PathBuf>,
@@ -620,6 +629,12 @@ pub struct TraceServerArgs {
     pub socket_mode: Option<u32>,
 }
 
+/// A `--sync` policy: `never`, a number of records, or a time.
+pub fn parse_sync(text: &str) -> Result<lizard_trace::shared_ring::SyncPolicy, String> {
+    text.parse()
+        .map_err(|e: lizard_trace::shared_ring::BadSyncPolicy| e.to_string())
+}
+
 /// Permission bits in octal (`660`, `0o600`, `0600`).
 pub fn parse_mode(text: &str) -> Result<u32, String> {
     let digits = text.trim().trim_start_matches("0o");
@@ -634,8 +649,12 @@ pub fn parse_mode(text: &str) -> Result<u32, String> {
 /// `lizard trace-dump`.
 #[derive(Debug, Args)]
 pub struct TraceDumpArgs {
-    /// A ring file saved by `lizard trace-server --output`.
+    /// A ring file saved by `lizard trace-server --output`, or the shared ring file of `trace-server --ring`
+    /// (read while its server writes: a consistent snapshot, with the sequence range it holds).
     pub file: PathBuf,
+    /// With a shared ring file: print its records as they are committed, until Ctrl-C.
+    #[arg(long)]
+    pub follow: bool,
     /// Output format.
     #[arg(long, value_enum, default_value_t = TextFormat::Table)]
     pub format: TextFormat,

@@ -192,6 +192,15 @@ impl Stream {
         self.check(result)
     }
 
+    /// Writes out what is buffered, keeping the stream (a listing that waits between its parts).
+    pub fn flush(&mut self) -> Result<(), CliError> {
+        if self.closed {
+            return Ok(());
+        }
+        let result = self.out.flush();
+        self.check(result)
+    }
+
     /// Flushes what is buffered.
     pub fn finish(mut self) -> Result<(), CliError> {
         if self.closed {

@@ -204,6 +204,15 @@ impl TraceRing {
         }
     }
 
+    /// The bytes a record with `payload_len` bytes of payload takes in this ring (its head, its payload and,
+    /// in a shared ring file, its commit word and padding).
+    pub fn footprint(&self, payload_len: usize) -> u64 {
+        match payload_len > self.capacity {
+            true => (HEAD_LEN + payload_len) as u64,
+            false => self.buf.slot_len(payload_len) as u64,
+        }
+    }
+
     /// Whether the ring lives in a shared ring file.
     pub fn is_shared(&self) -> bool {
         matches!(self.buf, Memory::Shared(_))

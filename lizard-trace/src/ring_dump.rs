@@ -3,9 +3,10 @@
 
 use serde::Serialize;
 
-use crate::head::Origin;
+use crate::head::{Origin, RecordHead};
 use crate::ledger::ClientAccount;
 use crate::ring::{Directory, TraceRing};
+use crate::shared_ring::Snapshot;
 
 /// Everything a ring holds, serializable; built by [`RingDump::of`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -14,8 +15,25 @@ pub struct RingDump {
     pub directory: Directory,
     /// The records, oldest first.
     pub records: Vec<RecordDump>,
-    /// What each client process stored, lost and had refused.
+    /// What each client process stored, lost and had refused (a saved ring's; a shared ring file keeps no
+    /// accounts).
     pub clients: Vec<ClientDump>,
+    /// For a shared ring file read while its server runs: its writer, its pick-ups and crash losses.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared: Option<SharedDump>,
+}
+
+/// What a [`RingDump`] of a shared ring file adds ([`Snapshot`]'s facts).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SharedDump {
+    /// The process id of the last server that wrote it.
+    pub writer_pid: u32,
+    /// Times a server picked it up.
+    pub restarts: u64,
+    /// Records lost in servers' crashes.
+    pub lost_in_crashes: u64,
+    /// Times the snapshot started again because its first record was overwritten meanwhile.
+    pub snapshot_retries: u32,
 }
 
 /// One record of a [`RingDump`].
@@ -96,26 +114,53 @@ pub struct ClientDump {
     pub held: usize,
 }
 
+impl RecordDump {
+    /// The record with `head` and `payload`.
+    pub fn of(head: &RecordHead, payload: &[u8]) -> RecordDump {
+        let meta = &head.meta;
+        RecordDump {
+            seq: head.seq,
+            timestamp_ns: meta.timestamp_ns,
+            stored_ns: meta.stored_ns,
+            module: meta.module.as_str().to_owned(),
+            file: meta.file.as_str().to_owned(),
+            line: meta.line,
+            pid: meta.client_pid,
+            client_seq: meta.client_seq,
+            origin: OriginDump::from(&meta.origin),
+            payload_len: payload.len(),
+            payload_hex: payload.iter().map(|b| format!("{b:02x}")).collect(),
+        }
+    }
+}
+
 impl RingDump {
+    /// A snapshot of a shared ring file ([`crate::shared_ring::RingReader::snapshot`]).
+    pub fn of_snapshot(snapshot: &Snapshot) -> RingDump {
+        RingDump {
+            directory: snapshot.directory,
+            records: snapshot
+                .records
+                .iter()
+                .map(|r| RecordDump::of(&r.head, &r.payload))
+                .collect(),
+            clients: Vec::new(),
+            shared: Some(SharedDump {
+                writer_pid: snapshot.writer_pid,
+                restarts: snapshot.restarts,
+                lost_in_crashes: snapshot.lost_in_crashes,
+                snapshot_retries: snapshot.retries,
+            }),
+        }
+    }
+
     /// The contents of `ring`.
     pub fn of(ring: &TraceRing) -> RingDump {
         RingDump {
             directory: ring.directory(),
             records: ring
                 .iter()
-                .map(|r| RecordDump {
-                    seq: r.seq(),
-                    timestamp_ns: r.timestamp_ns(),
-                    stored_ns: r.head().meta.stored_ns,
-                    module: r.module().to_owned(),
-                    file: r.file().to_owned(),
-                    line: r.line(),
-                    pid: r.client_pid(),
-                    client_seq: r.client_seq(),
-                    origin: OriginDump::from(&r.head().meta.origin),
-                    payload_len: r.payload().len(),
-                    payload_hex: r.payload().iter().map(|b| format!("{b:02x}")).collect(),
-                })
+                .map(|r| RecordDump::of(r.head(), r.payload()))
                 .collect(),
             clients: ring
                 .ledger()
@@ -125,6 +170,7 @@ impl RingDump {
                     held: ring.held_by(account.pid),
                 })
                 .collect(),
+            shared: None,
         }
     }
 }

@@ -547,7 +547,7 @@ impl Drop for TraceServer {
 fn held_by_client(ring: &TraceRing) -> HashMap<u32, u64> {
     let mut held = HashMap::new();
     for record in ring.iter() {
-        *held.entry(record.client_pid()).or_insert(0) += (HEAD_LEN + record.payload().len()) as u64;
+        *held.entry(record.client_pid()).or_insert(0) += ring.footprint(record.payload().len());
     }
     held
 }
@@ -888,7 +888,7 @@ impl Loop {
     fn store_bytes(&self, meta: &RecordMeta, payload: &[u8]) -> Result<u64, Refusal> {
         let share = self.share();
         let mut state = self.shared.lock();
-        let size = (HEAD_LEN + payload.len()) as u64;
+        let size = state.ring.footprint(payload.len());
         admit(&state, meta.client_pid, size, share)?;
         let mut meta = *meta;
         meta.stored_ns = sys::monotonic_raw_ns();
@@ -927,6 +927,7 @@ impl Loop {
                 let source = copier.resolve(meta.client_pid, region)?;
                 let mut state = self.shared.lock();
                 let result = (|| {
+                    let size = state.ring.footprint(region.len as usize);
                     admit(&state, meta.client_pid, size, share)?;
                     let mut meta = meta;
                     meta.origin = Origin::Device {

@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use lizard_trace::ring_dump::RingDump;
+use lizard_trace::ring_dump::{RecordDump, RingDump};
+use lizard_trace::shared_ring::{RingReader, SharedRingError};
+use lizard_trace::RecordHead;
 use lizard_trace::{
     ClientLedger, HandleLimits, PeerPolicy, ServerConfig, SocketName, TraceRing, TraceServer,
 };
@@ -19,7 +21,10 @@ use lizard_core::input::{InputError, InputKind};
 pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
     interrupt::install();
     let Ok(name) = args.socket.parse::<SocketName>();
-    let mut config = ServerConfig::with_capacity(args.capacity);
+    let mut config = ServerConfig::with_capacity(
+        args.capacity
+            .unwrap_or(lizard_trace::server::DEFAULT_CAPACITY),
+    );
     config.max_payload = args.max_payload;
     config.peers = match args.allow_anyone {
         true => PeerPolicy::anyone(),
@@ -38,10 +43,25 @@ pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
         max_mapped_bytes: args.max_mapped as u64,
     };
     let admitted = config.peers.to_string();
-    let ring = match &args.load {
-        Some(path) => load(path)?,
-        None => TraceRing::new(args.capacity)
-            .map_err(|e| CliError::Other(format!("cannot create the ring: {e}")))?,
+    let (ring, recovery) = match (&args.load, &args.ring) {
+        (Some(path), _) => (load(path)?, None),
+        (None, Some(path)) => {
+            // A new ring file takes the default capacity; an existing one keeps its own unless named.
+            let exists = std::fs::metadata(path).is_ok_and(|m| m.len() > 0);
+            let capacity = match exists {
+                true => args.capacity,
+                false => Some(config.capacity),
+            };
+            let (ring, recovery) =
+                TraceRing::open_shared(path, capacity, args.sync.unwrap_or_default())
+                    .map_err(shared_ring_error)?;
+            (ring, Some((path, recovery)))
+        }
+        (None, None) => (
+            TraceRing::new(config.capacity)
+                .map_err(|e| CliError::Other(format!("cannot create the ring: {e}")))?,
+            None,
+        ),
     };
     let loaded = args.load.as_ref().map(|path| (path, ring.directory()));
     let capacity = ring.capacity();
@@ -62,6 +82,13 @@ pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
     );
     if let Some((path, directory)) = loaded {
         eprintln!("trace-server: continuing {}: {directory}", path.display());
+    }
+    if let Some((path, recovery)) = &recovery {
+        eprintln!(
+            "trace-server: the ring is {} (written back {}): {recovery}",
+            path.display(),
+            args.sync.unwrap_or_default()
+        );
     }
     eprintln!("trace-server: {}", server.device_support());
     match args.duration {
@@ -85,40 +112,57 @@ pub fn server(args: &TraceServerArgs) -> Result<i32, CliError> {
     Ok(0)
 }
 
-/// Runs `lizard trace-dump`.
+/// The columns of a record's row.
+const RECORD_COLUMNS: [&str; 9] = [
+    "seq",
+    "timestamp_ns",
+    "module",
+    "location",
+    "pid",
+    "client_seq",
+    "bytes",
+    "origin",
+    "copied_after_ns",
+];
+
+/// A record's row: its head's facts and its payload's length.
+fn record_row(head: &RecordHead, payload_len: usize) -> Vec<String> {
+    let meta = &head.meta;
+    let copied_after = match meta.stored_ns {
+        0 => "-".to_owned(),
+        stored => stored.saturating_sub(meta.timestamp_ns).to_string(),
+    };
+    vec![
+        head.seq.to_string(),
+        meta.timestamp_ns.to_string(),
+        meta.module.as_str().to_owned(),
+        format!("{}:{}", meta.file.as_str(), meta.line),
+        meta.client_pid.to_string(),
+        meta.client_seq.to_string(),
+        payload_len.to_string(),
+        meta.origin.to_string(),
+        copied_after,
+    ]
+}
+
+/// Runs `lizard trace-dump`: a saved ring file, or a shared ring file read while its server writes it.
 pub fn dump(args: &TraceDumpArgs) -> Result<i32, CliError> {
     let destination = output::Destination::open(args.output.as_deref())?;
+    if RingReader::is_shared_ring(&args.file) {
+        return dump_shared(args, destination);
+    }
+    if args.follow {
+        return Err(CliError::Usage(format!(
+            "--follow reads a shared ring file (trace-server --ring); {} is a saved ring",
+            args.file.display()
+        )));
+    }
     let ring = load(&args.file)?;
     let text = match args.format {
         TextFormat::Table => {
-            let mut table = Table::new(&[
-                "seq",
-                "timestamp_ns",
-                "module",
-                "location",
-                "pid",
-                "client_seq",
-                "bytes",
-                "origin",
-                "copied_after_ns",
-            ]);
+            let mut table = Table::new(&RECORD_COLUMNS);
             for r in ring.iter() {
-                let meta = &r.head().meta;
-                let copied_after = match meta.stored_ns {
-                    0 => "-".to_owned(),
-                    stored => stored.saturating_sub(meta.timestamp_ns).to_string(),
-                };
-                table.row(vec![
-                    r.seq().to_string(),
-                    r.timestamp_ns().to_string(),
-                    r.module().to_owned(),
-                    format!("{}:{}", r.file(), r.line()),
-                    r.client_pid().to_string(),
-                    r.client_seq().to_string(),
-                    r.payload().len().to_string(),
-                    meta.origin.to_string(),
-                    copied_after,
-                ]);
+                table.row(record_row(r.head(), r.payload().len()));
             }
             format!(
                 "{}\n\n{}\nclients:\n{}",
@@ -127,16 +171,93 @@ pub fn dump(args: &TraceDumpArgs) -> Result<i32, CliError> {
                 clients_table(&ring).render()
             )
         }
-        TextFormat::Json => {
-            let doc = RingDump::of(&ring);
-            let mut text = serde_json::to_string_pretty(&doc)
-                .map_err(|e| CliError::Other(format!("cannot write JSON: {e}")))?;
-            text.push('\n');
-            text
-        }
+        TextFormat::Json => json(&RingDump::of(&ring))?,
     };
     destination.write_text(&text)?;
     Ok(0)
+}
+
+/// `value` as pretty JSON with a final newline.
+fn json<T: serde::Serialize>(value: &T) -> Result<String, CliError> {
+    let mut text = serde_json::to_string_pretty(value)
+        .map_err(|e| CliError::Other(format!("cannot write JSON: {e}")))?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// How often `trace-dump --follow` looks for new records.
+const FOLLOW_EVERY: Duration = Duration::from_millis(50);
+
+/// `trace-dump` of a shared ring file: a consistent snapshot, or (`--follow`) the records as they come.
+fn dump_shared(args: &TraceDumpArgs, destination: output::Destination) -> Result<i32, CliError> {
+    let reader = RingReader::open(&args.file).map_err(shared_ring_error)?;
+    if !args.follow {
+        let snapshot = reader.snapshot();
+        let text = match args.format {
+            TextFormat::Table => {
+                let mut table = Table::new(&RECORD_COLUMNS);
+                for r in &snapshot.records {
+                    table.row(record_row(&r.head, r.payload.len()));
+                }
+                format!(
+                    "{} (a snapshot of the shared ring written by process {}; {} records lost in {} \
+                     crashes and pick-ups)\n\n{}",
+                    snapshot.directory,
+                    snapshot.writer_pid,
+                    snapshot.lost_in_crashes,
+                    snapshot.restarts,
+                    table.render()
+                )
+            }
+            TextFormat::Json => json(&RingDump::of_snapshot(&snapshot))?,
+        };
+        destination.write_text(&text)?;
+        return Ok(0);
+    }
+    // Following: one line (or one JSON object) per record as it is committed, until Ctrl-C.
+    interrupt::install();
+    let mut out = destination.stream();
+    let mut cursor = reader.cursor();
+    if args.format == TextFormat::Table {
+        out.write_fmt(format_args!("{}\n", RECORD_COLUMNS.join("\t")))?;
+    }
+    while !interrupt::interrupted() && !out.is_closed() {
+        let (records, missed) = reader.follow(&mut cursor);
+        if missed > 0 {
+            eprintln!("lizard: {missed} records were overwritten before they were read");
+        }
+        for r in &records {
+            match args.format {
+                TextFormat::Table => out.write_fmt(format_args!(
+                    "{}\n",
+                    record_row(&r.head, r.payload.len()).join("\t")
+                ))?,
+                TextFormat::Json => {
+                    let line = serde_json::to_string(&RecordDump::of(&r.head, &r.payload))
+                        .map_err(|e| CliError::Other(format!("cannot write JSON: {e}")))?;
+                    out.write_fmt(format_args!("{line}\n"))?;
+                }
+            }
+        }
+        out.flush()?;
+        if records.is_empty() {
+            interrupt::sleep(FOLLOW_EVERY);
+        }
+    }
+    out.finish()?;
+    Ok(0)
+}
+
+/// The command line's words for a shared ring file that cannot be used.
+fn shared_ring_error(error: SharedRingError) -> CliError {
+    match error {
+        SharedRingError::Io { path, source, .. } => CliError::file(path, source),
+        SharedRingError::Format { path, source } => CliError::bad_input(path, source),
+        SharedRingError::CapacityMismatch { .. } | SharedRingError::Capacity { .. } => {
+            CliError::Usage(lizard_core::error_chain(&error))
+        }
+        other => CliError::Other(lizard_core::error_chain(&other)),
+    }
 }
 
 /// Reads a ring file, under the ring file limit and stopped by Ctrl-C.
