@@ -371,8 +371,9 @@ impl TraceRing {
             meta: *meta,
         };
         let at = pos + self.buf.head_offset();
-        self.buf.data_mut()[at..at + HEAD_LEN].copy_from_slice(&head.encode());
-        self.buf.committed(pos, seq);
+        let encoded = head.encode();
+        self.buf.data_mut()[at..at + HEAD_LEN].copy_from_slice(&encoded);
+        self.buf.committed(pos, seq, &encoded);
         self.head = pos + size;
         self.count += 1;
         self.bytes_used += size as u64;

@@ -135,14 +135,11 @@ impl Memory {
         }
     }
 
-    /// The record `seq` at `pos` is complete (payload and head written): a ring file gets its commit word,
+    /// The record `seq` at `pos` is complete (payload and `head` written): a ring file gets its commit word,
     /// then its header's `next_seq`, and is written back if its policy says so.
-    pub(crate) fn committed(&mut self, pos: usize, seq: u64) {
+    pub(crate) fn committed(&mut self, pos: usize, seq: u64, head: &[u8; HEAD_LEN]) {
         if let Memory::Shared(s) = self {
-            let mut head = [0u8; HEAD_LEN];
-            let at = HEADER_LEN + pos + layout::COMMIT_LEN;
-            head.copy_from_slice(&s.map.writer_slice()[at..at + HEAD_LEN]);
-            s.set_commit(pos, layout::commit_word(seq, &head));
+            s.set_commit(pos, layout::commit_word(seq, head));
             s.set(field::NEXT_SEQ, seq + 1);
             s.since_sync += 1;
             let due = match s.sync {

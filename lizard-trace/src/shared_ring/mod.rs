@@ -12,6 +12,7 @@
 //! the OOM killer), not a reboot; a file on disk survives a power cut only as far as the kernel had written
 //! it back, which [`SyncPolicy`] bounds.
 
+mod inspect;
 pub mod layout;
 mod open;
 mod reader;
@@ -19,6 +20,7 @@ mod recovery;
 mod sync;
 pub(crate) mod walk;
 
+pub use inspect::{inspect, Inspection};
 pub use reader::{Cursor, RingReader, Snapshot, SnapshotRecord};
 pub use recovery::{Recovery, Trim};
 pub use sync::{BadSyncPolicy, SyncPolicy};
