@@ -341,8 +341,9 @@ class TraceRingIter:
     def __next__(self) -> TraceRecord: ...
 
 def trace_ring(path: _StrPath) -> TraceRing:
-    """Reads a trace ring saved by `lizard trace-server --output`. OSError: cannot be opened or read;
-    FormatError: not a valid ring file."""
+    """Reads a trace ring saved by `lizard trace-server --output`, or the shared ring file of `lizard
+    trace-server --ring` while its server may write it (a consistent snapshot). OSError: cannot be opened
+    or read; FormatError: not a valid ring file."""
 
 @final
 

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use lizard_core::input::{InputError, InputKind, Inputs};
 use lizard_trace::ring_dump::{ClientDump, OriginDump};
 use lizard_trace::ring_file::DEFAULT_LOAD_LIMIT;
-use lizard_trace::{Directory, RingFileError, TraceRing as Ring};
+use lizard_trace::shared_ring::{RingReader, SharedRingError};
+use lizard_trace::{Directory, RecordHead, RingFileError, TraceRing as Ring};
 use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -180,29 +181,37 @@ impl TraceRingIter {
     }
 }
 
-/// The ring at `path`, its records copied out.
-fn load(
-    path: &Path,
-    inputs: &Inputs<'_>,
-) -> Result<(Vec<TraceRecord>, Directory, Vec<ClientDump>), RingFileError> {
+impl TraceRecord {
+    /// The record with `head` and `payload`.
+    fn of(head: &RecordHead, payload: &[u8]) -> TraceRecord {
+        let meta = &head.meta;
+        TraceRecord {
+            seq: head.seq,
+            timestamp_ns: meta.timestamp_ns,
+            stored_ns: meta.stored_ns,
+            module: meta.module.as_str().to_owned(),
+            file: meta.file.as_str().to_owned(),
+            line: meta.line,
+            pid: meta.client_pid,
+            client_seq: meta.client_seq,
+            payload: payload.to_vec(),
+            origin: OriginDump::from(&meta.origin),
+        }
+    }
+}
+
+/// What a ring file gives: its records, directory and client accounts.
+type Loaded = (Vec<TraceRecord>, Directory, Vec<ClientDump>);
+
+/// The saved ring at `path`, its records copied out.
+fn load(path: &Path, inputs: &Inputs<'_>) -> Result<Loaded, RingFileError> {
     let stream = inputs
         .open(path, InputKind::RingFile)
         .map_err(|e| RingFileError::Io(std::io::Error::other(e)))?;
     let ring = Ring::read_from(&mut std::io::BufReader::new(stream), DEFAULT_LOAD_LIMIT)?;
     let records = ring
         .iter()
-        .map(|r| TraceRecord {
-            seq: r.seq(),
-            timestamp_ns: r.timestamp_ns(),
-            stored_ns: r.head().meta.stored_ns,
-            module: r.module().to_owned(),
-            file: r.file().to_owned(),
-            line: r.line(),
-            pid: r.client_pid(),
-            client_seq: r.client_seq(),
-            payload: r.payload().to_vec(),
-            origin: OriginDump::from(&r.head().meta.origin),
-        })
+        .map(|r| TraceRecord::of(r.head(), r.payload()))
         .collect();
     let clients = ring
         .ledger()
@@ -215,19 +224,40 @@ fn load(
     Ok((records, ring.directory(), clients))
 }
 
-/// Reads the trace ring saved at `path` (by `lizard trace-server --output`) into a TraceRing. A file that
-/// cannot be opened or read raises OSError; one that is not a valid ring file, FormatError.
+/// A consistent snapshot of the shared ring file at `path` (its server may be writing it): its records and
+/// directory; a shared ring keeps no client accounts.
+fn load_shared(path: &Path) -> Result<Loaded, SharedRingError> {
+    let snapshot = RingReader::open(path)?.snapshot();
+    let records = snapshot
+        .records
+        .iter()
+        .map(|r| TraceRecord::of(&r.head, &r.payload))
+        .collect();
+    Ok((records, snapshot.directory, Vec::new()))
+}
+
+/// Reads the trace ring at `path` into a TraceRing: a ring saved by `lizard trace-server --output`, or the
+/// shared ring file of `lizard trace-server --ring`, read while its server may write it (a consistent
+/// snapshot: every record whole, sequence numbers consecutive). A file that cannot be opened or read raises
+/// OSError; one that is not a valid ring file, FormatError.
 #[pyfunction]
 pub fn trace_ring(py: Python<'_>, path: PathBuf) -> PyResult<SavedRing> {
-    let inputs = crate::inputs::inputs()?;
-    let (records, directory, clients) =
-        py.detach(|| load(&path, &inputs)).map_err(|e| match e {
-            RingFileError::Io(source) => match InputError::from_io(source) {
-                Ok(input) => crate::inputs::error(py, &input),
-                Err(source) => os_error(&path, &source),
-            },
+    let (records, directory, clients) = match RingReader::is_shared_ring(&path) {
+        true => py.detach(|| load_shared(&path)).map_err(|e| match e {
+            SharedRingError::Io { source, .. } => os_error(&path, &source),
             other => raise::<FormatError>(py, &other),
-        })?;
+        })?,
+        false => {
+            let inputs = crate::inputs::inputs()?;
+            py.detach(|| load(&path, &inputs)).map_err(|e| match e {
+                RingFileError::Io(source) => match InputError::from_io(source) {
+                    Ok(input) => crate::inputs::error(py, &input),
+                    Err(source) => os_error(&path, &source),
+                },
+                other => raise::<FormatError>(py, &other),
+            })?
+        }
+    };
     Ok(SavedRing {
         path,
         records,
