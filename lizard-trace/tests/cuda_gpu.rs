@@ -29,10 +29,11 @@ use common::{unique_name, WAIT};
 use gpu::peer::{hear, hear_from, say, Peer};
 use gpu::{pattern, DeviceBuffer, Gpu};
 use lizard_trace::device_support::CopyPath;
+use lizard_trace::shared_ring::{RingReader, SyncPolicy};
 use lizard_trace::{
     ClientConfig, ClientError, CopyMode, Delivery, DeviceError, DeviceMode, DeviceRegion,
     DeviceSupport, DeviceUuid, IpcHandle, Origin, Refusal, ServerConfig, SocketName, TraceClient,
-    TraceServer,
+    TraceRing, TraceServer,
 };
 
 const ROLE: &str = "LIZARD_GPU_ROLE";
@@ -517,6 +518,45 @@ fn a_ring_of_any_capacity_is_pinned_whole() {
         unreachable!("server() returns servers that copy");
     };
     assert_eq!(path, CopyPath::PinnedRing, "{}", server.device_support());
+}
+
+#[test]
+fn a_shared_ring_file_is_pinned_and_device_records_land_in_it() {
+    let _serial = serial();
+    if !gpu::available() {
+        return;
+    }
+    let path = std::env::temp_dir().join(format!("lizard-gpu-shared-{}.ring", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let (ring, _) = TraceRing::open_shared(&path, Some(64 * MIB), SyncPolicy::Never).unwrap();
+    let name = unique_name("shared");
+    let server = TraceServer::start_with_ring(&name, ring, ServerConfig::default()).unwrap();
+    let DeviceSupport::Available { path: copy, .. } = server.device_support() else {
+        panic!(
+            "a GPU is here but the server says: {}",
+            server.device_support()
+        );
+    };
+    assert_eq!(copy, CopyPath::PinnedRing, "{}", server.device_support());
+    child("neighbours", &name, &[]).finish(WAIT).unwrap();
+    let (stats, done) = server.wait_until(WAIT, |s| s.rejected.total() >= 2);
+    assert!(done, "{stats:?}");
+    assert_eq!(stats.records_stored, 1, "{stats:?}");
+    // Another reader of the file sees the copied bytes, while the server runs and after it stops.
+    for _ in 0..2 {
+        let snapshot = RingReader::open(&path).unwrap().snapshot();
+        assert_eq!(snapshot.records.len(), 1);
+        assert!(snapshot.records[0]
+            .payload
+            .iter()
+            .enumerate()
+            .all(|(k, &b)| b == pattern(22, k)));
+        if server.stats().records_stored == 1 {
+            break;
+        }
+    }
+    drop(server);
+    std::fs::remove_file(&path).unwrap();
 }
 
 #[test]
