@@ -47,12 +47,13 @@ pub fn inspect(bytes: &[u8]) -> Result<Inspection, RingFormatError> {
         records.push((slot.head, slot.payload_offset()));
         true
     });
+    let sane = |n: u64| if n < layout::MAX_SEQ { n } else { 0 };
     let next = match records.last() {
         Some((head, _)) => head.seq + 1,
-        None => word(field::NEXT_SEQ),
+        None => sane(word(field::NEXT_SEQ)),
     };
-    let lost = word(field::NEXT_SEQ)
-        .max(word(field::CLAIMED_SEQ))
+    let lost = sane(word(field::NEXT_SEQ))
+        .max(sane(word(field::CLAIMED_SEQ)))
         .saturating_sub(next);
     Ok(Inspection {
         capacity: geometry.capacity,

@@ -67,6 +67,10 @@ pub(crate) mod field {
     pub const RESTARTS: usize = 112;
 }
 
+/// Sequence numbers from here on are taken for damage: a ring stores far fewer records in its life, and every
+/// count stays far from overflowing.
+pub const MAX_SEQ: u64 = 1 << 62;
+
 /// The largest capacity: the start word holds the oldest record's offset in 32 bits of 8-byte units.
 pub const MAX_CAPACITY: u64 = 8 << 32;
 

@@ -148,7 +148,9 @@ fn pick_up(
 ) -> (TraceRing, Recovery) {
     let get = |at| map.load(at, Ordering::Acquire);
     let (tail, low) = layout::start_of(get(field::START));
-    let (header_next, claimed) = (get(field::NEXT_SEQ), get(field::CLAIMED_SEQ));
+    // Numbers past what a ring can count are damage: they count for nothing.
+    let sane = |n: u64| if n < layout::MAX_SEQ { n } else { 0 };
+    let (header_next, claimed) = (sane(get(field::NEXT_SEQ)), sane(get(field::CLAIMED_SEQ)));
     let previous_writer = u32::try_from(get(field::WRITER_PID)).unwrap_or(0);
     // A tail outside the data, or not at a slot, keeps nothing: every record the header counted is lost.
     let tail = Some(tail)
@@ -179,13 +181,13 @@ fn pick_up(
     }
     let (kept_first, restarts) = match created {
         true => (next_seq, 0),
-        false => (first_seq, get(field::RESTARTS) + 1),
+        false => (first_seq, sane(get(field::RESTARTS)) + 1),
     };
     let kept_first = match end.count {
         0 => next_seq,
         _ => kept_first,
     };
-    let lost_in_all = get(field::LOST) + lost;
+    let lost_in_all = sane(get(field::LOST)) + lost;
     let set = |at, value| map.store(at, value, Ordering::Release);
     set(field::START, layout::start_word(tail, kept_first));
     set(field::FIRST_SEQ, kept_first);
@@ -194,7 +196,7 @@ fn pick_up(
     set(field::LOST, lost_in_all);
     set(field::RESTARTS, restarts);
     set(field::WRITER_PID, u64::from(std::process::id()));
-    let overwritten = get(field::OVERWRITTEN);
+    let overwritten = sane(get(field::OVERWRITTEN));
     let recovery = Recovery {
         created,
         kept: end.count,

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::layout::{commit_word, slot_len, HEADER_LEN, MIN_SLOT, NO_COMMIT, WRAP};
+use super::layout::{commit_word, slot_len, HEADER_LEN, MAX_SEQ, MIN_SLOT, NO_COMMIT, WRAP};
 use crate::error::HeadError;
 use crate::head::{RecordHead, HEAD_LEN};
 use crate::mapped_file::MappedFile;
@@ -196,7 +196,7 @@ pub(crate) fn walk<W: Words + ?Sized>(
             end.next_seq = head.seq;
             exact = true;
         }
-        let torn = if head.seq != end.next_seq {
+        let torn = if head.seq != end.next_seq || head.seq >= MAX_SEQ {
             Some(Torn::Sequence { found: head.seq })
         } else if commit_word(head.seq, &bytes) != commit {
             Some(Torn::Check)
