@@ -199,3 +199,40 @@ fn records_survive_fifty_kills_of_the_server_byte_exact() {
     eprintln!("records lost in the crashes before the last: {kept_in_all}");
     std::fs::remove_file(&ring).expect("clean up");
 }
+
+#[test]
+fn trace_dump_follows_a_running_server_record_by_record() {
+    let ring = std::env::temp_dir().join(format!("lizard-follow-{}.ring", std::process::id()));
+    let _ = std::fs::remove_file(&ring);
+    let socket = format!("@lizard-follow-{}", std::process::id());
+    let (mut server, _) = start(&socket, &ring);
+    let mut follower = Command::new(env!("CARGO_BIN_EXE_lizard"))
+        .args(["trace-dump", "--follow", "--format", "json"])
+        .arg(&ring)
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn trace-dump --follow");
+    let name: SocketName = socket.parse().expect("name");
+    let mut client = TraceClient::connect(&name).expect("connect");
+    for n in 0..50u64 {
+        let _ = client.record("follow", &payload(9, 0, n)).expect("record");
+    }
+    let mut lines = BufReader::new(follower.stdout.take().expect("stdout")).lines();
+    let started = Instant::now();
+    for n in 0..50u64 {
+        assert!(started.elapsed() < DEADLINE, "the follower stopped at {n}");
+        let line = lines.next().expect("a line").expect("text");
+        let record: serde_json::Value =
+            serde_json::from_str(&line).expect("one JSON record a line");
+        assert_eq!(record["seq"], n, "{line}");
+        assert_eq!(record["payload_len"], payload(9, 0, n).len(), "{line}");
+    }
+    // Ctrl-C ends it, cleanly.
+    // SAFETY: kill has no memory preconditions; the pid is our own running child.
+    unsafe { libc::kill(follower.id() as i32, libc::SIGINT) };
+    let status = follower.wait().expect("reap");
+    assert!(status.success(), "{status:?}");
+    server.kill().expect("SIGKILL");
+    server.wait().expect("reap");
+    std::fs::remove_file(&ring).expect("clean up");
+}
