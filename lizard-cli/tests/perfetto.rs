@@ -49,7 +49,7 @@ fn decode_py(path: &Path) -> Option<std::process::Output> {
 
 #[test]
 fn the_decoder_refuses_an_interned_name_undefined_or_used_without_the_flag() {
-    use lizard_core::perfetto::proto::{
+    use perfetto_writer::proto::{
         EventName, InternedData, Trace, TracePacket, TrackEvent, SEQ_INCREMENTAL_STATE_CLEARED,
         SEQ_NEEDS_INCREMENTAL_STATE, TYPE_INSTANT,
     };

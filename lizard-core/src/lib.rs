@@ -15,8 +15,6 @@ pub mod hwc;
 pub mod input;
 mod lizard;
 pub mod machine;
-#[cfg(feature = "perfetto")]
-pub mod perfetto;
 pub mod quantity;
 pub mod reduce;
 pub mod selection;

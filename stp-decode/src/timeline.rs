@@ -1,4 +1,4 @@
-//! A report's timeline as a Perfetto trace (feature `perfetto`), written with lizard-core's writer as the
+//! A report's timeline as a Perfetto trace (feature `perfetto`), written with perfetto-writer as the
 //! report's events come: memory does not grow with the trace.
 //!
 //! Tracks: one per master (named by the device: `DSP3`, `Arm0`, `CPT 0x8c`), and under it one per channel
@@ -37,7 +37,7 @@ use std::string::{String, ToString};
 use std::vec::Vec;
 use std::{format, vec};
 
-use lizard_core::perfetto::{
+use perfetto_writer::{
     Arg, ArgId, CategoryId, Clock, CounterTrack, CounterValue, Name, NameId, TraceWriter, TrackId,
     Unit,
 };

@@ -1,5 +1,5 @@
 //! The capture document written as a native Perfetto trace (`lizard capture --format perfetto`, a
-//! `.pftrace`; features `serde` and `perfetto`), through [`crate::perfetto`]:
+//! `.pftrace`; features `serde` and `perfetto`), through [`perfetto_writer`]:
 //!
 //! - one top-level track, `lizard capture`, whose description says the run, the clock and what was lost
 //!   (missed sampling periods, the cores note, the capture's warning); a counter without a value is an
@@ -36,7 +36,7 @@ use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use super::{Capture, CapturedCounter, SamplePoint, Source};
-use crate::perfetto::{
+use perfetto_writer::{
     Arg, Clock, CounterTrack, CounterValue, GpuCounterSpec, GpuUnit, Name, TraceWriter, TrackId,
     Unit,
 };

@@ -510,7 +510,7 @@ mod properties {
             {
                 let mut trace = Vec::new();
                 crate::capture::perfetto::write(&capture, &mut trace).unwrap();
-                let packets = <crate::perfetto::proto::Trace as prost::Message>::decode(trace.as_slice())
+                let packets = <perfetto_writer::proto::Trace as prost::Message>::decode(trace.as_slice())
                     .unwrap()
                     .packet;
                 prop_assert!(packets.len() >= 2);

@@ -1,4 +1,4 @@
-//! The messages of Perfetto's trace schema that [`TraceWriter`](super::TraceWriter) writes, with the schema's
+//! The messages of Perfetto's trace schema that [`TraceWriter`](crate::TraceWriter) writes, with the schema's
 //! field numbers (`protos/perfetto/trace/trace_packet.proto`, `track_event/track_descriptor.proto`,
 //! `track_event/counter_descriptor.proto`, `track_event/track_event.proto`,
 //! `track_event/debug_annotation.proto`, `gpu/gpu_counter_event.proto`,

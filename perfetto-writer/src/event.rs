@@ -7,9 +7,10 @@
 //! fields in the order of their numbers, every length the shortest varint. A property test holds the two
 //! encodings to each other.
 
+use crate::ids::ArgId;
 #[cfg(test)]
-use super::proto;
-use super::writer::{Arg, ArgId, CounterValue};
+use crate::proto;
+use crate::value::{Arg, CounterValue};
 
 /// An event's name as the encoder writes it.
 #[derive(Debug, Clone, Copy)]
