@@ -7,7 +7,7 @@ use serde_json::Value as Json;
 
 use crate::error::CliError;
 
-pub use lizard_core::capture::text::{csv_field, reading_text};
+pub use lizard_render::text::{csv_field, reading_text};
 
 /// Warnings printed one by one before the rest are only counted.
 pub const WARNINGS_SHOWN: usize = 5;

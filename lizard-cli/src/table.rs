@@ -1,3 +1,3 @@
 //! Aligned text tables: the library's, which the capture's own table uses too.
 
-pub use lizard_core::capture::text::Table;
+pub use lizard_render::text::Table;

@@ -5,8 +5,9 @@ use std::time::{Duration, Instant};
 
 use hwcpipe::counting::{self, Target};
 use lizard_core::capture::trace_window::TraceWindow;
-use lizard_core::capture::{chrome_trace, collect, csv, perfetto, report, table, Cores};
+use lizard_core::capture::{collect, Cores};
 use lizard_core::{error_chain, Error as EngineError, GatordError, Lizard, Overflow};
+use lizard_render::{chrome_trace, csv, perfetto, report, table};
 
 use crate::args::{CaptureArgs, CaptureFormat};
 use crate::error::CliError;

@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
-use lizard_core::capture::diff::{self, Basis, Comparison, CounterChange};
 use lizard_core::capture::Capture;
+use lizard_render::diff::{self, Basis, Comparison, CounterChange};
 
 use crate::args::{DiffArgs, ListFormat};
 use crate::error::CliError;

@@ -1,7 +1,8 @@
 //! `lizard list`: the counters every source offers, and those the direct source knows of but cannot read
 //! here (with the reason).
 
-use lizard_core::capture::{collect, Class, Listing, ValueType};
+use lizard_core::capture::{collect, Class, ValueType};
+use lizard_render::Listing;
 
 use crate::args::{ListArgs, ListFormat};
 use crate::error::CliError;

@@ -1,7 +1,8 @@
 //! `lizard report FILE`: the HTML report of a capture saved with `lizard capture --format json`, or
 //! (`--format perfetto`) the capture as a native Perfetto trace.
 
-use lizard_core::capture::{perfetto, report, Capture};
+use lizard_core::capture::Capture;
+use lizard_render::{perfetto, report};
 
 use crate::args::{ReportArgs, ReportFormat};
 use crate::error::CliError;

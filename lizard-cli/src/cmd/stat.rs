@@ -6,9 +6,9 @@
 use hwcpipe::counting::Target;
 use hwcpipe::cpu::MetricValue;
 use hwcpipe::{CpuCounter, KernelCounting, Unit};
-use lizard_core::capture::text::{grouped, rate_text, significant, time_text};
 use lizard_core::error_chain;
 use lizard_core::stat::{self, MetricTotal, Report, StatError};
+use lizard_render::text::{grouped, rate_text, significant, time_text};
 
 use crate::args::{ListFormat, StatArgs};
 use crate::error::CliError;

@@ -1,27 +1,17 @@
 //! The capture document: everything one capture measured, as one typed value. The engine builds it once
-//! after a capture ([`collect::capture`]); every output of `lizard capture` is written from it (the summary
-//! table, [`table`]; the CSV rows, [`csv`]; the chrome trace, [`chrome_trace`]; the Perfetto trace,
-//! `perfetto` with feature `perfetto`; the HTML report, `report` with feature `report`) and `--format json` is this type serialized, so `lizard report FILE` reads back exactly
-//! what the capture printed. Two documents compare counter by counter ([`diff`]).
+//! after a capture ([`collect::capture`]); every output of `lizard capture` is written from it by the
+//! `lizard-render` crate (the summary table, the CSV rows, the chrome trace, the Perfetto trace, the HTML
+//! report, two documents compared) and `--format json` is this type serialized, so `lizard report FILE`
+//! reads back exactly what the capture printed.
 //!
 //! The JSON form is versioned by [`SCHEMA_VERSION`] (the `schema_version` key). A reader takes a document
 //! without the key as version 1 (the form written before the key was added) and refuses a newer one by
 //! name rather than misreading it. Fields added later are optional, so version 1 readers of this crate
 //! keep reading them.
 
-pub mod chrome_trace;
 pub mod collect;
 pub mod cores;
-pub mod csv;
-pub mod diff;
 mod facts;
-mod listing;
-#[cfg(feature = "perfetto")]
-pub mod perfetto;
-#[cfg(feature = "report")]
-pub mod report;
-pub mod table;
-pub mod text;
 #[cfg(feature = "trace")]
 pub mod trace_window;
 
@@ -31,7 +21,6 @@ use serde_json::Number;
 pub use crate::CpuSeries;
 pub use cores::Cores;
 pub use facts::{Class, Counted, Method, Pace, Source, ValueType};
-pub use listing::{ListedCounter, Listing};
 
 /// The version of the capture document this tool writes, and the newest it reads.
 pub const SCHEMA_VERSION: u32 = 1;

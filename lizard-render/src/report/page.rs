@@ -3,8 +3,8 @@
 
 use std::fmt::{self, Write};
 
-use crate::capture::text::reading_text;
-use crate::capture::{Capture, CapturedCounter, Method, TraceRecord};
+use crate::text::reading_text;
+use lizard_core::capture::{Capture, CapturedCounter, Method, TraceRecord};
 
 use super::axis::{duration_text, short_number};
 use super::chart::{self, TimeFrame};
@@ -426,7 +426,7 @@ mod tests {
 #[cfg(test)]
 mod properties {
     use super::*;
-    use crate::capture::{Class, CounterInfo, Source};
+    use lizard_core::capture::{Class, CounterInfo, Source};
     use proptest::prelude::*;
 
     fn counter() -> impl Strategy<Value = CapturedCounter> {
@@ -491,14 +491,14 @@ mod properties {
             boottime in proptest::option::of(any::<u64>()),
         ) {
             let capture = Capture {
-                schema_version: crate::capture::SCHEMA_VERSION,
+                schema_version: lizard_core::capture::SCHEMA_VERSION,
                 duration_s: None,
                 window_ns: window.map(|(a, b)| [a, b]),
                 started_ns: None,
                 boottime_zero_ns: boottime,
                 wall_s: Some(1.0),
                 warning: None,
-                cores: crate::capture::Cores::Combined,
+                cores: lizard_core::capture::Cores::Combined,
                 cores_note: None,
                 run: None,
                 sampling: None,
@@ -509,7 +509,7 @@ mod properties {
             #[cfg(feature = "perfetto")]
             {
                 let mut trace = Vec::new();
-                crate::capture::perfetto::write(&capture, &mut trace).unwrap();
+                crate::perfetto::write(&capture, &mut trace).unwrap();
                 let packets = <perfetto_writer::proto::Trace as prost::Message>::decode(trace.as_slice())
                     .unwrap()
                     .packet;

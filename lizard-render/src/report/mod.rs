@@ -1,7 +1,7 @@
-//! The HTML report of a capture (feature `report`): one self-contained page (inline SVG charts, inline
+//! The HTML report of a capture: one self-contained page (inline SVG charts, inline
 //! style and script, no network) with a time-series chart per counter and the summary table.
 //!
-//! A report is always made from the capture document ([`Capture`](super::Capture)): `lizard capture
+//! A report is always made from the capture document ([`Capture`](lizard_core::capture::Capture)): `lizard capture
 //! --format html` renders the document it builds, and `lizard report FILE` the one `--format json` saved,
 //! so both give the same page for the same capture.
 //!
@@ -10,7 +10,8 @@
 //! is laid out in `page.rs`, each counter's chart in `chart.rs`, the charts' scales in `axis.rs`.
 //!
 //! ```
-//! use lizard_core::capture::{report, Capture};
+//! use lizard_core::capture::Capture;
+//! use lizard_render::report;
 //!
 //! let capture = Capture::from_json(
 //!     r#"{"window_ns": [0, 2000000], "counters": [{"id": 1, "counter": "<Sim_ccnt>", "units": "cycles",

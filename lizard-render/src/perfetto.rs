@@ -1,5 +1,5 @@
 //! The capture document written as a native Perfetto trace (`lizard capture --format perfetto`, a
-//! `.pftrace`; features `serde` and `perfetto`), through [`perfetto_writer`]:
+//! `.pftrace`; feature `perfetto`), through [`perfetto_writer`]:
 //!
 //! - one top-level track, `lizard capture`, whose description says the run, the clock and what was lost
 //!   (missed sampling periods, the cores note, the capture's warning); a counter without a value is an
@@ -19,7 +19,8 @@
 //! capture's time base for a document without it.
 //!
 //! ```
-//! use lizard_core::capture::{perfetto, Capture};
+//! use lizard_core::capture::Capture;
+//! use lizard_render::perfetto;
 //!
 //! let capture = Capture::from_json(
 //!     r#"{"window_ns": [0, 1000], "boottime_zero_ns": 5000000, "counters": [{"id": 1,
@@ -35,7 +36,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, Write};
 
-use super::{Capture, CapturedCounter, SamplePoint, Source};
+use lizard_core::capture::{Capture, CapturedCounter, SamplePoint, Source};
 use perfetto_writer::{
     Arg, Clock, CounterTrack, CounterValue, GpuCounterSpec, GpuUnit, Name, TraceWriter, TrackId,
     Unit,

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use super::{collect, CounterInfo};
-use crate::{Error, Lizard, Unavailable, UnreadableCounter};
+use lizard_core::capture::{collect, CounterInfo};
+use lizard_core::{Error, Lizard, Unavailable, UnreadableCounter};
 
 /// One counter offered: what it is, and why it is unavailable here if it is.
 #[derive(Debug, Clone, PartialEq, Serialize)]

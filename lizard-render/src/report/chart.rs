@@ -3,7 +3,7 @@
 
 use std::fmt::{self, Write};
 
-use crate::capture::{Capture, CapturedCounter, TraceRecord};
+use lizard_core::capture::{Capture, CapturedCounter, TraceRecord};
 
 use super::axis::{self, Axis};
 use super::escape::Esc;

@@ -1,13 +1,19 @@
-//! `capture::Listing` of an engine over the simulated gatord (its default counters): every counter offered,
-//! in id order, as `lizard list --format json` writes them.
-#![cfg(feature = "serde")]
+//! `Listing` of an engine over the simulated gatord (its default counters): every counter offered, in id
+//! order, as `lizard list --format json` writes them.
 
-mod common;
+use std::time::Duration;
 
-use common::config_for;
 use gatord_sim::{self as sim, SimConfig};
-use lizard_core::capture::Listing;
-use lizard_core::Lizard;
+use lizard_core::{Config, Lizard, Timeouts};
+use lizard_render::Listing;
+
+/// An engine configuration for the simulated daemon, with short deadlines.
+fn config_for(daemon: &sim::SimHandle) -> Config {
+    let mut config = Config::gatord_only(daemon.address());
+    config.timeouts = Timeouts::new(Duration::from_secs(2), Duration::from_secs(2));
+    config.stop_timeout = Duration::from_secs(2);
+    config
+}
 
 #[test]
 fn a_listing_holds_every_counter_in_id_order() {

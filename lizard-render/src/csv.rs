@@ -4,7 +4,8 @@
 //! sampling's account.
 //!
 //! ```
-//! use lizard_core::capture::{csv, Capture};
+//! use lizard_core::capture::Capture;
+//! use lizard_render::csv;
 //!
 //! let capture = Capture::from_json(
 //!     r#"{"window_ns": [0, 5], "counters": [
@@ -20,8 +21,8 @@
 
 use serde_json::Number;
 
-use super::text::{csv_field, series_name};
-use super::Capture;
+use crate::text::{csv_field, series_name};
+use lizard_core::capture::Capture;
 
 /// The CSV text of `capture`: the header row, the rows in time order, then the comment rows.
 pub fn render(capture: &Capture) -> String {

@@ -2,8 +2,8 @@
 
 use serde_json::Number;
 
-use super::cores::core_name;
-use super::CapturedCounter;
+use lizard_core::capture::cores::core_name;
+use lizard_core::capture::CapturedCounter;
 
 /// The counter's name on one of its series: its own, or `NAME@cpuN` for a core's part.
 pub(crate) fn series_name(c: &CapturedCounter, core: Option<u32>) -> String {

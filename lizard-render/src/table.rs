@@ -4,7 +4,8 @@
 //! sampling's account, the trace records' count).
 //!
 //! ```
-//! use lizard_core::capture::{table, Capture};
+//! use lizard_core::capture::Capture;
+//! use lizard_render::table;
 //!
 //! let capture = Capture::from_json(
 //!     r#"{"window_ns": [0, 1000000000], "duration_s": 1.0, "counters": [{"id": 1, "counter": "Sim_ccnt", "source": "gatord",
@@ -19,8 +20,8 @@
 
 use serde_json::Number;
 
-use super::text::{grouped, rate_text, reading_text, series_name, time_text, Table};
-use super::{Capture, CapturedCounter, SamplePoint};
+use crate::text::{grouped, rate_text, reading_text, series_name, time_text, Table};
+use lizard_core::capture::{Capture, CapturedCounter, SamplePoint};
 
 /// The summary table of `capture`, as text: what was counted in the header when every counter shares
 /// it (else a source column), a row per series with its reading in a unit that reads well, its rate over

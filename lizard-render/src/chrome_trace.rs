@@ -7,7 +7,8 @@
 //! sorted order at every level.
 //!
 //! ```
-//! use lizard_core::capture::{chrome_trace, Capture};
+//! use lizard_core::capture::Capture;
+//! use lizard_render::chrome_trace;
 //!
 //! let capture = Capture::from_json(
 //!     r#"{"window_ns": [1000, 2000], "counters": [{"id": 1, "counter": "Sim_ccnt", "units": "cycles",
@@ -22,8 +23,8 @@
 use serde::Serialize;
 use serde_json::Number;
 
-use super::text::series_name;
-use super::{Capture, CapturedCounter, Cores, LocalSampling, SamplePoint};
+use crate::text::series_name;
+use lizard_core::capture::{Capture, CapturedCounter, Cores, LocalSampling, SamplePoint};
 
 /// The chrome trace of `capture` as pretty JSON text with a final newline.
 pub fn render(capture: &Capture) -> String {

@@ -8,10 +8,10 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::text::reading_text;
+use crate::text::reading_text;
 use serde_json::Number;
 
-use super::{Capture, CapturedCounter};
+use lizard_core::capture::{Capture, CapturedCounter};
 
 /// One counter in the two captures.
 #[derive(Debug, Clone, PartialEq, Serialize)]
