@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use lizard_core::serve::http::parse;
+use lizard_serve::http::parse;
 
 fuzz_target!(|data: &[u8]| {
     let whole = parse(data);

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use lizard_core::serve::ServeError;
+use lizard_serve::ServeError;
 
 /// The exit statuses of every subcommand, as `lizard --help` shows them.
 pub const EXIT_STATUSES: &str = "\
@@ -92,7 +92,7 @@ pub enum CliError {
     Engine(#[from] lizard_core::Error),
     /// The exporter could not start.
     #[error(transparent)]
-    Serve(#[from] lizard_core::serve::ServeError),
+    Serve(#[from] lizard_serve::ServeError),
     /// Arguments that do not go together or are missing, phrased for the user.
     #[error("{0}")]
     Usage(String),

@@ -18,8 +18,6 @@ pub mod machine;
 pub mod quantity;
 pub mod reduce;
 pub mod selection;
-#[cfg(feature = "serve")]
-pub mod serve;
 pub mod sources;
 pub mod stat;
 pub mod store;

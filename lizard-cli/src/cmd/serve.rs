@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use hwcpipe::counting::{self, Target};
-use lizard_core::serve::{device_labels, Exporter, ServeConfig};
 use lizard_core::{error_chain, Machine};
+use lizard_serve::{device_labels, Exporter, ServeConfig};
 
 use crate::args::ServeArgs;
 use crate::cmd::capture;

@@ -6,15 +6,15 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use crate::counter::{CounterClass, CounterId, ResultType, Source};
-use crate::error::Error;
-use crate::hwc::SamplingMethod;
-use crate::lizard::Lizard;
-use crate::machine::Machine;
+use lizard_core::counter::{CounterClass, CounterId, ResultType, Source};
+use lizard_core::hwc::SamplingMethod;
+use lizard_core::machine::Machine;
+use lizard_core::Error;
+use lizard_core::Lizard;
 
-use super::exposition::{render, DeviceLabels, Format, Kind, Series};
-use super::metric_name::MetricName;
-use super::stats::Account;
+use crate::exposition::{render, DeviceLabels, Format, Kind, Series};
+use crate::metric_name::MetricName;
+use crate::stats::Account;
 
 /// The expositions of the latest window, in both formats.
 #[derive(Debug, Default)]

@@ -8,8 +8,8 @@
 
 use std::fmt::Write;
 
-use super::metric_name::{MetricName, NAMESPACE};
-use super::stats::Account;
+use crate::metric_name::{MetricName, NAMESPACE};
+use crate::stats::Account;
 
 /// The two exposition formats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -293,7 +293,7 @@ fn escape(text: &str, quote: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter::Units;
+    use lizard_core::counter::Units;
 
     fn series() -> Vec<Series> {
         vec![

@@ -2,7 +2,7 @@
 //! with its values scaled by 1e-9, as the Prometheus and OpenMetrics naming conventions ask (base units,
 //! the unit as the name's suffix, snake case, one namespace prefix).
 
-use crate::counter::Units;
+use lizard_core::counter::Units;
 
 /// The prefix of every metric the exporter writes.
 pub const NAMESPACE: &str = "lizard";

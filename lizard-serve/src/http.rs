@@ -6,8 +6,8 @@ use std::io::{ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use super::exposition::Format;
-use super::stats::Refusals;
+use crate::exposition::Format;
+use crate::stats::Refusals;
 
 /// The largest request head read (request line and headers); a larger one is answered 431.
 pub const MAX_REQUEST_HEAD: usize = 8 * 1024;

@@ -1,17 +1,28 @@
-//! The exporter (`lizard_core::serve`) over the simulated gatord on loopback: what a scrape gets, how bad
+//! The exporter over the simulated gatord on loopback: what a scrape gets, how bad
 //! requests are refused and counted, and what a dead daemon, a busy address or an engine that cannot
 //! capture do.
-
-mod common;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
-use common::{config_for, id_of};
 use gatord_sim::{self as sim, Faults, SimConfig, SimHandle};
-use lizard_core::serve::{DeviceLabels, Exporter, ServeConfig, ServeError};
-use lizard_core::{CaptureMode, Error, GatordError, Lizard};
+use lizard_core::{CaptureMode, Config, Error, GatordError, Lizard, Timeouts};
+use lizard_serve::{Account, DeviceLabels, Exporter, ServeConfig, ServeError};
+
+/// An engine configuration for the simulated daemon, with deadlines short enough for the fault tests.
+fn config_for(daemon: &SimHandle) -> Config {
+    let mut config = Config::gatord_only(daemon.address());
+    config.timeouts = Timeouts::new(Duration::from_secs(2), Duration::from_secs(2));
+    config.stop_timeout = Duration::from_secs(2);
+    config
+}
+
+/// The id of the counter whose gatord name is `key`.
+fn id_of(lizard: &Lizard, key: &str) -> u32 {
+    let counter = lizard.counters().iter().find(|c| c.key == key);
+    counter.unwrap_or_else(|| panic!("no counter {key}")).id
+}
 
 /// A persistent-mode engine on `daemon` with the counters `names` enabled.
 fn engine(daemon: &SimHandle, names: &[&str]) -> Lizard {
@@ -61,7 +72,7 @@ fn value(text: &str, series: &str) -> Option<f64> {
 }
 
 /// Waits (up to 10 s) until `ready` holds for the exporter's account.
-fn wait_for(exporter: &Exporter, ready: impl Fn(&lizard_core::serve::Account) -> bool) {
+fn wait_for(exporter: &Exporter, ready: impl Fn(&Account) -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !ready(&exporter.account()) {
         assert!(Instant::now() < deadline, "{:?}", exporter.account());

@@ -9,13 +9,13 @@ use std::time::Duration;
 
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 
-use crate::error::Error;
-use crate::lizard::Lizard;
+use lizard_core::Error;
+use lizard_core::Lizard;
 
-use super::exposition::DeviceLabels;
-use super::http::{self, Route};
-use super::stats::Account;
-use super::windows::{Shared, Windows};
+use crate::exposition::DeviceLabels;
+use crate::http::{self, Route};
+use crate::stats::Account;
+use crate::windows::{Shared, Windows};
 
 /// Where [`ServeConfig::new`]'s caller listens unless told otherwise: loopback only, port 9477.
 pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::V4(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 9477));
