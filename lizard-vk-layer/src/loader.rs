@@ -131,12 +131,13 @@ mod tests {
 
     #[test]
     fn layouts_match_the_loader_header() {
-        // vk_layer.h on LP64: sType 4 + pad 4, pNext 8, function 4 + pad 4, union of two pointers 16.
+        // vk_layer.h on LP64: sType 4 + pad 4, pNext 8, function 4 + pad 4, union of two pointers 16;
+        // the negotiation: sType, pNext, version (padded to 8) and three function pointers.
         assert_eq!(std::mem::size_of::<LayerInstanceCreateInfo>(), 40);
         assert_eq!(std::mem::size_of::<LayerDeviceCreateInfo>(), 32);
         assert_eq!(std::mem::size_of::<LayerInstanceLink>(), 24);
         assert_eq!(std::mem::size_of::<LayerDeviceLink>(), 24);
-        assert_eq!(std::mem::size_of::<NegotiateLayerInterface>(), 40);
+        assert_eq!(std::mem::size_of::<NegotiateLayerInterface>(), 48);
         assert_eq!(std::mem::offset_of!(LayerDeviceCreateInfo, u), 24);
     }
 }
