@@ -3,7 +3,7 @@
 //!
 //! | variable | value | default |
 //! |---|---|---|
-//! | `LIZARD_VK_OUTPUT` | the Perfetto trace's path; the capture document is written beside it (`.json`); `{pid}` is replaced by the process id | `lizard-vk-{pid}.pftrace` |
+//! | `LIZARD_VK_OUTPUT` | the Perfetto trace's path; the capture document is written beside it (`.json`); `{pid}` is replaced by the process id, `{n}` by the smallest number from 1 whose trace does not exist yet (one trace per instance's session when an application creates instances one after another) | `lizard-vk-{pid}.pftrace` |
 //! | `LIZARD_VK_MODE` | `frame`, `submit` or `renderpass` ([`Mode`]) | `frame` |
 //! | `LIZARD_VK_FRAMES` | the frames measured: `N`, `A..B` (B not included), `A..=B`, `A..` or `..B` ([`FrameRange`]) | every frame |
 //! | `LIZARD_VK_COUNTERS` | lizard's counters sampled at each present, by name, comma-separated; `none` for none | the engine's default choice |
@@ -335,9 +335,35 @@ impl Config {
         )
     }
 
-    /// The capture document's path: the trace's, with the extension `json`.
-    pub fn document_path(&self) -> PathBuf {
-        self.output.with_extension("json")
+    /// The capture document's path beside trace `output`: the trace's, with the extension `json`.
+    pub fn document_path(output: &std::path::Path) -> PathBuf {
+        output.with_extension("json")
+    }
+
+    /// The trace's path for a new session: [`output`](Self::output), with `{n}` replaced by the smallest
+    /// number from 1 whose file does not exist yet (the file is created empty, so that a session starting
+    /// at the same time takes the next number).
+    pub fn claim_output(&self) -> std::io::Result<PathBuf> {
+        let text = self.output.to_string_lossy();
+        if !text.contains("{n}") {
+            return Ok(self.output.clone());
+        }
+        for n in 1..100_000u32 {
+            let path = PathBuf::from(text.replace("{n}", &n.to_string()));
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(_) => return Ok(path),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "every {n} up to 99999 is taken",
+        ))
     }
 }
 
@@ -420,9 +446,22 @@ mod tests {
             PathBuf::from(format!("/tmp/run-{pid}.pftrace"))
         );
         assert_eq!(
-            config.document_path(),
+            Config::document_path(&config.output),
             PathBuf::from(format!("/tmp/run-{pid}.json"))
         );
+    }
+
+    #[test]
+    fn each_session_claims_the_next_free_number() {
+        let dir = std::env::temp_dir().join(format!("lizard-vk-claim-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pattern = dir.join("t-{n}.pftrace");
+        let (config, _) = Config::from_vars(|name| {
+            (name == "LIZARD_VK_OUTPUT").then(|| Ok(pattern.to_string_lossy().into_owned()))
+        });
+        assert_eq!(config.claim_output().unwrap(), dir.join("t-1.pftrace"));
+        assert_eq!(config.claim_output().unwrap(), dir.join("t-2.pftrace"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

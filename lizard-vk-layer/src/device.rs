@@ -116,10 +116,27 @@ pub(crate) struct Device {
     pub blocks: Arc<BlockCache>,
 }
 
+/// What precedes the application's `VkPhysicalDeviceFeatures2` in its chain.
+#[derive(Debug, Clone, Copy)]
+enum Before {
+    /// Nothing: it is the create info's `pNext`.
+    Nothing,
+    /// Only the loader's structures, the last of them this one.
+    Loader(*mut vk::BaseOutStructure<'static>),
+    /// A structure of the application's.
+    Application,
+}
+
 /// What the layer adds to the application's `VkDeviceCreateInfo`, with the storage it points to.
 struct Additions {
     features: Option<vk::PhysicalDeviceFeatures>,
-    features2: Option<vk::PhysicalDeviceFeatures2<'static>>,
+    features2: Option<Box<vk::PhysicalDeviceFeatures2<'static>>>,
+    /// The loader's structure before the application's features, and those features: the loader's
+    /// structure points to the layer's copy during the call, then back.
+    relink: Option<(
+        *mut vk::BaseOutStructure<'static>,
+        *mut vk::BaseOutStructure<'static>,
+    )>,
     extensions: Vec<*const c_char>,
     changed: bool,
 }
@@ -195,19 +212,27 @@ unsafe fn plan(
     };
     let mut notes = Vec::new();
 
-    // The application's features, wherever it gave them.
+    // The application's features, wherever it gave them, and what comes before them in the chain: nothing
+    // (the create info's pNext), only the loader's structures (which layers may relink), or the
+    // application's own (which the layer leaves alone).
     let chain_features2 = {
         let mut at = create_info.p_next;
         let mut found = None;
-        let mut first = true;
+        let mut before = Before::Nothing;
         while !at.is_null() {
             // SAFETY: a structure of the application's valid chain.
             let base = unsafe { &*(at as *const vk::BaseInStructure<'_>) };
             if base.s_type == vk::StructureType::PHYSICAL_DEVICE_FEATURES_2 {
-                found = Some((at as *const vk::PhysicalDeviceFeatures2<'_>, first));
+                found = Some((at as *const vk::PhysicalDeviceFeatures2<'_>, before));
                 break;
             }
-            first = false;
+            before = match before {
+                Before::Application => Before::Application,
+                _ if base.s_type == vk::StructureType::LOADER_DEVICE_CREATE_INFO => {
+                    Before::Loader(at as *mut vk::BaseOutStructure<'static>)
+                }
+                _ => Before::Application,
+            };
             at = base.p_next as *const c_void;
         }
         found
@@ -240,6 +265,7 @@ unsafe fn plan(
     let mut additions = Additions {
         features: None,
         features2: None,
+        relink: None,
         extensions: (0..create_info.enabled_extension_count as usize)
             // SAFETY: the application's array of `enabled_extension_count` names.
             .map(|i| unsafe { *create_info.pp_enabled_extension_names.add(i) })
@@ -254,15 +280,21 @@ unsafe fn plan(
                 additions.features = Some(wanted);
                 additions.changed = true;
             }
-            Some((f2, true)) => {
+            Some((f2, before @ (Before::Nothing | Before::Loader(_)))) => {
                 // SAFETY: the application's structure, copied; its pNext (the rest of the chain) is kept.
                 let mut copy: vk::PhysicalDeviceFeatures2<'static> =
                     unsafe { std::ptr::read(f2.cast::<vk::PhysicalDeviceFeatures2<'static>>()) };
                 copy.features = wanted;
-                additions.features2 = Some(copy);
+                additions.features2 = Some(Box::new(copy));
+                additions.relink = match before {
+                    Before::Loader(previous) => {
+                        Some((previous, f2 as *mut vk::BaseOutStructure<'static>))
+                    }
+                    _ => None,
+                };
                 additions.changed = true;
             }
-            Some((_, false)) => {
+            Some((_, Before::Application)) => {
                 notes.push(
                     "pipeline statistics: the application's VkPhysicalDeviceFeatures2 is not first in its \
                      VkDeviceCreateInfo chain, so the layer cannot add pipelineStatisticsQuery"
@@ -426,13 +458,23 @@ pub(crate) unsafe extern "system" fn create_device(
                     modified.p_enabled_features = features;
                 }
                 if let Some(features2) = &p.additions.features2 {
-                    modified.p_next = features2 as *const _ as *const c_void;
+                    let copy = &**features2 as *const vk::PhysicalDeviceFeatures2<'static>;
+                    match p.additions.relink {
+                        // SAFETY: the loader's own structure, which layers may change during
+                        // vkCreateDevice; restored below.
+                        Some((previous, _)) => unsafe { (*previous).p_next = copy as *mut _ },
+                        None => modified.p_next = copy as *const c_void,
+                    }
                 }
                 modified.enabled_extension_count = p.additions.extensions.len() as u32;
                 modified.pp_enabled_extension_names = p.additions.extensions.as_ptr();
                 // SAFETY: the application's create info with the layer's features and extension added; every
                 // pointer in it is live until the call returns.
                 result = unsafe { next_create(physical, &modified, allocator, device) };
+                if let Some((previous, original)) = p.additions.relink {
+                    // SAFETY: as above: the loader's structure points to the application's features again.
+                    unsafe { (*previous).p_next = original };
+                }
                 added = result == vk::Result::SUCCESS;
                 if !added {
                     p.info.notes.push(format!(

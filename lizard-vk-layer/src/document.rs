@@ -274,8 +274,18 @@ impl Document {
             });
             self.add(frame, i, *v);
         }
+        self.settle(Some(frame), start);
+    }
+
+    /// The sums of frames up to `frame` (every frame's when `None`: the work after the last present, or of
+    /// an application that never presents) become samples at `start` (`CLOCK_MONOTONIC`).
+    pub(crate) fn settle(&mut self, frame: Option<u64>, start: u64) {
         let at = self.zero.since(start);
-        let done: Vec<u64> = self.frames.range(..=frame).map(|(f, _)| *f).collect();
+        let done: Vec<u64> = self
+            .frames
+            .range(..=frame.unwrap_or(u64::MAX))
+            .map(|(f, _)| *f)
+            .collect();
         for f in done {
             let Some(sums) = self.frames.remove(&f) else {
                 continue;

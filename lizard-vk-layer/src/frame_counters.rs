@@ -2,7 +2,7 @@
 //! the Mali GPU through the kbase driver, gatord), capturing from the session's start, read over each
 //! frame (from one present to the next) and, in `submit` mode, over each command buffer's window.
 
-use lizard_core::{counter_names, Config as EngineConfig, Counter, Lizard, Window};
+use lizard_core::{counter_names, Config as EngineConfig, Counter, Lizard, NoValue, Window};
 
 use crate::clock::Zero;
 use crate::config::{Config, Counters, Gatord};
@@ -106,31 +106,32 @@ impl FrameCounters {
         monotonic_ns.saturating_sub(self.engine_zero_monotonic)
     }
 
-    /// Whether the engine has sampled past `monotonic_ns` (so that a window ending there reads whole).
-    pub(crate) fn has_passed(&self, monotonic_ns: u64) -> bool {
-        self.lizard.now_ns() > self.engine_ns(monotonic_ns) + self.interval_ns()
-    }
-
-    fn interval_ns(&self) -> u64 {
-        self.lizard.config().sample_interval.as_nanos() as u64 * 2
-    }
-
-    /// Each chosen counter's reading over `[start, end]` (`CLOCK_MONOTONIC`), or why it has none.
-    pub(crate) fn read(&mut self, start: u64, end: u64) -> Vec<Result<f64, String>> {
+    /// Each chosen counter's reading over `[start, end]` (`CLOCK_MONOTONIC`); `None` while some counter's
+    /// samples do not reach the window's end yet (the engine's sources deliver late: the kernel's rings
+    /// are drained every 200 ms, gatord sends every `live_rate`) unless `final_read`, which gives each
+    /// counter's reading or why it has none.
+    pub(crate) fn read(
+        &mut self,
+        start: u64,
+        end: u64,
+        final_read: bool,
+    ) -> Option<Vec<Result<f64, String>>> {
         let window = Window {
             start_ns: self.engine_ns(start),
             end_ns: self.engine_ns(end),
         };
-        let values = self
-            .chosen
-            .iter()
-            .map(|c| {
-                self.lizard
-                    .read_window(c.id, window)
-                    .map_err(|e| lizard_core::error_chain(&e))
-            })
-            .collect();
-        values
+        let mut values = Vec::with_capacity(self.chosen.len());
+        for c in &self.chosen {
+            match self.lizard.read_window(c.id, window) {
+                Ok(v) => values.push(Ok(v)),
+                Err(lizard_core::Error::NoValue {
+                    reason: NoValue::NoSamples | NoValue::NotEnclosed,
+                    ..
+                }) if !final_read => return None,
+                Err(e) => values.push(Err(lizard_core::error_chain(&e))),
+            }
+        }
+        Some(values)
     }
 
     /// Forgets samples before `monotonic_ns`: no window read later starts before it.

@@ -19,6 +19,8 @@ use crate::worker;
 pub(crate) struct Session {
     /// The settings.
     pub config: Config,
+    /// The trace's path for this session (`{n}` resolved).
+    pub output: std::path::PathBuf,
     /// The trace's time zero.
     pub zero: Zero,
     sender: Mutex<Sender<Message>>,
@@ -52,7 +54,17 @@ pub(crate) fn join(app_name: &str) -> Option<Arc<Session>> {
     boundary::reset();
     let (config, errors) = Config::from_env();
     let (sender, receiver) = mpsc::channel();
+    let output = config.claim_output().unwrap_or_else(|e| {
+        eprintln!(
+            "{}: {}: {e}; writing {} instead",
+            crate::LAYER_NAME,
+            config.output.display(),
+            config.output.display()
+        );
+        config.output.clone()
+    });
     let session = Arc::new(Session {
+        output,
         config,
         zero: Zero::now(),
         sender: Mutex::new(sender),
@@ -68,13 +80,18 @@ pub(crate) fn join(app_name: &str) -> Option<Arc<Session>> {
         session.send(Message::Note(format!("setting refused: {error}")));
     }
     let (finished_tx, finished) = mpsc::channel();
+    let (ready_tx, ready) = mpsc::channel();
     match worker::start(
         Arc::clone(&session),
         app_name.to_owned(),
         receiver,
+        ready_tx,
         finished_tx,
     ) {
         Ok(worker) => {
+            // lizard's engine starts capturing before the application goes on, so that its first frames
+            // have counters too (a few tens of milliseconds, once; never more than two seconds).
+            let _ = ready.recv_timeout(Duration::from_secs(2));
             *live = Some(Live {
                 session: Arc::clone(&session),
                 instances: 1,

@@ -27,11 +27,13 @@ use crate::trace::{statistics_names, Placed, Trace};
 /// The longest the worker waits for one submission before giving its results up.
 const FENCE_PATIENCE: Duration = Duration::from_secs(20);
 
-/// Starts the worker.
+/// Starts the worker; it says on `ready` once its trace is open and lizard's engine captures (or failed
+/// to).
 pub(crate) fn start(
     session: Arc<Session>,
     app_name: String,
     receiver: Receiver<Message>,
+    ready: Sender<()>,
     finished: Sender<()>,
 ) -> io::Result<JoinHandle<()>> {
     std::thread::Builder::new()
@@ -39,6 +41,7 @@ pub(crate) fn start(
         .spawn(move || {
             let result = catch_unwind(AssertUnwindSafe(|| {
                 let mut worker = Worker::new(session, &app_name);
+                let _ = ready.send(());
                 worker.run(&receiver);
                 worker.finish();
             }));
@@ -145,7 +148,11 @@ struct Worker {
     document: Document,
     counters: Option<FrameCounters>,
     clocks: HashMap<u32, DeviceClock>,
-    presents: VecDeque<Present>,
+    pending: VecDeque<Pending>,
+    /// When the front of `pending` was last found not readable yet.
+    tried: Option<Instant>,
+    /// Readings of lizard's counters that had no value, by reason.
+    no_value: HashMap<String, u64>,
     frame_start: Option<u64>,
     /// Frame times with and without serialising, for the closing note: `(sum ns, frames)`.
     serialised: (u64, u64),
@@ -166,25 +173,28 @@ impl Worker {
         } else {
             app_name.to_owned()
         };
-        let trace = match Trace::create(&config.output, zero, &name) {
+        let output = session.output.clone();
+        let trace = match Trace::create(&output, zero, &name) {
             Ok(t) => Some(t),
             Err(e) => {
                 eprintln!(
                     "{}: cannot write the trace {}: {e}",
                     crate::LAYER_NAME,
-                    config.output.display()
+                    output.display()
                 );
                 None
             }
         };
         let mut worker = Worker {
-            document: Document::new(config.document_path(), zero),
+            document: Document::new(crate::config::Config::document_path(&output), zero),
             session: Arc::clone(&session),
             zero,
             trace,
             counters: None,
             clocks: HashMap::new(),
-            presents: VecDeque::new(),
+            pending: VecDeque::new(),
+            tried: None,
+            no_value: HashMap::new(),
             frame_start: None,
             serialised: (0, 0),
             unserialised: (0, 0),
@@ -198,8 +208,8 @@ impl Worker {
             c.frames,
             if c.queries.timestamps { "on" } else { "off" },
             if c.queries.pipeline_statistics { "on" } else { "off" },
-            c.output.display(),
-            c.document_path().display()
+            output.display(),
+            crate::config::Config::document_path(&output).display()
         ));
         match FrameCounters::start(c, &zero) {
             None => worker.note("lizard's counters: none asked for (LIZARD_VK_COUNTERS=none)"),
@@ -244,25 +254,25 @@ impl Worker {
 
     fn run(&mut self, receiver: &Receiver<Message>) {
         loop {
-            let timeout = if self.presents.is_empty() {
+            let timeout = if self.pending.is_empty() {
                 Duration::from_millis(200)
             } else {
                 Duration::from_millis(1)
             };
             match receiver.recv_timeout(timeout) {
                 Ok(Message::Submission(s)) => self.submission(*s),
-                Ok(Message::Present(p)) => self.presents.push_back(p),
+                Ok(Message::Present(p)) => self.pending.push_back(Pending::Frame(p)),
                 Ok(Message::Device(d)) => self.device(&d),
                 Ok(Message::Note(text)) => self.note(&text),
                 Ok(Message::Closing { device, ack }) => {
                     self.clocks.remove(&device.id);
-                    self.flush_frames(true);
+                    self.flush_pending(true);
                     let _ = ack.send(());
                 }
                 Ok(Message::Stop) | Err(RecvTimeoutError::Disconnected) => return,
                 Err(RecvTimeoutError::Timeout) => {}
             }
-            self.flush_frames(false);
+            self.flush_pending(false);
             for (feature, reason) in boundary::take_reasons() {
                 let text = format!("{} turned off: {reason}", feature.name());
                 eprintln!("{}: {text}", crate::LAYER_NAME);
@@ -275,7 +285,10 @@ impl Worker {
     }
 
     fn finish(mut self) {
-        self.flush_frames(true);
+        self.flush_pending(true);
+        // Work after the last present (or of an application that never presents) counts too.
+        let start = self.frame_start.unwrap_or(self.zero.monotonic_ns);
+        self.document.settle(None, start);
         for (feature, reason) in boundary::take_reasons() {
             self.note(&format!("{} turned off: {reason}", feature.name()));
         }
@@ -283,6 +296,13 @@ impl Worker {
         untimed.sort();
         for (reason, n) in untimed {
             self.note(&format!("{n} workload(s) without a time: {reason}"));
+        }
+        let mut no_value: Vec<(String, u64)> = self.no_value.drain().collect();
+        no_value.sort();
+        for (reason, n) in no_value {
+            self.note(&format!(
+                "{n} reading(s) of lizard's counters without a value: {reason}"
+            ));
         }
         if self.serialising && self.serialised.1 > 0 {
             let mean = |(sum, n): (u64, u64)| sum as f64 / n.max(1) as f64 / 1e6;
@@ -454,83 +474,149 @@ impl Worker {
                 }
             }
         }
-        // Submit mode: each command buffer's window, with lizard's counters over it.
+        // Submit mode: each command buffer's window, with lizard's counters over it once they reach it.
         for b in &s.buffers {
             let Some(window) = b.window else { continue };
-            let (chosen, values) = match self.counters.as_mut() {
-                Some(c) => {
-                    let values = c.read(window.0, window.1);
-                    (c.chosen().to_vec(), values)
-                }
-                None => (Vec::new(), Vec::new()),
-            };
-            let cb = b.recording.command_buffer;
-            self.with_trace(|t| {
-                t.command_buffer_window(
-                    &device,
-                    s.queue.as_raw_handle(),
-                    position,
-                    cb,
-                    window,
-                    b.waited_ns,
-                    &chosen,
-                    &values,
-                )
+            self.pending.push_back(Pending::Window {
+                device: Arc::clone(&device),
+                queue: s.queue.as_raw_handle(),
+                position,
+                command_buffer: b.recording.command_buffer,
+                window,
+                waited_ns: b.waited_ns,
             });
         }
     }
 
-    /// Writes the frames whose counters can be read (the engine sampled past their end), or all (`all`).
-    fn flush_frames(&mut self, all: bool) {
+    /// Writes what waits for lizard's counters, in order, once the engine's samples reach its end (or
+    /// a second after, or at once when `all`): frames, and in `submit` mode command buffers' windows.
+    fn flush_pending(&mut self, all: bool) {
         let mut wrote = false;
-        while let Some(p) = self.presents.front().copied() {
-            let ready = all
-                || !p.measured
-                || self
-                    .counters
-                    .as_ref()
-                    .is_none_or(|c| c.has_passed(p.monotonic_ns));
-            if !ready {
+        while let Some(front) = self.pending.front() {
+            let end = front.end();
+            let give_up = all || clock::monotonic_ns() > end.saturating_add(PATIENCE_NS);
+            if !give_up
+                && self
+                    .tried
+                    .is_some_and(|t| t.elapsed() < Duration::from_millis(10))
+            {
                 break;
             }
-            self.presents.pop_front();
-            let start = self
-                .frame_start
-                .unwrap_or(self.zero.monotonic_ns)
-                .min(p.monotonic_ns);
-            let end = p.monotonic_ns;
-            let cpu = end - start;
-            if p.measured {
-                self.serialised.0 += cpu;
-                self.serialised.1 += 1;
-            } else {
-                self.unserialised.0 += cpu;
-                self.unserialised.1 += 1;
-            }
-            self.with_trace(|t| t.frame(p.frame, start, end, p.measured, p.waits_ns));
-            let (chosen, values) = match (p.measured, self.counters.as_mut()) {
-                (true, Some(c)) => {
-                    let values = c.read(start, end);
-                    c.forget_before(start);
-                    (c.chosen().to_vec(), values)
-                }
+            let start = match front {
+                Pending::Frame(_) => self.frame_start.unwrap_or(self.zero.monotonic_ns).min(end),
+                Pending::Window { window, .. } => window.0,
+            };
+            let wants = match front {
+                Pending::Frame(p) => p.measured,
+                Pending::Window { .. } => true,
+            };
+            let (chosen, values) = match (wants, self.counters.as_mut()) {
+                (true, Some(c)) => match c.read(start, end, give_up) {
+                    Some(values) => (c.chosen().to_vec(), values),
+                    None => {
+                        self.tried = Some(Instant::now());
+                        break;
+                    }
+                },
                 _ => (Vec::new(), Vec::new()),
             };
-            if p.measured {
-                if !chosen.is_empty() {
-                    self.with_trace(|t| t.frame_counters(&chosen, start, &values));
+            self.tried = None;
+            let Some(item) = self.pending.pop_front() else {
+                break;
+            };
+            for value in &values {
+                if let Err(reason) = value {
+                    *self.no_value.entry(reason.clone()).or_insert(0) += 1;
                 }
-                self.document
-                    .frame(p.frame, start, end, p.waits_ns, &chosen, &values);
             }
-            self.frame_start = Some(end);
+            match item {
+                Pending::Frame(p) => self.frame(p, start, &chosen, &values),
+                Pending::Window {
+                    device,
+                    queue,
+                    position,
+                    command_buffer,
+                    window,
+                    waited_ns,
+                } => self.with_trace(|t| {
+                    t.command_buffer_window(
+                        &device,
+                        queue,
+                        position,
+                        command_buffer,
+                        window,
+                        waited_ns,
+                        &chosen,
+                        &values,
+                    )
+                }),
+            }
             wrote = true;
         }
         if wrote || all {
             self.with_trace(|t| t.flush());
         }
     }
+
+    /// Writes frame `p`, from `start`, with lizard's counters over it.
+    fn frame(
+        &mut self,
+        p: Present,
+        start: u64,
+        chosen: &[lizard_core::Counter],
+        values: &[Result<f64, String>],
+    ) {
+        let end = p.monotonic_ns;
+        let cpu = end - start;
+        if p.measured {
+            self.serialised.0 += cpu;
+            self.serialised.1 += 1;
+        } else {
+            self.unserialised.0 += cpu;
+            self.unserialised.1 += 1;
+        }
+        self.with_trace(|t| t.frame(p.frame, start, end, p.measured, p.waits_ns));
+        if p.measured {
+            if !chosen.is_empty() {
+                self.with_trace(|t| t.frame_counters(chosen, start, values));
+            }
+            self.document
+                .frame(p.frame, start, end, p.waits_ns, chosen, values);
+            if let Some(c) = self.counters.as_mut() {
+                c.forget_before(start);
+            }
+        }
+        self.frame_start = Some(end);
+    }
 }
+
+/// Something written once lizard's counters over its window can be read.
+enum Pending {
+    /// A frame, ended by this present.
+    Frame(Present),
+    /// In `submit` mode, a command buffer's serialised window.
+    Window {
+        device: Arc<Device>,
+        queue: u64,
+        position: Option<(u32, u32)>,
+        command_buffer: u64,
+        window: (u64, u64),
+        waited_ns: u64,
+    },
+}
+
+impl Pending {
+    /// Where its window ends (`CLOCK_MONOTONIC`).
+    fn end(&self) -> u64 {
+        match self {
+            Pending::Frame(p) => p.monotonic_ns,
+            Pending::Window { window, .. } => window.1,
+        }
+    }
+}
+
+/// How long after a window's end the worker waits for the engine's samples to reach it.
+const PATIENCE_NS: u64 = 1_000_000_000;
 
 /// A queue's handle as a number.
 trait RawHandle {
