@@ -134,6 +134,13 @@ impl FrameCounters {
         Some(values)
     }
 
+    /// Stops the capture: the sources' last samples are stored; windows still read.
+    pub(crate) fn stop(&mut self) -> Result<(), String> {
+        self.lizard
+            .stop_capture()
+            .map_err(|e| lizard_core::error_chain(&e))
+    }
+
     /// Forgets samples before `monotonic_ns`: no window read later starts before it.
     pub(crate) fn forget_before(&mut self, monotonic_ns: u64) {
         let t = self.engine_ns(monotonic_ns);

@@ -253,7 +253,9 @@ impl Worker {
     }
 
     fn run(&mut self, receiver: &Receiver<Message>) {
+        let mut flushed = Instant::now();
         loop {
+            let mut idle = false;
             let timeout = if self.pending.is_empty() {
                 Duration::from_millis(200)
             } else {
@@ -266,11 +268,10 @@ impl Worker {
                 Ok(Message::Note(text)) => self.note(&text),
                 Ok(Message::Closing { device, ack }) => {
                     self.clocks.remove(&device.id);
-                    self.flush_pending(true);
                     let _ = ack.send(());
                 }
                 Ok(Message::Stop) | Err(RecvTimeoutError::Disconnected) => return,
-                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Timeout) => idle = true,
             }
             self.flush_pending(false);
             for (feature, reason) in boundary::take_reasons() {
@@ -281,10 +282,24 @@ impl Worker {
             if let Err(e) = self.document.write(false) {
                 eprintln!("{}: writing the document failed: {e}", crate::LAYER_NAME);
             }
+            // What is buffered goes to the file when nothing came for a while, and every 20 ms at most
+            // otherwise: an application that exits without destroying its instance, or is killed,
+            // leaves a trace up to its last work read.
+            if idle || flushed.elapsed() >= Duration::from_millis(20) {
+                self.with_trace(|t| t.flush());
+                flushed = Instant::now();
+            }
         }
     }
 
     fn finish(mut self) {
+        // The engine's last samples (its stop takes one, and drains what its sources hold) close the last
+        // frames' windows.
+        if let Some(c) = self.counters.as_mut() {
+            if let Err(e) = c.stop() {
+                self.note(&format!("lizard's capture stopped with an error: {e}"));
+            }
+        }
         self.flush_pending(true);
         // Work after the last present (or of an application that never presents) counts too.
         let start = self.frame_start.unwrap_or(self.zero.monotonic_ns);

@@ -75,7 +75,12 @@ fn check_cube(trace: &Trace, frames: u64) {
             .iter()
             .find(|(name, _)| name == "TaskClock")
             .expect("TaskClock, a software counter every Linux has");
-        assert_eq!(task_clock.1.len() as u64, frames, "a value per frame");
+        assert_eq!(
+            task_clock.1.len() as u64,
+            frames,
+            "a value per frame: {:?}",
+            trace.notes()
+        );
         assert!(task_clock.1.iter().all(|&(_, v)| v >= 0.0));
         assert!(task_clock.1.iter().any(|&(_, v)| v > 0.0));
     }
