@@ -69,8 +69,7 @@ fn args() -> Result<Args, Error> {
 
 fn main() -> ExitCode {
     let result = args().and_then(|args| {
-        // SAFETY: loads the system's Vulkan loader, as every Vulkan application does.
-        let entry = unsafe { ash::Entry::load() }?;
+        let entry = loader()?;
         for cycle in 0..args.cycles {
             run(&entry, &args).map_err(|e| format!("cycle {cycle}: {e}"))?;
         }
@@ -86,6 +85,35 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The system's Vulkan loader (`libvulkan.so.1`), opened as applications open it, and its
+/// `vkGetInstanceProcAddr` as ash's entry.
+fn loader() -> Result<ash::Entry, Error> {
+    // SAFETY: opens a shared library by name; it stays loaded for the process's life.
+    let library = unsafe {
+        libc::dlopen(
+            c"libvulkan.so.1".as_ptr(),
+            libc::RTLD_NOW | libc::RTLD_LOCAL,
+        )
+    };
+    if library.is_null() {
+        return Err("libvulkan.so.1 not found (Debian: libvulkan1)".into());
+    }
+    // SAFETY: the library's exported symbol, by name.
+    let symbol = unsafe { libc::dlsym(library, c"vkGetInstanceProcAddr".as_ptr()) };
+    if symbol.is_null() {
+        return Err("libvulkan.so.1 has no vkGetInstanceProcAddr".into());
+    }
+    // SAFETY: the loader's vkGetInstanceProcAddr, of that type.
+    let get_instance_proc_addr: vk::PFN_vkGetInstanceProcAddr =
+        unsafe { std::mem::transmute::<*mut libc::c_void, vk::PFN_vkGetInstanceProcAddr>(symbol) };
+    // SAFETY: a valid vkGetInstanceProcAddr of the loader.
+    Ok(unsafe {
+        ash::Entry::from_static_fn(ash::StaticFn {
+            get_instance_proc_addr,
+        })
+    })
 }
 
 /// SPIR-V words of a shader compiled from `examples/shaders` (by `glslangValidator -V`).
