@@ -15,8 +15,13 @@
 //! round are seconds apart, so a change of load touches both sides of that ratio) and every round's ratio,
 //! to show the spread. The machine's load average is printed before and after.
 //!
-//! Configurations: no layer; the layer in `frame` mode reading lizard's counters at each present and
-//! recording no queries (`LIZARD_VK_QUERIES=none`); with timestamps around every render pass; with
+//! The same is done with the CPU time of vkcube's process (its threads, the driver's and the layer's:
+//! `ratio vkcube_frame_cpu/NAME`), which a busy machine disturbs less than the wall time: on lavapipe the
+//! GPU is the CPU, so what the layer costs the CPU is what it costs the frame when the CPUs are full.
+//!
+//! Configurations: no layer; the layer passing every call on (no counters, no queries: what a frame
+//! boundary and the bookkeeping cost); the layer in `frame` mode reading lizard's counters at each present
+//! and recording no queries (`LIZARD_VK_QUERIES=none`); with timestamps around every render pass; with
 //! timestamps and pipeline statistics (the default). Each writes its trace and document into a temporary
 //! folder, as a user's run would.
 
@@ -32,28 +37,39 @@ struct Config {
     name: &'static str,
     layer: bool,
     queries: &'static str,
+    counters: &'static str,
 }
 
-const CONFIGS: [Config; 4] = [
+const CONFIGS: [Config; 5] = [
     Config {
         name: "no_layer",
         layer: false,
         queries: "",
+        counters: "",
+    },
+    Config {
+        name: "layer_passing_calls_on",
+        layer: true,
+        queries: "none",
+        counters: "none",
     },
     Config {
         name: "frame_counters",
         layer: true,
         queries: "none",
+        counters: "",
     },
     Config {
         name: "frame_counters_and_timestamps",
         layer: true,
         queries: "timestamps",
+        counters: "",
     },
     Config {
         name: "frame_counters_timestamps_and_statistics",
         layer: true,
         queries: "timestamps,pipeline-statistics",
+        counters: "",
     },
 ];
 
@@ -96,8 +112,19 @@ impl Drop for Xvfb {
     }
 }
 
-/// The wall time of one vkcube run of `frames` frames in `config`.
-fn run(config: &Config, frames: u64, display: &str, library: &Path, out: &Path) -> Duration {
+/// The CPU time (user and system) of every child process this one has waited for, in seconds: vkcube's
+/// threads and the layer's, as `timeout` reaps vkcube and this process reaps `timeout`.
+fn children_cpu() -> f64 {
+    // SAFETY: getrusage fills the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: as above, with RUSAGE_CHILDREN.
+    unsafe { libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage) };
+    let seconds = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    seconds(usage.ru_utime) + seconds(usage.ru_stime)
+}
+
+/// The wall time and CPU time (seconds) of one vkcube run of `frames` frames in `config`.
+fn run(config: &Config, frames: u64, display: &str, library: &Path, out: &Path) -> (f64, f64) {
     let mut command = Command::new("timeout");
     command
         .args(["-k", "5", "300", "vkcube", "--c"])
@@ -116,13 +143,15 @@ fn run(config: &Config, frames: u64, display: &str, library: &Path, out: &Path) 
                 out.join(format!("{}.pftrace", config.name)),
             )
             .env("LIZARD_VK_QUERIES", config.queries)
+            .env("LIZARD_VK_COUNTERS", config.counters)
             .env("LIZARD_VK_GATORD", "off");
     }
+    let cpu = children_cpu();
     let started = Instant::now();
     let status = command.status().expect("timeout and vkcube start");
     let elapsed = started.elapsed();
     assert!(status.success(), "vkcube in {}: {status}", config.name);
-    elapsed
+    (elapsed.as_secs_f64(), children_cpu() - cpu)
 }
 
 /// The machine's load averages (`/proc/loadavg`).
@@ -160,42 +189,52 @@ fn main() {
     for config in &CONFIGS {
         run(config, SHORT, &x.display, &library, &out);
     }
-    let mut per_frame: Vec<Vec<f64>> = vec![Vec::new(); CONFIGS.len()];
+    // Per configuration, per round: the wall time and the CPU time of one frame.
+    let mut wall: Vec<Vec<f64>> = vec![Vec::new(); CONFIGS.len()];
+    let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); CONFIGS.len()];
     for round in 0..rounds {
         let mut line = format!("round {round}:");
         for (i, config) in CONFIGS.iter().enumerate() {
             let short = run(config, SHORT, &x.display, &library, &out);
             let long = run(config, LONG, &x.display, &library, &out);
-            let frame = (long.as_secs_f64() - short.as_secs_f64()) / (LONG - SHORT) as f64;
-            per_frame[i].push(frame);
-            line.push_str(&format!(" {} {:.3} ms", config.name, frame * 1e3));
+            let frames = (LONG - SHORT) as f64;
+            wall[i].push((long.0 - short.0) / frames);
+            cpu[i].push((long.1 - short.1) / frames);
+            line.push_str(&format!(
+                " {} {:.3} ms ({:.3} ms CPU)",
+                config.name,
+                wall[i][round] * 1e3,
+                cpu[i][round] * 1e3
+            ));
         }
         println!("{line}");
     }
     println!("load average after: {}", load());
-    let base_rounds = per_frame[0].clone();
-    let base = median(&mut per_frame[0].clone());
-    println!(
-        "vkcube_frame/no_layer: median {:.3} ms a frame over {rounds} rounds",
-        base * 1e3
-    );
-    for (i, config) in CONFIGS.iter().enumerate().skip(1) {
-        let m = median(&mut per_frame[i].clone());
-        let mut paired: Vec<f64> = per_frame[i]
-            .iter()
-            .zip(&base_rounds)
-            .map(|(t, b)| t / b)
-            .collect();
-        let rounds: Vec<String> = paired.iter().map(|r| format!("{r:.3}")).collect();
+    for (what, times) in [("vkcube_frame", &wall), ("vkcube_frame_cpu", &cpu)] {
+        let base_rounds = times[0].clone();
+        let base = median(&mut times[0].clone());
         println!(
-            "ratio vkcube_frame/{} = {:.3} x no_layer (median {:.3} ms a frame; median of the rounds' ratios \
-             {:.3}; each round: {})",
-            config.name,
-            m / base,
-            m * 1e3,
-            median(&mut paired),
-            rounds.join(", ")
+            "{what}/no_layer: median {:.3} ms a frame over {rounds} rounds",
+            base * 1e3
         );
+        for (i, config) in CONFIGS.iter().enumerate().skip(1) {
+            let m = median(&mut times[i].clone());
+            let mut paired: Vec<f64> = times[i]
+                .iter()
+                .zip(&base_rounds)
+                .map(|(t, b)| t / b)
+                .collect();
+            let each: Vec<String> = paired.iter().map(|r| format!("{r:.3}")).collect();
+            println!(
+                "ratio {what}/{} = {:.3} x no_layer (median {:.3} ms a frame; median of the rounds' ratios \
+                 {:.3}; each round: {})",
+                config.name,
+                m / base,
+                m * 1e3,
+                median(&mut paired),
+                each.join(", ")
+            );
+        }
     }
     let _ = std::fs::remove_dir_all(&out);
 }

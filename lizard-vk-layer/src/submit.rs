@@ -60,22 +60,8 @@ fn record_copy(
         state.unused_command_buffer(cb);
         return Err(e);
     }
-    // SAFETY: recording; an execution dependency from every earlier command of the queue (the timestamps
-    // and queries written) to the copies.
-    unsafe {
-        barrier(
-            cb,
-            vk::PipelineStageFlags::ALL_COMMANDS,
-            vk::PipelineStageFlags::TRANSFER,
-            vk::DependencyFlags::empty(),
-            0,
-            std::ptr::null(),
-            0,
-            std::ptr::null(),
-            0,
-            std::ptr::null(),
-        )
-    };
+    // No execution dependency before the copies: each waits for its queries (WAIT), which the application's
+    // command buffer before wrote.
     for (recording, offsets) in copies {
         for (block, &offset) in recording.blocks.iter().zip(offsets) {
             for (first, count) in block.written_runs() {
