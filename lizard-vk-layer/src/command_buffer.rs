@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use ash::vk::{self, Handle};
 
 use crate::boundary::{self, Feature};
+use crate::config::Mode;
 use crate::device::Device;
 use crate::query_blocks::GRAPHICS_STATISTICS;
 use crate::recorder::{Allowed, Builder};
@@ -295,7 +296,7 @@ pub(crate) unsafe extern "system" fn free_command_buffers(
 }
 
 /// What the layer may record into command buffers of `family` on `device` now.
-fn allowed(device: &Device, family: u32) -> Option<Allowed> {
+fn allowed(device: &Device, family: u32, trappable: bool) -> Option<Allowed> {
     if !device.session.records_workloads() {
         return None;
     }
@@ -306,6 +307,7 @@ fn allowed(device: &Device, family: u32) -> Option<Allowed> {
         timestamps: queries.timestamps && f.timestamp_valid_bits > 0,
         graphics_statistics: statistics && f.flags.contains(vk::QueueFlags::GRAPHICS),
         compute_statistics: statistics && f.flags.contains(vk::QueueFlags::COMPUTE),
+        traps: trappable && device.session.mode_on(device) == Mode::RenderPass,
     };
     (allowed.timestamps || allowed.graphics_statistics || allowed.compute_statistics)
         .then_some(allowed)
@@ -340,13 +342,16 @@ pub(crate) unsafe extern "system" fn begin_command_buffer(
                     state.done = None;
                     (state.family, state.secondary)
                 };
-                let allowed = allowed(&ours, family)?;
                 // SAFETY: the application's begin info.
                 let info = unsafe { info.as_ref() }?;
                 let continues = secondary
                     && info
                         .flags
                         .contains(vk::CommandBufferUsageFlags::RENDER_PASS_CONTINUE);
+                // Traps only in primaries (a `SIMULTANEOUS_USE` one too: the layer serves every submission of
+                // a trapped command buffer, waiting for each, so it is never pending twice).
+                let trappable = !secondary;
+                let allowed = allowed(&ours, family, trappable)?;
                 Some((cell, secondary, continues, allowed))
             })
             .flatten();

@@ -27,9 +27,10 @@ pub enum Mode {
     /// for each and lizard's counters read between them: counters per command buffer, on every driver.
     /// Serialises the GPU: the trace gives the waits added and the frame time with and without them.
     Submit,
-    /// Counters per render pass by trapping the GPU after each one: only on Arm's own driver (the trap sets
-    /// events from the host after submission, which the Vulkan specification does not allow), and only
-    /// when asked for. Elsewhere it is refused with the reason, and `frame` is used.
+    /// Counters per render pass (and per other workload) by trapping the GPU after each one: only on Arm's
+    /// own driver (the trap sets events from the host after submission, which the Vulkan specification
+    /// does not allow), and only when asked for. Elsewhere it is refused with the reason, and `frame` is
+    /// used, unless `LIZARD_VK_RENDERPASS_ANY_DRIVER=1` forces it to test the mechanism.
     RenderPass,
 }
 

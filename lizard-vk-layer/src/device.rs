@@ -19,6 +19,7 @@ use crate::queue::QueueEntry;
 use crate::registry;
 use crate::session::Session;
 use crate::table::DeviceTable;
+use crate::trap::EventCache;
 
 /// Arm's PCI vendor id.
 const ARM_VENDOR: u32 = 0x13B5;
@@ -114,6 +115,8 @@ pub(crate) struct Device {
     pub queues: Mutex<Vec<QueueEntry>>,
     /// The layer's query pools.
     pub blocks: Arc<BlockCache>,
+    /// The layer's events (the `renderpass` mode's traps).
+    pub events: Arc<EventCache>,
 }
 
 /// What precedes the application's `VkPhysicalDeviceFeatures2` in its chain.
@@ -552,6 +555,7 @@ fn register(
         query_pools: RwLock::new(HashMap::new()),
         queues: Mutex::new(Vec::new()),
         blocks: Arc::new(BlockCache::default()),
+        events: Arc::new(EventCache::default()),
     };
     // SAFETY: a live device's handle.
     if let Some(key) = unsafe { registry::key_of(handle) } {
@@ -597,6 +601,7 @@ impl Device {
             entry.destroy(self);
         }
         self.blocks.destroy_all(&self.table, self.handle);
+        self.events.destroy_all(self);
     }
 }
 

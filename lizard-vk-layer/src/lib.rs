@@ -30,6 +30,7 @@ mod session;
 mod submit;
 mod table;
 mod trace;
+mod trap;
 mod worker;
 mod workload;
 

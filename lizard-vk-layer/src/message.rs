@@ -24,6 +24,8 @@ pub(crate) struct Submitted {
     pub window: Option<(u64, u64)>,
     /// In a serialised submission: how long the layer waited for it, in ns.
     pub waited_ns: u64,
+    /// In `renderpass` mode: `CLOCK_MONOTONIC` when the GPU reached each trap of the recording.
+    pub trap_times: Vec<u64>,
 }
 
 /// A submission whose results the worker reads once the layer's fence signals.

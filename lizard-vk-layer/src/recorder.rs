@@ -12,6 +12,7 @@ use ash::vk;
 
 use crate::device::Device;
 use crate::query_blocks::{Block, BlockKind};
+use crate::trap::{self, Trap};
 use crate::workload::{Entry, Kind, Labels, Recording, Slot, Workload};
 
 /// What the layer may record into one command buffer.
@@ -23,6 +24,9 @@ pub(crate) struct Allowed {
     pub graphics_statistics: bool,
     /// Compute pipeline statistics around dispatches.
     pub compute_statistics: bool,
+    /// The `renderpass` mode's trap after each workload (primary command buffers without
+    /// `SIMULTANEOUS_USE` only).
+    pub traps: bool,
 }
 
 /// How a render pass instance begins.
@@ -51,6 +55,7 @@ pub(crate) struct Builder {
     allowed: Allowed,
     entries: Vec<Entry>,
     blocks: Vec<Block>,
+    traps: Vec<Trap>,
     labels: Vec<Arc<str>>,
     snapshot: Option<Labels>,
     /// The entry index of the render pass (or other workload) open.
@@ -70,6 +75,7 @@ impl Builder {
             allowed,
             entries: Vec::new(),
             blocks: Vec::new(),
+            traps: Vec::new(),
             labels: Vec::new(),
             snapshot: None,
             open: None,
@@ -220,6 +226,7 @@ impl Builder {
             untimed: None,
             statistics: None,
             no_statistics: None,
+            trap: None,
         };
         if begin.split {
             workload.untimed = Some(
@@ -256,6 +263,24 @@ impl Builder {
         }
         let (statistics, timestamps) = (workload.statistics, workload.timestamps);
         self.end_queries(device, cb, statistics, timestamps);
+        self.trap(device, cb, index);
+    }
+
+    /// In `renderpass` mode, the trap after the workload at entry `index`.
+    fn trap(&mut self, device: &Device, cb: vk::CommandBuffer, index: usize) {
+        if !self.allowed.traps || self.secondary {
+            return;
+        }
+        let Some(leased) = device.events.lease(device) else {
+            return;
+        };
+        if !trap::record(device, cb, &leased) {
+            return;
+        }
+        self.traps.push(leased);
+        if let Some(Entry::Workload(w)) = self.entries.get_mut(index) {
+            w.trap = Some(self.traps.len() as u32 - 1);
+        }
     }
 
     fn end_queries(
@@ -300,6 +325,7 @@ impl Builder {
             untimed: None,
             statistics: None,
             no_statistics: None,
+            trap: None,
         };
         (workload.timestamps, workload.untimed) = self.timestamps(device, cb);
         if kind == Kind::Dispatch && self.allowed.compute_statistics {
@@ -324,6 +350,7 @@ impl Builder {
         };
         let (statistics, timestamps) = (workload.statistics, workload.timestamps);
         self.end_queries(device, cb, statistics, timestamps);
+        self.trap(device, cb, index);
     }
 
     fn open_workload(&mut self) -> Option<&mut Workload> {
@@ -398,6 +425,7 @@ impl Builder {
             secondary: self.secondary,
             entries: self.entries,
             blocks: self.blocks,
+            traps: self.traps,
             loose_draws: self.loose_draws,
         }
     }

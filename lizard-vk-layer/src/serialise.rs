@@ -12,10 +12,12 @@ use ash::vk;
 
 use crate::boundary::{self, Feature};
 use crate::clock;
+use crate::command_buffer::recording;
 use crate::device::Device;
 use crate::message::Message;
 use crate::queue::{self, QueueShared, QueueState};
 use crate::submit::{plan, recordings, Plan};
+use crate::trap;
 
 /// The longest the layer waits for one piece: past it, serialising turns off.
 const WAIT_NS: u64 = 10_000_000_000;
@@ -42,15 +44,27 @@ fn piece(
     state: &mut QueueState,
     cb: vk::CommandBuffer,
     frame: u64,
+    measured: bool,
     submit: impl FnOnce(Option<vk::CommandBuffer>, vk::Fence) -> vk::Result,
 ) -> Result<(), vk::Result> {
-    let plan: Option<Plan> = recordings(device, &[vec![cb]]).map(|r| plan(device, state, &r));
+    let plan: Option<Plan> = if measured {
+        recordings(device, &[vec![cb]]).map(|r| plan(device, state, &r))
+    } else {
+        None
+    };
+    let trapped = recording(device, cb).filter(|r| trap::trapped(r));
+    if let Some(r) = &trapped {
+        trap::arm(device, r);
+    }
     let post = plan.as_ref().and_then(|p| p.posts[0][0]);
     let fence = match state.fence(device) {
         Ok(f) => f,
         Err(e) => {
             boundary::turn_off(Feature::Serialise, format!("no fence for a piece: {e}"));
-            // The piece is still submitted, without a wait.
+            // The piece is still submitted, without a wait, its traps opened.
+            if let Some(r) = &trapped {
+                trap::open(device, r);
+            }
             let result = submit(post, vk::Fence::null());
             if let Some(p) = plan {
                 p.finish(
@@ -81,6 +95,16 @@ fn piece(
         return Err(result);
     }
     let submitted = clock::monotonic_ns();
+    let trap_times = match &trapped {
+        Some(r) => match trap::serve(device, r) {
+            Ok(times) => times,
+            Err(why) => {
+                boundary::turn_off(Feature::Serialise, format!("renderpass mode: {why}"));
+                Vec::new()
+            }
+        },
+        None => Vec::new(),
+    };
     let waited = match device.table.wait_for_fences {
         // SAFETY: the layer's fence, just submitted; the wait has a deadline.
         Some(wait) => unsafe { wait(device.handle, 1, &fence, vk::TRUE, WAIT_NS) },
@@ -94,12 +118,15 @@ fn piece(
         );
     }
     let waited_ns = after - submitted;
-    device.session.add_wait(waited_ns);
+    if measured {
+        device.session.add_wait(waited_ns);
+    }
     match plan {
         Some(mut p) => {
             if let Some(b) = p.buffers.first_mut() {
                 b.window = Some((before, after));
                 b.waited_ns = waited_ns;
+                b.trap_times = trap_times;
             }
             p.finish(
                 device,
@@ -127,7 +154,8 @@ fn piece(
 }
 
 /// `vkQueueSubmit` split into pieces; `None` when the submission is not split (it is then submitted as in
-/// frame mode).
+/// frame mode). Unless `measured` (a frame outside the range whose trapped command buffers the layer must
+/// still serve), nothing is read and no wait is counted.
 ///
 /// # Safety
 ///
@@ -138,6 +166,7 @@ pub(crate) unsafe fn submit(
     list: &[vk::SubmitInfo<'_>],
     fence: vk::Fence,
     frame: u64,
+    measured: bool,
 ) -> Option<vk::Result> {
     if list.iter().any(|s| !s.p_next.is_null()) {
         chained(device);
@@ -188,7 +217,9 @@ pub(crate) unsafe fn submit(
                     // semaphores on the first and last pieces; every pointer is live during the call.
                     unsafe { next(queue, 1, &one, our) }
                 };
-                if let Err(result) = piece(device, queue, &shared, &mut state, cb, frame, submit) {
+                if let Err(result) = piece(
+                    device, queue, &shared, &mut state, cb, frame, measured, submit,
+                ) {
                     return result;
                 }
             }
@@ -214,6 +245,7 @@ pub(crate) unsafe fn submit2(
     list: &[vk::SubmitInfo2<'_>],
     fence: vk::Fence,
     frame: u64,
+    measured: bool,
     next: vk::PFN_vkQueueSubmit2,
 ) -> Option<vk::Result> {
     if list
@@ -276,6 +308,7 @@ pub(crate) unsafe fn submit2(
                     &mut state,
                     cb_info.command_buffer,
                     frame,
+                    measured,
                     submit,
                 ) {
                     return result;

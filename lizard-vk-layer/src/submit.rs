@@ -16,6 +16,7 @@ use crate::message::{Message, Submission, Submitted};
 use crate::queue::{self, QueueShared, QueueState};
 use crate::registry;
 use crate::serialise;
+use crate::trap;
 use crate::workload::Recording;
 
 /// What the layer adds to one submission.
@@ -158,6 +159,7 @@ pub(crate) fn plan(
                 untimed: None,
                 window: None,
                 waited_ns: 0,
+                trap_times: Vec::new(),
             };
             if range.is_none() {
                 submitted.untimed = Some(
@@ -358,6 +360,62 @@ unsafe fn batches2(submits: &[vk::SubmitInfo2<'_>]) -> Vec<Vec<vk::CommandBuffer
         .collect()
 }
 
+/// Every command buffer of `submits`.
+///
+/// # Safety
+///
+/// `submits` are the application's valid submit infos.
+unsafe fn all_command_buffers(submits: &[vk::SubmitInfo<'_>]) -> Vec<vk::CommandBuffer> {
+    let mut all = Vec::new();
+    for s in submits {
+        if !s.p_command_buffers.is_null() {
+            // SAFETY: the application's array of `command_buffer_count` handles.
+            all.extend_from_slice(unsafe {
+                std::slice::from_raw_parts(s.p_command_buffers, s.command_buffer_count as usize)
+            });
+        }
+    }
+    all
+}
+
+/// Every command buffer of `submits`.
+///
+/// # Safety
+///
+/// `submits` are the application's valid submit infos.
+unsafe fn all_command_buffers2(submits: &[vk::SubmitInfo2<'_>]) -> Vec<vk::CommandBuffer> {
+    let mut all = Vec::new();
+    for s in submits {
+        if !s.p_command_buffer_infos.is_null() {
+            // SAFETY: the application's array of `command_buffer_info_count` infos.
+            let infos = unsafe {
+                std::slice::from_raw_parts(
+                    s.p_command_buffer_infos,
+                    s.command_buffer_info_count as usize,
+                )
+            };
+            all.extend(infos.iter().map(|i| i.command_buffer));
+        }
+    }
+    all
+}
+
+/// Whether a recording among `buffers` holds traps.
+fn has_traps(device: &Device, buffers: &[vk::CommandBuffer]) -> bool {
+    buffers
+        .iter()
+        .any(|cb| recording(device, *cb).is_some_and(|r| trap::trapped(&r)))
+}
+
+/// Opens the traps of every trapped recording among `buffers`: the layer does not serve this submission.
+fn open_traps(device: &Device, buffers: &[vk::CommandBuffer]) {
+    for cb in buffers {
+        if let Some(r) = recording(device, *cb).filter(|r| trap::trapped(r)) {
+            trap::open(device, &r);
+        }
+    }
+}
+
 /// The queue's state taken and the plan made for `batches`; `None` when there is nothing to read.
 fn ready(
     device: &Device,
@@ -401,25 +459,38 @@ pub(crate) unsafe extern "system" fn queue_submit(
         };
         let session = &dev.session;
         let frame = session.frame();
-        if count == 0
-            || submits.is_null()
-            || !session.measures(frame)
-            || !boundary::is_on(Feature::Timing)
-        {
+        if count == 0 || submits.is_null() {
             // SAFETY: the application's arguments, passed on.
             return unsafe { next(queue, count, submits, fence) };
         }
         // SAFETY: the application's array of `count` submit infos.
         let list = unsafe { std::slice::from_raw_parts(submits, count as usize) };
-        if session.mode_on(&dev) == Mode::Submit && boundary::is_on(Feature::Serialise) {
+        let mode = session.mode_on(&dev);
+        let measured = session.measures(frame) && boundary::is_on(Feature::Timing);
+        // A submission of trapped command buffers is served whatever the frame.
+        let serve = mode == Mode::RenderPass
+            // SAFETY: the application's submit infos.
+            && has_traps(&dev, &unsafe { all_command_buffers(list) });
+        if (measured || serve) && mode.serialises() && boundary::is_on(Feature::Serialise) {
             if let Some(result) = boundary::work(Feature::Serialise, COMMAND, || {
                 // SAFETY: the application's arguments.
-                unsafe { serialise::submit(&dev, queue, list, fence, frame) }
+                unsafe { serialise::submit(&dev, queue, list, fence, frame, measured) }
             })
             .flatten()
             {
                 return result;
             }
+        }
+        if mode == Mode::RenderPass {
+            // Traps the layer does not serve are opened before the submission.
+            boundary::always(Feature::Serialise, COMMAND, || {
+                // SAFETY: the application's submit infos.
+                open_traps(&dev, &unsafe { all_command_buffers(list) })
+            });
+        }
+        if !measured {
+            // SAFETY: the application's arguments, passed on.
+            return unsafe { next(queue, count, submits, fence) };
         }
         let submitted_ns = clock::monotonic_ns();
         let ready = boundary::work(Feature::Timing, COMMAND, || {
@@ -505,25 +576,38 @@ unsafe fn queue_submit2_with(
         };
         let session = &dev.session;
         let frame = session.frame();
-        if count == 0
-            || submits.is_null()
-            || !session.measures(frame)
-            || !boundary::is_on(Feature::Timing)
-        {
+        if count == 0 || submits.is_null() {
             // SAFETY: the application's arguments, passed on.
             return unsafe { next(queue, count, submits, fence) };
         }
         // SAFETY: the application's array of `count` submit infos.
         let list = unsafe { std::slice::from_raw_parts(submits, count as usize) };
-        if session.mode_on(&dev) == Mode::Submit && boundary::is_on(Feature::Serialise) {
+        let mode = session.mode_on(&dev);
+        let measured = session.measures(frame) && boundary::is_on(Feature::Timing);
+        // A submission of trapped command buffers is served whatever the frame.
+        let serve = mode == Mode::RenderPass
+            // SAFETY: the application's submit infos.
+            && has_traps(&dev, &unsafe { all_command_buffers2(list) });
+        if (measured || serve) && mode.serialises() && boundary::is_on(Feature::Serialise) {
             if let Some(result) = boundary::work(Feature::Serialise, command, || {
                 // SAFETY: the application's arguments.
-                unsafe { serialise::submit2(&dev, queue, list, fence, frame, next) }
+                unsafe { serialise::submit2(&dev, queue, list, fence, frame, measured, next) }
             })
             .flatten()
             {
                 return result;
             }
+        }
+        if mode == Mode::RenderPass {
+            // Traps the layer does not serve are opened before the submission.
+            boundary::always(Feature::Serialise, command, || {
+                // SAFETY: the application's submit infos.
+                open_traps(&dev, &unsafe { all_command_buffers2(list) })
+            });
+        }
+        if !measured {
+            // SAFETY: the application's arguments, passed on.
+            return unsafe { next(queue, count, submits, fence) };
         }
         let submitted_ns = clock::monotonic_ns();
         let ready = boundary::work(Feature::Timing, command, || {

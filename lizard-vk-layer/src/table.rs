@@ -159,5 +159,14 @@ table! {
         bind_buffer_memory: PFN_vkBindBufferMemory = c"vkBindBufferMemory",
         map_memory: PFN_vkMapMemory = c"vkMapMemory",
         get_calibrated_timestamps_ext: PFN_vkGetCalibratedTimestampsKHR = c"vkGetCalibratedTimestampsEXT",
+        // The renderpass mode's trap.
+        create_event: PFN_vkCreateEvent = c"vkCreateEvent",
+        destroy_event: PFN_vkDestroyEvent = c"vkDestroyEvent",
+        get_event_status: PFN_vkGetEventStatus = c"vkGetEventStatus",
+        set_event: PFN_vkSetEvent = c"vkSetEvent",
+        reset_event: PFN_vkResetEvent = c"vkResetEvent",
+        cmd_set_event: PFN_vkCmdSetEvent = c"vkCmdSetEvent",
+        cmd_reset_event: PFN_vkCmdResetEvent = c"vkCmdResetEvent",
+        cmd_wait_events: PFN_vkCmdWaitEvents = c"vkCmdWaitEvents",
     }
 }

@@ -68,7 +68,8 @@ struct QueueTracks {
     /// Where the last slice ended (slices of one track may not overlap).
     last_end: u64,
     statistics: HashMap<&'static str, TrackId>,
-    command_buffers: Option<TrackId>,
+    /// The serialised windows' tracks: command buffers, trapped workloads.
+    serialised: [Option<TrackId>; 2],
 }
 
 /// Interned argument names.
@@ -108,7 +109,8 @@ pub(crate) struct Trace {
     devices: HashMap<u32, TrackId>,
     queues: HashMap<(u32, u64), QueueTracks>,
     frame_counters: Option<Vec<TrackId>>,
-    command_buffer_counters: Option<Vec<TrackId>>,
+    /// lizard's counter tracks per serialised window: command buffers, trapped workloads.
+    serialised_counters: [Option<Vec<TrackId>>; 2],
     kinds: HashMap<Kind, NameId>,
     category: CategoryId,
     args: Args,
@@ -129,6 +131,68 @@ pub(crate) struct Placed<'a> {
     pub submission: u64,
     /// Whether the device's clock was calibrated against the host's.
     pub calibrated: bool,
+}
+
+/// What a serialised window belongs to.
+#[derive(Debug, Clone)]
+pub(crate) enum Serialised {
+    /// A command buffer submitted alone (`submit` mode).
+    CommandBuffer(u64),
+    /// A workload between two traps (`renderpass` mode).
+    Workload {
+        /// Its slice's name.
+        name: String,
+        /// Its kind.
+        kind: Kind,
+        /// Its frame.
+        frame: u64,
+    },
+}
+
+impl Serialised {
+    fn index(&self) -> usize {
+        match self {
+            Serialised::CommandBuffer(_) => 0,
+            Serialised::Workload { .. } => 1,
+        }
+    }
+
+    fn name(&self) -> String {
+        match self {
+            Serialised::CommandBuffer(cb) => format!("command buffer {cb:#x}"),
+            Serialised::Workload { name, .. } => name.clone(),
+        }
+    }
+
+    /// The name and description of the queue's track of such windows.
+    fn track(&self) -> (&'static str, &'static str) {
+        match self {
+            Serialised::CommandBuffer(_) => (
+                "command buffers, serialised (submit mode)",
+                "Each command buffer submitted alone and waited for: from its submission to the end of the \
+                 layer's wait, with lizard's counters over that window",
+            ),
+            Serialised::Workload { .. } => (
+                "workloads, trapped (renderpass mode)",
+                "Each workload of a primary command buffer between the trap before it (or its submission) \
+                 and the trap after it, where the GPU waited while lizard's counters were read",
+            ),
+        }
+    }
+
+    /// The name and description of the group of lizard's counters over such windows.
+    fn counters(&self) -> (&'static str, &'static str) {
+        match self {
+            Serialised::CommandBuffer(_) => (
+                "lizard counters per command buffer (submit mode)",
+                "lizard's counters read over each command buffer's serialised window",
+            ),
+            Serialised::Workload { .. } => (
+                "lizard counters per workload (renderpass mode)",
+                "lizard's counters read between the traps around each workload",
+            ),
+        }
+    }
 }
 
 /// The unit of a counter's readings, as Perfetto names it.
@@ -209,7 +273,7 @@ impl Trace {
             devices: HashMap::new(),
             queues: HashMap::new(),
             frame_counters: None,
-            command_buffer_counters: None,
+            serialised_counters: [None, None],
             kinds,
             category,
             args,
@@ -268,7 +332,7 @@ impl Trace {
                     workloads,
                     last_end: 0,
                     statistics: HashMap::new(),
-                    command_buffers: None,
+                    serialised: [None, None],
                 },
             );
         }
@@ -463,42 +527,42 @@ impl Trace {
         Ok(())
     }
 
-    /// In `submit` mode: a command buffer's window on the host, with lizard's counters over it.
+    /// A serialised window on the host, with lizard's counters over it: a command buffer's in `submit`
+    /// mode, a trapped workload's in `renderpass` mode.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn command_buffer_window(
+    pub(crate) fn serialised_window(
         &mut self,
         device: &Device,
         queue: u64,
         position: Option<(u32, u32)>,
-        command_buffer: u64,
+        what: &Serialised,
         window: (u64, u64),
         waited_ns: u64,
         counters: &[Counter],
         values: &[Result<f64, String>],
     ) -> io::Result<()> {
         let workloads = self.queue(device, queue, position)?.workloads;
-        let track = match self.queues[&(device.id, queue)].command_buffers {
+        let index = what.index();
+        let existing = self.queues[&(device.id, queue)].serialised[index];
+        let track = match existing {
             Some(t) => t,
             None => {
-                let t = self.writer.group_described(
-                    "command buffers, serialised (submit mode)",
-                    "Each command buffer submitted alone and waited for: from its submission to the end of the \
-                     layer's wait, with lizard's counters over that window",
-                    Some(workloads),
-                )?;
+                let (name, description) = what.track();
+                let t = self
+                    .writer
+                    .group_described(name, description, Some(workloads))?;
                 self.queues
                     .get_mut(&(device.id, queue))
                     .expect("made above")
-                    .command_buffers = Some(t);
+                    .serialised[index] = Some(t);
                 t
             }
         };
-        if self.command_buffer_counters.is_none() {
-            let group = self.writer.group_described(
-                "lizard counters per command buffer (submit mode)",
-                "lizard's counters read over each command buffer's serialised window",
-                Some(self.process),
-            )?;
+        if self.serialised_counters[index].is_none() {
+            let (name, description) = what.counters();
+            let group = self
+                .writer
+                .group_described(name, description, Some(self.process))?;
             let mut tracks = Vec::new();
             for c in counters {
                 tracks.push(self.writer.counter_track(&CounterTrack {
@@ -508,18 +572,22 @@ impl Trace {
                     ..CounterTrack::new(&c.name, Some(group))
                 })?);
             }
-            self.command_buffer_counters = Some(tracks);
+            self.serialised_counters[index] = Some(tracks);
         }
         let (begin, end) = (self.zero.since(window.0), self.zero.since(window.1));
-        let name = format!("command buffer {command_buffer:#x}");
+        let name = what.name();
         let a = &self.args;
-        let args = [
-            (a.waits_ns, Arg::Uint(waited_ns)),
-            (a.cpu_ns, Arg::Uint(window.1.saturating_sub(window.0))),
-        ];
+        let mut args = vec![(a.cpu_ns, Arg::Uint(window.1.saturating_sub(window.0)))];
+        if waited_ns > 0 {
+            args.push((a.waits_ns, Arg::Uint(waited_ns)));
+        }
+        if let Serialised::Workload { kind, frame, .. } = what {
+            args.push((a.kind, Arg::Str(kind.name())));
+            args.push((a.frame, Arg::Uint(*frame)));
+        }
         self.writer
             .slice(track, begin, end.max(begin), Name::Text(&name), None, &args)?;
-        let tracks = self.command_buffer_counters.clone().unwrap_or_default();
+        let tracks = self.serialised_counters[index].clone().unwrap_or_default();
         for (track, value) in tracks.iter().zip(values) {
             if let Ok(v) = value {
                 self.writer

@@ -22,7 +22,7 @@ use crate::message::{Message, Present, Submission};
 use crate::queue;
 use crate::results::{self, Read};
 use crate::session::Session;
-use crate::trace::{statistics_names, Placed, Trace};
+use crate::trace::{statistics_names, Placed, Serialised, Trace};
 
 /// The longest the worker waits for one submission before giving its results up.
 const FENCE_PATIENCE: Duration = Duration::from_secs(20);
@@ -378,9 +378,12 @@ impl Worker {
             self.note(&format!("VkDevice {}: {note}", device.id));
         }
         if self.session.config.mode == Mode::RenderPass {
-            if let Some(why) = crate::render_pass_mode::refusal(device) {
-                eprintln!("{}: {why}", crate::LAYER_NAME);
-                self.note(&why);
+            match crate::render_pass_mode::refusal(device) {
+                Some(why) => {
+                    eprintln!("{}: {why}", crate::LAYER_NAME);
+                    self.note(&why);
+                }
+                None => self.note(&crate::render_pass_mode::accepted(device)),
             }
         }
         self.clocks.insert(device.id, DeviceClock::new(device));
@@ -489,17 +492,45 @@ impl Worker {
                 }
             }
         }
-        // Submit mode: each command buffer's window, with lizard's counters over it once they reach it.
-        for b in &s.buffers {
+        // Serialising modes: each command buffer's window (and in renderpass mode each trapped workload's,
+        // from the trap before it), with lizard's counters over it once they reach it.
+        for (b, (_, reads)) in s.buffers.iter().zip(&reads) {
             let Some(window) = b.window else { continue };
             self.pending.push_back(Pending::Window {
                 device: Arc::clone(&device),
                 queue: s.queue.as_raw_handle(),
                 position,
-                command_buffer: b.recording.command_buffer,
+                what: Serialised::CommandBuffer(b.recording.command_buffer),
                 window,
                 waited_ns: b.waited_ns,
             });
+            let mut previous = window.0;
+            for read in reads.iter().filter(|r| !r.secondary) {
+                let Some(at) = read
+                    .workload
+                    .trap
+                    .and_then(|i| b.trap_times.get(i as usize).copied())
+                else {
+                    continue;
+                };
+                let name = read
+                    .labels
+                    .last()
+                    .map_or_else(|| read.workload.kind.name().to_owned(), |l| l.to_string());
+                self.pending.push_back(Pending::Window {
+                    device: Arc::clone(&device),
+                    queue: s.queue.as_raw_handle(),
+                    position,
+                    what: Serialised::Workload {
+                        name,
+                        kind: read.workload.kind,
+                        frame: s.frame,
+                    },
+                    window: (previous, at),
+                    waited_ns: 0,
+                });
+                previous = at;
+            }
         }
     }
 
@@ -550,19 +581,12 @@ impl Worker {
                     device,
                     queue,
                     position,
-                    command_buffer,
+                    what,
                     window,
                     waited_ns,
                 } => self.with_trace(|t| {
-                    t.command_buffer_window(
-                        &device,
-                        queue,
-                        position,
-                        command_buffer,
-                        window,
-                        waited_ns,
-                        &chosen,
-                        &values,
+                    t.serialised_window(
+                        &device, queue, position, &what, window, waited_ns, &chosen, &values,
                     )
                 }),
             }
@@ -609,12 +633,13 @@ impl Worker {
 enum Pending {
     /// A frame, ended by this present.
     Frame(Present),
-    /// In `submit` mode, a command buffer's serialised window.
+    /// A serialised window: a command buffer's (`submit` mode) or a trapped workload's (`renderpass`
+    /// mode).
     Window {
         device: Arc<Device>,
         queue: u64,
         position: Option<(u32, u32)>,
-        command_buffer: u64,
+        what: Serialised,
         window: (u64, u64),
         waited_ns: u64,
     },

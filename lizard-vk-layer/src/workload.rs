@@ -107,6 +107,8 @@ pub(crate) struct Workload {
     pub statistics: Option<Slot>,
     /// Why it has no pipeline statistics, when the layer reads them but not here.
     pub no_statistics: Option<&'static str>,
+    /// In `renderpass` mode, its trap: an index into [`Recording::traps`].
+    pub trap: Option<u32>,
 }
 
 /// One entry of a recording, in recording order.
@@ -136,6 +138,8 @@ pub(crate) struct Recording {
     pub entries: Vec<Entry>,
     /// The query blocks it leased, with the queries it used in each.
     pub blocks: Vec<Block>,
+    /// In `renderpass` mode, the traps after its workloads, in order.
+    pub traps: Vec<crate::trap::Trap>,
     /// Draws recorded outside any render pass of its own (a secondary continuing its primary's render pass
     /// draws there).
     pub loose_draws: u32,

@@ -198,3 +198,64 @@ fn the_layer_loaded_and_unloaded_three_times_writes_three_whole_traces() {
     assert!(!dir.join("c-4.pftrace").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn renderpass_mode_forced_traps_each_workload_and_the_gpu_waits_at_each_trap() {
+    if !vulkan_ready() {
+        return;
+    }
+    let dir = scratch("workloads-renderpass");
+    let submits = SUBMITS.to_string();
+    let mut app = App::new(
+        workloads_example().to_string_lossy(),
+        &["--submits", &submits],
+    );
+    app.x = false;
+    app.env.push(("LIZARD_VK_MODE", "renderpass".to_owned()));
+    // lavapipe is not Arm's driver: the mechanism is forced, to be tested (it happens to wait for
+    // host-set events there too).
+    app.env
+        .push(("LIZARD_VK_RENDERPASS_ANY_DRIVER", "1".to_owned()));
+    let run = app.run(&dir.join("rp.pftrace"));
+    run.assert_success();
+    let Some(trace) = decode(&run.trace) else {
+        return;
+    };
+    check(&trace, true);
+    assert!(trace
+        .notes()
+        .iter()
+        .any(|n| n.starts_with("renderpass mode forced")));
+    // Every workload of a primary command buffer has its window between traps (the secondary's dispatch
+    // runs inside the window of the workload after it).
+    let windows: Vec<Slice> = trace
+        .slices()
+        .into_iter()
+        .filter(|s| s.track.starts_with("workloads, trapped"))
+        .collect();
+    let primary: Vec<Slice> = trace
+        .workloads()
+        .into_iter()
+        .filter(|s| s.text("secondary") == Some("no"))
+        .collect();
+    assert_eq!(windows.len() as u64, SUBMITS * 8 + 4);
+    assert_eq!(windows.len(), primary.len());
+    for (window, workload) in windows.iter().zip(&primary) {
+        assert_eq!(window.text("type"), workload.text("type"));
+        assert_eq!(window.name, workload.name);
+        // The GPU waited at the trap before: the workload began after the host let it go.
+        assert!(
+            workload.begin >= window.begin,
+            "{workload:?} began before the trap before it was released: {window:?}"
+        );
+    }
+    if common::frame_counters_ran(&trace) {
+        let per_workload = trace.counters_under("lizard counters per workload (renderpass mode)");
+        let (_, values) = per_workload
+            .iter()
+            .find(|(n, _)| n == "TaskClock")
+            .expect("TaskClock per workload");
+        assert_eq!(values.len(), windows.len());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
