@@ -5,7 +5,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -23,6 +23,9 @@ use crate::queue;
 use crate::results::{self, Read};
 use crate::session::Session;
 use crate::trace::{statistics_names, Placed, Serialised, Trace};
+
+/// How long the worker sleeps between looks while the application sends.
+const TICK: Duration = Duration::from_millis(4);
 
 /// The longest the worker waits for one submission before giving its results up.
 const FENCE_PATIENCE: Duration = Duration::from_secs(20);
@@ -252,27 +255,56 @@ impl Worker {
         }
     }
 
+    /// Handles one message; `false` at the session's end.
+    fn handle(&mut self, message: Message) -> bool {
+        match message {
+            Message::Submission(s) => self.submission(*s),
+            Message::Present(p) => self.pending.push_back(Pending::Frame(p)),
+            Message::Device(d) => self.device(&d),
+            Message::Note(text) => self.note(&text),
+            Message::Closing { device, ack } => {
+                self.clocks.remove(&device.id);
+                let _ = ack.send(());
+            }
+            Message::Stop => return false,
+        }
+        true
+    }
+
+    /// While the application sends, the worker sleeps a tick between looks and handles everything that
+    /// came at once: a message is then only a push onto a list for the application's thread, which never
+    /// wakes the worker. When nothing came for a tick, it blocks until something comes (or 200 ms).
     fn run(&mut self, receiver: &Receiver<Message>) {
         let mut flushed = Instant::now();
+        let mut quiet = false;
         loop {
-            let mut idle = false;
-            let timeout = if self.pending.is_empty() {
-                Duration::from_millis(200)
-            } else {
-                Duration::from_millis(1)
-            };
-            match receiver.recv_timeout(timeout) {
-                Ok(Message::Submission(s)) => self.submission(*s),
-                Ok(Message::Present(p)) => self.pending.push_back(Pending::Frame(p)),
-                Ok(Message::Device(d)) => self.device(&d),
-                Ok(Message::Note(text)) => self.note(&text),
-                Ok(Message::Closing { device, ack }) => {
-                    self.clocks.remove(&device.id);
-                    let _ = ack.send(());
+            if quiet && self.pending.is_empty() {
+                match receiver.recv_timeout(Duration::from_millis(200)) {
+                    Ok(message) => {
+                        if !self.handle(message) {
+                            return;
+                        }
+                    }
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => return,
                 }
-                Ok(Message::Stop) | Err(RecvTimeoutError::Disconnected) => return,
-                Err(RecvTimeoutError::Timeout) => idle = true,
+            } else {
+                std::thread::sleep(TICK);
             }
+            let mut came = false;
+            loop {
+                match receiver.try_recv() {
+                    Ok(message) => {
+                        came = true;
+                        if !self.handle(message) {
+                            return;
+                        }
+                    }
+                    Err(TryRecvError::Empty) => break,
+                    Err(TryRecvError::Disconnected) => return,
+                }
+            }
+            quiet = !came;
             self.flush_pending(false);
             for (feature, reason) in boundary::take_reasons() {
                 let text = format!("{} turned off: {reason}", feature.name());
@@ -282,10 +314,10 @@ impl Worker {
             if let Err(e) = self.document.write(false) {
                 eprintln!("{}: writing the document failed: {e}", crate::LAYER_NAME);
             }
-            // What is buffered goes to the file when nothing came for a while, and every 20 ms at most
+            // What is buffered goes to the file when nothing came for a tick, and every 20 ms at most
             // otherwise: an application that exits without destroying its instance, or is killed,
             // leaves a trace up to its last work read.
-            if idle || flushed.elapsed() >= Duration::from_millis(20) {
+            if quiet || flushed.elapsed() >= Duration::from_millis(20) {
                 self.with_trace(|t| t.flush());
                 flushed = Instant::now();
             }
