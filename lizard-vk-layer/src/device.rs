@@ -117,6 +117,8 @@ pub(crate) struct Device {
     pub blocks: Arc<BlockCache>,
     /// The layer's events (the `renderpass` mode's traps).
     pub events: Arc<EventCache>,
+    /// The device is being destroyed: the worker stops waiting for its fences.
+    pub closing: std::sync::atomic::AtomicBool,
 }
 
 /// What precedes the application's `VkPhysicalDeviceFeatures2` in its chain.
@@ -556,6 +558,7 @@ fn register(
         queues: Mutex::new(Vec::new()),
         blocks: Arc::new(BlockCache::default()),
         events: Arc::new(EventCache::default()),
+        closing: std::sync::atomic::AtomicBool::new(false),
     };
     // SAFETY: a live device's handle.
     if let Some(key) = unsafe { registry::key_of(handle) } {
@@ -595,6 +598,8 @@ impl Device {
     /// Ends the layer's work on the device: the worker reads what it can of the submissions in flight
     /// (waiting at most a few seconds), then the layer's queues' objects and query pools are destroyed.
     fn close(self: &Arc<Self>) {
+        self.closing
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         self.session.device_closing(self, Duration::from_secs(5));
         let queues = std::mem::take(&mut *self.queues.lock().unwrap_or_else(|e| e.into_inner()));
         for entry in queues {

@@ -433,13 +433,24 @@ impl Worker {
                     let r = unsafe { wait(device.handle, 1, &fence, vk::TRUE, 100_000_000) };
                     match r {
                         vk::Result::SUCCESS => break true,
-                        vk::Result::TIMEOUT if started.elapsed() < FENCE_PATIENCE => continue,
+                        vk::Result::TIMEOUT
+                            if started.elapsed() < FENCE_PATIENCE
+                                && !device.closing.load(std::sync::atomic::Ordering::Relaxed) =>
+                        {
+                            continue
+                        }
                         other => {
+                            let why = if device.closing.load(std::sync::atomic::Ordering::Relaxed) {
+                                "its device is being destroyed with it still pending".to_owned()
+                            } else {
+                                format!(
+                                    "its fence did not signal ({other}) within {} s",
+                                    FENCE_PATIENCE.as_secs()
+                                )
+                            };
                             self.note(&format!(
-                                "submission {}: its fence did not signal ({other}) within {} s; its results \
-                                 are given up",
-                                s.serial,
-                                FENCE_PATIENCE.as_secs()
+                                "submission {}: {why}; its results are given up",
+                                s.serial
                             ));
                             break false;
                         }
