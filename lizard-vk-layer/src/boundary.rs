@@ -79,6 +79,18 @@ pub(crate) fn reset() {
     take_reasons();
 }
 
+/// The layer's own work panics at `point` when `LIZARD_VK_FAULT` names it (`record`: recording a render
+/// pass; `submit`: preparing a submission's copies; `present`: a frame's end): how the tests show that a
+/// failure of the layer turns its feature off and leaves the application's calls whole.
+#[inline]
+pub(crate) fn fault(point: &'static str) {
+    static FAULT: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    let wanted = FAULT.get_or_init(|| std::env::var("LIZARD_VK_FAULT").ok());
+    if wanted.as_deref() == Some(point) {
+        panic!("LIZARD_VK_FAULT={point}: a failure of the layer's own, on purpose");
+    }
+}
+
 /// The text of a panic's payload.
 fn message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(text) = payload.downcast_ref::<&str>() {

@@ -63,6 +63,27 @@ pub(crate) struct DeviceInfo {
 }
 
 impl DeviceInfo {
+    /// A device the layer could not look at.
+    fn unknown() -> DeviceInfo {
+        DeviceInfo {
+            name: "a device the layer could not look at".to_owned(),
+            vendor_id: 0,
+            driver: None,
+            driver_version: 0,
+            api_version: 0,
+            timestamp_period: 1.0,
+            families: Vec::new(),
+            memory: vk::PhysicalDeviceMemoryProperties::default(),
+            pipeline_statistics: false,
+            inherited_queries: false,
+            calibrated: false,
+            notes: vec![
+                "the layer could not read the device's properties: nothing is measured on it"
+                    .to_owned(),
+            ],
+        }
+    }
+
     /// Whether the device is driven by Arm's own Mali driver.
     pub(crate) fn is_arm_driver(&self) -> bool {
         self.vendor_id == ARM_VENDOR && self.driver == Some(vk::DriverId::ARM_PROPRIETARY)
@@ -502,7 +523,8 @@ pub(crate) unsafe extern "system" fn create_device(
             }
             // SAFETY: created just now.
             let handle = unsafe { *device };
-            boundary::work(Feature::Layer, "vkCreateDevice", || {
+            // Always, whatever is off: without it the device's commands could not be found.
+            boundary::always(Feature::Layer, "vkCreateDevice", || {
                 // SAFETY: the loader's chain in the application's create info.
                 let data =
                     unsafe { loader::find_device_info(info.p_next, loader::LOADER_DATA_CALLBACK) };
@@ -538,11 +560,17 @@ fn register(
     plan: Option<Plan>,
     session: Option<Arc<Session>>,
 ) {
-    let (Some(plan), Some(session)) = (plan, session) else {
+    let Some(session) = session else {
         return;
     };
-    let mut info = plan.info;
-    info.calibrated = plan.calibrated_wanted && table.get_calibrated_timestamps_ext.is_some();
+    // Without a plan (the layer's look at the device failed) the device is still registered, so that its
+    // commands are passed on, knowing nothing of it: no queue family, so nothing is recorded.
+    let mut info = plan
+        .as_ref()
+        .map(|p| p.info.clone())
+        .unwrap_or_else(DeviceInfo::unknown);
+    info.calibrated = plan.as_ref().is_some_and(|p| p.calibrated_wanted)
+        && table.get_calibrated_timestamps_ext.is_some();
     let device = Device {
         handle,
         id: session.next_device_id(),

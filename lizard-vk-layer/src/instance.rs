@@ -92,7 +92,8 @@ pub(crate) unsafe extern "system" fn create_instance(
             }
             // SAFETY: created just now.
             let handle = unsafe { *instance };
-            boundary::work(Feature::Layer, "vkCreateInstance", || {
+            // Always, whatever is off: without it the instance's commands could not be found.
+            boundary::always(Feature::Layer, "vkCreateInstance", || {
                 // SAFETY: the application's create info, valid for this call.
                 let info = unsafe { &*create_info };
                 register(handle, next_gipa, info);

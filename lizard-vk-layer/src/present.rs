@@ -30,6 +30,7 @@ pub(crate) unsafe extern "system" fn queue_present_khr(
         // SAFETY: the application's arguments, passed on.
         let result = unsafe { next(queue, info) };
         boundary::work(Feature::Frames, COMMAND, || {
+            boundary::fault("present");
             let session = &dev.session;
             let (frame, waits_ns) = session.present();
             session.send(Message::Present(Present {

@@ -213,6 +213,7 @@ impl Builder {
         if self.continues || self.open.is_some() {
             return;
         }
+        crate::boundary::fault("record");
         let labels = self.labels();
         let mut workload = Workload {
             kind: begin.kind,

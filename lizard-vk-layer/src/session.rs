@@ -38,8 +38,8 @@ pub(crate) struct Session {
 struct Live {
     session: Arc<Session>,
     instances: usize,
-    worker: JoinHandle<()>,
-    finished: mpsc::Receiver<()>,
+    /// The worker and its end signal (none when it could not start).
+    worker: Option<(JoinHandle<()>, mpsc::Receiver<()>)>,
 }
 
 static LIVE: Mutex<Option<Live>> = Mutex::new(None);
@@ -95,17 +95,32 @@ pub(crate) fn join(app_name: &str) -> Option<Arc<Session>> {
             *live = Some(Live {
                 session: Arc::clone(&session),
                 instances: 1,
-                worker,
-                finished,
+                worker: Some((worker, finished)),
             });
             Some(session)
         }
         Err(e) => {
+            // The session stays (devices still need their dispatch), with everything the worker would
+            // serve turned off.
+            let reason = format!("the worker thread could not start ({e})");
             eprintln!(
-                "{}: could not start the worker thread ({e}); the layer passes every call on",
+                "{}: {reason}; the layer passes every call on",
                 crate::LAYER_NAME
             );
-            None
+            for feature in [
+                Feature::Workloads,
+                Feature::Timing,
+                Feature::Serialise,
+                Feature::Frames,
+            ] {
+                boundary::turn_off(feature, reason.clone());
+            }
+            *live = Some(Live {
+                session: Arc::clone(&session),
+                instances: 1,
+                worker: None,
+            });
+            Some(session)
         }
     }
 }
@@ -125,13 +140,18 @@ pub(crate) fn leave() {
             None => None,
         }
     };
-    let Some(ending) = ending else {
+    let Some(Live {
+        session,
+        worker: Some((worker, finished)),
+        ..
+    }) = ending
+    else {
         return;
     };
-    ending.session.send(Message::Stop);
-    match ending.finished.recv_timeout(Duration::from_secs(10)) {
+    session.send(Message::Stop);
+    match finished.recv_timeout(Duration::from_secs(10)) {
         Ok(()) | Err(mpsc::RecvTimeoutError::Disconnected) => {
-            let _ = ending.worker.join();
+            let _ = worker.join();
         }
         Err(mpsc::RecvTimeoutError::Timeout) => {
             eprintln!(

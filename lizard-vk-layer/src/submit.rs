@@ -423,6 +423,7 @@ fn ready(
     batches: &[Vec<vk::CommandBuffer>],
 ) -> Option<(Box<QueueState>, Arc<QueueShared>, Plan)> {
     let recordings = recordings(device, batches)?;
+    boundary::fault("submit");
     let (mut state, shared) = match queue::take(device, queue) {
         Ok(taken) => taken,
         Err(reason) => {

@@ -343,3 +343,53 @@ fn bad_settings_are_refused_by_name_and_the_defaults_run() {
     assert_eq!(trace.workloads().len(), 10, "frame mode, every frame");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_failure_of_the_layer_turns_its_feature_off_and_the_application_goes_on() {
+    if !vulkan_ready() {
+        return;
+    }
+    let dir = scratch("fault");
+    for (point, feature) in [
+        (
+            "record",
+            "workload tracking turned off: vkCmdBeginRenderPass",
+        ),
+        ("submit", "workload timing turned off: vkQueueSubmit"),
+        ("present", "frame boundaries turned off: vkQueuePresentKHR"),
+    ] {
+        let mut app = App::new("vkcube", &["--c", "40"]);
+        app.env.push(("LIZARD_VK_FAULT", point.to_owned()));
+        let run = app.run(&dir.join(format!("{point}.pftrace")));
+        // The application's every call went down the chain: it rendered its 40 frames and exited 0.
+        run.assert_success();
+        let Some(trace) = decode(&run.trace) else {
+            return;
+        };
+        let notes = trace.notes();
+        assert!(
+            notes
+                .iter()
+                .any(|n| n.starts_with(feature) && n.contains("LIZARD_VK_FAULT")),
+            "{point}: {notes:?}"
+        );
+        match point {
+            // No render pass recorded: nothing timed; frames go on.
+            "record" => {
+                assert!(trace.workloads().is_empty());
+                assert_eq!(trace.frames().len(), 40);
+            }
+            // The first submission's copies failed: nothing read; frames go on.
+            "submit" => {
+                assert!(trace.workloads().is_empty());
+                assert_eq!(trace.frames().len(), 40);
+            }
+            // The first present's end failed: no frame written, the workloads still timed.
+            _ => {
+                assert!(trace.frames().is_empty());
+                assert_eq!(trace.workloads().len(), 40);
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
