@@ -9,6 +9,7 @@ mod command_buffer;
 mod commands;
 mod device;
 mod document;
+mod error;
 mod frame_counters;
 mod handle_map;
 mod instance;

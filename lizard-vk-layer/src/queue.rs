@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex};
 use ash::vk::{self, Handle};
 
 use crate::device::Device;
+use crate::error::LayerError;
 use crate::ring::Ring;
 
 /// Bytes of each queue's readback buffer.
@@ -108,7 +109,7 @@ pub(crate) struct QueueEntry {
     /// The layer's objects, while no thread submits.
     pub state: Option<Box<QueueState>>,
     /// Why the layer has none, when it failed to make them.
-    pub failed: Option<String>,
+    pub failed: Option<LayerError>,
     /// What the worker gives back.
     pub shared: Arc<QueueShared>,
 }
@@ -142,11 +143,11 @@ pub(crate) fn position(device: &Device, queue: vk::Queue) -> Option<(u32, u32)> 
 pub(crate) fn take(
     device: &Device,
     queue: vk::Queue,
-) -> Result<(Box<QueueState>, Arc<QueueShared>), String> {
+) -> Result<(Box<QueueState>, Arc<QueueShared>), LayerError> {
     let (state, shared, family) = {
         let mut queues = device.queues.lock().unwrap_or_else(|e| e.into_inner());
         let Some(entry) = queues.iter_mut().find(|q| q.handle == queue.as_raw()) else {
-            return Err("a queue the layer did not see taken".to_owned());
+            return Err(LayerError::UnknownQueue);
         };
         if let Some(reason) = &entry.failed {
             return Err(reason.clone());
@@ -184,9 +185,8 @@ pub(crate) fn put_back(device: &Device, queue: vk::Queue, state: Box<QueueState>
 
 impl QueueState {
     /// Makes the layer's objects for a queue of `family`.
-    fn create(device: &Device, family: u32) -> Result<QueueState, String> {
+    fn create(device: &Device, family: u32) -> Result<QueueState, LayerError> {
         let t = &device.table;
-        let missing = || "the driver lacks a command the layer needs".to_owned();
         let pool_info = vk::CommandPoolCreateInfo::default()
             .flags(
                 vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER
@@ -196,7 +196,8 @@ impl QueueState {
         let mut pool = vk::CommandPool::null();
         // SAFETY: a live device; valid create info; output is ours.
         unsafe {
-            (t.create_command_pool.ok_or_else(missing)?)(
+            (t.create_command_pool
+                .ok_or(LayerError::Missing("vkCreateCommandPool"))?)(
                 device.handle,
                 &pool_info,
                 std::ptr::null(),
@@ -204,7 +205,7 @@ impl QueueState {
             )
         }
         .result()
-        .map_err(|e| format!("vkCreateCommandPool: {e}"))?;
+        .map_err(LayerError::call("vkCreateCommandPool"))?;
         let readback = match Self::readback(device) {
             Ok(r) => r,
             Err(e) => {
@@ -225,9 +226,8 @@ impl QueueState {
     }
 
     /// The readback buffer, in host-visible coherent memory (cached where the device has it).
-    fn readback(device: &Device) -> Result<Readback, String> {
+    fn readback(device: &Device) -> Result<Readback, LayerError> {
         let t = &device.table;
-        let missing = || "the driver lacks a command the layer needs".to_owned();
         let info = vk::BufferCreateInfo::default()
             .size(READBACK_BYTES)
             .usage(vk::BufferUsageFlags::TRANSFER_DST)
@@ -235,7 +235,8 @@ impl QueueState {
         let mut buffer = vk::Buffer::null();
         // SAFETY: a live device; valid create info; output is ours.
         unsafe {
-            (t.create_buffer.ok_or_else(missing)?)(
+            (t.create_buffer
+                .ok_or(LayerError::Missing("vkCreateBuffer"))?)(
                 device.handle,
                 &info,
                 std::ptr::null(),
@@ -243,7 +244,7 @@ impl QueueState {
             )
         }
         .result()
-        .map_err(|e| format!("vkCreateBuffer: {e}"))?;
+        .map_err(LayerError::call("vkCreateBuffer"))?;
         let destroy_buffer = || {
             if let Some(destroy) = t.destroy_buffer {
                 // SAFETY: created above, unused.
@@ -253,7 +254,7 @@ impl QueueState {
         let mut requirements = vk::MemoryRequirements::default();
         let Some(get_requirements) = t.get_buffer_memory_requirements else {
             destroy_buffer();
-            return Err(missing());
+            return Err(LayerError::Missing("vkGetBufferMemoryRequirements"));
         };
         // SAFETY: the buffer above; output is ours.
         unsafe { get_requirements(device.handle, buffer, &mut requirements) };
@@ -268,7 +269,7 @@ impl QueueState {
             .or_else(|| (0..types.len()).find(|&i| suitable(i, wanted)))
         else {
             destroy_buffer();
-            return Err("no host-visible coherent memory for the query results".to_owned());
+            return Err(LayerError::NoHostMemory);
         };
         let allocate = vk::MemoryAllocateInfo::default()
             .allocation_size(requirements.size)
@@ -281,7 +282,9 @@ impl QueueState {
             t.map_memory,
         ) else {
             destroy_buffer();
-            return Err(missing());
+            return Err(LayerError::Missing(
+                "vkAllocateMemory, vkBindBufferMemory or vkMapMemory",
+            ));
         };
         // SAFETY: a live device; valid allocate info; output is ours.
         if let Err(e) = unsafe {
@@ -295,7 +298,7 @@ impl QueueState {
         .result()
         {
             destroy_buffer();
-            return Err(format!("vkAllocateMemory: {e}"));
+            return Err(LayerError::call("vkAllocateMemory")(e));
         }
         let mut mapped: *mut std::ffi::c_void = std::ptr::null_mut();
         // SAFETY: the buffer and memory above, of a type the buffer accepts; the mapping covers the memory.
@@ -315,7 +318,7 @@ impl QueueState {
                 }
                 .result()
             });
-        if let Err(e) = bound.map_err(|e| format!("binding or mapping the readback memory: {e}")) {
+        if let Err(e) = bound.map_err(LayerError::call("vkBindBufferMemory or vkMapMemory")) {
             destroy_buffer();
             // SAFETY: allocated above, unused.
             unsafe { free(device.handle, device_memory, std::ptr::null()) };

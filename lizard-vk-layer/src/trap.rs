@@ -16,6 +16,7 @@ use ash::vk;
 
 use crate::clock;
 use crate::device::Device;
+use crate::error::LayerError;
 use crate::workload::Recording;
 
 /// The longest the layer waits for one trap to be reached.
@@ -163,11 +164,13 @@ pub(crate) fn open(device: &Device, recording: &Recording) {
 /// Serves the traps of `recording`, just submitted: for each in order, waits until the GPU reached it,
 /// notes `CLOCK_MONOTONIC` then, and lets the GPU go on. Returns the instants, one per trap reached; on a
 /// trap not reached in time, every remaining trap is released at once and `Err` says why.
-pub(crate) fn serve(device: &Device, recording: &Recording) -> Result<Vec<u64>, String> {
+pub(crate) fn serve(device: &Device, recording: &Recording) -> Result<Vec<u64>, LayerError> {
     let t = &device.table;
     let (Some(status), Some(set), Some(reset)) = (t.get_event_status, t.set_event, t.reset_event)
     else {
-        return Err("the driver lacks the event commands".to_owned());
+        return Err(LayerError::Missing(
+            "vkGetEventStatus, vkSetEvent or vkResetEvent",
+        ));
     };
     let mut times = Vec::with_capacity(recording.traps.len());
     for (i, trap) in recording.traps.iter().enumerate() {
@@ -184,10 +187,11 @@ pub(crate) fn serve(device: &Device, recording: &Recording) -> Result<Vec<u64>, 
                         // SAFETY: as above; releasing lets the GPU through.
                         let _ = unsafe { set(device.handle, rest.release) };
                     }
-                    return Err(format!(
-                        "trap {i} was not reached within {} s ({other}); the rest were released",
-                        TRAP_PATIENCE.as_secs()
-                    ));
+                    return Err(LayerError::TrapNotReached {
+                        index: i,
+                        seconds: TRAP_PATIENCE.as_secs(),
+                        result: other,
+                    });
                 }
             }
         }
