@@ -767,6 +767,51 @@ impl Lizard {
             .collect())
     }
 
+    /// The reading of counter `id` over `window` of the running (or last) capture, whatever the capture's
+    /// mode: a frame, a submission, any stretch the caller timed on [`now_ns`](Self::now_ns)'s clock. The
+    /// window rules of [`crate::reduce`] apply: a delta counter reads the apportioned part of each sample
+    /// whose interval overlaps the window, an absolute counter the level in force, a derived counter its
+    /// equation over its inputs' totals in the window; the counter's multiplier is applied. It reads what
+    /// has arrived and never waits: a window whose closing sample has not arrived yet reads short, so read
+    /// a window once the source's sampling has passed its end (about one sampling interval later).
+    pub fn read_window(&self, id: CounterId, window: Window) -> Result<f64, Error> {
+        let counter = self.counter(id)?;
+        let no_value = |reason| Error::NoValue { id, reason };
+        if !self.captured().contains(&id) {
+            return Err(no_value(NoValue::NotCaptured));
+        }
+        if let Some(why) = self.unavailable(id)? {
+            return Err(no_value(NoValue::Unavailable(why)));
+        }
+        if let Some(derivation) = &counter.derivation {
+            let value = reduce::derived(derivation, window, &|input| {
+                let inner = self.counters.get((input as usize).checked_sub(1)?)?;
+                Some(match &inner.derivation {
+                    Some(inner) => DerivedSource::Derivation(inner),
+                    None => DerivedSource::Samples(self.store.samples_around(input, window)?),
+                })
+            })
+            .map_err(no_value)?;
+            return Ok(value * counter.scale());
+        }
+        let samples = self.store.samples_around(id, window).unwrap_or_default();
+        reduce::read_double_in(counter, &samples, window).ok_or_else(|| {
+            no_value(if samples.is_empty() {
+                NoValue::NoSamples
+            } else {
+                NoValue::NotEnclosed
+            })
+        })
+    }
+
+    /// Discards every stored sample older than `timestamp_ns` except, for each counter, the newest of each
+    /// core before it (the one a window starting there reads from): a long capture read window by window
+    /// with [`read_window`](Self::read_window) keeps its store small. Discarded samples are not counted as
+    /// dropped, and reads over the whole capture no longer see them.
+    pub fn prune_before(&self, timestamp_ns: u64) {
+        self.store.prune_before(timestamp_ns);
+    }
+
     /// How the direct (HWCPipe) source's periodic sampling went in the last stopped capture: the periods
     /// expected in the window, the samples delivered, the periods missed and the largest gap. `None` before
     /// a capture that sampled the direct source has stopped.

@@ -387,3 +387,74 @@ fn every_database_counter_of_the_simulated_g78_is_listed_and_read_as_hwcpipe_com
     );
     assert!(checked > 100, "{checked}");
 }
+
+#[test]
+fn a_window_of_a_running_capture_reads_its_part_of_each_counter() {
+    let (backend, _device) = simulated_gpu();
+    let mut lizard = Lizard::configure_with_backend(no_gatord(), Box::new(backend)).unwrap();
+    let cycles = id_named(&lizard, "GpuCycles");
+    // A derived counter with counter inputs only (no time span), so that its reading scales with its
+    // inputs' totals.
+    let derived = lizard
+        .counters()
+        .iter()
+        .find(|c| {
+            c.derivation.is_some()
+                && !depends_on_time(&lizard, c)
+                && c.name != "MaliConfigCoreCount"
+        })
+        .map(|c| c.id)
+        .expect("a derived counter");
+    lizard.enable(cycles).unwrap();
+    lizard.enable(derived).unwrap();
+    lizard.start_capture().unwrap();
+    std::thread::sleep(Duration::from_millis(30));
+    // While the capture runs: the window between two stored samples reads the samples inside it.
+    let samples = lizard.samples(cycles).unwrap();
+    assert!(samples.len() >= 10, "{}", samples.len());
+    let (a, b) = (samples[2].timestamp_ns, samples[7].timestamp_ns);
+    let window = lizard_core::Window {
+        start_ns: a,
+        end_ns: b,
+    };
+    let inside: f64 = samples[3..=7].iter().map(|s| s.value.as_f64()).sum();
+    let read = lizard.read_window(cycles, window).unwrap();
+    assert!(
+        (read - inside).abs() < 1e-6 * inside.max(1.0),
+        "{read} vs {inside}"
+    );
+    assert!(lizard.read_window(derived, window).is_ok());
+    // Half a sample's interval reads half of that sample.
+    let half = lizard_core::Window {
+        start_ns: a,
+        end_ns: a + (samples[3].timestamp_ns - a) / 2,
+    };
+    let part = lizard.read_window(cycles, half).unwrap();
+    assert!(
+        (part / samples[3].value.as_f64() - 0.5).abs() < 0.01,
+        "{part}"
+    );
+    // Pruning keeps what a window starting at the prune point reads: the sample before it, and on.
+    lizard.prune_before(b);
+    assert_eq!(
+        lizard.samples(cycles).unwrap()[0].timestamp_ns,
+        samples[6].timestamp_ns
+    );
+    let after = lizard_core::Window {
+        start_ns: b,
+        end_ns: lizard.samples(cycles).unwrap().last().unwrap().timestamp_ns,
+    };
+    assert!(lizard.read_window(cycles, after).unwrap() > 0.0);
+    // A counter not captured has no value, by name.
+    let other = lizard
+        .counters()
+        .iter()
+        .find(|c| c.id != cycles && c.id != derived && c.derivation.is_none())
+        .unwrap()
+        .id;
+    assert!(matches!(
+        lizard.read_window(other, window),
+        Err(Error::NoValue { .. })
+    ));
+    lizard.stop_capture().unwrap();
+}

@@ -142,6 +142,13 @@ pub enum Fixture {
     NoCuda,
     /// The release `lizard` binary, built before a bench.
     ReleaseBinary,
+    /// A Vulkan driver with `vkcube` and `vkcubepp` (vulkan-tools) and an X server to show them on
+    /// (`xvfb-run`): Mesa's lavapipe on a machine without a GPU.
+    Vulkan,
+    /// The Khronos validation layer (`VK_LAYER_KHRONOS_validation`).
+    VulkanValidation,
+    /// MangoHud's Vulkan layer.
+    MangoHud,
 }
 
 impl Fixture {
@@ -172,6 +179,9 @@ impl Fixture {
         Fixture::Cuda,
         Fixture::NoCuda,
         Fixture::ReleaseBinary,
+        Fixture::Vulkan,
+        Fixture::VulkanValidation,
+        Fixture::MangoHud,
     ];
 
     /// What every CI host provides, and what `LIZARD_REQUIRE_FIXTURES=1` requires.
@@ -212,6 +222,9 @@ impl Fixture {
             Fixture::Cuda => "cuda",
             Fixture::NoCuda => "no-cuda",
             Fixture::ReleaseBinary => "release-binary",
+            Fixture::Vulkan => "vulkan",
+            Fixture::VulkanValidation => "vulkan-validation",
+            Fixture::MangoHud => "mangohud",
         }
     }
 
