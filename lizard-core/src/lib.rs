@@ -35,7 +35,7 @@ pub use gatord::apc::{FrameSink, KeyMap, KeyedSample, SinkError, Unavailable};
 pub use gatord::frame_file::{FrameFile, FrameFileError};
 pub use gatord::recording::{
     CounterNames, PerfEvent, RecordedValue, Recording, RecordingError, RecordingIssue,
-    RecordingSummary, SamplePeriod, FRAMES_FILE,
+    RecordingSummary, SamplePeriod, FRAMES_FILE, LISTED_ISSUES, UNREADABLE_RUN_LIMIT,
 };
 pub use gatord::xml::GatordDevice;
 pub use hwc::{

@@ -83,7 +83,7 @@ pub enum ServeError {
 /// says why. [`stop`](Self::stop) (or dropping it) ends both threads within a window's length and a
 /// request deadline.
 ///
-/// With gatord, configure the engine in [`CaptureMode::Persistent`](crate::CaptureMode::Persistent): the
+/// With gatord, configure the engine in [`CaptureMode::Persistent`](lizard_core::CaptureMode::Persistent): the
 /// windows then share one gatord session instead of opening one each.
 ///
 /// Memory is bounded: the engine keeps only the open window's samples (persistent mode prunes the rest),

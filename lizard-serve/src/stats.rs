@@ -14,7 +14,7 @@ pub struct Account {
     pub covered_s: f64,
     /// Local sampling periods missed (the sampler woke a whole period late), the CPUs'.
     pub periods_missed: u64,
-    /// The GPU's dumps taken, one sample each ([`GpuSampling`](crate::GpuSampling)).
+    /// The GPU's dumps taken, one sample each ([`GpuSampling`](lizard_core::GpuSampling)).
     pub gpu_delivered: u64,
     /// The GPU's periods folded into a dump covering several.
     pub gpu_folded: u64,
