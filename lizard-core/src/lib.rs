@@ -7,7 +7,6 @@ pub mod capture;
 pub mod config;
 pub mod counter;
 pub mod counter_names;
-pub mod doctor;
 mod enabling;
 pub mod error;
 mod gatord;
@@ -32,6 +31,7 @@ pub use counter::{
 pub use enabling::{Enabled, LeftOut, Overflow};
 pub use error::{error_chain, DirectError, Error, GatordError, NoValue, ProtocolFault, UsageError};
 pub use gatord::apc::{FrameSink, KeyMap, KeyedSample, SinkError, Unavailable};
+pub use gatord::discovery::{gatord_offer, GatordOffer};
 pub use gatord::frame_file::{FrameFile, FrameFileError};
 pub use gatord::recording::{
     CounterNames, PerfEvent, RecordedValue, Recording, RecordingError, RecordingIssue,

@@ -1,10 +1,10 @@
-//! `lizard doctor`: each source's checks (`lizard_core::doctor`, and the CUDA driver as `lizard_trace` finds
+//! `lizard doctor`: each source's checks (`lizard_doctor`, and the CUDA driver as `lizard_trace` finds
 //! it), printed as a table or JSON. The exit status says whether every source named with `--source` gives
 //! counters, or, without it, whether every source this machine has does: a source that is not on this
 //! machine (no Mali GPU, no CUDA driver) fails only when named.
 
-use lizard_core::doctor::{self, Report};
 use lizard_core::{GatordAddress, Timeouts};
+use lizard_doctor::{self as doctor, Report};
 
 use crate::args::{DoctorArgs, DoctorSource, ListFormat};
 use crate::error::CliError;

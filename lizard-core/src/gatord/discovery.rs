@@ -50,6 +50,34 @@ pub(crate) fn discover(
     counters_and_derived(&events, &counters, version)
 }
 
+/// What a gatord offers, read on one short connection: [`gatord_offer`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct GatordOffer {
+    /// The protocol version the daemon speaks.
+    pub version: ProtocolVersion,
+    /// The counters it offers, as the engine would list them (ids still 0).
+    pub counters: Vec<Counter>,
+    /// The keys of the offered counters it never sends: `derived="yes"` events, which Streamline computes.
+    pub derived: Vec<String>,
+}
+
+/// What the gatord at `address` offers: the engine's discovery alone, without a capture session, and no
+/// retry while the daemon is busy with another session (that is an answer: [`GatordError::SessionInProgress`]).
+/// A message longer than `max_len` bytes is refused.
+pub fn gatord_offer(
+    address: &GatordAddress,
+    timeouts: Timeouts,
+    max_len: u32,
+) -> Result<GatordOffer, Error> {
+    let found = discover(address, timeouts, max_len, Duration::ZERO)?;
+    Ok(GatordOffer {
+        version: found.version,
+        counters: found.counters,
+        derived: found.derived,
+    })
+}
+
 /// The gatord counters described by `events_xml` and available according to `counters_xml`.
 #[cfg(test)]
 pub(crate) fn counters_from(events_xml: &str, counters_xml: &str) -> Result<Vec<Counter>, Error> {

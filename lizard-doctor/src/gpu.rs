@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use hwcpipe::gpu::{Backend, GpuError, GpuProfiler};
 
-use super::{Check, SourceKind, SourceReport, Status};
+use crate::{Check, SourceKind, SourceReport, Status};
 
 /// The device nodes `doctor` looks for.
 const MAX_NODES: u32 = 8;
@@ -120,7 +120,7 @@ fn node_checks(node: &Path) -> Vec<Check> {
 
 /// Why the GPU could not be opened, and the fix.
 fn open_failure(name: &str, err: &GpuError) -> Check {
-    let text = crate::error_chain(err);
+    let text = lizard_core::error_chain(err);
     let check = Check::new(
         name.to_owned(),
         Status::Failed,

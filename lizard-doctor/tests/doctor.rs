@@ -8,7 +8,7 @@
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 
-use lizard_core::doctor::{self, SourceReport, Status};
+use lizard_doctor::{self as doctor, SourceReport, Status};
 
 const PARANOID: &str = "/proc/sys/kernel/perf_event_paranoid";
 const USER_ACCESS: &str = "/proc/sys/kernel/perf_user_access";

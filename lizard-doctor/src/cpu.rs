@@ -10,8 +10,8 @@ use hwcpipe::sys::arm_pmu::{ArmPmu, SYSFS_PMU_DEVICES};
 use hwcpipe::sys::perf_event_attr::{flag, PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE};
 use hwcpipe::sys::{LinuxPerf, PerfEventAttr, PerfSys};
 
-use super::errno::{perf_open_refusal, Paranoia};
-use super::{Check, SourceKind, SourceReport, Status};
+use crate::errno::{perf_open_refusal, Paranoia};
+use crate::{Check, SourceKind, SourceReport, Status};
 
 /// `PERF_COUNT_HW_CPU_CYCLES`.
 const HW_CPU_CYCLES: u64 = 0;

@@ -1,22 +1,6 @@
-//! Why are there no counters? `lizard doctor`'s checks: for each source of counters (the CPU's perf events,
-//! the Mali GPU's kbase driver, gatord), what works, what does not, the exact cause and the command that
-//! fixes it.
-//!
-//! Every check probes the real thing — it opens the event, opens the device and asks the driver, connects to
-//! the daemon — rather than guessing from configuration files; files such as `perf_event_paranoid` are read
-//! to explain a refusal, not to predict it.
-//!
-//! ```no_run
-//! use lizard_core::doctor::{self, Status};
-//!
-//! let report = doctor::Report::new(vec![doctor::cpu(), doctor::gpu()]);
-//! for source in &report.sources {
-//!     for check in source.checks.iter().filter(|c| c.status == Status::Failed) {
-//!         println!("{}: {} — fix: {}", check.name, check.found, check.fix.as_deref().unwrap_or("-"));
-//!     }
-//! }
-//! std::process::exit(report.exit_code());
-//! ```
+#![doc = include_str!("../README.md")]
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod cpu;
 mod errno;

@@ -1,13 +1,9 @@
 //! gatord: reachable, the protocol version it speaks, busy with another session or not, and how many counters
 //! it offers.
 
-use std::time::Duration;
+use lizard_core::{gatord_offer, Error, GatordAddress, GatordError, Timeouts, TransportError};
 
-use crate::error::{Error, GatordError};
-use crate::gatord::discovery;
-use crate::transport::{GatordAddress, Timeouts, TransportError};
-
-use super::{Check, SourceKind, SourceReport, Status};
+use crate::{Check, SourceKind, SourceReport, Status};
 
 /// The longest a gatord message may be (its events document is about 3 MB).
 const MAX_MESSAGE: u32 = 16 << 20;
@@ -16,7 +12,7 @@ const MAX_MESSAGE: u32 = 16 << 20;
 pub fn gatord(address: &GatordAddress, timeouts: Timeouts) -> SourceReport {
     let name = format!("gatord at {address}");
     // No retry while busy: a busy daemon is a finding.
-    let check = match discovery::discover(address, timeouts, MAX_MESSAGE, Duration::ZERO) {
+    let check = match gatord_offer(address, timeouts, MAX_MESSAGE) {
         Ok(found) => {
             let enabled = found.counters.len() - found.derived.len();
             Check::new(
@@ -41,7 +37,7 @@ pub fn gatord(address: &GatordAddress, timeouts: Timeouts) -> SourceReport {
 
 /// What a failed discovery means.
 fn failure(name: String, address: &GatordAddress, err: &Error) -> Check {
-    let text = crate::error_chain(err);
+    let text = lizard_core::error_chain(err);
     let check = Check::new(name, Status::Failed, text);
     match err {
         Error::Gatord(GatordError::SessionInProgress { .. }) => check

@@ -3,7 +3,7 @@
 
 use lizard_trace::device_support::{self, Unavailable};
 
-use super::{Check, SourceKind, SourceReport, Status};
+use crate::{Check, SourceKind, SourceReport, Status};
 
 /// The trace server's device-memory copies: whether the CUDA driver is here, and its GPUs.
 pub fn trace_server() -> SourceReport {
