@@ -713,7 +713,7 @@ pub fn parse_percent(text: &str) -> Result<f64, String> {
 
 /// Parses `500ms`, `2s`, `1.5s`, `1m`, `250us` or a bare number of seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
-    lizard_core::quantity::parse_duration(text).map_err(|e| e.to_string())
+    crate::quantity::parse_duration(text).map_err(|e| e.to_string())
 }
 
 /// A sampling interval: a duration no shorter than the engine samples at.
@@ -742,7 +742,7 @@ pub fn parse_cpus(text: &str) -> Result<CpuList, String> {
 
 /// Parses a ring capacity such as `64MiB`, `512KiB` or `4096` (bytes).
 pub fn parse_size(text: &str) -> Result<usize, String> {
-    lizard_core::quantity::parse_byte_count(text).map_err(|e| e.to_string())
+    lizard_core::input::parse_byte_count(text).map_err(|e| e.to_string())
 }
 
 /// Parses a byte count such as `4GiB` as a `u64`.

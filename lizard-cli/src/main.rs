@@ -15,6 +15,7 @@ mod inputs;
 mod interrupt;
 mod names;
 mod output;
+mod quantity;
 mod source;
 mod table;
 

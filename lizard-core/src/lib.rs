@@ -14,7 +14,6 @@ pub mod hwc;
 pub mod input;
 mod lizard;
 pub mod machine;
-pub mod quantity;
 pub mod reduce;
 pub mod selection;
 pub mod sources;

@@ -14,7 +14,9 @@
 mod error;
 mod kind;
 mod reader;
+mod size;
 
 pub use error::InputError;
 pub use kind::InputKind;
 pub use reader::{Inputs, Stream, MAX_INPUT_VAR};
+pub use size::{parse_byte_count, ByteCountError};

@@ -66,10 +66,10 @@ impl Inputs<'static> {
 
     /// The limits [`MAX_INPUT_VAR`] sets (every kind's limit, when it holds a byte count), else the
     /// defaults. A value that is not a byte count is an error naming the variable.
-    pub fn from_env() -> Result<Inputs<'static>, crate::quantity::ByteCountError> {
+    pub fn from_env() -> Result<Inputs<'static>, super::ByteCountError> {
         match std::env::var(MAX_INPUT_VAR) {
             Ok(text) => {
-                let bytes = crate::quantity::parse_byte_count(&text)?;
+                let bytes = super::parse_byte_count(&text)?;
                 Ok(Inputs::new().with_max_bytes(Some(bytes as u64)))
             }
             Err(_) => Ok(Inputs::new()),
