@@ -101,6 +101,32 @@ pub enum CliError {
     Other(String),
 }
 
+impl From<lizard_core::ChoiceError> for CliError {
+    fn from(error: lizard_core::ChoiceError) -> CliError {
+        match error {
+            lizard_core::ChoiceError::Unknown(unknown) => CliError::UnknownCounter {
+                hint: crate::names::hint(
+                    &unknown.name,
+                    unknown.candidates.iter().map(String::as_str),
+                ),
+                name: unknown.name,
+            },
+            lizard_core::ChoiceError::Engine(error) => CliError::Engine(error),
+            other => CliError::Other(other.to_string()),
+        }
+    }
+}
+
+impl From<lizard_core::capture::RunError> for CliError {
+    fn from(error: lizard_core::capture::RunError) -> CliError {
+        match error {
+            lizard_core::capture::RunError::Choice(error) => error.into(),
+            lizard_core::capture::RunError::Engine(error) => CliError::Engine(error),
+            other => CliError::Other(other.to_string()),
+        }
+    }
+}
+
 impl CliError {
     /// The process exit status for this failure ([`EXIT_STATUSES`]): 2 for bad arguments or names (a
     /// missing process, an offline CPU, more events of a counter set than it has slots), 3 for unreachable,

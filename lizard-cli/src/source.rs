@@ -210,14 +210,3 @@ pub fn open(
 pub fn counter_name(counter: &Counter) -> &str {
     &counter.key
 }
-
-/// The counters named in `names` ([`lizard_core::counter_names::select`]), or every counter when `names`
-/// is empty; an unknown name is refused with the closest names.
-pub fn select<'a>(counters: &'a [Counter], names: &[String]) -> Result<Vec<&'a Counter>, CliError> {
-    lizard_core::counter_names::select(counters, names).map_err(|unknown| {
-        CliError::UnknownCounter {
-            hint: crate::names::hint(&unknown.name, unknown.candidates.iter().map(String::as_str)),
-            name: unknown.name,
-        }
-    })
-}

@@ -1,13 +1,16 @@
 //! Enabling a list of counters at once, where a programmable counter set may have fewer slots than the
 //! list has events of it: [`Lizard::enable_fitting`] either fails on the first event that does not fit (the
 //! events were named by the user) or leaves out the events past the set's slots and says which
-//! ([`LeftOut`]).
+//! ([`LeftOut`]). [`Lizard::enable_counters`] chooses the counters first, by [`Counters`]: the default
+//! choice, all, or by name.
 
 use std::fmt;
 
 use crate::counter::CounterId;
+use crate::counter_names::UnknownName;
 use crate::error::{Error, GatordError};
 use crate::lizard::Lizard;
+use crate::selection::SetChoice;
 
 /// What to do with an event of a counter set whose slots are all taken.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,5 +89,69 @@ impl Lizard {
             }
         }
         Ok(enabled)
+    }
+}
+
+/// Which counters a capture takes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Counters {
+    /// What a capture takes when the user names none ([`Lizard::default_counters`]): every counter, and in
+    /// each counter set's slots what the useful metrics need; events past a set's slots are left out.
+    #[default]
+    Default,
+    /// Every counter; events past a set's slots are left out.
+    All,
+    /// The counters these names name ([`crate::counter_names::select`]), in the order named; an event that
+    /// does not fit its set's slots is an error.
+    Named(Vec<String>),
+}
+
+/// The counters [`Lizard::enable_counters`] chose and enabled, and the notes for the user.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Chosen {
+    /// The counters enabled, in order.
+    pub ids: Vec<CounterId>,
+    /// For a [`Counters::Default`] choice, what each counter set with more events than slots got.
+    pub sets: Vec<SetChoice>,
+    /// Per counter set, the events left out because its slots were full.
+    pub left_out: Vec<LeftOut>,
+}
+
+/// Why counters could not be chosen and enabled.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ChoiceError {
+    /// A name matches no counter.
+    #[error(transparent)]
+    Unknown(#[from] UnknownName),
+    /// The engine refused to enable one (a named event past its set's slots, an unknown id).
+    #[error(transparent)]
+    Engine(#[from] Error),
+}
+
+impl Lizard {
+    /// Chooses `counters` and enables them ([`Lizard::enable_fitting`]).
+    pub fn enable_counters(&mut self, counters: &Counters) -> Result<Chosen, ChoiceError> {
+        let (ids, sets, overflow) = match counters {
+            Counters::Default => {
+                let choice = self.default_counters();
+                (choice.ids, choice.sets, Overflow::LeaveOut)
+            }
+            Counters::All => {
+                let ids = self.counters().iter().map(|c| c.id).collect();
+                (ids, Vec::new(), Overflow::LeaveOut)
+            }
+            Counters::Named(names) => {
+                let named = crate::counter_names::select(self.counters(), names)?;
+                let ids = named.iter().map(|c| c.id).collect();
+                (ids, Vec::new(), Overflow::Fail)
+            }
+        };
+        let enabled = self.enable_fitting(&ids, overflow)?;
+        Ok(Chosen {
+            ids: enabled.ids,
+            sets,
+            left_out: enabled.left_out,
+        })
     }
 }

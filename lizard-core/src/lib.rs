@@ -15,6 +15,7 @@ pub mod input;
 mod lizard;
 pub mod machine;
 pub mod reduce;
+mod regions;
 pub mod selection;
 pub mod sources;
 pub mod stat;
@@ -27,7 +28,7 @@ pub use counter::{
     Counter, CounterClass, CounterId, CpuSeries, Derivation, DerivedInput, ResultType, Scope,
     SetEvent, Source, Units,
 };
-pub use enabling::{Enabled, LeftOut, Overflow};
+pub use enabling::{ChoiceError, Chosen, Counters, Enabled, LeftOut, Overflow};
 pub use error::{error_chain, DirectError, Error, GatordError, NoValue, ProtocolFault, UsageError};
 pub use gatord::apc::{FrameSink, KeyMap, KeyedSample, SinkError, Unavailable};
 pub use gatord::discovery::{gatord_offer, GatordOffer};
@@ -45,5 +46,6 @@ pub use hwc::{
 };
 pub use lizard::{CoreReading, Lizard};
 pub use machine::Machine;
+pub use regions::{RegionReading, Regions};
 pub use store::{Sample, SampleStore, Value, Window};
 pub use transport::{GatordAddress, Timeouts, Transport, TransportError};

@@ -2,11 +2,11 @@
 //! back with their values and timestamps as NumPy arrays, and the sampling account as data.
 
 use std::ffi::CString;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use lizard_core::capture::{self as doc, collect, Cores};
+use lizard_core::capture::{self as doc, collect, Cores, Plan, RunError, Watch};
 use lizard_core::sources::Join;
-use lizard_core::{error_chain, Config, Error as EngineError, Lizard, Overflow};
+use lizard_core::{error_chain, ChoiceError, Config, Counters, Error as EngineError};
 use numpy::PyArray1;
 use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
@@ -359,33 +359,31 @@ pub fn seconds(what: &str, value: f64) -> PyResult<Duration> {
         })
 }
 
-/// The ids of the counters `names` names (every counter by the default choice when None), enabled.
-pub fn enable(
-    py: Python<'_>,
-    lizard: &mut Lizard,
-    names: Option<Vec<String>>,
-) -> PyResult<Vec<u32>> {
-    let (chosen, overflow) = match names {
-        None => (lizard.default_counters().ids, Overflow::LeaveOut),
-        Some(names) => {
-            let chosen = lizard_core::counter_names::select(lizard.counters(), &names)
-                .map_err(|unknown| {
-                    CounterError::new_err(format!(
-                        "no counter is named '{}'{}",
-                        unknown.name,
-                        closest_hint(&unknown.name, &unknown.candidates)
-                    ))
-                })?
-                .iter()
-                .map(|c| c.id)
-                .collect::<Vec<_>>();
-            (chosen, Overflow::Fail)
-        }
-    };
-    let enabled = lizard
-        .enable_fitting(&chosen, overflow)
-        .map_err(|e| errors::raise::<CounterError>(py, &e))?;
-    Ok(enabled.ids)
+/// The counters `names` names, or the default choice when None.
+pub fn choice(names: Option<Vec<String>>) -> Counters {
+    names.map_or(Counters::Default, Counters::Named)
+}
+
+/// A choice of counters refused, as the Python exception: an unknown name with the closest names.
+pub fn choice_error(py: Python<'_>, error: &ChoiceError) -> PyErr {
+    match error {
+        ChoiceError::Unknown(unknown) => CounterError::new_err(format!(
+            "no counter is named '{}'{}",
+            unknown.name,
+            closest_hint(&unknown.name, &unknown.candidates)
+        )),
+        ChoiceError::Engine(error) => errors::raise::<CounterError>(py, error),
+        other => CounterError::new_err(other.to_string()),
+    }
+}
+
+/// A capture that did not run, as the Python exception.
+fn run_error(py: Python<'_>, error: &RunError) -> PyErr {
+    match error {
+        RunError::Choice(error) => choice_error(py, error),
+        RunError::Engine(error) => errors::raise::<CaptureError>(py, error),
+        other => CaptureError::new_err(other.to_string()),
+    }
 }
 
 /// "; did you mean 'X'?" for the closest of `candidates`, or nothing.
@@ -403,24 +401,47 @@ pub fn warn(py: Python<'_>, text: &str) -> PyResult<()> {
     PyErr::warn(py, &py.get_type::<LizardWarning>(), &message, 2)
 }
 
-/// How often a waiting capture lets Python look at its signals (Ctrl-C) and checks its source.
-const POLL: Duration = Duration::from_millis(50);
+/// How a capture from Python waits: with the GIL released, looking at Python's signals between waits.
+/// Ctrl-C ends the capture with what was captured; any other exception a signal handler raised ends it and
+/// is raised after.
+pub struct Signals<'py> {
+    py: Python<'py>,
+    interrupted: bool,
+    raised: Option<PyErr>,
+}
 
-/// Waits `duration`, or until the capture's source ends on its own, with the GIL released; `true` when
-/// Ctrl-C ended the wait. Any other exception a signal handler raised is returned.
-pub fn wait(py: Python<'_>, lizard: &Lizard, duration: Duration) -> PyResult<bool> {
-    let started = Instant::now();
-    loop {
-        let left = duration.saturating_sub(started.elapsed());
-        if left.is_zero() || lizard.capture_ended() {
-            return Ok(false);
+impl<'py> Signals<'py> {
+    /// A watch of `py`'s signals.
+    pub fn new(py: Python<'py>) -> Signals<'py> {
+        Signals {
+            py,
+            interrupted: false,
+            raised: None,
         }
-        py.detach(|| std::thread::sleep(left.min(POLL)));
-        if let Err(error) = py.check_signals() {
-            if error.is_instance_of::<PyKeyboardInterrupt>(py) {
-                return Ok(true);
+    }
+
+    /// Whether Ctrl-C ended the capture; the exception a signal handler raised, if one did.
+    pub fn finish(self) -> PyResult<bool> {
+        match self.raised {
+            Some(error) => Err(error),
+            None => Ok(self.interrupted),
+        }
+    }
+}
+
+impl Watch for Signals<'_> {
+    fn wait(&mut self, at_most: Duration, _elapsed: Duration) -> bool {
+        self.py.detach(|| std::thread::sleep(at_most));
+        match self.py.check_signals() {
+            Ok(()) => false,
+            Err(error) if error.is_instance_of::<PyKeyboardInterrupt>(self.py) => {
+                self.interrupted = true;
+                true
             }
-            return Err(error);
+            Err(error) => {
+                self.raised = Some(error);
+                true
+            }
         }
     }
 }
@@ -465,32 +486,23 @@ fn capture(
     config.sample_interval = interval;
     config.size_for(duration);
     let mut lizard = sources::open(py, &gatord, local, Join::WithoutGatord, config)?.lizard;
-    let ids = enable(py, &mut lizard, counters)?;
-
-    let started = Instant::now();
-    lizard
-        .start_capture()
-        .map_err(|e| errors::raise::<CaptureError>(py, &e))?;
-    let waited = wait(py, &lizard, duration);
-    let stop_error = lizard.stop_capture().err();
-    let interrupted = waited?;
-    if let Some(error @ EngineError::NothingCaptured(_)) = &stop_error {
-        return Err(errors::raise::<CaptureError>(py, error));
-    }
-    let ending = collect::Ending {
-        elapsed: started.elapsed(),
-        stop_error: stop_error.as_ref(),
-        records: Vec::new(),
-        command: vec!["lizard_rs.capture".to_owned()],
-        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-    };
-    let mode = match per_core {
+    let mut plan = Plan::new(
+        choice(counters),
+        Some(duration),
+        vec!["lizard_rs.capture".to_owned()],
+    );
+    plan.cores = match per_core {
         true => Cores::PerCore,
         false => Cores::Combined,
     };
-    let document = collect::capture(&lizard, &ids, mode, ending)
-        .map_err(|e| errors::raise::<CaptureError>(py, &e))?;
-    if let Some(error) = &stop_error {
+    let mut watch = Signals::new(py);
+    let captured = doc::run(&mut lizard, &plan, &mut watch);
+    let interrupted = watch.finish()?;
+    let captured = captured.map_err(|e| run_error(py, &e))?;
+    if let Some(error @ EngineError::NothingCaptured(_)) = &captured.stop_error {
+        return Err(errors::raise::<CaptureError>(py, error));
+    }
+    if let Some(error) = &captured.stop_error {
         warn(
             py,
             &format!(
@@ -504,11 +516,11 @@ fn capture(
             py,
             &format!(
                 "interrupted after {:.2}s; what was captured is kept",
-                started.elapsed().as_secs_f64()
+                captured.elapsed.as_secs_f64()
             ),
         )?;
     }
-    Capture::new(py, document, interrupted)
+    Capture::new(py, captured.document, interrupted)
 }
 
 /// `load(path)`: a capture document as `lizard capture --format json` writes it (any version this tool

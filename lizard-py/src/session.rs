@@ -6,19 +6,16 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 
 use lizard_core::sources::{Join, Local};
-use lizard_core::{Config, Error as EngineError, GatordAddress, Lizard, NoValue};
+use lizard_core::{Config, Error as EngineError, GatordAddress, Regions};
 use pyo3::prelude::*;
 
-use crate::capture::{enable, seconds};
+use crate::capture::{choice, choice_error, seconds};
 use crate::errors::{self, CaptureError};
 use crate::sources::{self, GatordArg};
 
-/// The engine of a session and the counters it reads.
+/// The engine of a session and why each counter of the last region had no reading.
 struct Engine {
-    lizard: Lizard,
-    ids: Vec<u32>,
-    names: Vec<String>,
-    /// Why each counter of the last region had no reading.
+    regions: Regions,
     no_value: BTreeMap<String, String>,
 }
 
@@ -80,18 +77,11 @@ impl Session {
             GatordArg::Required(address) => Config::per_draw(address.clone()),
         };
         config.sample_interval = interval;
-        let mut lizard = sources::open(py, &gatord, local, Join::Always, config)?.lizard;
-        let ids = enable(py, &mut lizard, counters)?;
-        let names = ids
-            .iter()
-            .map(|&id| lizard.counter(id).map(|c| c.key.clone()))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| errors::raise::<CaptureError>(py, &e))?;
+        let lizard = sources::open(py, &gatord, local, Join::Always, config)?.lizard;
+        let regions = Regions::new(lizard, &choice(counters)).map_err(|e| choice_error(py, &e))?;
         Ok(Session {
             engine: Mutex::new(Some(Engine {
-                lizard,
-                ids,
-                names,
+                regions,
                 no_value: BTreeMap::new(),
             })),
         })
@@ -112,7 +102,7 @@ impl Session {
 
     /// Starts a region (`with` does it on entering).
     fn start(&self, py: Python<'_>) -> PyResult<()> {
-        with_engine(py, self, |e| e.lizard.start_capture())?
+        with_engine(py, self, |e| e.regions.start())?
             .map_err(|e| errors::raise::<CaptureError>(py, &e))
     }
 
@@ -120,22 +110,17 @@ impl Session {
     /// has no reading: `no_value` says why), then starts the next region.
     fn read(&self, py: Python<'_>) -> PyResult<BTreeMap<String, Option<f64>>> {
         let result = with_engine(py, self, |engine| -> Result<_, EngineError> {
-            engine.lizard.stop_capture()?;
-            let mut values = BTreeMap::new();
+            let readings = engine.regions.next()?;
             engine.no_value.clear();
-            for (id, name) in engine.ids.iter().zip(&engine.names) {
-                match engine.lizard.read_double(*id) {
-                    Ok(value) => {
-                        values.insert(name.clone(), Some(value));
-                    }
-                    Err(EngineError::NoValue { reason, .. }) => {
-                        engine.no_value.insert(name.clone(), no_value_text(&reason));
-                        values.insert(name.clone(), None);
-                    }
-                    Err(error) => return Err(error),
+            let mut values = BTreeMap::new();
+            for reading in readings {
+                if let Err(why) = &reading.value {
+                    engine
+                        .no_value
+                        .insert(reading.counter.clone(), why.to_string());
                 }
+                values.insert(reading.counter, reading.value.ok());
             }
-            engine.lizard.start_capture()?;
             Ok(values)
         })?;
         result.map_err(|e| errors::raise::<CaptureError>(py, &e))
@@ -157,7 +142,7 @@ impl Session {
         Ok(self
             .engine()?
             .as_ref()
-            .map(|e| e.names.clone())
+            .map(|e| e.regions.counters().to_vec())
             .unwrap_or_default())
     }
 
@@ -165,24 +150,12 @@ impl Session {
     /// after. Closing twice does nothing.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         let engine = self.engine()?.take();
-        let Some(mut engine) = engine else {
+        let Some(engine) = engine else {
             return Ok(());
         };
-        let result = py.detach(move || {
-            let stopped = match engine.lizard.is_capturing() {
-                true => engine.lizard.stop_capture(),
-                false => Ok(()),
-            };
-            let closed = engine.lizard.close_session();
-            stopped.and(closed)
-        });
+        let result = py.detach(move || engine.regions.close());
         result.map_err(|e| errors::raise::<CaptureError>(py, &e))
     }
-}
-
-/// Why a counter has no reading, as a sentence.
-fn no_value_text(why: &NoValue) -> String {
-    why.to_string()
 }
 
 /// Adds `Session` to the module.

@@ -1,12 +1,11 @@
 //! `lizard capture`: capture counters for a while and print their readings and time series.
 
 use std::io::{IsTerminal, Write};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hwcpipe::counting::{self, Target};
-use lizard_core::capture::trace_window::TraceWindow;
-use lizard_core::capture::{collect, Cores};
-use lizard_core::{error_chain, Error as EngineError, GatordError, Lizard, Overflow};
+use lizard_core::capture::{self, Cores, Plan, Watch};
+use lizard_core::{error_chain, Chosen, Counters, Error as EngineError, GatordError};
 use lizard_render::{chrome_trace, csv, perfetto, report, table};
 
 use crate::args::{CaptureArgs, CaptureFormat};
@@ -48,33 +47,31 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         watch.as_ref().is_some_and(|w| w.status().is_some())
             || pid.is_some_and(counting::process_ended)
     };
-    let lizard = &mut opened.lizard;
-    let ids = if args.counters.is_empty() && !args.all {
-        // Every counter, and in each counter set's slots the events the useful metrics need.
-        let choice = lizard.default_counters();
-        for set in &choice.sets {
-            eprintln!("lizard: {set}");
-        }
-        enable(lizard, &choice.ids, true)?
-    } else {
-        let chosen: Vec<u32> = source::select(lizard.counters(), &args.counters)?
-            .iter()
-            .map(|c| c.id)
-            .collect();
-        enable(lizard, &chosen, args.counters.is_empty())?
+    let counters = match (args.counters.is_empty(), args.all) {
+        (true, false) => Counters::Default,
+        (true, true) => Counters::All,
+        (false, _) => Counters::Named(args.counters.clone()),
     };
-    let trace = args.trace.as_deref().map(start_trace).transpose()?;
-
-    let started = Instant::now();
-    let start_ns = lizard.now_ns();
-    let raw_offset = trace
-        .as_ref()
-        .map(|_| lizard_trace::monotonic_raw_ns() as i128 - i128::from(start_ns));
-    lizard.start_capture()?;
-    wait(duration, lizard, &target_ended);
-    let end_ns = lizard.now_ns();
-    let stop_error = lizard.stop_capture().err();
-    let elapsed = started.elapsed();
+    let mut plan = Plan::new(counters, duration, std::env::args().collect());
+    plan.cores = match args.per_core {
+        true => Cores::PerCore,
+        false => Cores::Combined,
+    };
+    plan.trace = args.trace.as_deref().map(|socket| {
+        let Ok(name) = socket.parse();
+        name
+    });
+    let mut progress = Progress {
+        length: duration,
+        shown: duration.is_none_or(|d| d > Duration::from_secs(1))
+            && std::io::stderr().is_terminal(),
+        trace: args.trace.as_deref(),
+        target_ended: &target_ended,
+    };
+    let captured = capture::run(&mut opened.lizard, &plan, &mut progress)?;
+    progress.clear();
+    let stop_error = captured.stop_error;
+    let elapsed = captured.elapsed;
     let failure = stop_error.as_ref().and_then(|e| failure_line(e, elapsed));
     if let (Some(error), None) = (&stop_error, &failure) {
         eprintln!("lizard: warning: {}", error_chain(error));
@@ -85,23 +82,7 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
             elapsed.as_secs_f64()
         );
     }
-
-    let records = match (trace, raw_offset) {
-        (Some(trace), Some(offset)) => trace.finish(start_ns, end_ns, offset),
-        _ => Vec::new(),
-    };
-    let mode = match args.per_core {
-        true => Cores::PerCore,
-        false => Cores::Combined,
-    };
-    let ending = collect::Ending {
-        elapsed,
-        stop_error: stop_error.as_ref(),
-        records,
-        command: std::env::args().collect(),
-        tool_version: env!("CARGO_PKG_VERSION").to_owned(),
-    };
-    let capture = collect::capture(lizard, &ids, mode, ending)?;
+    let capture = captured.document;
     for c in &capture.counters {
         if let Some(why) = &c.unavailable {
             eprintln!(
@@ -145,20 +126,14 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
     }
 }
 
-/// Enables `chosen` and returns the ids enabled. Without named counters (`fit`), the events of a programmable
-/// counter set beyond its slots are left out, one line per set saying which; named ones that do not fit
-/// are an error.
-pub(crate) fn enable(lizard: &mut Lizard, chosen: &[u32], fit: bool) -> Result<Vec<u32>, CliError> {
-    let overflow = if fit {
-        Overflow::LeaveOut
-    } else {
-        Overflow::Fail
-    };
-    let enabled = lizard.enable_fitting(chosen, overflow)?;
-    for left_out in &enabled.left_out {
+/// Tells the user what a choice of counters left to the defaults or left out: one line per counter set.
+pub(crate) fn tell(chosen: &Chosen) {
+    for set in &chosen.sets {
+        eprintln!("lizard: {set}");
+    }
+    for left_out in &chosen.left_out {
         eprintln!("lizard: {left_out}; name the events to capture with --counters");
     }
-    Ok(enabled.ids)
 }
 
 /// How long a capture without a command lasts when `--duration` is not given.
@@ -184,48 +159,49 @@ fn failure_line(error: &EngineError, elapsed: Duration) -> Option<String> {
     }
 }
 
-/// How often a waiting capture checks whether its source ended.
-const POLL: Duration = Duration::from_millis(50);
+/// How `lizard capture` waits: until Ctrl-C or the counted command or process ends, showing progress on a
+/// terminal for captures over a second.
+struct Progress<'a> {
+    length: Option<Duration>,
+    shown: bool,
+    /// The trace server's socket, when records are taken.
+    trace: Option<&'a str>,
+    target_ended: &'a dyn Fn() -> bool,
+}
 
-/// Waits `duration` (without one: until the target ends), until Ctrl-C, until the counted command or
-/// process ends, or until the capture's source ends on its own (gatord closed the connection or reported
-/// an error), showing progress on a terminal for captures over a second.
-fn wait(duration: Option<Duration>, lizard: &Lizard, target_ended: &dyn Fn() -> bool) {
-    let show =
-        duration.is_none_or(|d| d > Duration::from_secs(1)) && std::io::stderr().is_terminal();
-    let started = Instant::now();
-    loop {
-        let left = duration.map_or(POLL, |d| d.saturating_sub(started.elapsed()));
-        if left.is_zero()
-            || lizard.capture_ended()
-            || target_ended()
-            || interrupt::sleep(left.min(POLL))
-        {
-            break;
+impl Watch for Progress<'_> {
+    fn starting(&mut self, chosen: &Chosen) {
+        tell(chosen);
+        if let Some(socket) = self.trace {
+            eprintln!("trace records: listening on {socket}");
         }
-        if show {
+    }
+
+    fn wait(&mut self, at_most: Duration, elapsed: Duration) -> bool {
+        if (self.target_ended)() || interrupt::sleep(at_most) {
+            return true;
+        }
+        if self.shown {
             let mut err = std::io::stderr().lock();
-            let limit =
-                duration.map_or_else(String::new, |d| format!(" / {:.1}s", d.as_secs_f64()));
+            let limit = self
+                .length
+                .map_or_else(String::new, |d| format!(" / {:.1}s", d.as_secs_f64()));
             let _ = write!(
                 err,
                 "\rcapturing {:5.1}s{limit}",
-                started.elapsed().as_secs_f64(),
+                elapsed.as_secs_f64() + at_most.as_secs_f64()
             );
             let _ = err.flush();
         }
-    }
-    if show {
-        eprint!("\r{:40}\r", "");
+        false
     }
 }
 
-/// Starts a trace server on `socket` (`@name` abstract, else a path) for the capture's window.
-fn start_trace(socket: &str) -> Result<TraceWindow, CliError> {
-    let Ok(name) = socket.parse();
-    let window = TraceWindow::start(&name).map_err(|e| {
-        CliError::Other(format!("cannot start the trace server on '{socket}': {e}"))
-    })?;
-    eprintln!("trace records: listening on {socket}");
-    Ok(window)
+impl Progress<'_> {
+    /// Clears the progress line.
+    fn clear(&self) {
+        if self.shown {
+            eprint!("\r{:40}\r", "");
+        }
+    }
 }

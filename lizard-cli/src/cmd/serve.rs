@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use hwcpipe::counting::{self, Target};
-use lizard_core::{error_chain, Machine};
+use lizard_core::{error_chain, Counters, Machine};
 use lizard_serve::{device_labels, Exporter, ServeConfig};
 
 use crate::args::ServeArgs;
@@ -28,19 +28,13 @@ pub fn run(args: &ServeArgs) -> Result<i32, CliError> {
     )?;
     eprintln!("{}", opened.summary);
     let mut lizard = opened.lizard;
-    let chosen: Vec<u32> = if args.counters.is_empty() {
-        let choice = lizard.default_counters();
-        for set in &choice.sets {
-            eprintln!("lizard: {set}");
-        }
-        choice.ids
-    } else {
-        source::select(lizard.counters(), &args.counters)?
-            .iter()
-            .map(|c| c.id)
-            .collect()
+    let counters = match args.counters.is_empty() {
+        true => Counters::Default,
+        false => Counters::Named(args.counters.clone()),
     };
-    let served = capture::enable(&mut lizard, &chosen, args.counters.is_empty())?.len();
+    let chosen = lizard.enable_counters(&counters)?;
+    capture::tell(&chosen);
+    let served = chosen.ids.len();
     let mut config = ServeConfig::new(args.listen, device_labels(&Machine::this(), &lizard));
     config.interval = args.interval;
     let exporter = Exporter::start(lizard, config)?;

@@ -12,6 +12,7 @@
 pub mod collect;
 pub mod cores;
 mod facts;
+mod plan;
 #[cfg(feature = "trace")]
 pub mod trace_window;
 
@@ -21,6 +22,7 @@ use serde_json::Number;
 pub use crate::CpuSeries;
 pub use cores::Cores;
 pub use facts::{Class, Counted, Method, Pace, Source, ValueType};
+pub use plan::{run, Captured, Ended, Plan, RunError, Watch, POLL};
 
 /// The version of the capture document this tool writes, and the newest it reads.
 pub const SCHEMA_VERSION: u32 = 1;
