@@ -1,5 +1,5 @@
 //! Counters read over regions of a program ([`Regions`]): the per-draw pattern of the C API, for other
-//! bindings. One engine (and one gatord session) stays open; each [`Regions::next`] ends a region, reads
+//! bindings. One engine (and one gatord session) stays open; each [`Regions::read`] ends a region, reads
 //! every counter over it, and starts the next.
 
 use crate::enabling::{ChoiceError, Counters};
@@ -50,7 +50,7 @@ impl Regions {
     }
 
     /// Ends the region started last, reads every counter over it, and starts the next region.
-    pub fn next(&mut self) -> Result<Vec<RegionReading>, Error> {
+    pub fn read(&mut self) -> Result<Vec<RegionReading>, Error> {
         self.lizard.stop_capture()?;
         let mut readings = Vec::with_capacity(self.ids.len());
         for (&id, key) in self.ids.iter().zip(&self.keys) {

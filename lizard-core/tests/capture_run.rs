@@ -155,7 +155,7 @@ fn regions_are_read_one_after_another() {
     regions.start().unwrap();
     for _ in 0..2 {
         std::thread::sleep(Duration::from_millis(250));
-        let readings = regions.next().unwrap();
+        let readings = regions.read().unwrap();
         let names: Vec<&str> = readings.iter().map(|r| r.counter.as_str()).collect();
         assert_eq!(names, ["Sim_ccnt", "Sim_memfree"]);
         assert!(readings.iter().all(|r| r.value.is_ok()), "{readings:?}");

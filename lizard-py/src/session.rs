@@ -110,7 +110,7 @@ impl Session {
     /// has no reading: `no_value` says why), then starts the next region.
     fn read(&self, py: Python<'_>) -> PyResult<BTreeMap<String, Option<f64>>> {
         let result = with_engine(py, self, |engine| -> Result<_, EngineError> {
-            let readings = engine.regions.next()?;
+            let readings = engine.regions.read()?;
             engine.no_value.clear();
             let mut values = BTreeMap::new();
             for reading in readings {

@@ -111,8 +111,7 @@ pub fn commit_word(seq: u64, head: &[u8; HEAD_LEN]) -> u64 {
         w[..c.len()].copy_from_slice(c);
         u64::from_le_bytes(w)
     });
-    loop {
-        let Some(a) = words.next() else { break };
+    while let Some(a) = words.next() {
         lanes[0] = (lanes[0] ^ a).wrapping_mul(K1).rotate_left(31);
         let Some(b) = words.next() else { break };
         lanes[1] = (lanes[1] ^ b).wrapping_mul(K0).rotate_left(29);
