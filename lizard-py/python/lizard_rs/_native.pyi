@@ -398,8 +398,8 @@ class StmTrace:
         """time, master, channel, packets, bytes, offset, cause."""
     @property
     def losses(self) -> list[dict[str, Any]]:
-        """time, kind ("unsynced", "decode", "frame", "master_overflow", "global_overflow", "other") and, by
-        kind, nibbles, error, master, value."""
+        """time, kind ("unsynced", "decode", "frame", "master_overflow", "global_overflow") and, by kind,
+        nibbles, error, master, value (stp_decode's serialized losses)."""
     @property
     def spans(self) -> list[dict[str, Any]]:
         """span, name, master, begin, end (empty: no spans can be configured yet)."""

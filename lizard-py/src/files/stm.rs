@@ -1,19 +1,17 @@
 //! `stm(path, …)`: an STM (MIPI STPv2) dump decoded into messages by [`report_stream`], read from the file a
 //! chunk at a time; what the report finds is kept (messages, torn data, losses, spans) with its statistics.
 
-use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use serde::Serialize;
 use stp_decode::deformat::FrameMode;
 use stp_decode::dict::Dictionary;
 use stp_decode::dump::Framing;
 use stp_decode::elf::{ElfImage, ElfImages};
 use stp_decode::keystone::{Device, Masters};
 use stp_decode::message::MessageKind;
-use stp_decode::report::{Loss, ReportConfig, ReportEvent};
+use stp_decode::report::{ReportConfig, ReportEvent};
 use stp_decode::span::SpanSpec;
 use stp_decode::stats::Stats;
 use stp_decode::trace_buffer::{report_stream, BufferError};
@@ -78,125 +76,28 @@ impl StmMessage {
     }
 }
 
-/// Data that did not make a whole message.
-#[derive(Serialize)]
-struct TornEntry {
-    /// When it was found torn.
-    time: u64,
-    /// The master.
-    master: u16,
-    /// The channel.
-    channel: u16,
-    /// Data packets.
-    packets: u32,
-    /// Bytes of those packets.
-    bytes: u64,
-    /// Nibble offset of the first packet.
-    offset: u64,
-    /// Why (`before_first_message`, `sync_lost`, `overflow`, `end_of_trace`).
-    cause: &'static str,
-}
-
-/// Trace that was lost.
-#[derive(Serialize)]
-struct LossEntry {
-    /// When.
-    time: u64,
-    /// `unsynced`, `decode`, `frame`, `master_overflow`, `global_overflow` (or `other`).
-    kind: &'static str,
-    /// For `unsynced`: the nibbles skipped.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    nibbles: Option<u64>,
-    /// For `decode` and `frame`: what went wrong and where.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-    /// For `master_overflow`: the master (None before any master was known).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    master: Option<u16>,
-    /// For the overflows: the error value.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    value: Option<u8>,
-}
-
-impl LossEntry {
-    /// The entry for `loss` found at `time`.
-    fn new(time: u64, loss: &Loss) -> LossEntry {
-        let mut entry = LossEntry {
-            time,
-            kind: "other",
-            nibbles: None,
-            error: None,
-            master: None,
-            value: None,
-        };
-        match *loss {
-            Loss::Unsynced { nibbles } => {
-                entry.kind = "unsynced";
-                entry.nibbles = Some(nibbles);
-            }
-            Loss::Decode(error) => {
-                entry.kind = "decode";
-                entry.error = Some(error.to_string());
-            }
-            Loss::Frame(error) => {
-                entry.kind = "frame";
-                entry.error = Some(error.to_string());
-            }
-            Loss::MasterOverflow { master, value } => {
-                entry.kind = "master_overflow";
-                entry.master = master;
-                entry.value = Some(value);
-            }
-            Loss::GlobalOverflow { value } => {
-                entry.kind = "global_overflow";
-                entry.value = Some(value);
-            }
-            ref other => entry.error = Some(format!("{other:?}")),
-        }
-        entry
-    }
-}
-
-/// A span measured on a master.
-#[derive(Serialize)]
-struct SpanEntry {
-    /// Its position among the configured spans.
-    span: usize,
-    /// Its name.
-    name: String,
-    /// The master.
-    master: u16,
-    /// When the start message was written.
-    begin: u64,
-    /// When the end message was written.
-    end: u64,
-}
-
 /// Everything the report found, in stream order per kind.
 #[derive(Default)]
 struct Found {
     /// The messages.
     messages: Vec<StmMessage>,
-    /// The torn data.
-    torn: Vec<TornEntry>,
-    /// The losses.
-    losses: Vec<LossEntry>,
-    /// The spans.
-    spans: Vec<SpanEntry>,
+    /// The torn data, each event's fields ([`ReportEvent::fields`]).
+    torn: Vec<serde_json::Value>,
+    /// The losses, likewise.
+    losses: Vec<serde_json::Value>,
+    /// The spans, likewise.
+    spans: Vec<serde_json::Value>,
 }
 
 impl Found {
     /// Keeps what `event` says.
-    fn take(&mut self, event: &ReportEvent<'_>) {
+    fn take(&mut self, event: &ReportEvent<'_>) -> Result<(), serde_json::Error> {
+        let fields = || serde_json::to_value(event.fields());
         match *event {
             ReportEvent::Message { time, message } => {
-                let (kind, reason) = match message.kind {
-                    MessageKind::Stmlib { .. } => ("stmlib", None),
-                    MessageKind::Values => ("values", None),
-                    MessageKind::Undecodable { reason, .. } => {
-                        ("undecodable", Some(reason.to_string()))
-                    }
-                    _ => ("other", None),
+                let reason = match message.kind {
+                    MessageKind::Undecodable { reason, .. } => Some(reason.to_string()),
+                    _ => None,
                 };
                 self.messages.push(StmMessage {
                     time,
@@ -206,38 +107,19 @@ impl Found {
                     offset: message.offset,
                     packets: message.packets,
                     text: message.text.to_owned(),
-                    kind,
+                    kind: message.kind_name(),
                     protocol: message.kind.protocol().map(|p| p.to_string()),
                     reason,
                     data: message.bytes.to_vec(),
                     values: message.values.to_vec(),
                 });
             }
-            ReportEvent::Torn { time, torn } => self.torn.push(TornEntry {
-                time,
-                master: torn.master,
-                channel: torn.channel,
-                packets: torn.packets,
-                bytes: torn.bytes,
-                offset: torn.offset,
-                cause: torn.cause.name(),
-            }),
-            ReportEvent::Loss { time, ref loss } => self.losses.push(LossEntry::new(time, loss)),
-            ReportEvent::Span {
-                span,
-                name,
-                master,
-                begin,
-                end,
-            } => self.spans.push(SpanEntry {
-                span,
-                name: name.to_owned(),
-                master,
-                begin,
-                end,
-            }),
+            ReportEvent::Torn { .. } => self.torn.push(fields()?),
+            ReportEvent::Loss { .. } => self.losses.push(fields()?),
+            ReportEvent::Span { .. } => self.spans.push(fields()?),
             _ => {}
         }
+        Ok(())
     }
 }
 
@@ -294,7 +176,7 @@ enum StmFailure {
     /// Opening the file failed.
     Input(InputError),
     /// The report failed (reading the stream).
-    Report(BufferError<Infallible>),
+    Report(BufferError<serde_json::Error>),
 }
 
 /// What decodes the messages beside the dump: the KeyStone II device's masters, the target's ELF images
@@ -375,10 +257,7 @@ fn decode(
         }
     }
     let mut found = Found::default();
-    let mut sink = |event: &ReportEvent<'_>| -> Result<(), Infallible> {
-        found.take(event);
-        Ok(())
-    };
+    let mut sink = |event: &ReportEvent<'_>| found.take(event);
     let stats = report_stream(config, &images, &context.dict, file, &mut sink)
         .map_err(StmFailure::Report)?;
     Ok((found, stats))
