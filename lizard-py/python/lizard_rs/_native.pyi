@@ -405,7 +405,7 @@ class StmTrace:
         nibbles, error, master, value (stp_decode's serialized losses)."""
     @property
     def spans(self) -> list[dict[str, Any]]:
-        """span, name, master, begin, end (empty: no spans can be configured yet)."""
+        """span (its position in `spans`), name, master, begin, end."""
     @property
     def stats(self) -> dict[str, Any]:
         """As `lizard stm-report --format json` writes its stats."""
