@@ -1,19 +1,11 @@
 //! "Did you mean …?" for counter names.
 
-/// The hint printed after an unknown counter name.
+/// The hint printed after an unknown counter name: the closest names
+/// ([`did_you_mean`](lizard_core::counter_names::did_you_mean)), or where to find them.
 pub fn hint<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) -> String {
-    let matches = lizard_core::counter_names::closest(name, candidates);
-    if matches.is_empty() {
-        " (see `lizard list` for the names)".to_owned()
-    } else {
-        format!(
-            ", did you mean {}?",
-            matches
-                .iter()
-                .map(|m| format!("'{m}'"))
-                .collect::<Vec<_>>()
-                .join(" or ")
-        )
+    match lizard_core::counter_names::did_you_mean(name, candidates, " or ") {
+        Some(names) => format!(", {names}"),
+        None => " (see `lizard list` for the names)".to_owned(),
     }
 }
 

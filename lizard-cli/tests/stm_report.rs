@@ -577,3 +577,39 @@ fn every_bad_input_gets_its_reason() {
         stderr(&output)
     );
 }
+
+#[test]
+fn a_dump_with_nothing_in_its_first_16_mib_is_given_up_on() {
+    let dir = scratch("zeros");
+    let zeros = dir.join("zeros.bin");
+    std::fs::write(&zeros, vec![0u8; 17 << 20]).unwrap();
+    let output = run(&["stm-report", zeros.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(output.status.code(), Some(4), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("nothing in its first 16 MiB")
+            && stderr(&output).contains("--dcm or --trace-id"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn frames_of_several_sources_without_the_stm_ask_for_its_trace_id() {
+    let dir = scratch("several");
+    let path = dir.join("two.bin");
+    let mut framed = Vec::new();
+    stp_decode::formatter::format_frames(0x10, &[1; 200], &mut framed).unwrap();
+    stp_decode::formatter::format_frames(0x20, &[2; 200], &mut framed).unwrap();
+    std::fs::write(&path, &framed).unwrap();
+    let output = run(&["stm-report", path.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output)
+            .contains("frames of several trace IDs (0x10 (200 bytes), 0x20 (200 bytes))")
+            && stderr(&output).contains("--trace-id"),
+        "{}",
+        stderr(&output)
+    );
+}

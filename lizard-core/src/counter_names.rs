@@ -125,6 +125,31 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
     scored.into_iter().take(3).map(|(_, c)| c).collect()
 }
 
+/// "did you mean 'A'?": the names of `candidates` closest to `name` ([`closest`]), each quoted and joined by
+/// `between`; `None` when none is close. The one text of the hint after an unknown counter name: the
+/// `lizard` command writes it after a comma with `" or "` between names, `lizard_rs` after a semicolon with
+/// `", "`.
+///
+/// ```
+/// use lizard_core::counter_names::did_you_mean;
+/// let names = ["Cycles", "Instructions", "TaskClock", "CPUCycles"];
+/// assert_eq!(did_you_mean("Cycle", names, " or ").as_deref(), Some("did you mean 'CPUCycles' or 'Cycles'?"));
+/// assert_eq!(did_you_mean("Cycle", names, ", ").as_deref(), Some("did you mean 'CPUCycles', 'Cycles'?"));
+/// assert_eq!(did_you_mean("qqqqqq", names, " or "), None);
+/// ```
+pub fn did_you_mean<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+    between: &str,
+) -> Option<String> {
+    let names = closest(name, candidates);
+    if names.is_empty() {
+        return None;
+    }
+    let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+    Some(format!("did you mean {}?", quoted.join(between)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

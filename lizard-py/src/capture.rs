@@ -386,13 +386,13 @@ fn run_error(py: Python<'_>, error: &RunError) -> PyErr {
     }
 }
 
-/// "; did you mean 'X'?" for the closest of `candidates`, or nothing.
+/// "; did you mean 'X'?" for the closest of `candidates`
+/// ([`did_you_mean`](lizard_core::counter_names::did_you_mean)), or nothing.
 fn closest_hint(name: &str, candidates: &[String]) -> String {
-    let closest = lizard_core::counter_names::closest(name, candidates.iter().map(String::as_str));
-    match closest.as_slice() {
-        [] => String::new(),
-        names => format!("; did you mean '{}'?", names.join("', '")),
-    }
+    let names = candidates.iter().map(String::as_str);
+    lizard_core::counter_names::did_you_mean(name, names, ", ")
+        .map(|names| format!("; {names}"))
+        .unwrap_or_default()
 }
 
 /// Issues a `LizardWarning` saying `text`.

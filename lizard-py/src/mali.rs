@@ -3,15 +3,17 @@
 
 use std::collections::HashMap;
 
-use hwcpipe::gpu::equation::EvalError;
 use hwcpipe::gpu::tables::arm_spec::{SPEC_LAYOUTS, SPEC_PRODUCTS};
 use hwcpipe::gpu::tables::{spec_layout, HardwareLayout};
-use hwcpipe::gpu::{CounterSource, MaliCounter as CounterId, MaliCounters, MaliInput};
+use hwcpipe::gpu::{
+    CounterSource, MaliConstant, MaliCounter as CounterId, MaliCounters, MaliInput,
+};
 use pyo3::prelude::*;
 
 use crate::errors::{self, MaliError};
 
-/// Why a lookup or an evaluation in the database failed.
+/// Why a lookup in the database failed (an evaluation fails with hwcpipe's
+/// [`MaliEvalError`](hwcpipe::gpu::MaliEvalError)).
 #[derive(Debug, thiserror::Error)]
 enum MaliUse {
     /// No product or layout has the name.
@@ -20,24 +22,6 @@ enum MaliUse {
     /// The GPU has no counter of the name.
     #[error("{gpu} has no counter named '{name}'")]
     UnknownCounter { gpu: &'static str, name: String },
-    /// The counter cannot be computed on the GPU.
-    #[error("{name} cannot be computed on {gpu}")]
-    Unavailable {
-        gpu: &'static str,
-        name: String,
-        #[source]
-        reason: hwcpipe::gpu::MaliUnavailable,
-    },
-    /// An input of the equation was not given.
-    #[error("{counter} needs {input}, which was not given")]
-    MissingInput { counter: String, input: String },
-    /// The equation has no value on these inputs.
-    #[error("{counter} has no value on these inputs")]
-    Eval {
-        counter: String,
-        #[source]
-        source: EvalError,
-    },
 }
 
 /// One counter of a GPU in Arm's database.
@@ -86,14 +70,6 @@ pub struct MaliGpu {
     architecture: Option<&'static str>,
 }
 
-/// The constants Arm's equations use, by the database's names and by short names.
-const CONSTANT_ALIASES: [(&str, &str); 4] = [
-    ("MALI_CONFIG_SHADER_CORE_COUNT", "shader_cores"),
-    ("MALI_CONFIG_L2_CACHE_COUNT", "l2_slices"),
-    ("MALI_CONFIG_EXT_BUS_BYTE_SIZE", "ext_bus_bytes"),
-    ("MALI_CONFIG_TIME_SPAN", "time_span_s"),
-];
-
 impl MaliGpu {
     fn id(&self, name: &str) -> Result<CounterId, MaliUse> {
         self.catalog
@@ -104,60 +80,21 @@ impl MaliGpu {
             })
     }
 
-    /// The value of counter `name`: given, or computed by its equation from what is given.
-    fn value(
+    /// What an equation of the GPU reads for `input`: a counter's value from `values` by its machine name, a
+    /// constant's from `constants` by its `MALI_CONFIG_*` or short name.
+    fn given(
         &self,
-        name: &str,
+        input: MaliInput,
         values: &HashMap<String, f64>,
         constants: &HashMap<String, f64>,
-        depth: usize,
-    ) -> Result<f64, MaliUse> {
-        if let Some(value) = values.get(name) {
-            return Ok(*value);
+    ) -> Option<f64> {
+        match input {
+            MaliInput::Counter(counter) => values.get(self.catalog.info(counter)?.name()).copied(),
+            MaliInput::Constant(constant) => constants
+                .get(constant.name())
+                .or_else(|| constants.get(constant.short_name()))
+                .copied(),
         }
-        let id = self.id(name)?;
-        let info = self
-            .catalog
-            .info(id)
-            .ok_or_else(|| MaliUse::UnknownCounter {
-                gpu: self.catalog.gpu(),
-                name: name.to_owned(),
-            })?;
-        if let Err(reason) = &info.availability {
-            return Err(MaliUse::Unavailable {
-                gpu: self.catalog.gpu(),
-                name: name.to_owned(),
-                reason: reason.clone(),
-            });
-        }
-        let missing = |input: &str| MaliUse::MissingInput {
-            counter: name.to_owned(),
-            input: input.to_owned(),
-        };
-        // The catalog is ordered without cycles; the depth bound keeps a bad catalog from recursing forever.
-        let Some((expr, inputs)) = self.catalog.equation(id).filter(|_| depth < 64) else {
-            return Err(missing(name));
-        };
-        let mut numbers = vec![f64::NAN; inputs.len()];
-        for used in expr.inputs() {
-            numbers[used] = match inputs[used] {
-                MaliInput::Counter(counter) => {
-                    let input = self.catalog.info(counter).map_or("?", |c| c.name());
-                    self.value(input, values, constants, depth + 1)?
-                }
-                MaliInput::Constant(constant) => {
-                    let (long, short) = CONSTANT_ALIASES[constant as usize];
-                    *constants
-                        .get(long)
-                        .or_else(|| constants.get(short))
-                        .ok_or_else(|| missing(long))?
-                }
-            };
-        }
-        expr.eval(&numbers).map_err(|source| MaliUse::Eval {
-            counter: name.to_owned(),
-            source,
-        })
     }
 
     fn counter(&self, id: CounterId) -> Option<MaliCounter> {
@@ -223,7 +160,10 @@ impl MaliGpu {
     /// The names of the constants equations use (`MALI_CONFIG_*`), with their short names.
     #[getter]
     fn constants(&self) -> Vec<(&'static str, &'static str)> {
-        CONSTANT_ALIASES.to_vec()
+        MaliConstant::ALL
+            .iter()
+            .map(|c| (c.name(), c.short_name()))
+            .collect()
     }
     /// The counter called `name` (MaliError when there is none).
     fn counter_named(&self, py: Python<'_>, name: &str) -> PyResult<MaliCounter> {
@@ -250,10 +190,12 @@ impl MaliGpu {
         constants: Option<HashMap<String, f64>>,
     ) -> PyResult<f64> {
         let constants = constants.unwrap_or_default();
+        let id = self
+            .id(name)
+            .map_err(|e| errors::raise::<MaliError>(py, &e))?;
         // `name` itself is evaluated by its equation, never read back from `values`.
-        let mut given = values;
-        given.remove(name);
-        self.value(name, &given, &constants, 0)
+        self.catalog
+            .evaluate_given(id, &|input| self.given(input, &values, &constants))
             .map_err(|e| errors::raise::<MaliError>(py, &e))
     }
     fn __len__(&self) -> usize {

@@ -269,6 +269,15 @@ def test_stm_decodes_the_opencsd_snapshot_as_opencsd_does():
     assert "StmTrace" in repr(trace) and "StmMessage" in repr(m)
 
 
+def test_stm_finds_the_snapshots_frames_from_its_first_bytes():
+    path = shared("opencsd-stm/stm_only/cstraceitm.bin")
+    named = native.stm(path, trace_id=0x20)
+    found = native.stm(path, trace_id="auto")
+    assert (named.trace_id, found.trace_id) == (0x20, 0x20)
+    assert [m.values for m in found.messages] == [m.values for m in named.messages]
+    assert native.stm(path).trace_id is None
+
+
 def test_stm_with_a_clock_counts_in_nanoseconds():
     trace = native.stm(
         shared("opencsd-stm/stm_only/cstraceitm.bin"), trace_id=0x20, clock_hz=100_000_000

@@ -49,3 +49,21 @@ def test_a_rate_divides_by_the_time_span():
     g78 = mali.gpu("Mali-G78")
     values = {"MaliExtBusRdBy": 100.0}
     assert g78.evaluate("MaliExtBusRdBPS", values, {"time_span_s": 2.0}) == pytest.approx(50.0)
+
+
+def test_what_an_evaluation_lacks_is_a_mali_error_naming_it():
+    import lizard_rs
+
+    g78 = mali.gpu("Mali-G78")
+    with pytest.raises(lizard_rs.MaliError, match="MaliGPUActiveCy needs MaliGPUActiveCy") as missing:
+        g78.evaluate("MaliFragQueueUtil", {"MaliFragQueueActiveCy": 250.0})
+    assert missing.value.kind == "MissingInput"
+    with pytest.raises(lizard_rs.MaliError, match="MALI_CONFIG_TIME_SPAN") as constant:
+        g78.evaluate("MaliExtBusRdBPS", {"MaliExtBusRdBy": 100.0})
+    assert constant.value.kind == "MissingInput"
+    with pytest.raises(lizard_rs.MaliError, match="no value on these inputs") as zero:
+        g78.evaluate("MaliFragQueueUtil", {"MaliFragQueueActiveCy": 1.0, "MaliGPUActiveCy": 0.0})
+    assert zero.value.kind == "Eval"
+    with pytest.raises(lizard_rs.MaliError, match="no counter named 'NoSuchCounter'") as unknown:
+        g78.evaluate("NoSuchCounter", {})
+    assert unknown.value.kind == "UnknownCounter"

@@ -1,7 +1,10 @@
 """`stm()` with what `lizard stm-report` reads beside a dump: the target's ELF image (printf format strings),
-a KeyStone II device's masters, and spans. The dump is written here packet by packet (MIPI STPv2, as
-docs/stm.md lays the nibbles out), from a program compiled here whose format strings the messages name."""
+a KeyStone II device's masters, spans, the `.dcm` sidecar, a buffer held whole with its write pointer, and what
+each refuses. The dump is written here packet by packet (MIPI STPv2, as docs/stm.md lays the nibbles out), from
+a program compiled here whose format strings the messages name; frames are written here as CoreSight's
+formatter lays them out (stp-decode/src/formatter.rs)."""
 
+import pathlib
 import shutil
 import subprocess
 
@@ -135,3 +138,166 @@ def test_a_bad_device_span_or_dictionary_is_refused(tmp_path, program):
     bad_dict.write_text("this is = not [ a dictionary\n")
     with pytest.raises(lizard_rs.FormatError):
         lizard_rs.stm(path, dictionary=bad_dict)
+
+
+def test_one_elf_image_is_a_path_or_a_str(tmp_path, program):
+    exe, start, end = program
+    path = dump(tmp_path, start, end)
+    for elf in (str(exe), pathlib.Path(exe), [pathlib.Path(exe)], (str(exe),)):
+        trace = lizard_rs.stm(path, device="k2h", elf=elf)
+        assert all(m.kind == "stmlib" for m in trace.messages), elf
+    one = lizard_rs.stm(path, device="k2h", elf=f"dsp1={exe}")
+    assert {(m.master, m.kind) for m in one.messages} == {(0, "undecodable"), (1, "stmlib")}
+    with pytest.raises(TypeError):
+        lizard_rs.stm(path, elf=42)
+
+
+def test_a_master_the_device_does_not_have_makes_a_path(tmp_path, program):
+    exe, start, end = program
+    path = dump(tmp_path, start, end)
+    # K2H has DSP0 to DSP7: "dsp9=…" is read as a file name, as `--elf` reads it.
+    with pytest.raises(FileNotFoundError):
+        lizard_rs.stm(path, device="k2h", elf=f"dsp9={exe}")
+    with pytest.raises(FileNotFoundError):
+        lizard_rs.stm(path, device="k2h", elf=f"dsp1={tmp_path / 'missing.out'}")
+
+
+def words(path):
+    """The dump at `path`, padded with NULL packets to whole 32-bit words, as a trace buffer holds it."""
+    data = path.read_bytes()
+    return data + bytes(-len(data) % 4)
+
+
+def test_a_buffer_with_its_write_pointer_is_put_in_order(tmp_path, program):
+    exe, start, end = program
+    data = words(dump(tmp_path, start, end))
+    in_order = tmp_path / "in_order.bin"
+    in_order.write_bytes(data)
+    expected = [m.text for m in lizard_rs.stm(in_order, elf=str(exe)).messages]
+    assert len(expected) == 20
+    count = len(data) // 4
+    # Not wrapped: words 0 to N-1 are the data.
+    unwrapped = lizard_rs.stm(in_order, elf=str(exe), write_pointer=count)
+    assert [m.text for m in unwrapped.messages] == expected
+    # Wrapped: the oldest word is at the write pointer.
+    pointer = 3
+    wrapped = tmp_path / "wrapped.bin"
+    wrapped.write_bytes(data[4 * (count - pointer) :] + data[: 4 * (count - pointer)])
+    trace = lizard_rs.stm(wrapped, elf=str(exe), write_pointer=pointer, wrapped=True)
+    assert [m.text for m in trace.messages] == expected
+    assert trace.trace_id is None
+
+
+def test_a_bad_write_pointer_or_combination_is_refused(tmp_path, program):
+    exe, start, end = program
+    path = tmp_path / "buffer.bin"
+    path.write_bytes(words(dump(tmp_path, start, end)))
+    count = path.stat().st_size // 4
+    with pytest.raises(lizard_rs.FormatError, match="cannot be put in order") as outside:
+        lizard_rs.stm(path, write_pointer=count + 1, wrapped=True)
+    assert outside.value.kind == "Order"
+    with pytest.raises(ValueError, match="write_pointer"):
+        lizard_rs.stm(path, wrapped=True)
+    dcm = tmp_path / "dump.dcm"
+    dcm.write_text(DCM)
+    with pytest.raises(ValueError, match="dcm"):
+        lizard_rs.stm(path, dcm=dcm, write_pointer=count)
+    with pytest.raises(ValueError, match="first is above the last"):
+        lizard_rs.stm(path, hardware_masters=(0x90, 0x80))
+    with pytest.raises(ValueError, match="layout"):
+        lizard_rs.stm(path, window_ns=1_000_000)
+    bad_layout = tmp_path / "bad.layout"
+    bad_layout.write_text("bytes 15:0 bytes\n")
+    with pytest.raises(lizard_rs.FormatError, match="master"):
+        lizard_rs.stm(path, cptracer_layout=bad_layout)
+    for trace_id in (0, 0x80, "bogus"):
+        with pytest.raises((ValueError, OverflowError)):
+            lizard_rs.stm(path, trace_id=trace_id)
+
+
+# A `.dcm` sidecar as TI's tools write it (stp-decode's `Dcm::stpv2`), for a dump of TWP frames.
+DCM = """STM_data_flip=0
+STM_Buffer_Wrapped=0
+HEAD_Present_0=0
+HEAD_Pointer_0=0
+HEAD_Present_1=0
+HEAD_Pointer_1=0
+STM_STP_Version=2
+TWP_Protocol=1
+"""
+
+
+def frames(trace_id, data):
+    """`data` in CoreSight formatter frames of `trace_id`: each frame an ID change, then 14 bytes (even ones
+    with bit 0 in the auxiliary byte), the last padded with zeros (NULL packets of the STP stream)."""
+    out = bytearray()
+    for at in range(0, len(data), 14):
+        chunk = list(data[at : at + 14])
+        chunk += [0] * (14 - len(chunk))
+        frame = [(trace_id << 1) | 1]
+        aux = 0
+        for i, byte in enumerate(chunk):
+            position = 1 + i
+            if position % 2 == 0:
+                aux |= (byte & 1) << (position // 2)
+                byte &= 0xFE
+            frame.append(byte)
+        frame.append(aux)
+        out += bytes(frame)
+    return bytes(out)
+
+
+def test_a_dcm_says_the_dump_holds_twp_frames(tmp_path, program):
+    exe, start, end = program
+    bare = dump(tmp_path, start, end).read_bytes()
+    framed = tmp_path / "framed.bin"
+    framed.write_bytes(frames(0x40, bare))
+    dcm = tmp_path / "framed.dcm"
+    dcm.write_text(DCM)
+    expected = [m.text for m in lizard_rs.stm(tmp_path / "keystone.stp", elf=str(exe)).messages]
+    trace = lizard_rs.stm(framed, dcm=dcm, elf=str(exe))
+    assert trace.trace_id == 0x40
+    assert [m.text for m in trace.messages] == expected
+    # The file's first bytes say the same without the sidecar.
+    auto = lizard_rs.stm(framed, trace_id="auto", elf=str(exe))
+    assert auto.trace_id == 0x40 and [m.text for m in auto.messages] == expected
+    # Another trace ID than KeyStone II's, with the sidecar.
+    other = tmp_path / "other.bin"
+    other.write_bytes(frames(0x21, bare))
+    assert len(lizard_rs.stm(other, dcm=dcm, trace_id=0x21, elf=str(exe))) == 20
+    with pytest.raises(ValueError, match="dcm"):
+        lizard_rs.stm(other, dcm=dcm, trace_id="auto")
+
+
+def test_frames_of_several_sources_need_a_trace_id(tmp_path, program):
+    exe, start, end = program
+    bare = dump(tmp_path, start, end).read_bytes()
+    path = tmp_path / "two.bin"
+    path.write_bytes(frames(0x10, bytes(range(2, 200, 2))) + frames(0x21, bare))
+    with pytest.raises(ValueError, match="several trace IDs"):
+        lizard_rs.stm(path, trace_id="auto")
+    assert len(lizard_rs.stm(path, trace_id=0x21)) == 20
+
+
+def test_a_bad_or_missing_dcm_is_refused(tmp_path, program):
+    exe, start, end = program
+    path = dump(tmp_path, start, end)
+    bad = tmp_path / "bad.dcm"
+    bad.write_text("STM_data_flip=zero\n")
+    with pytest.raises(lizard_rs.FormatError, match="not a decimal number") as raised:
+        lizard_rs.stm(path, dcm=bad)
+    assert raised.value.kind == "BadValue"
+    stpv1 = tmp_path / "v1.dcm"
+    stpv1.write_text(DCM.replace("STM_STP_Version=2", "STM_STP_Version=1"))
+    with pytest.raises(lizard_rs.FormatError, match="STM_STP_Version=1"):
+        lizard_rs.stm(path, dcm=stpv1)
+    with pytest.raises(FileNotFoundError):
+        lizard_rs.stm(path, dcm=tmp_path / "absent.dcm")
+
+
+def test_a_stream_with_nothing_in_its_first_16_mib_is_given_up_on(tmp_path):
+    path = tmp_path / "zeros.bin"
+    path.write_bytes(bytes(17 << 20))
+    with pytest.raises(lizard_rs.FormatError, match="nothing found") as raised:
+        lizard_rs.stm(path)
+    assert raised.value.kind == "NothingFound"

@@ -57,10 +57,25 @@ pub struct RecordDump {
     pub client_seq: u64,
     /// Where the payload came from.
     pub origin: OriginDump,
-    /// The payload's length in bytes.
-    pub payload_len: usize,
-    /// The payload, two lowercase hex digits a byte.
-    pub payload_hex: String,
+    /// The payload; serialized as two members, `payload_len` (its length in bytes) and `payload_hex` (two
+    /// lowercase hex digits a byte).
+    #[serde(flatten, serialize_with = "payload_members")]
+    pub payload: Vec<u8>,
+}
+
+/// `payload_len` and `payload_hex` of a [`RecordDump`]'s payload.
+fn payload_members<S: serde::Serializer>(payload: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    struct Hex<'a>(&'a [u8]);
+    impl std::fmt::Display for Hex<'_> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+        }
+    }
+    let mut map = serializer.serialize_map(Some(2))?;
+    map.serialize_entry("payload_len", &payload.len())?;
+    map.serialize_entry("payload_hex", &format_args!("{}", Hex(payload)))?;
+    map.end()
 }
 
 /// Where a record's payload came from, in a [`RecordDump`]: serialized with a `kind` member.
@@ -128,8 +143,7 @@ impl RecordDump {
             pid: meta.client_pid,
             client_seq: meta.client_seq,
             origin: OriginDump::from(&meta.origin),
-            payload_len: payload.len(),
-            payload_hex: payload.iter().map(|b| format!("{b:02x}")).collect(),
+            payload: payload.to_vec(),
         }
     }
 }
@@ -202,7 +216,7 @@ mod tests {
         let dump = RingDump::of(&ring);
         assert_eq!(dump.directory, ring.directory());
         assert_eq!(dump.records.len(), 2);
-        assert_eq!(dump.records[0].payload_hex, "ab01");
+        assert_eq!(dump.records[0].payload, [0xab, 0x01]);
         assert_eq!(dump.clients.len(), 1);
         assert_eq!(
             (dump.clients[0].account.stored, dump.clients[0].held),
@@ -213,6 +227,9 @@ mod tests {
             json["records"][0]["origin"],
             serde_json::json!({"kind": "inline"})
         );
+        assert_eq!(json["records"][0]["payload_len"], 2);
+        assert_eq!(json["records"][0]["payload_hex"], "ab01");
+        assert_eq!(json["records"][1]["payload_hex"], "");
         assert_eq!(json["records"][1]["origin"]["kind"], "device");
         assert_eq!(json["records"][1]["origin"]["offset"], 0x100);
         assert_eq!(json["clients"][0]["pid"], 7);

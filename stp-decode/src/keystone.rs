@@ -105,6 +105,9 @@ pub enum Device {
     K2l,
 }
 
+/// KeyStone II's STM's trace ID in TWP frames (`docs/stm.md`: the `.dcm` sidecar's `TWP_Protocol=1`).
+pub const STM_TRACE_ID: u8 = 0x40;
+
 /// First STP master of the Arm cores on every KeyStone II device.
 const ARM_FIRST_MASTER: u16 = 8;
 

@@ -31,6 +31,8 @@ pub mod opcode;
 pub mod packet;
 #[cfg(feature = "alloc")]
 pub mod report;
+#[cfg(feature = "std")]
+pub mod report_inputs;
 pub mod sniff;
 #[cfg(feature = "alloc")]
 pub mod span;

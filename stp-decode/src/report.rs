@@ -130,7 +130,13 @@ impl ReportConfig {
     }
 }
 
-/// Where trace was lost.
+#[cfg(feature = "serde")]
+mod serialize;
+#[cfg(feature = "serde")]
+pub use serialize::EventFields;
+
+/// Where trace was lost; with the `serde` feature it serializes as a map (`kind` and the members of its
+/// kind, listed in the `serialize` module's documentation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Loss {
@@ -157,7 +163,22 @@ pub enum Loss {
     },
 }
 
+impl Loss {
+    /// A short name: `unsynced`, `decode`, `frame`, `master_overflow`, `global_overflow`.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Loss::Unsynced { .. } => "unsynced",
+            Loss::Decode(_) => "decode",
+            Loss::Frame(_) => "frame",
+            Loss::MasterOverflow { .. } => "master_overflow",
+            Loss::GlobalOverflow { .. } => "global_overflow",
+        }
+    }
+}
+
 /// Something the report found, in stream order (times in the report's unit, see the module documentation).
+/// With the `serde` feature it serializes as a map: `event` ([`ReportEvent::name`]) and its fields
+/// ([`ReportEvent::fields`]).
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub enum ReportEvent<'a> {
@@ -215,6 +236,20 @@ pub enum ReportEvent<'a> {
         /// What.
         loss: Loss,
     },
+}
+
+impl ReportEvent<'_> {
+    /// A short name: `message`, `torn`, `span`, `cptracer`, `window`, `loss`.
+    pub const fn name(&self) -> &'static str {
+        match self {
+            ReportEvent::Message { .. } => "message",
+            ReportEvent::Torn { .. } => "torn",
+            ReportEvent::Span { .. } => "span",
+            ReportEvent::CpTracer { .. } => "cptracer",
+            ReportEvent::Window { .. } => "window",
+            ReportEvent::Loss { .. } => "loss",
+        }
+    }
 }
 
 /// Takes a report's events.

@@ -34,6 +34,16 @@ pub enum BufferError<E> {
     #[cfg(feature = "std")]
     #[error("cannot read the trace stream")]
     Read(#[source] std::io::Error),
+    /// The stream's first `bytes` bytes gave the report nothing (no message, torn data, loss, span or CP
+    /// Tracer word), and the report was told to give up there
+    /// ([`ReportInputs::give_up_after`](crate::report_inputs::ReportInputs::give_up_after)): it is not a
+    /// trace of this setup, and reading on would take as long as the stream is (`/dev/zero`).
+    #[cfg(feature = "std")]
+    #[error("nothing found in the first {bytes} bytes of the trace stream")]
+    NothingFound {
+        /// Bytes read.
+        bytes: u64,
+    },
 }
 
 fn is_formatted(config: &ReportConfig) -> bool {
@@ -83,11 +93,42 @@ fn read_chunk<R: std::io::Read>(reader: &mut R, chunk: &mut [u8]) -> std::io::Re
 /// `sink`; the statistics come back.
 #[cfg(feature = "std")]
 pub fn report_stream<R: std::io::Read, S: ReportSink>(
+    config: ReportConfig,
+    strings: &dyn FormatStrings,
+    dict: &Dictionary,
+    reader: R,
+    sink: &mut S,
+) -> Result<Stats, BufferError<S::Error>> {
+    report_stream_within(config, strings, dict, reader, sink, None)
+}
+
+/// A sink that counts the events it hands on.
+#[cfg(feature = "std")]
+struct Counted<'s, S> {
+    sink: &'s mut S,
+    events: u64,
+}
+
+#[cfg(feature = "std")]
+impl<S: ReportSink> ReportSink for Counted<'_, S> {
+    type Error = S::Error;
+
+    fn event(&mut self, event: &crate::report::ReportEvent<'_>) -> Result<(), S::Error> {
+        self.events += 1;
+        self.sink.event(event)
+    }
+}
+
+/// [`report_stream`], ending with [`BufferError::NothingFound`] once `give_up_after` bytes were read
+/// without an event.
+#[cfg(feature = "std")]
+pub(crate) fn report_stream_within<R: std::io::Read, S: ReportSink>(
     mut config: ReportConfig,
     strings: &dyn FormatStrings,
     dict: &Dictionary,
     mut reader: R,
     sink: &mut S,
+    give_up_after: Option<u64>,
 ) -> Result<Stats, BufferError<S::Error>> {
     let mut chunk = std::vec![0u8; STREAM_CHUNK];
     let mut n = read_chunk(&mut reader, &mut chunk).map_err(BufferError::Read)?;
@@ -95,11 +136,19 @@ pub fn report_stream<R: std::io::Read, S: ReportSink>(
         config.partial_frame_bytes = frame_phase(&chunk[..n], config.trace_id);
     }
     let mut report = Report::new(config, strings, dict);
+    let mut sink = Counted { sink, events: 0 };
+    let mut read = 0u64;
     while n > 0 {
-        report.feed(&chunk[..n], sink).map_err(BufferError::Sink)?;
+        report
+            .feed(&chunk[..n], &mut sink)
+            .map_err(BufferError::Sink)?;
+        read += n as u64;
+        if sink.events == 0 && give_up_after.is_some_and(|limit| read >= limit) {
+            return Err(BufferError::NothingFound { bytes: read });
+        }
         n = read_chunk(&mut reader, &mut chunk).map_err(BufferError::Read)?;
     }
-    report.finish(sink).map_err(BufferError::Sink)
+    report.finish(&mut sink).map_err(BufferError::Sink)
 }
 
 #[cfg(test)]
@@ -113,6 +162,8 @@ mod tests {
     use alloc::borrow::ToOwned;
     use alloc::string::String;
     use alloc::vec::Vec;
+    #[cfg(feature = "std")]
+    use std::io::Read;
 
     /// A putMsg `text` from master 2 on channel 5, as a raw STP stream (whole 32-bit words).
     fn put_msg(text: &[u8]) -> Vec<u8> {
@@ -264,5 +315,40 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(error, BufferError::Sink("full")));
+    }
+
+    #[cfg(feature = "std")]
+    #[test]
+    fn a_stream_with_nothing_in_its_first_bytes_is_given_up_on_there() {
+        let dict = Dictionary::new();
+        let mut seen = Vec::new();
+        // Zeros: no ASYNC, so no event until the end of the trace.
+        let zeros = std::io::repeat(0).take(4 * STREAM_CHUNK as u64);
+        let error = report_stream_within(
+            ReportConfig::new(Framing::Raw, 0),
+            &NoImages,
+            &dict,
+            zeros,
+            &mut texts(&mut seen),
+            Some(2 * STREAM_CHUNK as u64),
+        )
+        .unwrap_err();
+        assert!(
+            matches!(error, BufferError::NothingFound { bytes } if bytes == 2 * STREAM_CHUNK as u64)
+        );
+        // A trace that gives something is read to its end, whatever its length.
+        let mut trace = put_msg(b"hello");
+        trace.resize(4 * STREAM_CHUNK, 0);
+        let stats = report_stream_within(
+            ReportConfig::new(Framing::Raw, 0),
+            &NoImages,
+            &dict,
+            &trace[..],
+            &mut texts(&mut seen),
+            Some(STREAM_CHUNK as u64),
+        )
+        .unwrap();
+        assert_eq!(seen, ["hello"]);
+        assert_eq!(stats.stream.input_bytes, trace.len() as u64);
     }
 }

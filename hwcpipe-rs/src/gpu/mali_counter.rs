@@ -52,8 +52,8 @@ pub enum MaliConstant {
 }
 
 impl MaliConstant {
-    /// The constants in input order after the counters.
-    const ALL: [MaliConstant; 4] = [
+    /// Every constant, in input order after the counters.
+    pub const ALL: [MaliConstant; 4] = [
         MaliConstant::ShaderCores,
         MaliConstant::L2Slices,
         MaliConstant::ExtBusBytes,
@@ -63,6 +63,17 @@ impl MaliConstant {
     /// The name the database's equations use.
     pub fn name(self) -> &'static str {
         CONSTANTS[self as usize]
+    }
+
+    /// The short name, its field's in [`MaliConstants`]: `shader_cores`, `l2_slices`, `ext_bus_bytes`,
+    /// `time_span_s`.
+    pub fn short_name(self) -> &'static str {
+        match self {
+            MaliConstant::ShaderCores => "shader_cores",
+            MaliConstant::L2Slices => "l2_slices",
+            MaliConstant::ExtBusBytes => "ext_bus_bytes",
+            MaliConstant::TimeSpan => "time_span_s",
+        }
     }
 }
 

@@ -15,7 +15,8 @@
 //! in [`version`]; GPU properties in [`props`]; products in [`product`]; vinstr dumps in [`dump`]
 //! and [`vinstr`]; kinstr_prfcnt items in [`kinstr`]; counter names in [`tables`] (generated from
 //! Arm's MIT-licensed database by `gen/gen_tables.py`, Midgard typed by hand); formulas in
-//! [`formula`]; the simulated driver in `sim` (with the `sim` feature).
+//! [`formula`]; Arm's database per GPU in [`mali_counter`], its equations evaluated on values a caller
+//! gives in [`mali_evaluate`]; the simulated driver in `sim` (with the `sim` feature).
 //!
 //! ```
 //! # #[cfg(feature = "sim")] {
@@ -56,6 +57,7 @@ pub mod ioctl;
 pub mod kinstr;
 pub mod mali_counter;
 pub mod mali_device;
+pub mod mali_evaluate;
 pub mod product;
 pub mod profiler;
 pub mod props;
@@ -74,6 +76,7 @@ pub use mali_counter::{
     MaliInput, MaliUnavailable, MaliValues,
 };
 pub use mali_device::MaliDevice;
+pub use mali_evaluate::MaliEvalError;
 pub use product::{Family, Product};
 pub use profiler::{Backend, GpuInfo, GpuProfiler, GpuSample};
 #[cfg(feature = "sim")]

@@ -1,41 +1,34 @@
 //! `lizard stm-report FILE`: an STM trace buffer read as messages (`stp_decode::report`): a Perfetto
 //! timeline (`--perfetto`), the messages (`--messages`) and statistics (text or JSON). Everything is done
-//! by stp-decode; this module reads the files the flags name and prints.
+//! by stp-decode's entry point (`stp_decode::report_inputs`); this module reads the files the flags name
+//! and prints.
 //!
-//! A dump in order is read a chunk at a time (`stp_decode::trace_buffer::report_stream`); a raw circular
-//! buffer (`--wrapped`) is read whole (`report_buffer`), since its oldest word is anywhere in it (a TBR holds
-//! 32 KiB on KeyStone II).
+//! A dump in order is read a chunk at a time; a raw circular buffer (`--wrapped`, `--write-pointer`) is
+//! read whole, since its oldest word is anywhere in it (a TBR holds 32 KiB on KeyStone II).
 
-use std::cell::Cell;
-use std::io::{BufWriter, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{BufWriter, Write};
+use std::path::Path;
 
 use lizard_core::error_chain;
-use lizard_core::input::{InputError, InputKind, Inputs};
+use lizard_core::input::{InputError, InputKind};
 use serde::Serialize;
-use stp_decode::cptracer;
-use stp_decode::dcm::Dcm;
-use stp_decode::deformat::FrameMode;
-use stp_decode::dict::Dictionary;
-use stp_decode::dump::Framing;
-use stp_decode::elf::{ElfImage, ElfImages};
 use stp_decode::keystone::{Device, HardwareMasters, Masters};
 use stp_decode::message::{Message, MessageKind};
-use stp_decode::report::{ReportConfig, ReportEvent, ReportSink};
-use stp_decode::sniff::{self, Census, SNIFF_LEN};
+use stp_decode::report::{ReportEvent, ReportSink};
+use stp_decode::report_inputs::{
+    ElfArg, FramingChoice, FramingSource, PreparedReport, ReportInputs, SetupError, TraceInput,
+    GIVE_UP_AFTER,
+};
 use stp_decode::span::SpanSpec;
 use stp_decode::stats::Stats;
 use stp_decode::tbr::Wrap;
 use stp_decode::timeline::PerfettoTimeline;
-use stp_decode::trace_buffer::{report_buffer, report_stream, BufferError};
+use stp_decode::trace_buffer::BufferError;
 
 use crate::args::{StmDevice, StmReportArgs, TextFormat};
 use crate::error::CliError;
 use crate::inputs::inputs;
 use crate::output::Stream;
-
-/// KeyStone II's STM trace ID in TWP frames.
-const KEYSTONE_STM_ID: u8 = 0x40;
 
 /// The members of the JSON document of `--format json` after its `messages` (which are written as the
 /// report finds them, before these).
@@ -55,10 +48,6 @@ struct MessageEntry<'a> {
     message: &'a Message<'a>,
 }
 
-/// How many bytes of a dump in order without one message, torn piece or span end the report: such a file
-/// is not a trace of this setup, and reading on would take as long as the file is (`/dev/zero`).
-const GIVE_UP_AFTER: u64 = 16 << 20;
-
 fn bad_input(path: &Path, error: &(dyn std::error::Error + 'static)) -> CliError {
     CliError::BadInput {
         path: path.to_path_buf(),
@@ -74,20 +63,6 @@ fn read_error(path: &Path, error: std::io::Error) -> CliError {
     }
 }
 
-/// `--elf` values: `(master, file)`; a value is `MASTER=FILE` when what precedes its first `=` names a
-/// master.
-fn elf_files(values: &[String], masters: &Masters) -> Vec<(Option<u16>, PathBuf)> {
-    values
-        .iter()
-        .map(|v| match v.split_once('=') {
-            Some((m, file)) if masters.parse(m).is_some() => {
-                (masters.parse(m), PathBuf::from(file))
-            }
-            _ => (None, PathBuf::from(v)),
-        })
-        .collect()
-}
-
 /// How `--messages` are written: not at all, a line of text each, or as the members of the JSON
 /// document's `messages` array.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,21 +75,18 @@ enum Messages {
     Json { first: bool },
 }
 
-/// Prints messages (`--messages`), writes the timeline (`--perfetto`) and counts what the report finds.
-struct Sinks<'d, 'c> {
+/// Prints messages (`--messages`) and writes the timeline (`--perfetto`).
+struct Sinks<'d> {
     timeline: Option<PerfettoTimeline<'d, BufWriter<std::fs::File>>>,
     out: Stream,
     messages: Messages,
     masters: Masters,
-    /// Events of the report so far.
-    events: &'c Cell<u64>,
 }
 
-impl ReportSink for Sinks<'_, '_> {
+impl ReportSink for Sinks<'_> {
     type Error = std::io::Error;
 
     fn event(&mut self, event: &ReportEvent<'_>) -> std::io::Result<()> {
-        self.events.set(self.events.get() + 1);
         if let Some(timeline) = &mut self.timeline {
             timeline.event(event)?;
         }
@@ -153,63 +125,34 @@ impl ReportSink for Sinks<'_, '_> {
     }
 }
 
-/// A trace read with a deadline on finding something: past [`GIVE_UP_AFTER`] bytes with no event of the
-/// report, the read fails.
-struct GiveUp<'c, R> {
-    inner: R,
-    read: u64,
-    events: &'c Cell<u64>,
-}
-
-/// The error a [`GiveUp`] read ends with.
-#[derive(Debug, thiserror::Error)]
-#[error("nothing found in the first {} MiB", GIVE_UP_AFTER >> 20)]
-struct GaveUp;
-
-impl<R: Read> Read for GiveUp<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if self.read >= GIVE_UP_AFTER && self.events.get() == 0 {
-            return Err(std::io::Error::other(GaveUp));
-        }
-        let n = self.inner.read(buf)?;
-        self.read += n as u64;
-        Ok(n)
+/// The framing the flags choose: as the `.dcm` sidecar says (its `text`), a trace ID's frames, a bare
+/// stream, or as the buffer's first bytes say.
+fn framing<'a>(args: &StmReportArgs, dcm: Option<&'a str>) -> FramingChoice<'a> {
+    match (dcm, args.trace_id) {
+        (Some(text), trace_id) => FramingChoice::Dcm { text, trace_id },
+        (None, Some(id)) => FramingChoice::TraceId(id),
+        (None, None) if args.bare => FramingChoice::Bare,
+        (None, None) => FramingChoice::Sniff,
     }
 }
 
-/// How the buffer carries the STP stream, from the flags or the buffer's first bytes: `Some(trace ID)` for
-/// frames, `None` for a bare stream.
-fn framing(args: &StmReportArgs, inputs: &Inputs<'_>, head: &[u8]) -> Result<Option<u8>, CliError> {
-    if let Some(path) = &args.dcm {
-        let text = inputs.read_text(path, InputKind::TextTable)?;
-        let dcm = Dcm::parse(&text).map_err(|e| bad_input(path, &e))?;
-        let framed = dcm.layout().map_err(|e| bad_input(path, &e))?.twp_frames;
-        return Ok(framed.then(|| args.trace_id.unwrap_or(KEYSTONE_STM_ID)));
-    }
-    if args.trace_id.is_some() || args.bare {
-        return Ok(args.trace_id);
-    }
-    let census = Census::of(head);
-    if census.layout() == sniff::Layout::Bare {
-        return Ok(None);
-    }
-    // Frames: of one source, or of several with KeyStone II's STM among them.
-    let id = census
-        .only_id()
-        .or_else(|| (census.bytes_of(KEYSTONE_STM_ID) > 0).then_some(KEYSTONE_STM_ID));
-    match id {
-        Some(id) => {
-            eprintln!(
-                "lizard: {} holds TWP / CoreSight frames (trace IDs: {census}): decoding trace ID {id:#04x} \
-                 (--trace-id to choose another, --bare to read a bare STP stream)",
-                args.file.display()
-            );
-            Ok(Some(id))
-        }
-        None => Err(CliError::Usage(format!(
+/// The error of inputs that cannot make a report, said of the file at fault.
+fn setup_error(args: &StmReportArgs, elf: &[ElfArg<'_>], error: SetupError) -> CliError {
+    let at = |path: Option<&Path>, cause: &(dyn std::error::Error + 'static)| {
+        bad_input(path.unwrap_or(&args.file), cause)
+    };
+    match error {
+        SetupError::Dcm(e) => at(args.dcm.as_deref(), &e),
+        SetupError::Dictionary(e) => at(args.dict.as_deref(), &e),
+        SetupError::Layout(e) => at(args.cptracer_layout.as_deref(), &e),
+        SetupError::Elf { index, source } => at(elf.get(index).map(|e| Path::new(e.path)), &source),
+        SetupError::SeveralTraceIds { census } => CliError::Usage(format!(
             "{} holds TWP / CoreSight frames of several trace IDs ({census}): name the STM's with --trace-id",
             args.file.display()
-        ))),
+        )),
+        SetupError::Read(e) => read_error(&args.file, e),
+        // The flags' own parsers and conflicts refuse the rest before the report is set up.
+        other => CliError::Usage(error_chain(&other)),
     }
 }
 
@@ -245,83 +188,77 @@ pub fn run(args: &StmReportArgs) -> Result<i32, CliError> {
             .map_err(|e| CliError::Usage(format!("--span '{span}': {e}")))?;
         spans.push(spec);
     }
-    let layout = match &args.cptracer_layout {
-        Some(path) => {
-            let text = inputs.read_text(path, InputKind::TextTable)?;
-            Some(cptracer::Layout::parse(&text).map_err(|e| bad_input(path, &e))?)
-        }
-        None => None,
+    let read_text = |path: &Option<std::path::PathBuf>| {
+        path.as_deref()
+            .map(|path| inputs.read_text(path, InputKind::TextTable))
+            .transpose()
     };
-    let dict = match &args.dict {
-        Some(path) => {
-            let text = inputs.read_text(path, InputKind::TextTable)?;
-            Dictionary::parse(&text, &masters).map_err(|e| bad_input(path, &e))?
-        }
-        None => Dictionary::new(),
-    };
-    let elf_paths = elf_files(&args.elf, &masters);
-    let elf_bytes = elf_paths
+    let layout = read_text(&args.cptracer_layout)?;
+    let dict = read_text(&args.dict)?;
+    let elf: Vec<ElfArg<'_>> = args
+        .elf
         .iter()
-        .map(|(_, path)| inputs.read(path, InputKind::Elf))
+        .map(|v| ElfArg::parse(v, &masters))
+        .collect();
+    let elf_bytes = elf
+        .iter()
+        .map(|e| inputs.read(Path::new(e.path), InputKind::Elf))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut images = ElfImages::new();
-    for ((master, path), bytes) in elf_paths.iter().zip(&elf_bytes) {
-        let image = ElfImage::parse(bytes).map_err(|e| bad_input(path, &e))?;
-        match master {
-            Some(m) => images.set_master(*m, image),
-            None => images.set_default(image),
-        }
-    }
 
     // The trace: a raw circular buffer is read whole (its oldest word is anywhere in it), a dump in order a
-    // chunk at a time; its first 64 KiB say how it is framed when no flag does.
+    // chunk at a time.
     let wrap = args.write_pointer.map(|write_pointer| match args.wrapped {
         true => Wrap::Wrapped { write_pointer },
         false => Wrap::NotWrapped { write_pointer },
     });
-    enum Trace<'s> {
-        Whole(Vec<u8>, Wrap),
-        Stream {
-            head: Vec<u8>,
-            rest: lizard_core::input::Stream<'s>,
-        },
-    }
+    let whole;
     let trace = match wrap {
-        Some(wrap) => Trace::Whole(inputs.read(&args.file, InputKind::TraceBuffer)?, wrap),
-        None => {
-            let mut stream = inputs.open(&args.file, InputKind::TraceStream)?;
-            let mut head = Vec::with_capacity(SNIFF_LEN);
-            (&mut stream)
-                .take(SNIFF_LEN as u64)
-                .read_to_end(&mut head)
-                .map_err(|e| read_error(&args.file, e))?;
-            Trace::Stream { head, rest: stream }
+        Some(wrap) => {
+            whole = inputs.read(&args.file, InputKind::TraceBuffer)?;
+            TraceInput::Buffer {
+                bytes: &whole,
+                wrap,
+            }
         }
+        None => TraceInput::Stream(inputs.open(&args.file, InputKind::TraceStream)?),
     };
-    let head = match &trace {
-        Trace::Whole(bytes, _) => &bytes[..bytes.len().min(SNIFF_LEN)],
-        Trace::Stream { head, .. } => &head[..],
-    };
-    let mut config = match framing(args, &inputs, head)? {
-        Some(id) => ReportConfig::new(Framing::Formatted(FrameMode::Memory), id),
-        None => ReportConfig::new(Framing::Raw, 0),
-    };
-    config.masters = masters;
-    config.stm_clock_hz = args.stm_clock;
-    config.window = args
+    let dcm = read_text(&args.dcm)?;
+    let mut report = ReportInputs::new(trace, framing(args, dcm.as_deref()));
+    report.masters = masters;
+    report.elf = elf
+        .iter()
+        .map(|e| e.master)
+        .zip(elf_bytes.iter().map(Vec::as_slice))
+        .collect();
+    report.dictionary = dict.as_deref();
+    report.spans = spans;
+    report.cptracer_layout = layout.as_deref();
+    report.stm_clock_hz = args.stm_clock;
+    report.window = args
         .window
         .map(|w| u64::try_from(w.as_nanos()).unwrap_or(u64::MAX));
-    // A dump saved by TI's tools, or a wrapped buffer, starts wherever the oldest word was.
-    config.starts_mid_stream = args.dcm.is_some() || args.wrapped;
-    config.spans = spans;
-    config.cptracer_layout = layout;
-    let framed = matches!(config.framing, Framing::Formatted(_));
+    let PreparedReport { setup, trace } =
+        report.prepare().map_err(|e| setup_error(args, &elf, e))?;
+    let framed = setup.trace_id().is_some();
+    if let (Some(id), FramingSource::Census(census)) = (setup.trace_id(), setup.framing_source()) {
+        eprintln!(
+            "lizard: {} holds TWP / CoreSight frames (trace IDs: {census}): decoding trace ID {id:#04x} \
+             (--trace-id to choose another, --bare to read a bare STP stream)",
+            args.file.display()
+        );
+    }
 
     let timeline = match (perfetto_file, &args.perfetto) {
         (Some(file), Some(path)) => {
             let title = format!("STM {}", args.file.display());
-            let mut timeline = PerfettoTimeline::new(BufWriter::new(file), masters, &dict, &title)
-                .map_err(|e| CliError::file(path, e))?;
+            let config = setup.config();
+            let mut timeline = PerfettoTimeline::new(
+                BufWriter::new(file),
+                config.masters,
+                setup.dictionary(),
+                &title,
+            )
+            .map_err(|e| CliError::file(path, e))?;
             if let Some(layout) = &config.cptracer_layout {
                 timeline = timeline.with_layout(layout.clone());
             }
@@ -342,20 +279,18 @@ pub fn run(args: &StmReportArgs) -> Result<i32, CliError> {
             out.write_fmt(format_args!("\n  \"messages\": ["))?;
         }
     }
-    let events = Cell::new(0);
     let mut sinks = Sinks {
         timeline,
         out,
         messages,
         masters,
-        events: &events,
     };
     let buffer_error = |e: BufferError<std::io::Error>| match e {
         BufferError::Sink(e) => match &args.perfetto {
             Some(path) => CliError::file(path, e),
             None => CliError::Other(e.to_string()),
         },
-        BufferError::Read(e) if e.get_ref().is_some_and(|e| e.is::<GaveUp>()) => nothing_found(
+        BufferError::NothingFound { .. } => nothing_found(
             args,
             framed,
             format!("nothing in its first {} MiB", GIVE_UP_AFTER >> 20),
@@ -364,20 +299,7 @@ pub fn run(args: &StmReportArgs) -> Result<i32, CliError> {
         BufferError::Order(e) => bad_input(&args.file, &e),
         e => bad_input(&args.file, &e),
     };
-    let stats = match trace {
-        Trace::Whole(buffer, wrap) => {
-            report_buffer(config, &images, &dict, &buffer, wrap, &mut sinks)
-        }
-        Trace::Stream { head, rest } => {
-            let reader = GiveUp {
-                inner: std::io::Cursor::new(head).chain(rest),
-                read: 0,
-                events: &events,
-            };
-            report_stream(config, &images, &dict, reader, &mut sinks)
-        }
-    }
-    .map_err(buffer_error)?;
+    let stats = setup.run(trace, &mut sinks).map_err(buffer_error)?;
     if let Some(timeline) = sinks.timeline.take() {
         let path = args.perfetto.as_deref().unwrap_or(Path::new(""));
         timeline

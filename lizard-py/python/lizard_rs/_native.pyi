@@ -2,7 +2,7 @@
 
 import pathlib
 from os import PathLike
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union, final
+from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union, final
 
 import numpy as np
 from typing_extensions import disjoint_base
@@ -392,17 +392,20 @@ class StmTrace:
     def path(self) -> pathlib.Path:
         """The file read."""
     @property
+    def trace_id(self) -> Optional[int]:
+        """The trace ID whose frames were decoded; None for a bare STP stream."""
+    @property
     def messages(self) -> list[StmMessage]: ...
     @property
     def torn(self) -> list[dict[str, Any]]:
         """time, master, channel, packets, bytes, offset, cause."""
     @property
     def losses(self) -> list[dict[str, Any]]:
-        """time, kind ("unsynced", "decode", "frame", "master_overflow", "global_overflow", "other") and, by
-        kind, nibbles, error, master, value."""
+        """time, kind ("unsynced", "decode", "frame", "master_overflow", "global_overflow") and, by kind,
+        nibbles, error, master, value (stp_decode's serialized losses)."""
     @property
     def spans(self) -> list[dict[str, Any]]:
-        """span, name, master, begin, end (empty: no spans can be configured yet)."""
+        """span (its position in `spans`), name, master, begin, end."""
     @property
     def stats(self) -> dict[str, Any]:
         """As `lizard stm-report --format json` writes its stats."""
@@ -414,19 +417,30 @@ class StmTrace:
 def stm(
     path: _StrPath,
     *,
-    trace_id: Optional[int] = None,
+    trace_id: Union[int, Literal["auto"], None] = None,
     clock_hz: Optional[int] = None,
     mid_stream: bool = False,
     device: Optional[str] = None,
-    elf: Optional[Sequence[str]] = None,
+    elf: Union[_StrPath, Sequence[_StrPath], None] = None,
     dictionary: Optional[_StrPath] = None,
     spans: Optional[Sequence[str]] = None,
+    dcm: Optional[_StrPath] = None,
+    write_pointer: Optional[int] = None,
+    wrapped: bool = False,
+    hardware_masters: Optional[Tuple[int, int]] = None,
+    cptracer_layout: Optional[_StrPath] = None,
+    window_ns: Optional[int] = None,
 ) -> StmTrace:
-    """Decodes an STM (MIPI STPv2) dump: raw STP without trace_id, CoreSight-formatted frames with one.
-    As `lizard stm-report` takes them: `device` ("k2h", "k2e", "k2l"), `elf` images ("PATH" or
-    "MASTER=PATH") whose format strings decode STMLib printf, a `dictionary` naming values, `spans`
-    ("NAME=START..END"). OSError: a file cannot be read; FormatError: an image or dictionary is not one;
-    ValueError: a bad trace ID, device or span. Garbage in the dump decodes as losses."""
+    """Decodes an STM (MIPI STPv2) dump as `lizard stm-report` does, with every input it takes. Framing: raw
+    STP without trace_id, CoreSight / TWP frames of trace_id, trace_id="auto" as the file's first 64 KiB
+    say, or as the `dcm` sidecar says (frames on trace_id, default 0x40). `write_pointer` (32-bit words)
+    reads the file whole as a trace buffer, its oldest word at the pointer when `wrapped`. `device` ("k2h",
+    "k2e", "k2l") and `hardware_masters` ((first, last)) name the masters; `elf`: a path or a list of them
+    (a str may be "MASTER=PATH") whose format strings decode STMLib printf; a `dictionary` naming values;
+    `spans` ("NAME=START..END"); `cptracer_layout` and `window_ns` for CP Tracer throughput. OSError: a
+    file cannot be read; FormatError: a dump, sidecar, image, dictionary or layout is not one, or a stream
+    gives nothing in its first 16 MiB; ValueError: a bad trace ID, device, span or combination. Garbage in
+    the dump decodes as losses."""
 
 def events(path: _StrPath) -> list[dict[str, Any]]:
     """A gatord events XML file as one dict per event: category, counter_set, counter, event, title, name,

@@ -10,6 +10,7 @@ mod apc;
 mod events;
 mod ring;
 mod stm;
+mod stm_args;
 
 /// Adds the file readers and their classes to the module.
 pub fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {

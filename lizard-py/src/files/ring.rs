@@ -4,10 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use lizard_core::input::{InputError, InputKind, Inputs};
-use lizard_trace::ring_dump::{ClientDump, OriginDump};
+use lizard_trace::ring_dump::{ClientDump, RecordDump};
 use lizard_trace::ring_file::DEFAULT_LOAD_LIMIT;
 use lizard_trace::shared_ring::{RingReader, SharedRingError};
-use lizard_trace::{Directory, RecordHead, RingFileError, TraceRing as Ring};
+use lizard_trace::{Directory, RingFileError, TraceRing as Ring};
 use pyo3::exceptions::PyIndexError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -15,64 +15,84 @@ use pyo3::types::PyBytes;
 use crate::convert::{to_python, u64_array};
 use crate::errors::{os_error, raise, FormatError};
 
-/// One record of a saved trace ring, as its client made it.
+/// One record of a saved trace ring, as its client made it ([`RecordDump`]).
 #[pyclass(frozen, module = "lizard_rs")]
-pub struct TraceRecord {
-    /// The ring's sequence number.
-    #[pyo3(get)]
-    seq: u64,
-    /// When the client made the record (CLOCK_MONOTONIC_RAW, ns).
-    #[pyo3(get)]
-    timestamp_ns: u64,
-    /// When the server copied the payload (CLOCK_MONOTONIC_RAW, ns; 0: not known).
-    #[pyo3(get)]
-    stored_ns: u64,
-    /// The module the client named.
-    #[pyo3(get)]
-    module: String,
-    /// The source file the client named.
-    #[pyo3(get)]
-    file: String,
-    /// The source line the client named.
-    #[pyo3(get)]
-    line: u32,
-    /// The client's process id.
-    #[pyo3(get)]
-    pid: u32,
-    /// The client's own sequence number.
-    #[pyo3(get)]
-    client_seq: u64,
-    /// The payload.
-    payload: Vec<u8>,
-    /// Where the payload came from.
-    origin: OriginDump,
-}
+pub struct TraceRecord(RecordDump);
 
 #[pymethods]
 impl TraceRecord {
+    /// The ring's sequence number.
+    #[getter]
+    fn seq(&self) -> u64 {
+        self.0.seq
+    }
+
+    /// When the client made the record (CLOCK_MONOTONIC_RAW, ns).
+    #[getter]
+    fn timestamp_ns(&self) -> u64 {
+        self.0.timestamp_ns
+    }
+
+    /// When the server copied the payload (CLOCK_MONOTONIC_RAW, ns; 0: not known).
+    #[getter]
+    fn stored_ns(&self) -> u64 {
+        self.0.stored_ns
+    }
+
+    /// The module the client named.
+    #[getter]
+    fn module(&self) -> &str {
+        &self.0.module
+    }
+
+    /// The source file the client named.
+    #[getter]
+    fn file(&self) -> &str {
+        &self.0.file
+    }
+
+    /// The source line the client named.
+    #[getter]
+    fn line(&self) -> u32 {
+        self.0.line
+    }
+
+    /// The client's process id.
+    #[getter]
+    fn pid(&self) -> u32 {
+        self.0.pid
+    }
+
+    /// The client's own sequence number.
+    #[getter]
+    fn client_seq(&self) -> u64 {
+        self.0.client_seq
+    }
+
     /// The payload (bytes).
     #[getter]
     fn payload<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.payload)
+        PyBytes::new(py, &self.0.payload)
     }
 
     /// Where the payload came from: a dict with `kind` (`unknown`, `inline`, `memfd`, `device`; a device
     /// record also has `mode`, `device` and `offset`).
     #[getter]
     fn origin<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        to_python(py, &self.origin)
+        to_python(py, &self.0.origin)
     }
 
     fn __repr__(&self) -> String {
+        let r = &self.0;
         format!(
             "TraceRecord(seq={}, timestamp_ns={}, module={:?}, file={:?}, line={}, pid={}, payload={} bytes)",
-            self.seq,
-            self.timestamp_ns,
-            self.module,
-            self.file,
-            self.line,
-            self.pid,
-            self.payload.len()
+            r.seq,
+            r.timestamp_ns,
+            r.module,
+            r.file,
+            r.line,
+            r.pid,
+            r.payload.len()
         )
     }
 }
@@ -80,13 +100,7 @@ impl TraceRecord {
 impl TraceRecord {
     /// A copy of this record (a new Python object of the same values).
     fn duplicate(&self) -> TraceRecord {
-        TraceRecord {
-            module: self.module.clone(),
-            file: self.file.clone(),
-            payload: self.payload.clone(),
-            origin: self.origin.clone(),
-            ..*self
-        }
+        TraceRecord(self.0.clone())
     }
 }
 
@@ -124,7 +138,7 @@ impl SavedRing {
     /// Each record's `timestamp_ns`, oldest first (uint64).
     #[getter]
     fn timestamps(&self, py: Python<'_>) -> Py<numpy::PyArray1<u64>> {
-        u64_array(py, self.records.iter().map(|r| r.timestamp_ns).collect())
+        u64_array(py, self.records.iter().map(|r| r.0.timestamp_ns).collect())
     }
 
     fn __len__(&self) -> usize {
@@ -181,25 +195,6 @@ impl TraceRingIter {
     }
 }
 
-impl TraceRecord {
-    /// The record with `head` and `payload`.
-    fn of(head: &RecordHead, payload: &[u8]) -> TraceRecord {
-        let meta = &head.meta;
-        TraceRecord {
-            seq: head.seq,
-            timestamp_ns: meta.timestamp_ns,
-            stored_ns: meta.stored_ns,
-            module: meta.module.as_str().to_owned(),
-            file: meta.file.as_str().to_owned(),
-            line: meta.line,
-            pid: meta.client_pid,
-            client_seq: meta.client_seq,
-            payload: payload.to_vec(),
-            origin: OriginDump::from(&meta.origin),
-        }
-    }
-}
-
 /// What a ring file gives: its records, directory and client accounts.
 type Loaded = (Vec<TraceRecord>, Directory, Vec<ClientDump>);
 
@@ -211,7 +206,7 @@ fn load(path: &Path, inputs: &Inputs<'_>) -> Result<Loaded, RingFileError> {
     let ring = Ring::read_from(&mut std::io::BufReader::new(stream), DEFAULT_LOAD_LIMIT)?;
     let records = ring
         .iter()
-        .map(|r| TraceRecord::of(r.head(), r.payload()))
+        .map(|r| TraceRecord(RecordDump::of(r.head(), r.payload())))
         .collect();
     let clients = ring
         .ledger()
@@ -231,7 +226,7 @@ fn load_shared(path: &Path) -> Result<Loaded, SharedRingError> {
     let records = snapshot
         .records
         .iter()
-        .map(|r| TraceRecord::of(&r.head, &r.payload))
+        .map(|r| TraceRecord(RecordDump::of(&r.head, &r.payload)))
         .collect();
     Ok((records, snapshot.directory, Vec::new()))
 }

@@ -1,26 +1,26 @@
-//! `stm(path, …)`: an STM (MIPI STPv2) dump decoded into messages by [`report_stream`], read from the file a
-//! chunk at a time; what the report finds is kept (messages, torn data, losses, spans) with its statistics.
+//! `stm(path, …)`: an STM (MIPI STPv2) dump decoded into messages by stp-decode's entry point
+//! ([`stp_decode::report_inputs`], as `lizard stm-report` decodes it), the files it names read under their
+//! limits; what the report finds is kept (messages, torn data, losses, spans, each as stp-decode serializes
+//! it) with its statistics.
 
-use std::convert::Infallible;
 use std::path::{Path, PathBuf};
 
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
-use serde::Serialize;
-use stp_decode::deformat::FrameMode;
-use stp_decode::dict::Dictionary;
-use stp_decode::dump::Framing;
-use stp_decode::elf::{ElfImage, ElfImages};
-use stp_decode::keystone::{Device, Masters};
+use stp_decode::keystone::{Device, HardwareMasters, Masters};
 use stp_decode::message::MessageKind;
-use stp_decode::report::{Loss, ReportConfig, ReportEvent};
+use stp_decode::report::ReportEvent;
+use stp_decode::report_inputs::{ReportInputs, SetupError, TraceInput};
 use stp_decode::span::SpanSpec;
 use stp_decode::stats::Stats;
-use stp_decode::trace_buffer::{report_stream, BufferError};
+use stp_decode::tbr::Wrap;
+use stp_decode::trace_buffer::BufferError;
 
+use super::stm_args::{ElfValues, TraceIdArg};
 use crate::convert::{to_python, u64_array};
 use crate::errors::{os_error, raise, FormatError};
-use lizard_core::input::{InputError, InputKind};
+use lizard_core::input::{InputError, InputKind, Inputs};
 
 /// One message of an STM trace, decoded (or kept raw, with the reason).
 #[pyclass(frozen, module = "lizard_rs")]
@@ -78,125 +78,28 @@ impl StmMessage {
     }
 }
 
-/// Data that did not make a whole message.
-#[derive(Serialize)]
-struct TornEntry {
-    /// When it was found torn.
-    time: u64,
-    /// The master.
-    master: u16,
-    /// The channel.
-    channel: u16,
-    /// Data packets.
-    packets: u32,
-    /// Bytes of those packets.
-    bytes: u64,
-    /// Nibble offset of the first packet.
-    offset: u64,
-    /// Why (`before_first_message`, `sync_lost`, `overflow`, `end_of_trace`).
-    cause: &'static str,
-}
-
-/// Trace that was lost.
-#[derive(Serialize)]
-struct LossEntry {
-    /// When.
-    time: u64,
-    /// `unsynced`, `decode`, `frame`, `master_overflow`, `global_overflow` (or `other`).
-    kind: &'static str,
-    /// For `unsynced`: the nibbles skipped.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    nibbles: Option<u64>,
-    /// For `decode` and `frame`: what went wrong and where.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<String>,
-    /// For `master_overflow`: the master (None before any master was known).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    master: Option<u16>,
-    /// For the overflows: the error value.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    value: Option<u8>,
-}
-
-impl LossEntry {
-    /// The entry for `loss` found at `time`.
-    fn new(time: u64, loss: &Loss) -> LossEntry {
-        let mut entry = LossEntry {
-            time,
-            kind: "other",
-            nibbles: None,
-            error: None,
-            master: None,
-            value: None,
-        };
-        match *loss {
-            Loss::Unsynced { nibbles } => {
-                entry.kind = "unsynced";
-                entry.nibbles = Some(nibbles);
-            }
-            Loss::Decode(error) => {
-                entry.kind = "decode";
-                entry.error = Some(error.to_string());
-            }
-            Loss::Frame(error) => {
-                entry.kind = "frame";
-                entry.error = Some(error.to_string());
-            }
-            Loss::MasterOverflow { master, value } => {
-                entry.kind = "master_overflow";
-                entry.master = master;
-                entry.value = Some(value);
-            }
-            Loss::GlobalOverflow { value } => {
-                entry.kind = "global_overflow";
-                entry.value = Some(value);
-            }
-            ref other => entry.error = Some(format!("{other:?}")),
-        }
-        entry
-    }
-}
-
-/// A span measured on a master.
-#[derive(Serialize)]
-struct SpanEntry {
-    /// Its position among the configured spans.
-    span: usize,
-    /// Its name.
-    name: String,
-    /// The master.
-    master: u16,
-    /// When the start message was written.
-    begin: u64,
-    /// When the end message was written.
-    end: u64,
-}
-
 /// Everything the report found, in stream order per kind.
 #[derive(Default)]
 struct Found {
     /// The messages.
     messages: Vec<StmMessage>,
-    /// The torn data.
-    torn: Vec<TornEntry>,
-    /// The losses.
-    losses: Vec<LossEntry>,
-    /// The spans.
-    spans: Vec<SpanEntry>,
+    /// The torn data, each event's fields ([`ReportEvent::fields`]).
+    torn: Vec<serde_json::Value>,
+    /// The losses, likewise.
+    losses: Vec<serde_json::Value>,
+    /// The spans, likewise.
+    spans: Vec<serde_json::Value>,
 }
 
 impl Found {
     /// Keeps what `event` says.
-    fn take(&mut self, event: &ReportEvent<'_>) {
+    fn take(&mut self, event: &ReportEvent<'_>) -> Result<(), serde_json::Error> {
+        let fields = || serde_json::to_value(event.fields());
         match *event {
             ReportEvent::Message { time, message } => {
-                let (kind, reason) = match message.kind {
-                    MessageKind::Stmlib { .. } => ("stmlib", None),
-                    MessageKind::Values => ("values", None),
-                    MessageKind::Undecodable { reason, .. } => {
-                        ("undecodable", Some(reason.to_string()))
-                    }
-                    _ => ("other", None),
+                let reason = match message.kind {
+                    MessageKind::Undecodable { reason, .. } => Some(reason.to_string()),
+                    _ => None,
                 };
                 self.messages.push(StmMessage {
                     time,
@@ -206,38 +109,19 @@ impl Found {
                     offset: message.offset,
                     packets: message.packets,
                     text: message.text.to_owned(),
-                    kind,
+                    kind: message.kind_name(),
                     protocol: message.kind.protocol().map(|p| p.to_string()),
                     reason,
                     data: message.bytes.to_vec(),
                     values: message.values.to_vec(),
                 });
             }
-            ReportEvent::Torn { time, torn } => self.torn.push(TornEntry {
-                time,
-                master: torn.master,
-                channel: torn.channel,
-                packets: torn.packets,
-                bytes: torn.bytes,
-                offset: torn.offset,
-                cause: torn.cause.name(),
-            }),
-            ReportEvent::Loss { time, ref loss } => self.losses.push(LossEntry::new(time, loss)),
-            ReportEvent::Span {
-                span,
-                name,
-                master,
-                begin,
-                end,
-            } => self.spans.push(SpanEntry {
-                span,
-                name: name.to_owned(),
-                master,
-                begin,
-                end,
-            }),
+            ReportEvent::Torn { .. } => self.torn.push(fields()?),
+            ReportEvent::Loss { .. } => self.losses.push(fields()?),
+            ReportEvent::Span { .. } => self.spans.push(fields()?),
             _ => {}
         }
+        Ok(())
     }
 }
 
@@ -248,6 +132,9 @@ pub struct StmTrace {
     /// The file read.
     #[pyo3(get)]
     path: PathBuf,
+    /// The trace ID whose frames were decoded; None for a bare STP stream.
+    #[pyo3(get)]
+    trace_id: Option<u8>,
     /// The messages, in stream order (a list of StmMessage).
     #[pyo3(get)]
     messages: Py<PyAny>,
@@ -287,116 +174,155 @@ impl StmTrace {
     }
 }
 
-/// Why a dump could not be decoded: its file could not be opened or read.
+/// Why a dump could not be decoded.
 enum StmFailure {
-    /// The limits could not be read (a bad `LIZARD_MAX_INPUT`).
-    Python(PyErr),
-    /// Opening the file failed.
+    /// A file could not be opened or read.
     Input(InputError),
-    /// The report failed (reading the stream).
-    Report(BufferError<Infallible>),
+    /// The inputs cannot make a report.
+    Setup(SetupError),
+    /// The report failed (reading the stream, putting the buffer in order).
+    Report(BufferError<serde_json::Error>),
 }
 
-/// What decodes the messages beside the dump: the KeyStone II device's masters, the target's ELF images
-/// (printf format strings, per master or for all) and the dictionary naming values.
-struct Context {
+/// What `stm()` was asked: the files it reads, by what they are, and the rest of the report's inputs.
+struct Request {
+    /// The dump.
+    path: PathBuf,
+    /// Where a buffer held whole (`write_pointer=`) has its write pointer.
+    wrap: Option<Wrap>,
+    /// The `.dcm` sidecar.
+    dcm: Option<PathBuf>,
+    /// The framing asked for, beside a `.dcm`.
+    framing: TraceIdArg,
+    /// The ELF images, each with its master (None: every master's).
+    elf: Vec<(Option<u16>, PathBuf)>,
+    /// The dictionary.
+    dictionary: Option<PathBuf>,
+    /// The CP Tracer layout.
+    cptracer_layout: Option<PathBuf>,
+    /// The masters' names and the hardware masters.
     masters: Masters,
-    /// Each image's master (None: every master's) and its file's bytes.
-    images: Vec<(Option<u16>, PathBuf, Vec<u8>)>,
-    dict: Dictionary,
+    /// The spans to measure.
+    spans: Vec<SpanSpec>,
+    /// The STM clock.
+    clock_hz: Option<u64>,
+    /// The CP Tracer window.
+    window_ns: Option<u64>,
+    /// The dump starts anywhere in the stream.
+    mid_stream: bool,
 }
 
-impl Context {
-    /// Reads the files `elf` (`PATH` or `MASTER=PATH`, as `lizard stm-report --elf` takes them) and
-    /// `dictionary` for `device` (`k2h`, `k2e`, `k2l`).
-    fn read(
-        py: Python<'_>,
-        device: Option<&str>,
-        elf: &[String],
-        dictionary: Option<&Path>,
-    ) -> PyResult<Context> {
-        let masters = match device {
-            None => Masters::default(),
-            Some(name) => Device::ALL
-                .into_iter()
-                .find(|d| d.name() == name.trim().to_ascii_lowercase())
-                .map(Masters::for_device)
-                .ok_or_else(|| {
-                    pyo3::exceptions::PyValueError::new_err(format!(
-                        "device '{name}' is no KeyStone II device (k2h, k2e or k2l)"
-                    ))
-                })?,
-        };
-        let mut images = Vec::new();
-        for value in elf {
-            let (master, path) = match value.split_once('=') {
-                Some((m, file)) if masters.parse(m).is_some() => {
-                    (masters.parse(m), PathBuf::from(file))
-                }
-                _ => (None, PathBuf::from(value)),
-            };
-            let bytes = crate::inputs::read(py, &path, InputKind::Elf)?;
-            ElfImage::parse(&bytes).map_err(|e| raise::<FormatError>(py, &e))?;
-            images.push((master, path, bytes));
-        }
-        let dict = match dictionary {
-            None => Dictionary::new(),
-            Some(path) => {
-                let text = crate::inputs::read_text(py, path, InputKind::TextTable)?;
-                Dictionary::parse(&text, &masters).map_err(|e| raise::<FormatError>(py, &e))?
-            }
-        };
-        Ok(Context {
-            masters,
-            images,
-            dict,
-        })
-    }
-}
+/// What the report found, its statistics, and the trace ID decoded.
+type Decoded = (Found, Stats, Option<u8>);
 
-/// Decodes the dump at `path` with `config` and `context`.
-fn decode(
-    path: &Path,
-    config: ReportConfig,
-    context: &Context,
-) -> Result<(Found, Stats), StmFailure> {
-    let file = crate::inputs::inputs()
-        .map_err(StmFailure::Python)?
-        .open(path, InputKind::TraceStream)
-        .map_err(StmFailure::Input)?;
-    let mut images = ElfImages::new();
-    for (master, _, bytes) in &context.images {
-        // Each image parsed once already in `Context::read`.
-        if let Ok(image) = ElfImage::parse(bytes) {
-            match master {
-                Some(m) => images.set_master(*m, image),
-                None => images.set_default(image),
-            }
-        }
-    }
-    let mut found = Found::default();
-    let mut sink = |event: &ReportEvent<'_>| -> Result<(), Infallible> {
-        found.take(event);
-        Ok(())
+/// Reads the files of `request` through `inputs` and runs the report on them.
+fn decode(inputs: &Inputs<'_>, request: &Request) -> Result<Decoded, StmFailure> {
+    let text = |path: &Option<PathBuf>| {
+        path.as_deref()
+            .map(|path| inputs.read_text(path, InputKind::TextTable))
+            .transpose()
+            .map_err(StmFailure::Input)
     };
-    let stats = report_stream(config, &images, &context.dict, file, &mut sink)
-        .map_err(StmFailure::Report)?;
-    Ok((found, stats))
+    let dcm = text(&request.dcm)?;
+    let dictionary = text(&request.dictionary)?;
+    let layout = text(&request.cptracer_layout)?;
+    let images = request
+        .elf
+        .iter()
+        .map(|(_, path)| inputs.read(path, InputKind::Elf))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(StmFailure::Input)?;
+    let whole;
+    let trace = match request.wrap {
+        Some(wrap) => {
+            whole = inputs
+                .read(&request.path, InputKind::TraceBuffer)
+                .map_err(StmFailure::Input)?;
+            TraceInput::Buffer {
+                bytes: &whole,
+                wrap,
+            }
+        }
+        None => TraceInput::Stream(
+            inputs
+                .open(&request.path, InputKind::TraceStream)
+                .map_err(StmFailure::Input)?,
+        ),
+    };
+    let mut report = ReportInputs::new(trace, request.framing.choice(dcm.as_deref()));
+    report.masters = request.masters;
+    report.elf = request
+        .elf
+        .iter()
+        .map(|(master, _)| *master)
+        .zip(images.iter().map(Vec::as_slice))
+        .collect();
+    report.dictionary = dictionary.as_deref();
+    report.spans = request.spans.clone();
+    report.cptracer_layout = layout.as_deref();
+    report.stm_clock_hz = request.clock_hz;
+    report.window = request.window_ns;
+    report.starts_mid_stream = request.mid_stream;
+    let prepared = report.prepare().map_err(StmFailure::Setup)?;
+    let trace_id = prepared.setup.trace_id();
+    let mut found = Found::default();
+    let mut sink = |event: &ReportEvent<'_>| found.take(event);
+    let stats = prepared.run(&mut sink).map_err(StmFailure::Report)?;
+    Ok((found, stats, trace_id))
 }
 
-/// Decodes the STM (MIPI STPv2) dump at `path` into an StmTrace, reading it a chunk at a time.
+/// The Python exception for `failure` of the dump at `path`: OSError (and its kin) for a file that cannot
+/// be read, FormatError for a file that is not what it should be, ValueError for arguments that cannot go
+/// together.
+fn exception(py: Python<'_>, path: &Path, failure: StmFailure) -> PyErr {
+    let read = |source: std::io::Error| match InputError::from_io(source) {
+        Ok(input) => crate::inputs::error(py, &input),
+        Err(source) => os_error(path, &source),
+    };
+    match failure {
+        StmFailure::Input(error) => crate::inputs::error(py, &error),
+        StmFailure::Setup(SetupError::Read(source)) => read(source),
+        StmFailure::Setup(SetupError::Dcm(error)) => raise::<FormatError>(py, &error),
+        StmFailure::Setup(SetupError::Dictionary(error)) => raise::<FormatError>(py, &error),
+        StmFailure::Setup(SetupError::Layout(error)) => raise::<FormatError>(py, &error),
+        StmFailure::Setup(SetupError::Elf { source, .. }) => raise::<FormatError>(py, &source),
+        StmFailure::Setup(error @ SetupError::SeveralTraceIds { .. }) => {
+            PyValueError::new_err(format!("{error}: name the STM's with trace_id"))
+        }
+        StmFailure::Setup(error) => PyValueError::new_err(error.to_string()),
+        StmFailure::Report(BufferError::Read(source)) => read(source),
+        StmFailure::Report(other) => raise::<FormatError>(py, &other),
+    }
+}
+
+/// Decodes the STM (MIPI STPv2) dump at `path` into an StmTrace, with what `lizard stm-report` takes beside
+/// it.
 ///
-/// Without `trace_id` the file is the raw STP stream; with one, CoreSight-formatted 16-byte frames whose
-/// STM source has that trace ID (`mid_stream=True`: the dump starts anywhere in a frame, as a wrapped buffer
-/// saved without its write pointer does). `clock_hz`, the STM clock, makes times nanoseconds instead of
-/// timestamp ticks. As `lizard stm-report` takes them: `device` names a TI KeyStone II device (`k2h`,
-/// `k2e`, `k2l`: its masters' names), `elf` the target's images whose printf format strings decode STMLib
-/// printf messages (`PATH`, or `MASTER=PATH` for one master's, e.g. `dsp0=app.out`), `dictionary` a file
-/// naming values, and `spans` the spans to measure (`NAME=START..END`, as `--span`). A file that cannot be
-/// read raises OSError; an ELF image or dictionary that is not one, FormatError; a bad trace ID, device or
-/// span, ValueError. Garbage in the dump decodes as losses, not as an error.
+/// How the dump carries the stream: without `trace_id` the raw STP stream; with one, CoreSight-formatted
+/// 16-byte frames whose STM source has that trace ID; with `trace_id="auto"`, as the file's first 64 KiB say
+/// (a bare stream, or the frames of their one trace ID, or of KeyStone II's STM, 0x40, among several); with
+/// `dcm`, as that `.dcm` sidecar TI's tools saved with the dump says (frames on `trace_id`, default 0x40).
+/// A dump in order is read a chunk at a time; `write_pointer` (the TBR's, in 32-bit words) reads the file
+/// whole as the trace buffer's memory, its oldest word at the write pointer when `wrapped`, else words 0 to
+/// `write_pointer - 1` the data. The dump starts anywhere in the stream (`mid_stream=True`) with a `dcm`, a
+/// `wrapped` buffer, or when told.
+///
+/// `clock_hz`, the STM clock, makes times nanoseconds instead of timestamp ticks. `device` names a TI
+/// KeyStone II device (`k2h`, `k2e`, `k2l`: its masters' names), `hardware_masters` the CP Tracer masters
+/// (`(first, last)`, default 0x80 to 0xff), `elf` the target's images whose printf format strings decode
+/// STMLib printf messages (a path or a list of them; a str may be `MASTER=PATH`, one master's image, e.g.
+/// `dsp0=app.out`), `dictionary` a file naming values, `spans` the spans to measure (`NAME=START..END`, as
+/// `--span`), `cptracer_layout` a layout of CP Tracer words and `window_ns` the window their throughput is
+/// given per. A stream that gives nothing in its first 16 MiB is given up on (FormatError). A file that
+/// cannot be read raises OSError; a dump, sidecar, ELF image, dictionary or layout that is not one,
+/// FormatError; a bad trace ID, device, span or set of arguments, ValueError. Garbage in the dump decodes
+/// as losses, not as an error.
 #[pyfunction]
-#[pyo3(signature = (path, *, trace_id = None, clock_hz = None, mid_stream = false, device = None, elf = None, dictionary = None, spans = None))]
+#[pyo3(signature = (
+    path, *, trace_id = None, clock_hz = None, mid_stream = false, device = None, elf = None,
+    dictionary = None, spans = None, dcm = None, write_pointer = None, wrapped = false,
+    hardware_masters = None, cptracer_layout = None, window_ns = None
+))]
 #[allow(
     clippy::too_many_arguments,
     reason = "keyword arguments of one Python function"
@@ -404,44 +330,68 @@ fn decode(
 pub fn stm(
     py: Python<'_>,
     path: PathBuf,
-    trace_id: Option<u8>,
+    trace_id: Option<&Bound<'_, PyAny>>,
     clock_hz: Option<u64>,
     mid_stream: bool,
     device: Option<&str>,
-    elf: Option<Vec<String>>,
+    elf: Option<ElfValues>,
     dictionary: Option<PathBuf>,
     spans: Option<Vec<String>>,
+    dcm: Option<PathBuf>,
+    write_pointer: Option<u32>,
+    wrapped: bool,
+    hardware_masters: Option<(u16, u16)>,
+    cptracer_layout: Option<PathBuf>,
+    window_ns: Option<u64>,
 ) -> PyResult<StmTrace> {
-    let mut config = match trace_id {
-        Some(id) if id >= 0x7f => {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "trace_id {id:#x} is not a CoreSight trace ID (0x01 to 0x7e)"
-            )))
-        }
-        Some(id) => ReportConfig::new(Framing::Formatted(FrameMode::Memory), id),
-        None => ReportConfig::new(Framing::Raw, 0),
+    let framing = TraceIdArg::extract(trace_id, dcm.is_some())?;
+    let mut masters = match device {
+        None => Masters::default(),
+        Some(name) => Device::from_name(name.trim())
+            .map(Masters::for_device)
+            .ok_or_else(|| {
+                PyValueError::new_err(format!(
+                    "device '{name}' is no KeyStone II device (k2h, k2e or k2l)"
+                ))
+            })?,
     };
-    let context = Context::read(py, device, &elf.unwrap_or_default(), dictionary.as_deref())?;
-    config.masters = context.masters;
+    if let Some((first, last)) = hardware_masters {
+        masters.hardware = HardwareMasters { first, last };
+    }
+    let wrap = match (write_pointer, wrapped) {
+        (Some(write_pointer), true) => Some(Wrap::Wrapped { write_pointer }),
+        (Some(write_pointer), false) => Some(Wrap::NotWrapped { write_pointer }),
+        (None, true) => {
+            return Err(PyValueError::new_err(
+                "wrapped=True needs the buffer's write_pointer",
+            ))
+        }
+        (None, false) => None,
+    };
+    let mut request = Request {
+        path,
+        wrap,
+        dcm,
+        framing,
+        elf: elf.map(|e| e.images(&masters)).unwrap_or_default(),
+        dictionary,
+        cptracer_layout,
+        masters,
+        spans: Vec::new(),
+        clock_hz,
+        window_ns,
+        mid_stream,
+    };
     for span in spans.unwrap_or_default() {
         let spec: SpanSpec = span
             .parse()
-            .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("span '{span}': {e}")))?;
-        config.spans.push(spec);
+            .map_err(|e| PyValueError::new_err(format!("span '{span}': {e}")))?;
+        request.spans.push(spec);
     }
-    config.stm_clock_hz = clock_hz;
-    config.starts_mid_stream = mid_stream;
-    let (found, stats) = py
-        .detach(|| decode(&path, config, &context))
-        .map_err(|e| match e {
-            StmFailure::Python(error) => error,
-            StmFailure::Input(error) => crate::inputs::error(py, &error),
-            StmFailure::Report(BufferError::Read(source)) => match InputError::from_io(source) {
-                Ok(input) => crate::inputs::error(py, &input),
-                Err(source) => os_error(&path, &source),
-            },
-            StmFailure::Report(other) => raise::<FormatError>(py, &other),
-        })?;
+    let inputs = crate::inputs::inputs()?;
+    let (found, stats, trace_id) = py
+        .detach(|| decode(&inputs, &request))
+        .map_err(|e| exception(py, &request.path, e))?;
     let times = found.messages.iter().map(|m| m.time).collect();
     let messages = found
         .messages
@@ -449,7 +399,8 @@ pub fn stm(
         .map(|m| Py::new(py, m))
         .collect::<PyResult<Vec<_>>>()?;
     Ok(StmTrace {
-        path,
+        path: request.path,
+        trace_id,
         messages: messages.into_pyobject(py)?.into_any().unbind(),
         torn: to_python(py, &found.torn)?.unbind(),
         losses: to_python(py, &found.losses)?.unbind(),

@@ -66,8 +66,10 @@ impl TearCause {
     }
 }
 
-/// Data that did not make a whole message.
+/// Data that did not make a whole message; with the `serde` feature it serializes as a map of its fields,
+/// `cause` by [`TearCause::name`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Torn {
     /// The master.
     pub master: u16,
