@@ -95,6 +95,28 @@ impl fmt::Display for Units {
     }
 }
 
+impl Default for Units {
+    fn default() -> Self {
+        Units::Unknown
+    }
+}
+
+/// A unit is written as its text (`MHz`, `B`, `cycles`, empty for none) and read back by [`Units::parse`].
+#[cfg(feature = "serde")]
+impl serde::Serialize for Units {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Units {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = std::borrow::Cow::<'de, str>::deserialize(d)?;
+        Ok(Units::parse(&text))
+    }
+}
+
 impl From<&gator_xml::Units> for Units {
     /// The unit of an event of gatord's events XML.
     fn from(units: &gator_xml::Units) -> Units {

@@ -51,11 +51,8 @@ impl CounterInfo {
     }
     /// The unit of the values ("" when none is given; MHz counters are read in Hz).
     #[getter]
-    fn units(&self) -> &str {
-        match self.info.units.as_str() {
-            "MHz" => "Hz",
-            units => units,
-        }
+    fn units(&self) -> String {
+        self.info.units.of_readings().to_string()
     }
     /// `"delta"` (each sample is the increase since the previous one), `"absolute"` (a level) or
     /// `"derived"` (an equation over other counters).

@@ -45,7 +45,7 @@ pub fn render(capture: &Capture) -> String {
     let mut tracks: Vec<(String, String, &[SamplePoint])> = Vec::new();
     for c in &capture.counters {
         for (core, samples) in c.series() {
-            let name = match c.info.units.as_str() {
+            let name = match c.info.units.to_string().as_str() {
                 "" => series_name(c, core),
                 units => format!("{} ({units})", series_name(c, core)),
             };

@@ -120,7 +120,7 @@ impl Reading<'_> {
             .as_ref()
             .and_then(Number::as_f64)
             .ok_or_else(|| reason(counter).to_owned());
-        let units = counter.value_units().to_owned();
+        let units = counter.value_units().to_string();
         Some(match (self.basis, counter.is_delta()) {
             (Basis::PerSecond, true) => Value {
                 value: value.and_then(|v| match self.capture.duration_s {

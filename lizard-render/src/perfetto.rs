@@ -91,7 +91,7 @@ pub fn write(capture: &Capture, out: impl Write) -> io::Result<()> {
                 name,
                 parent: Some(parent),
                 description: &description,
-                unit: unit(c.value_units()),
+                unit: unit(&c.value_units().to_string()),
                 multiplier,
                 incremental: c.is_delta(),
                 categories: &[c.info.source.as_str()],
@@ -160,7 +160,7 @@ fn gpu_counters<W: Write>(
             id: id as u32,
             name: c.counter_name(),
             description,
-            unit: gpu_unit(c.value_units()),
+            unit: gpu_unit(&c.value_units().to_string()),
         })
         .collect();
     let mut instants: BTreeMap<u64, Vec<(u32, CounterValue)>> = BTreeMap::new();

@@ -58,7 +58,8 @@ pub fn render(capture: &Capture) -> String {
             }),
         );
         for (core, samples, value, no_value) in rows {
-            let unit = c.value_units();
+            let unit = c.value_units().to_string();
+            let unit = unit.as_str();
             let (value_text, unit_text) = match value {
                 Some(value) => reading(value, unit),
                 None => ("-".to_owned(), unit.to_owned()),
@@ -135,7 +136,7 @@ fn rate(c: &CapturedCounter, value: Option<&Number>, samples: &[SamplePoint]) ->
     if covered <= 0.0 {
         return String::new();
     }
-    match c.value_units() {
+    match c.value_units().to_string().as_str() {
         "ns" => format!("{:.3} CPUs utilised", value / 1e9 / covered),
         _ => rate_text(value / covered),
     }

@@ -124,7 +124,7 @@ impl Document {
             title: crate::LAYER_NAME.to_owned(),
             description: v.description.to_owned(),
             category: "Vulkan workloads".to_owned(),
-            units: v.units.to_owned(),
+            units: lizard_core::Units::parse(v.units),
             multiplier: 1.0,
             class: v.class,
             result_type: ValueType::Int,

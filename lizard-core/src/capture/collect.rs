@@ -170,7 +170,7 @@ pub fn info(counter: &Counter) -> CounterInfo {
         title: counter.title.clone(),
         description: counter.description.clone(),
         category: counter.category.clone(),
-        units: counter.units.of_readings().to_string(),
+        units: counter.units.of_readings(),
         multiplier: counter.multiplier,
         class: counter.class.into(),
         result_type: counter.result_type.into(),

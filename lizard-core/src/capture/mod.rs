@@ -19,7 +19,7 @@ pub mod trace_window;
 use serde::{Deserialize, Serialize};
 use serde_json::Number;
 
-pub use crate::CpuSeries;
+pub use crate::{CpuSeries, Units};
 pub use cores::Cores;
 pub use facts::{Class, Counted, Method, Pace, Source, ValueType};
 pub use plan::{run, Captured, Ended, Plan, RunError, Watch, POLL};
@@ -476,7 +476,7 @@ pub struct CounterInfo {
     pub category: String,
     /// The unit of the values written (MHz counters are written in Hz); empty when none is given.
     #[serde(default)]
-    pub units: String,
+    pub units: Units,
     /// The factor the raw values were multiplied by.
     #[serde(default = "unit_multiplier")]
     pub multiplier: f64,
@@ -599,11 +599,8 @@ impl CapturedCounter {
 
     /// The unit the samples and the reading are in: the counter's, except that MHz values are written in Hz
     /// (documents written by this tool already say Hz).
-    pub fn value_units(&self) -> &str {
-        match self.info.units.as_str() {
-            "MHz" => "Hz",
-            units => units,
-        }
+    pub fn value_units(&self) -> Units {
+        self.info.units.of_readings()
     }
 
     /// The samples that are numbers, as `(timestamp ns, value)`: what a chart plots.

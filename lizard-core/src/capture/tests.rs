@@ -21,11 +21,15 @@ fn a_document_without_a_version_reads_as_the_first() {
     assert_eq!(capture.window_ns, Some([1000, 3000]));
     assert_eq!(capture.counters[0].points(), [(1000, 100.0), (3000, 300.0)]);
     assert!(capture.counters[0].is_delta());
-    assert_eq!(capture.counters[0].value_units(), "cycles");
+    assert_eq!(capture.counters[0].value_units().to_string(), "cycles");
     assert_eq!(capture.counters[0].info.multiplier, 1.0);
     let mut clock = capture.counters[0].clone();
-    clock.info.units = "MHz".into();
-    assert_eq!(clock.value_units(), "Hz", "captures write MHz values in Hz");
+    clock.info.units = Units::Megahertz;
+    assert_eq!(
+        clock.value_units(),
+        Units::Hertz,
+        "captures write MHz values in Hz"
+    );
     assert_eq!(capture.counters[1].no_value.as_deref(), Some("no samples"));
     assert_eq!(capture.trace_records[0].module, "draw");
 }

@@ -3,7 +3,7 @@
 
 use std::fmt::{self, Write};
 
-use lizard_core::capture::{Capture, CapturedCounter, TraceRecord};
+use lizard_core::capture::{Capture, CapturedCounter, TraceRecord, Units};
 
 use super::axis::{self, Axis};
 use super::escape::Esc;
@@ -78,13 +78,13 @@ impl TimeFrame {
 /// The label of a counter's value axis: its unit, per sample for a delta counter.
 pub fn value_label(counter: &CapturedCounter) -> String {
     let units = match counter.value_units() {
-        "" => "count",
-        units => units,
+        Units::Unknown => "count".to_owned(),
+        units => units.to_string(),
     };
     if counter.is_delta() {
         format!("{units} per sample")
     } else {
-        units.to_owned()
+        units
     }
 }
 

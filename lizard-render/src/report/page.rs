@@ -152,7 +152,7 @@ fn write_summary(out: &mut String, capture: &Capture) -> fmt::Result {
             c.info.id,
             Esc(&c.info.counter),
             Esc(&source_text(c)),
-            Esc(c.value_units()),
+            Esc(&c.value_units().to_string()),
             Esc(c.info.class.as_str()),
             c.samples.len()
         )?;
@@ -216,7 +216,7 @@ fn write_counter(
             out,
             " · value {} {}",
             reading_text(value),
-            Esc(c.value_units())
+            Esc(&c.value_units().to_string())
         )?;
     }
     if c.dropped > 0 {
@@ -442,7 +442,7 @@ mod properties {
                     id: 1,
                     counter,
                     source: Source::Gatord,
-                    units,
+                    units: lizard_core::Units::parse(&units),
                     class: if delta { Class::Delta } else { Class::Absolute },
                     ..CounterInfo::default()
                 },
