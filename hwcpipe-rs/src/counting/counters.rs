@@ -148,7 +148,10 @@ impl TargetCounters {
                 .iter()
                 .filter_map(|&c| p.profiler.availability(c).err().map(|r| (c, r)))
                 .collect();
-            let error = CpuError::NoCounterAvailable { unavailable };
+            let error = CpuError::NoCounterAvailable {
+                unavailable,
+                events: Vec::new(),
+            };
             out_of_files(&error).then_some(error)
         });
         if let Some(source) = short {
@@ -354,7 +357,7 @@ fn open_threads(
 /// the kernel).
 fn thread_gone(error: &CpuError) -> bool {
     match error {
-        CpuError::NoCounterAvailable { unavailable } => unavailable.iter().any(
+        CpuError::NoCounterAvailable { unavailable, .. } => unavailable.iter().any(
             |(_, r)| matches!(r, UnavailableReason::Rejected { errno } if *errno == Errno::SRCH.raw_os_error()),
         ),
         _ => false,
@@ -403,7 +406,7 @@ fn opening_error(target: &Target, error: CpuError) -> TargetError {
 /// left.
 fn out_of_files(error: &CpuError) -> bool {
     match error {
-        CpuError::NoCounterAvailable { unavailable } => unavailable.iter().any(|(_, r)| {
+        CpuError::NoCounterAvailable { unavailable, .. } => unavailable.iter().any(|(_, r)| {
             matches!(r, UnavailableReason::Rejected { errno } if *errno == Errno::MFILE.raw_os_error() || *errno == Errno::NFILE.raw_os_error())
         }),
         _ => false,
@@ -470,6 +473,7 @@ mod tests {
                     UnavailableReason::NotOnThisArchitecture,
                 ),
             ],
+            events: Vec::new(),
         };
         assert!(thread_gone(&gone));
         let refused = CpuError::NoCounterAvailable {
@@ -485,6 +489,7 @@ mod tests {
                     UnavailableReason::NotOnThisArchitecture,
                 ),
             ],
+            events: Vec::new(),
         };
         assert!(!thread_gone(&refused));
     }

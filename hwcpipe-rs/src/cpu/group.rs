@@ -1,13 +1,19 @@
 //! A group of perf events scheduled onto the PMU together: its members, how one sample reads them (one
 //! `read()` of the leader, or member by member from user space) and how an interval is committed into a
 //! sample (deltas, multiplex scaling, totals).
+//!
+//! Scaling follows perf: a group that was on the PMU for `running` of the `reference` nanoseconds has its
+//! changes scaled by `reference / running`. The reference is the time the group was enabled — except for
+//! the Arm PMU event groups of a task on a system with several core types, where an event of one core type
+//! can only count while the task runs on those cores: there the reference is the time the task spent on
+//! them, which the PMU's first group gives, opened pinned (never multiplexed out while it can count).
 
 use std::os::fd::{AsFd, OwnedFd};
 
 use super::counter::CpuCounter;
 use super::error::CpuError;
 use super::group_read::GroupRecord;
-use super::sample::{CpuReading, CpuSample};
+use super::sample::{CpuReading, CpuSample, PartValues};
 use super::scaling::Interval;
 use super::user_read::{count, times, ReadPath, SyscallReason, PAGE_READ_ROUNDS};
 use crate::sys::perf_page::{current_thread_id, PerfPage, UserAccess};
@@ -46,10 +52,60 @@ impl UserMiss {
     }
 }
 
+/// What a member's value is: one of the HWCPipe counters, or one event on one PMU (a part, by its
+/// position in the profiler's parts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Key {
+    Counter(CpuCounter),
+    Part(u32),
+}
+
+impl Key {
+    /// What went backwards, for [`CpuError::WentBackwards`].
+    fn what(self) -> &'static str {
+        match self {
+            Key::Counter(c) => c.name(),
+            Key::Part(_) => "an Arm PMU event",
+        }
+    }
+}
+
+/// The running totals since `run()`: one per counter, one per event part.
+#[derive(Clone, Debug)]
+pub(super) struct Totals {
+    pub(super) counters: [u64; CpuCounter::COUNT],
+    pub(super) parts: Vec<u64>,
+}
+
+impl Totals {
+    pub(super) fn new(parts: usize) -> Self {
+        Totals {
+            counters: [0; CpuCounter::COUNT],
+            parts: vec![0; parts],
+        }
+    }
+
+    pub(super) fn reset(&mut self) {
+        self.counters = [0; CpuCounter::COUNT];
+        self.parts.fill(0);
+    }
+}
+
+/// Where a group's scaling reference comes from (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Reference {
+    /// The group's enabled time, as perf scales.
+    Enabled,
+    /// The pinned group of PMU `pmu`: its running time is the reference of the PMU's groups.
+    Pinned(usize),
+    /// A later group of PMU `pmu`: scaled against the time the pinned group ran in the same sample.
+    OnPmu(usize),
+}
+
 /// One counter of a group, with what a sample needs of it in one place.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Member {
-    pub(super) counter: CpuCounter,
+    pub(super) key: Key,
     /// The raw count at the previous sample (or at `run()`).
     pub(super) prev_raw: u64,
     /// This sample's raw count, whichever way it was read (scratch).
@@ -72,6 +128,8 @@ pub(super) struct Group {
     /// Why the group is never read from user space, when it has no pages.
     pub(super) no_user_reason: SyscallReason,
     pub(super) user: Option<UserPages>,
+    /// Where its scaling reference comes from.
+    pub(super) reference: Reference,
 }
 
 impl Group {
@@ -95,9 +153,54 @@ impl Group {
             buf: Vec::new(),
             no_user_reason,
             user,
+            reference: Reference::Enabled,
         }
     }
 
+    /// Adds a member just opened (its descriptor, id and page) under `key`.
+    pub(super) fn add(&mut self, key: Key, (fd, id, page): super::opener::Opened) {
+        self.fds.push(fd);
+        self.members.push(Member {
+            key,
+            prev_raw: 0,
+            value: 0,
+            path: ReadPath::Syscall(self.no_user_reason),
+        });
+        self.ids.push(id);
+        match page {
+            Some(Ok(page)) => {
+                if let Some(user) = &mut self.user {
+                    user.pages.push(page);
+                }
+            }
+            Some(Err(reason)) => {
+                self.user = None;
+                self.no_user_reason = reason;
+            }
+            None => {}
+        }
+    }
+}
+
+impl Reference {
+    /// The reference of an interval: the enabled time, or the time on the PMU (recorded in `on_pmu` by
+    /// the PMU's pinned group, which is read first in every sample).
+    #[inline(always)]
+    fn of(self, enabled: u64, running: u64, on_pmu: &mut [u64]) -> u64 {
+        match self {
+            Reference::Enabled => enabled,
+            Reference::Pinned(pmu) => {
+                if let Some(slot) = on_pmu.get_mut(pmu) {
+                    *slot = running;
+                }
+                running
+            }
+            Reference::OnPmu(pmu) => on_pmu.get(pmu).copied().unwrap_or(enabled),
+        }
+    }
+}
+
+impl Group {
     /// Reads every member from user space and records the interval of each into `sample`; on
     /// failure nothing but the members' scratch `value` has changed, and the error names the
     /// member that could not be read (`None`: the group as a whole) and why. This is the hot path of a sample: plain loops over slices
@@ -105,8 +208,9 @@ impl Group {
     #[inline(always)]
     pub(super) fn sample_user(
         &mut self,
-        totals: &mut [u64; CpuCounter::COUNT],
+        totals: &mut Totals,
         sample: &mut CpuSample,
+        on_pmu: &mut [u64],
     ) -> Result<(), UserMiss> {
         let Some(user) = &self.user else {
             return Err(UserMiss::group(self.no_user_reason));
@@ -155,39 +259,35 @@ impl Group {
         // Every value read and checked: commit.
         let enabled = now_enabled - self.prev_enabled;
         let running = now_running - self.prev_running;
-        if running < enabled {
-            commit_scaled(
-                members,
-                totals,
-                sample,
-                enabled,
-                running,
-                Some(ReadPath::UserSpace),
-            );
+        let times = Times {
+            enabled,
+            running,
+            reference: self.reference.of(enabled, running, on_pmu),
+        };
+        if times.running < times.reference {
+            commit_scaled(members, totals, sample, times, Some(ReadPath::UserSpace));
         } else {
-            commit::<false>(
-                members,
-                totals,
-                sample,
-                enabled,
-                running,
-                Some(ReadPath::UserSpace),
-            );
+            commit::<false>(members, totals, sample, times, Some(ReadPath::UserSpace));
         }
         self.prev_enabled = now_enabled;
         self.prev_running = now_running;
         Ok(())
     }
 
-    /// Reads the group into `buf` and checks the record: its size, its member count, its ids.
+    /// Reads the group into `buf` and checks the record: its size, its member count, its ids. A pinned group
+    /// the kernel could not put on its PMU reads end-of-file: [`CpuError::PinnedGroupOff`].
     pub(super) fn read<'b>(
         sys: &dyn PerfSys,
         leader: &OwnedFd,
         buf: &'b mut [u8],
         ids: &[u64],
+        pinned: Option<usize>,
     ) -> Result<GroupRecord<'b>, CpuError> {
         let expected = buf.len();
         let got = sys.read(leader.as_fd(), buf).map_err(CpuError::Read)?;
+        if let (0, Some(pmu)) = (got, pinned) {
+            return Err(CpuError::PinnedGroupOff { pmu });
+        }
         if got < expected {
             return Err(CpuError::ShortRead { expected, got });
         }
@@ -206,7 +306,8 @@ impl Group {
 
     /// Takes the current values as the starting point of the next interval.
     pub(super) fn baseline(&mut self, sys: &dyn PerfSys) -> Result<(), CpuError> {
-        let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids)?;
+        let pinned = self.pinned();
+        let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids, pinned)?;
         for (member, (value, _)) in self.members.iter_mut().zip(record.entries()) {
             member.prev_raw = value;
         }
@@ -217,12 +318,21 @@ impl Group {
 
     /// Reads the group with `read()` and records the interval of each member into `sample`;
     /// `miss` says why it was not read from user space.
+    /// The PMU of a pinned group.
+    fn pinned(&self) -> Option<usize> {
+        match self.reference {
+            Reference::Pinned(pmu) => Some(pmu),
+            _ => None,
+        }
+    }
+
     pub(super) fn sample_with_read(
         &mut self,
         sys: &dyn PerfSys,
-        totals: &mut [u64; CpuCounter::COUNT],
+        totals: &mut Totals,
         sample: &mut CpuSample,
         miss: UserMiss,
+        on_pmu: &mut [u64],
     ) -> Result<(), CpuError> {
         for (i, member) in self.members.iter_mut().enumerate() {
             member.path = ReadPath::Syscall(match miss.member {
@@ -230,7 +340,8 @@ impl Group {
                 _ => miss.reason,
             });
         }
-        let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids)?;
+        let pinned = self.pinned();
+        let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids, pinned)?;
         for ((value, _), member) in record.entries().zip(self.members.iter_mut()) {
             member.value = value;
         }
@@ -240,17 +351,22 @@ impl Group {
         for member in &self.members {
             if member.value < member.prev_raw {
                 return Err(CpuError::WentBackwards {
-                    what: member.counter.name(),
+                    what: member.key.what(),
                     previous: member.prev_raw,
                     current: member.value,
                 });
             }
         }
         // Every value checked: commit the interval.
-        if running < enabled {
-            commit_scaled(&mut self.members, totals, sample, enabled, running, None);
+        let times = Times {
+            enabled,
+            running,
+            reference: self.reference.of(enabled, running, on_pmu),
+        };
+        if times.running < times.reference {
+            commit_scaled(&mut self.members, totals, sample, times, None);
         } else {
-            commit::<false>(&mut self.members, totals, sample, enabled, running, None);
+            commit::<false>(&mut self.members, totals, sample, times, None);
         }
         self.prev_enabled = time_enabled;
         self.prev_running = time_running;
@@ -258,18 +374,25 @@ impl Group {
     }
 }
 
+/// The times of one interval of a group: enabled, on the PMU, and the reference it is scaled against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Times {
+    pub(super) enabled: u64,
+    pub(super) running: u64,
+    pub(super) reference: u64,
+}
+
 /// Commits one interval of a group whose values are all read and checked: each member's change
-/// since the previous sample (`value − prev_raw`, scaled by `enabled / running` when `SCALED`:
+/// since the previous sample (`value − prev_raw`, scaled by `reference / running` when `SCALED`:
 /// the group was multiplexed) is added to its total and recorded into `sample`, and `value`
 /// becomes the previous value. `path`, when given, is how every member was read; otherwise each
 /// member's own `path` is reported. Generic so that the common case carries no scaling at all.
 #[inline(always)]
 pub(super) fn commit<const SCALED: bool>(
     members: &mut [Member],
-    totals: &mut [u64; CpuCounter::COUNT],
+    totals: &mut Totals,
     sample: &mut CpuSample,
-    enabled: u64,
-    running: u64,
+    times: Times,
     path: Option<ReadPath>,
 ) {
     for member in members {
@@ -281,24 +404,48 @@ pub(super) fn commit<const SCALED: bool>(
         let delta = if SCALED {
             Interval {
                 raw,
-                enabled,
-                running,
+                enabled: times.reference,
+                running: times.running,
             }
             .scaled()
         } else {
             raw
         };
-        let total = &mut totals[member.counter.index()];
-        *total = total.saturating_add(delta);
-        sample.record(CpuReading {
-            counter: member.counter,
-            delta,
-            total: *total,
-            raw_delta: raw,
-            time_enabled: enabled,
-            time_running: running,
-            path: member.path,
-        });
+        match member.key {
+            Key::Counter(counter) => {
+                let total = &mut totals.counters[counter.index()];
+                *total = total.saturating_add(delta);
+                sample.record(CpuReading {
+                    counter,
+                    delta,
+                    total: *total,
+                    raw_delta: raw,
+                    time_enabled: times.enabled,
+                    time_running: times.running,
+                    path: member.path,
+                });
+            }
+            Key::Part(part) => {
+                let part = part as usize;
+                let Some(total) = totals.parts.get_mut(part) else {
+                    continue;
+                };
+                *total = total.saturating_add(delta);
+                let total = *total;
+                sample.record_part(
+                    part,
+                    PartValues {
+                        delta,
+                        total,
+                        raw_delta: raw,
+                        time_enabled: times.enabled,
+                        time_running: times.running,
+                        time_on_pmu: times.reference,
+                        path: member.path,
+                    },
+                );
+            }
+        }
     }
 }
 
@@ -307,13 +454,12 @@ pub(super) fn commit<const SCALED: bool>(
 #[inline(never)]
 pub(super) fn commit_scaled(
     members: &mut [Member],
-    totals: &mut [u64; CpuCounter::COUNT],
+    totals: &mut Totals,
     sample: &mut CpuSample,
-    enabled: u64,
-    running: u64,
+    times: Times,
     path: Option<ReadPath>,
 ) {
-    commit::<true>(members, totals, sample, enabled, running, path);
+    commit::<true>(members, totals, sample, times, path);
 }
 
 /// `current - previous`, or a typed error when the kernel's value went backwards.
@@ -333,7 +479,7 @@ mod tests {
 
     fn member(counter: CpuCounter, prev_raw: u64, value: u64) -> Member {
         Member {
-            counter,
+            key: Key::Counter(counter),
             prev_raw,
             value,
             path: ReadPath::Syscall(SyscallReason::NotRequested),
@@ -346,11 +492,16 @@ mod tests {
             member(CpuCounter::Cycles, 100, 150),
             member(CpuCounter::Instructions, 7, 7),
         ];
-        let mut totals = [0u64; CpuCounter::COUNT];
-        totals[CpuCounter::Cycles.index()] = 1000;
+        let mut totals = Totals::new(0);
+        totals.counters[CpuCounter::Cycles.index()] = 1000;
         let mut sample = CpuSample::new(vec![CpuCounter::Cycles, CpuCounter::Instructions]);
         sample.begin();
-        commit::<false>(&mut members, &mut totals, &mut sample, 10, 10, None);
+        let times = Times {
+            enabled: 10,
+            running: 10,
+            reference: 10,
+        };
+        commit::<false>(&mut members, &mut totals, &mut sample, times, None);
         let cycles = sample.reading(CpuCounter::Cycles).unwrap();
         assert_eq!(
             (cycles.delta, cycles.total, cycles.raw_delta),
@@ -364,11 +515,16 @@ mod tests {
     #[test]
     fn a_multiplexed_interval_is_scaled_to_the_whole_of_it() {
         let mut members = [member(CpuCounter::Cycles, 0, 300)];
-        let mut totals = [0u64; CpuCounter::COUNT];
+        let mut totals = Totals::new(0);
         let mut sample = CpuSample::new(vec![CpuCounter::Cycles]);
         sample.begin();
         let path = ReadPath::Syscall(SyscallReason::Forced);
-        commit_scaled(&mut members, &mut totals, &mut sample, 100, 25, Some(path));
+        let times = Times {
+            enabled: 100,
+            running: 25,
+            reference: 100,
+        };
+        commit_scaled(&mut members, &mut totals, &mut sample, times, Some(path));
         let cycles = sample.reading(CpuCounter::Cycles).unwrap();
         assert_eq!((cycles.delta, cycles.raw_delta), (1200, 300));
         assert!(cycles.is_multiplexed());

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use super::config::{CpuConfig, CpuTarget, KernelCounting};
 use super::counter::CpuCounter;
 use super::error::{CpuError, UnavailableReason};
-use super::group::{Group, UserMiss};
+use super::event_status::EventStatus;
+use super::group::{Group, Key, Totals, UserMiss};
 use super::opener::{self, Opener};
 use super::sample::CpuSample;
 use super::user_read::{ReadPath, SyscallReason};
@@ -60,7 +61,11 @@ pub struct CpuProfiler {
     unavailable: Vec<(CpuCounter, UnavailableReason)>,
     enabled: Vec<CpuCounter>,
     sample: CpuSample,
-    totals: [u64; CpuCounter::COUNT],
+    totals: Totals,
+    /// What became of each Arm PMU event of the configuration.
+    events: Vec<EventStatus>,
+    /// Each PMU's time on its cores in the current sample, recorded by its pinned group.
+    on_pmu: Vec<u64>,
     running: bool,
     started_once: bool,
     kernel_excluded: bool,
@@ -74,11 +79,12 @@ pub struct CpuProfiler {
 fn sample_group_with_read(
     group: &mut Group,
     sys: &dyn PerfSys,
-    totals: &mut [u64; CpuCounter::COUNT],
+    totals: &mut Totals,
     sample: &mut CpuSample,
     miss: UserMiss,
+    on_pmu: &mut [u64],
 ) -> Result<(), CpuError> {
-    group.sample_with_read(sys, totals, sample, miss)
+    group.sample_with_read(sys, totals, sample, miss, on_pmu)
 }
 
 impl fmt::Debug for CpuProfiler {
@@ -86,6 +92,7 @@ impl fmt::Debug for CpuProfiler {
         f.debug_struct("CpuProfiler")
             .field("available", &self.available)
             .field("unavailable", &self.unavailable)
+            .field("events", &self.events)
             .field("enabled", &self.enabled)
             .field("running", &self.running)
             .field("kernel_excluded", &self.kernel_excluded)
@@ -108,7 +115,7 @@ impl CpuProfiler {
     /// (permission, or every counter with its reason); then one baseline read per group, so that a counter is listed as
     /// available only once its group has been read.
     pub fn with_sys(config: CpuConfig, sys: Arc<dyn PerfSys>) -> Result<Self, CpuError> {
-        let requested = opener::selection(&config.counters)?;
+        let requested = opener::selection(&config.counters, config.events.len())?;
         let (pid, cpu, child) = open_target(config.target)?;
         let user = opener::user_read_policy(config.user_reads, pid, sys.as_ref());
         let mut opener = Opener {
@@ -123,24 +130,41 @@ impl CpuProfiler {
             last_denial: None,
             paranoid: None,
         };
-        let plan = opener.plan(&requested, config.hardware_group_size.max(1), user);
+        let plan = opener.plan(
+            &requested,
+            &config.events,
+            config.hardware_group_size.max(1),
+            user,
+        );
         let kernel_excluded = opener.exclude_kernel;
-        if plan.available.is_empty() {
+        if plan.available.is_empty() && plan.part_of.is_empty() {
+            let events = plan
+                .events
+                .iter()
+                .filter_map(|status| Some((status.event.name.clone(), status.unavailable()?)))
+                .collect();
             return Err(opener::open_failure(
                 plan.unavailable,
+                events,
                 opener.last_denial.take(),
                 opener.paranoid.flatten(),
                 cpu,
             ));
         }
         let mut profiler = CpuProfiler {
-            sample: CpuSample::new(plan.available.clone()),
+            sample: CpuSample::with_events(
+                plan.available.clone(),
+                plan.part_of.clone(),
+                plan.events.len(),
+            ),
             enabled: plan.available.clone(),
             sys,
             groups: plan.groups,
             available: plan.available,
             unavailable: plan.unavailable,
-            totals: [0; CpuCounter::COUNT],
+            totals: Totals::new(plan.part_of.len()),
+            events: plan.events,
+            on_pmu: vec![0; plan.pmus],
             running: false,
             started_once: false,
             kernel_excluded,
@@ -162,6 +186,13 @@ impl CpuProfiler {
     /// The selected counters that could not be opened, with the reason.
     pub fn unavailable_counters(&self) -> &[(CpuCounter, UnavailableReason)] {
         &self.unavailable
+    }
+
+    /// The Arm PMU events of the configuration, in its order, each with the PMUs it is counted on and why
+    /// not on the others. A sample's readings name an event by its position here
+    /// ([`CpuSample::event`]).
+    pub fn events(&self) -> &[EventStatus] {
+        &self.events
     }
 
     /// `Ok` when `counter` is read, else why not ([`UnavailableReason::NotSelected`] when it was
@@ -204,7 +235,7 @@ impl CpuProfiler {
         self.groups.iter().find_map(|g| {
             g.members
                 .iter()
-                .find(|m| m.counter == counter)
+                .find(|m| m.key == Key::Counter(counter))
                 .map(|m| m.path)
         })
     }
@@ -262,7 +293,7 @@ impl CpuProfiler {
             }
             group.baseline(sys)?;
         }
-        self.totals = [0; CpuCounter::COUNT];
+        self.totals.reset();
         self.sample.reset();
         self.running = true;
         self.started_once = true;
@@ -313,6 +344,7 @@ impl CpuProfiler {
             groups,
             sample,
             totals,
+            on_pmu,
             ..
         } = self;
         for group in groups.iter_mut() {
@@ -322,13 +354,14 @@ impl CpuProfiler {
             } else if group.user.is_none() {
                 UserMiss::group(group.no_user_reason)
             } else {
-                match group.sample_user(totals, sample) {
+                match group.sample_user(totals, sample, on_pmu) {
                     Ok(()) => continue,
                     Err(miss) => miss,
                 }
             };
-            sample_group_with_read(group, sys.as_ref(), totals, sample, miss)?;
+            sample_group_with_read(group, sys.as_ref(), totals, sample, miss, on_pmu)?;
         }
+        sample.combine();
         Ok(&self.sample)
     }
 
