@@ -38,7 +38,7 @@ pub use counter::{CpuCounter, PerfEvent, UnknownCpuCounter};
 pub use error::{CpuError, UnavailableReason};
 pub use event_spec::{EventName, EventSpec, EventSpecError};
 pub use event_status::{EventStatus, PartStatus};
-pub use metrics::{CpuMetric, MetricValue, METRICS};
+pub use metrics::{CpuMetric, MetricInput, MetricValue, METRICS, SLOTS};
 #[cfg(feature = "json")]
 pub use pmu_data::{CoreList, PmuData, PmuDataError, MAX_LIST_BYTES, PMU_DATA_VAR};
 pub use pmu_event::{EventError, EventUnavailable, Placement, PmuEvent};

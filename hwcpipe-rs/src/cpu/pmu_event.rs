@@ -43,6 +43,26 @@ pub struct PmuEvent {
 }
 
 impl PmuEvent {
+    /// The unit of its counts: cycles for the events that count cycles (`CPU_CYCLES`, `BUS_CYCLES`,
+    /// `CNT_CYCLES`, the `STALL*` cycle counts), else events.
+    pub fn unit(&self) -> crate::Unit {
+        let name = self
+            .name
+            .rsplit('/')
+            .find(|part| !part.is_empty())
+            .unwrap_or(&self.name);
+        let cycles = name.ends_with("_CYCLES")
+            || matches!(
+                name,
+                "STALL" | "STALL_FRONTEND" | "STALL_BACKEND" | "STALL_BACKEND_MEM"
+            );
+        if cycles {
+            crate::Unit::Cycles
+        } else {
+            crate::Unit::Events
+        }
+    }
+
     /// Whether some PMU has it.
     pub fn is_on_some_pmu(&self) -> bool {
         self.placements.iter().any(|p| p.status.is_ok())
@@ -192,6 +212,12 @@ impl CpuPmus {
                     })
                 }
             },
+        };
+        // An event of one PMU is named as perf names it (`armv8_cortex_a55/INST_RETIRED/`), apart from
+        // the event of every PMU.
+        let name = match &spec.pmu {
+            Some(pmu) => format!("{pmu}/{name}/"),
+            None => name,
         };
         Ok(PmuEvent {
             name,
@@ -396,6 +422,7 @@ mod tests {
     fn one_pmu_by_perfs_spelling() {
         let pmus = big_little();
         let big = resolve(&pmus, "armv8_cortex_a76/inst_retired/").unwrap();
+        assert_eq!(big.name, "armv8_cortex_a76/INST_RETIRED/");
         assert_eq!(big.placements.len(), 1);
         assert_eq!(big.placements[0].pmu_name, "armv8_cortex_a76");
         assert_eq!(
@@ -426,6 +453,11 @@ mod tests {
             Err(EventError::Unknown { .. })
         ));
         assert_eq!(resolve(&none, "r4005").unwrap().name, "r4005");
+        assert_eq!(resolve(&none, "r4005").unwrap().unit(), crate::Unit::Events);
+        assert_eq!(
+            resolve(&pmus, "stall_backend").unwrap().unit(),
+            crate::Unit::Cycles
+        );
         assert!(EventUnavailable::NoArmPmu
             .to_string()
             .contains("no Arm CPU PMU"));
