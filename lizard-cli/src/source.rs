@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use lizard_core::counter_names::SelectError;
 use lizard_core::sources::{Gatord, Join, Local, Refusal, SourceError, Sources};
 use lizard_core::{error_chain, CommandWatch, Config, Counter, GatordAddress, Lizard, Source};
 
@@ -119,22 +120,29 @@ fn cli_error(error: SourceError) -> CliError {
             error_chain(&*local)
         )),
         SourceError::Target(error) => CliError::Target(error),
+        SourceError::Events(error) => CliError::events(&error),
+        SourceError::Engine(lizard_core::Error::Direct(lizard_core::DirectError::Events(
+            error,
+        ))) => CliError::events(&error),
         SourceError::Engine(error) => CliError::Engine(error),
         other => CliError::Other(error_chain(&other)),
     }
 }
 
 /// Opens the engine, its store sized for a capture of `length` when known. An explicitly named gatord that fails is an error; the implicit one falls back to
-/// the local counters, and the summary says so. A named target that cannot be counted is an error.
+/// the local counters, and the summary says so. A named target that cannot be counted is an error. The
+/// names of `counters` that are Arm PMU events of this CPU are counted by the local counters too.
 pub fn open(
     args: &SourceArgs,
     target: Option<&Target>,
     purpose: Purpose,
     sample_interval: Option<Duration>,
     length: Option<Duration>,
+    counters: &[String],
 ) -> Result<Opened, CliError> {
     let sources = sources(args, target, purpose)?;
     let mut config = config(args, sample_interval);
+    config.cpu_events = counters.to_vec();
     if let Some(length) = length {
         config.size_for(length);
     }
@@ -211,13 +219,16 @@ pub fn counter_name(counter: &Counter) -> &str {
     &counter.key
 }
 
-/// The counters named in `names` ([`lizard_core::counter_names::select`]), or every counter when `names`
-/// is empty; an unknown name is refused with the closest names.
-pub fn select<'a>(counters: &'a [Counter], names: &[String]) -> Result<Vec<&'a Counter>, CliError> {
-    lizard_core::counter_names::select(counters, names).map_err(|unknown| {
-        CliError::UnknownCounter {
+/// The counters named in `names` ([`lizard_core::counter_names::select_in`]: an Arm PMU event also by the
+/// kernel's name or number), or every counter when `names` is empty; an unknown name is refused with the
+/// closest names, one the local source cannot count here with the reason.
+pub fn select<'a>(lizard: &'a Lizard, names: &[String]) -> Result<Vec<&'a Counter>, CliError> {
+    lizard_core::counter_names::select_in(lizard, names).map_err(|error| match error {
+        SelectError::Unknown(unknown) => CliError::UnknownCounter {
             hint: crate::names::hint(&unknown.name, unknown.candidates.iter().map(String::as_str)),
             name: unknown.name,
-        }
+        },
+        SelectError::Events(error) => CliError::events(&error),
+        other => CliError::Usage(error_chain(&other)),
     })
 }

@@ -5,6 +5,7 @@ use std::ffi::CString;
 use std::time::{Duration, Instant};
 
 use lizard_core::capture::{self as doc, collect, Cores};
+use lizard_core::counter_names::SelectError;
 use lizard_core::sources::Join;
 use lizard_core::{error_chain, Config, Error as EngineError, Lizard, Overflow};
 use numpy::PyArray1;
@@ -368,13 +369,14 @@ pub fn enable(
     let (chosen, overflow) = match names {
         None => (lizard.default_counters().ids, Overflow::LeaveOut),
         Some(names) => {
-            let chosen = lizard_core::counter_names::select(lizard.counters(), &names)
-                .map_err(|unknown| {
-                    CounterError::new_err(format!(
+            let chosen = lizard_core::counter_names::select_in(lizard, &names)
+                .map_err(|error| match error {
+                    SelectError::Unknown(unknown) => CounterError::new_err(format!(
                         "no counter is named '{}'{}",
                         unknown.name,
                         closest_hint(&unknown.name, &unknown.candidates)
-                    ))
+                    )),
+                    other => errors::raise::<CounterError>(py, &other),
                 })?
                 .iter()
                 .map(|c| c.id)
@@ -464,6 +466,8 @@ fn capture(
     let mut config = Config::default();
     config.sample_interval = interval;
     config.size_for(duration);
+    // The names that are Arm PMU events of this CPU are counted by the local counters too.
+    config.cpu_events = counters.clone().unwrap_or_default();
     let mut lizard = sources::open(py, &gatord, local, Join::WithoutGatord, config)?.lizard;
     let ids = enable(py, &mut lizard, counters)?;
 

@@ -36,6 +36,7 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         Purpose::Capture,
         Some(args.interval),
         duration,
+        &args.counters,
     )?;
     eprintln!("{}", opened.summary);
     let watch = opened.watch.clone();
@@ -56,7 +57,7 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         }
         enable(lizard, &choice.ids, true)?
     } else {
-        let chosen: Vec<u32> = source::select(lizard.counters(), &args.counters)?
+        let chosen: Vec<u32> = source::select(lizard, &args.counters)?
             .iter()
             .map(|c| c.id)
             .collect();

@@ -25,6 +25,7 @@ pub fn run(args: &ServeArgs) -> Result<i32, CliError> {
         Purpose::Serve,
         Some(args.interval),
         None,
+        &args.counters,
     )?;
     eprintln!("{}", opened.summary);
     let mut lizard = opened.lizard;
@@ -35,7 +36,7 @@ pub fn run(args: &ServeArgs) -> Result<i32, CliError> {
         }
         choice.ids
     } else {
-        source::select(lizard.counters(), &args.counters)?
+        source::select(&lizard, &args.counters)?
             .iter()
             .map(|c| c.id)
             .collect()

@@ -453,21 +453,28 @@ impl HwcBackend for HwcPipeBackend {
     }
 
     fn unreadable(&self) -> Vec<UnreadableCounter> {
+        let mut unreadable = self
+            .pipe
+            .cpu_profiler()
+            .map(|p| super::pmu_events::not_counted(p.events()))
+            .unwrap_or_default();
         let Some(side) = self.gpu.as_deref() else {
-            return Vec::new();
+            return unreadable;
         };
-        lock(side)
-            .profiler
-            .mali_counters()
-            .iter()
-            .filter_map(|(_, info)| {
-                let reason = info.availability.as_ref().err()?;
-                Some(UnreadableCounter {
-                    name: info.name().to_owned(),
-                    reason: reason.to_string(),
-                })
-            })
-            .collect()
+        let side = lock(side);
+        unreadable.extend(
+            side.profiler
+                .mali_counters()
+                .iter()
+                .filter_map(|(_, info)| {
+                    let reason = info.availability.as_ref().err()?;
+                    Some(UnreadableCounter {
+                        name: info.name().to_owned(),
+                        reason: reason.to_string(),
+                    })
+                }),
+        );
+        unreadable
     }
 
     /// Starts the CPU counters among `enabled`, and the GPU's, if any, with manual dumps taken by

@@ -13,7 +13,7 @@ pub use backend::{
     NoKernelSampling, UnreadableCounter,
 };
 pub use hwcpipe_backend::HwcPipeBackend;
-pub use pmu_events::{events_of, resolve_cpu_events, CpuEventsError};
+pub use pmu_events::{event_counter_names, events_of, resolve_cpu_events, CpuEventsError};
 pub use sampling::{
     CpuStart, GpuPace, GpuSampling, Sampling, SamplingMethod, StartSkew, MIN_SAMPLE_INTERVAL,
 };

@@ -4,7 +4,11 @@
 //! others are left to the other sources. Each counted event is a counter of its own, summed over the core
 //! types that count it, and one more per core type where several do (`armv8_cortex_a55/INST_RETIRED/`).
 
-use hwcpipe::cpu::{CpuPmus, EventError, EventSpec, EventSpecError, PmuEvent, PmusError};
+use hwcpipe::cpu::{
+    CpuPmus, EventError, EventSpec, EventSpecError, EventStatus, PartStatus, PmuEvent, PmusError,
+};
+
+use super::backend::UnreadableCounter;
 
 /// Why the events named could not be resolved.
 #[derive(Debug, thiserror::Error)]
@@ -25,6 +29,46 @@ pub fn resolve_cpu_events(names: &[String]) -> Result<Vec<PmuEvent>, CpuEventsEr
         return Ok(Vec::new());
     }
     events_of(&CpuPmus::discover()?, names)
+}
+
+/// For each of `names` that is an event of this CPU, the name its counter has (`r8` and `inst_retired` →
+/// `INST_RETIRED`), for finding the counter by the name the user typed.
+pub fn event_counter_names(names: &[String]) -> Result<Vec<(String, String)>, CpuEventsError> {
+    if names.is_empty() {
+        return Ok(Vec::new());
+    }
+    let pmus = CpuPmus::discover()?;
+    let mut pairs = Vec::new();
+    for name in names {
+        if let Some(event) = events_of(&pmus, std::slice::from_ref(name))?.pop() {
+            pairs.push((name.trim().to_owned(), event.name));
+        }
+    }
+    Ok(pairs)
+}
+
+/// The events of `statuses` not counted at all, and those not counted on some core type (by perf's
+/// `PMU/EVENT/` spelling), each with the reason.
+pub(crate) fn not_counted(statuses: &[EventStatus]) -> Vec<UnreadableCounter> {
+    let mut unreadable = Vec::new();
+    for status in statuses {
+        if let Some(reason) = status.unavailable() {
+            unreadable.push(UnreadableCounter {
+                name: status.event.name.clone(),
+                reason: reason.to_string(),
+            });
+            continue;
+        }
+        for (placement, part) in status.event.placements.iter().zip(&status.parts) {
+            if let PartStatus::Unavailable(reason) = part {
+                unreadable.push(UnreadableCounter {
+                    name: format!("{}/{}/", placement.pmu_name, status.event.name),
+                    reason: reason.to_string(),
+                });
+            }
+        }
+    }
+    unreadable
 }
 
 /// The events of `pmus` among `names` (see [`resolve_cpu_events`]).

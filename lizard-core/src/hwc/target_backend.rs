@@ -226,9 +226,11 @@ impl HwcBackend for TargetBackend {
     }
 
     fn unreadable(&self) -> Vec<UnreadableCounter> {
-        self.gpu
-            .as_ref()
-            .map_or_else(Vec::new, HwcBackend::unreadable)
+        let mut unreadable = super::pmu_events::not_counted(self.cpu.events());
+        if let Some(gpu) = &self.gpu {
+            unreadable.extend(gpu.unreadable());
+        }
+        unreadable
     }
 
     fn cpu_scope(&self) -> String {

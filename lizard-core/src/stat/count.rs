@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use hwcpipe::counting::{self, Counted, Target, TargetCounters};
 use hwcpipe::cpu::metrics::CounterTotal;
-use hwcpipe::cpu::{CpuPmus, MetricInput, PartStatus, METRICS};
+use hwcpipe::cpu::{CpuPmus, EventUnavailable, MetricInput, PartStatus, METRICS};
 use hwcpipe::KernelCounting;
 
 use super::child_times::ChildTimes;
@@ -286,7 +286,14 @@ fn total(
             let note = notes
                 .iter()
                 .find(|n| n.event == name && (n.pmu.is_none() || n.pmu.as_deref() == pmu));
-            Err(note.map_or_else(|| "not counted".to_owned(), |n| n.reason.to_string()))
+            Err(match note {
+                Some(n) => n.reason.to_string(),
+                // The metrics' events are counted only where there is an Arm PMU.
+                None if events.is_empty() && notes.is_empty() => {
+                    EventUnavailable::NoArmPmu.to_string()
+                }
+                None => "not counted".to_owned(),
+            })
         }
         MetricInput::Slots => Err("not a counter".to_owned()),
     }
@@ -359,7 +366,7 @@ mod tests {
 
     #[test]
     fn metrics_are_over_every_core_type_and_each_where_several_count() {
-        use hwcpipe::cpu::{EventUnavailable, MetricValue, NotOnPmu};
+        use hwcpipe::cpu::{MetricValue, NotOnPmu};
         let events = [
             event("INST_RETIRED", None, 8_000),
             event("CPU_CYCLES", None, 4_000),
