@@ -109,10 +109,14 @@ fn pmu_tables(pmus: &CpuPmus) -> String {
                  description: set {PMU_DATA_VAR} to a copy of github.com/ARM-software/data"
             ),
         };
+        let core = match (&pmu.core, pmu.midr) {
+            (Some(core), _) => core.clone(),
+            (None, Some(midr)) => format!("MIDR {midr:#010x}"),
+            (None, None) => "core unknown".to_owned(),
+        };
         text.push_str(&format!(
-            "\n{} ({}; CPUs {}; perf type {}; {list}):\n",
+            "\n{} ({core}; CPUs {}; perf type {}; {list}):\n",
             pmu.name,
-            pmu.label(),
             format_cpu_list(&pmu.cpus),
             pmu.perf_type,
         ));
