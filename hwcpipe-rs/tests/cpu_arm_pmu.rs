@@ -286,8 +286,8 @@ fn arm_pmu_events_by_name_are_opened_with_the_pmus_type_and_refused_where_not_im
     for iterations in [100_000u64, 200_000, 300_000] {
         black_box((0..iterations).map(black_box).sum::<u64>());
         let sample = profiler.sample().unwrap();
-        let inst = *sample.event(0).expect("INST_RETIRED");
-        let cycles = *sample.event(1).expect("CPU_CYCLES");
+        let inst = sample.event(0).expect("INST_RETIRED");
+        let cycles = sample.event(1).expect("CPU_CYCLES");
         assert!(inst.delta >= iterations && cycles.delta >= iterations);
         assert_eq!((inst.pmus, inst.counted_share()), (1, Some(1.0)));
         deltas.push((inst.delta, sample.get(CpuCounter::Instructions).unwrap()));

@@ -553,3 +553,54 @@ fn hwcpipe_sampling_retires_a_tenth_of_a_raw_group_read() {
     );
     assert!(sampled * 10 <= raw, "ratio {ratio}");
 }
+
+#[test]
+fn arm_pmu_events_by_name_are_read_from_user_space_and_agree_with_read() {
+    use hwcpipe::cpu::CpuPmus;
+    let _serial = serial();
+    if arm_pmu().is_none() || !user_access_on() {
+        return;
+    }
+    if hwcpipe::sys::PerfSys::arm_pmu_count(&hwcpipe::sys::LinuxPerf) > 1 {
+        // Several kinds of PMU: nothing asks for user access (a thread may move to the other kind).
+        return;
+    }
+    let pmus = CpuPmus::from_kernel(&hwcpipe::sys::LinuxPerf).expect("the kernel's PMUs");
+    let names = ["inst_retired".to_owned(), "CPU_CYCLES".to_owned()];
+    let events = pmus.resolve_all(&names).expect("architected events");
+    let config = CpuConfig::new(&[])
+        .events(events)
+        .user_reads(UserReads::Auto)
+        .kernel(hwcpipe::cpu::KernelCounting::Exclude);
+    let mut p = CpuProfiler::new(config).expect("the PMU's events");
+    assert!(p.user_reads_enabled());
+    p.run().unwrap();
+    let mut last = [0u64; 2];
+    for round in 1..=100u64 {
+        spin(round * 1000);
+        let before: Vec<u64> = {
+            let s = p.sample_with_read().unwrap();
+            (0..2).map(|e| s.event(e).expect("counted").total).collect()
+        };
+        spin(round * 1000);
+        let s = p.sample().unwrap();
+        let mut user = [0u64; 2];
+        for (e, total) in user.iter_mut().enumerate() {
+            let parts: Vec<_> = s.event_parts(e).copied().collect();
+            assert_eq!(parts.len(), 1);
+            assert!(
+                parts[0].path.is_user_space(),
+                "round {round}: event {e} read by {}",
+                parts[0].path
+            );
+            *total = s.event(e).unwrap().total;
+            assert!(
+                *total >= before[e] + 2 * round * 1000,
+                "round {round}: event {e}"
+            );
+        }
+        assert!(user[0] >= last[0] && user[1] >= last[1]);
+        last = user;
+    }
+    p.stop().unwrap();
+}

@@ -53,35 +53,30 @@ impl UserMiss {
 }
 
 /// What a member's value is: one of the HWCPipe counters, or one event on one PMU (a part, by its
-/// position in the profiler's parts).
+/// position in the profiler's parts). A group holds counters only or parts only.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Key {
     Counter(CpuCounter),
     Part(u32),
 }
 
-impl Key {
-    /// What went backwards, for [`CpuError::WentBackwards`].
-    fn what(self) -> &'static str {
-        match self {
-            Key::Counter(c) => c.name(),
-            Key::Part(_) => "an Arm PMU event",
-        }
-    }
-}
-
-/// The running totals since `run()`: one per counter, one per event part.
+/// The running totals since `run()`: one per counter, one per event part; and each PMU's time on its
+/// cores in the current sample, which its pinned group records ([`Reference`]). The counters' come first,
+/// at the struct's own address, so that the hot path of a sample reaches them as directly as an array.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub(super) struct Totals {
     pub(super) counters: [u64; CpuCounter::COUNT],
     pub(super) parts: Vec<u64>,
+    pub(super) on_pmu: Vec<u64>,
 }
 
 impl Totals {
-    pub(super) fn new(parts: usize) -> Self {
+    pub(super) fn new(parts: usize, pmus: usize) -> Self {
         Totals {
             counters: [0; CpuCounter::COUNT],
             parts: vec![0; parts],
+            on_pmu: vec![0; pmus],
         }
     }
 
@@ -105,7 +100,9 @@ pub(super) enum Reference {
 /// One counter of a group, with what a sample needs of it in one place.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Member {
-    pub(super) key: Key,
+    /// The counter; in a group of Arm PMU events (whose parts are the group's `parts`), the placeholder
+    /// [`CpuCounter::Cycles`], never read.
+    pub(super) counter: CpuCounter,
     /// The raw count at the previous sample (or at `run()`).
     pub(super) prev_raw: u64,
     /// This sample's raw count, whichever way it was read (scratch).
@@ -130,6 +127,12 @@ pub(super) struct Group {
     pub(super) user: Option<UserPages>,
     /// Where its scaling reference comes from.
     pub(super) reference: Reference,
+    /// For a group of Arm PMU events, each member's part (by position among the profiler's parts); empty
+    /// for a group of counters.
+    pub(super) parts: Vec<u32>,
+    /// How every member was read at the last sample, when they were all read the same way (from user
+    /// space); `None` when each member's own `path` says.
+    pub(super) all_read: Option<ReadPath>,
 }
 
 impl Group {
@@ -154,14 +157,38 @@ impl Group {
             no_user_reason,
             user,
             reference: Reference::Enabled,
+            parts: Vec::new(),
+            all_read: None,
         }
+    }
+
+    /// How member `member` was read at the last sample.
+    pub(super) fn path_of(&self, member: &Member) -> ReadPath {
+        self.all_read.unwrap_or(member.path)
+    }
+
+    /// Whether this is a group of Arm PMU events.
+    pub(super) fn has_events(&self) -> bool {
+        !self.parts.is_empty()
+    }
+
+    /// Whether `counter` is one of the group's counters.
+    pub(super) fn has_counter(&self, counter: CpuCounter) -> bool {
+        self.parts.is_empty() && self.members.iter().any(|m| m.counter == counter)
     }
 
     /// Adds a member just opened (its descriptor, id and page) under `key`.
     pub(super) fn add(&mut self, key: Key, (fd, id, page): super::opener::Opened) {
         self.fds.push(fd);
+        let counter = match key {
+            Key::Counter(counter) => counter,
+            Key::Part(part) => {
+                self.parts.push(part);
+                CpuCounter::Cycles
+            }
+        };
         self.members.push(Member {
-            key,
+            counter,
             prev_raw: 0,
             value: 0,
             path: ReadPath::Syscall(self.no_user_reason),
@@ -185,7 +212,6 @@ impl Group {
 impl Reference {
     /// The reference of an interval: the enabled time, or the time on the PMU (recorded in `on_pmu` by
     /// the PMU's pinned group, which is read first in every sample).
-    #[inline(always)]
     fn of(self, enabled: u64, running: u64, on_pmu: &mut [u64]) -> u64 {
         match self {
             Reference::Enabled => enabled,
@@ -205,12 +231,13 @@ impl Group {
     /// failure nothing but the members' scratch `value` has changed, and the error names the
     /// member that could not be read (`None`: the group as a whole) and why. This is the hot path of a sample: plain loops over slices
     /// of one length, no call, in line in the profiler's loop over the groups.
+    /// `EVENTS`: whether this is a group of Arm PMU events (else of counters, the hot path, which then
+    /// carries nothing of events).
     #[inline(always)]
-    pub(super) fn sample_user(
+    pub(super) fn sample_user<const EVENTS: bool>(
         &mut self,
         totals: &mut Totals,
         sample: &mut CpuSample,
-        on_pmu: &mut [u64],
     ) -> Result<(), UserMiss> {
         let Some(user) = &self.user else {
             return Err(UserMiss::group(self.no_user_reason));
@@ -259,18 +286,41 @@ impl Group {
         // Every value read and checked: commit.
         let enabled = now_enabled - self.prev_enabled;
         let running = now_running - self.prev_running;
-        let times = Times {
-            enabled,
-            running,
-            reference: self.reference.of(enabled, running, on_pmu),
-        };
-        if times.running < times.reference {
-            commit_scaled(members, totals, sample, times, Some(ReadPath::UserSpace));
+        if !EVENTS {
+            // A group of counters, scaled against its enabled time as perf scales: the hot path.
+            if running < enabled {
+                commit_scaled(
+                    members,
+                    &mut totals.counters,
+                    sample,
+                    enabled,
+                    running,
+                    Some(ReadPath::UserSpace),
+                );
+            } else {
+                commit::<false>(
+                    members,
+                    &mut totals.counters,
+                    sample,
+                    enabled,
+                    running,
+                    Some(ReadPath::UserSpace),
+                );
+            }
         } else {
-            commit::<false>(members, totals, sample, times, Some(ReadPath::UserSpace));
+            commit_events(
+                self.reference,
+                members,
+                &self.parts,
+                totals,
+                sample,
+                (enabled, running),
+                Some(ReadPath::UserSpace),
+            );
         }
         self.prev_enabled = now_enabled;
         self.prev_running = now_running;
+        self.all_read = Some(ReadPath::UserSpace);
         Ok(())
     }
 
@@ -326,14 +376,15 @@ impl Group {
         }
     }
 
-    pub(super) fn sample_with_read(
+    /// `EVENTS` as for [`sample_user`](Self::sample_user).
+    pub(super) fn sample_with_read<const EVENTS: bool>(
         &mut self,
         sys: &dyn PerfSys,
         totals: &mut Totals,
         sample: &mut CpuSample,
         miss: UserMiss,
-        on_pmu: &mut [u64],
     ) -> Result<(), CpuError> {
+        self.all_read = None;
         for (i, member) in self.members.iter_mut().enumerate() {
             member.path = ReadPath::Syscall(match miss.member {
                 Some(f) if f as usize != i => SyscallReason::GroupMember,
@@ -351,22 +402,46 @@ impl Group {
         for member in &self.members {
             if member.value < member.prev_raw {
                 return Err(CpuError::WentBackwards {
-                    what: member.key.what(),
+                    what: match EVENTS {
+                        false => member.counter.name(),
+                        true => "an Arm PMU event",
+                    },
                     previous: member.prev_raw,
                     current: member.value,
                 });
             }
         }
         // Every value checked: commit the interval.
-        let times = Times {
-            enabled,
-            running,
-            reference: self.reference.of(enabled, running, on_pmu),
-        };
-        if times.running < times.reference {
-            commit_scaled(&mut self.members, totals, sample, times, None);
+        if !EVENTS {
+            if running < enabled {
+                commit_scaled(
+                    &mut self.members,
+                    &mut totals.counters,
+                    sample,
+                    enabled,
+                    running,
+                    None,
+                );
+            } else {
+                commit::<false>(
+                    &mut self.members,
+                    &mut totals.counters,
+                    sample,
+                    enabled,
+                    running,
+                    None,
+                );
+            }
         } else {
-            commit::<false>(&mut self.members, totals, sample, times, None);
+            commit_events(
+                self.reference,
+                &mut self.members,
+                &self.parts,
+                totals,
+                sample,
+                (enabled, running),
+                None,
+            );
         }
         self.prev_enabled = time_enabled;
         self.prev_running = time_running;
@@ -374,78 +449,44 @@ impl Group {
     }
 }
 
-/// The times of one interval of a group: enabled, on the PMU, and the reference it is scaled against.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Times {
-    pub(super) enabled: u64,
-    pub(super) running: u64,
-    pub(super) reference: u64,
-}
-
-/// Commits one interval of a group whose values are all read and checked: each member's change
-/// since the previous sample (`value − prev_raw`, scaled by `reference / running` when `SCALED`:
-/// the group was multiplexed) is added to its total and recorded into `sample`, and `value`
-/// becomes the previous value. `path`, when given, is how every member was read; otherwise each
-/// member's own `path` is reported. Generic so that the common case carries no scaling at all.
+/// Commits one interval of a group of counters whose values are all read and checked: each member's change
+/// since the previous sample (`value − prev_raw`, scaled by `enabled / running` when `SCALED`: the group was
+/// multiplexed) is added to its total and recorded into `sample`, and `value` becomes the previous value.
+/// `path`, when given, is how every member was read; otherwise each member's own `path` is reported.
+/// Generic so that the common case carries no scaling at all.
 #[inline(always)]
 pub(super) fn commit<const SCALED: bool>(
     members: &mut [Member],
-    totals: &mut Totals,
+    totals: &mut [u64; CpuCounter::COUNT],
     sample: &mut CpuSample,
-    times: Times,
+    enabled: u64,
+    running: u64,
     path: Option<ReadPath>,
 ) {
     for member in members {
         let raw = member.value - member.prev_raw;
         member.prev_raw = member.value;
-        if let Some(path) = path {
-            member.path = path;
-        }
         let delta = if SCALED {
             Interval {
                 raw,
-                enabled: times.reference,
-                running: times.running,
+                enabled,
+                running,
             }
             .scaled()
         } else {
             raw
         };
-        match member.key {
-            Key::Counter(counter) => {
-                let total = &mut totals.counters[counter.index()];
-                *total = total.saturating_add(delta);
-                sample.record(CpuReading {
-                    counter,
-                    delta,
-                    total: *total,
-                    raw_delta: raw,
-                    time_enabled: times.enabled,
-                    time_running: times.running,
-                    path: member.path,
-                });
-            }
-            Key::Part(part) => {
-                let part = part as usize;
-                let Some(total) = totals.parts.get_mut(part) else {
-                    continue;
-                };
-                *total = total.saturating_add(delta);
-                let total = *total;
-                sample.record_part(
-                    part,
-                    PartValues {
-                        delta,
-                        total,
-                        raw_delta: raw,
-                        time_enabled: times.enabled,
-                        time_running: times.running,
-                        time_on_pmu: times.reference,
-                        path: member.path,
-                    },
-                );
-            }
-        }
+        let total = &mut totals[member.counter.index()];
+        *total = total.saturating_add(delta);
+        sample.record(CpuReading {
+            counter: member.counter,
+            delta,
+            total: *total,
+            raw_delta: raw,
+            time_enabled: enabled,
+            time_running: running,
+            path: path.unwrap_or(member.path),
+        });
     }
 }
 
@@ -454,12 +495,57 @@ pub(super) fn commit<const SCALED: bool>(
 #[inline(never)]
 pub(super) fn commit_scaled(
     members: &mut [Member],
-    totals: &mut Totals,
+    totals: &mut [u64; CpuCounter::COUNT],
     sample: &mut CpuSample,
-    times: Times,
+    enabled: u64,
+    running: u64,
     path: Option<ReadPath>,
 ) {
-    commit::<true>(members, totals, sample, times, path);
+    commit::<true>(members, totals, sample, enabled, running, path);
+}
+
+/// Commits one interval of a group of Arm PMU events (member `i` is part `parts[i]`), out of line: scaled by
+/// `reference / running` where the group ran for less than its reference (its enabled time, or the time on
+/// its PMU: [`Reference`]).
+#[inline(never)]
+fn commit_events(
+    reference: Reference,
+    members: &mut [Member],
+    parts: &[u32],
+    totals: &mut Totals,
+    sample: &mut CpuSample,
+    (enabled, running): (u64, u64),
+    path: Option<ReadPath>,
+) {
+    let reference = reference.of(enabled, running, &mut totals.on_pmu);
+    for (member, &part) in members.iter_mut().zip(parts) {
+        let raw = member.value - member.prev_raw;
+        member.prev_raw = member.value;
+        let delta = Interval {
+            raw,
+            enabled: reference,
+            running,
+        }
+        .scaled();
+        let part = part as usize;
+        let Some(total) = totals.parts.get_mut(part) else {
+            continue;
+        };
+        *total = total.saturating_add(delta);
+        let total = *total;
+        sample.record_part(
+            part,
+            PartValues {
+                delta,
+                total,
+                raw_delta: raw,
+                time_enabled: enabled,
+                time_running: running,
+                time_on_pmu: reference,
+                path: path.unwrap_or(member.path),
+            },
+        );
+    }
 }
 
 /// `current - previous`, or a typed error when the kernel's value went backwards.
@@ -479,7 +565,7 @@ mod tests {
 
     fn member(counter: CpuCounter, prev_raw: u64, value: u64) -> Member {
         Member {
-            key: Key::Counter(counter),
+            counter,
             prev_raw,
             value,
             path: ReadPath::Syscall(SyscallReason::NotRequested),
@@ -492,16 +578,11 @@ mod tests {
             member(CpuCounter::Cycles, 100, 150),
             member(CpuCounter::Instructions, 7, 7),
         ];
-        let mut totals = Totals::new(0);
-        totals.counters[CpuCounter::Cycles.index()] = 1000;
+        let mut totals = [0u64; CpuCounter::COUNT];
+        totals[CpuCounter::Cycles.index()] = 1000;
         let mut sample = CpuSample::new(vec![CpuCounter::Cycles, CpuCounter::Instructions]);
         sample.begin();
-        let times = Times {
-            enabled: 10,
-            running: 10,
-            reference: 10,
-        };
-        commit::<false>(&mut members, &mut totals, &mut sample, times, None);
+        commit::<false>(&mut members, &mut totals, &mut sample, 10, 10, None);
         let cycles = sample.reading(CpuCounter::Cycles).unwrap();
         assert_eq!(
             (cycles.delta, cycles.total, cycles.raw_delta),
@@ -515,16 +596,11 @@ mod tests {
     #[test]
     fn a_multiplexed_interval_is_scaled_to_the_whole_of_it() {
         let mut members = [member(CpuCounter::Cycles, 0, 300)];
-        let mut totals = Totals::new(0);
+        let mut totals = [0u64; CpuCounter::COUNT];
         let mut sample = CpuSample::new(vec![CpuCounter::Cycles]);
         sample.begin();
         let path = ReadPath::Syscall(SyscallReason::Forced);
-        let times = Times {
-            enabled: 100,
-            running: 25,
-            reference: 100,
-        };
-        commit_scaled(&mut members, &mut totals, &mut sample, times, Some(path));
+        commit_scaled(&mut members, &mut totals, &mut sample, 100, 25, Some(path));
         let cycles = sample.reading(CpuCounter::Cycles).unwrap();
         assert_eq!((cycles.delta, cycles.raw_delta), (1200, 300));
         assert!(cycles.is_multiplexed());

@@ -565,15 +565,7 @@ mod tests {
         let groups: Vec<Vec<CpuCounter>> = plan
             .groups
             .iter()
-            .map(|g| {
-                g.members
-                    .iter()
-                    .map(|m| match m.key {
-                        Key::Counter(c) => c,
-                        Key::Part(_) => unreachable!("no event asked"),
-                    })
-                    .collect()
-            })
+            .map(|g| g.members.iter().map(|m| m.counter).collect())
             .collect();
         assert_eq!(
             groups,

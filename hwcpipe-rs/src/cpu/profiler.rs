@@ -11,7 +11,7 @@ use super::config::{CpuConfig, CpuTarget, KernelCounting};
 use super::counter::CpuCounter;
 use super::error::{CpuError, UnavailableReason};
 use super::event_status::EventStatus;
-use super::group::{Group, Key, Totals, UserMiss};
+use super::group::{Group, Totals, UserMiss};
 use super::opener::{self, Opener};
 use super::sample::CpuSample;
 use super::user_read::{ReadPath, SyscallReason};
@@ -56,7 +56,10 @@ fn open_target(target: CpuTarget) -> Result<(i32, i32, ChildState), CpuError> {
 /// multiplexed the group ([`CpuReading::is_multiplexed`](super::CpuReading::is_multiplexed) says so).
 pub struct CpuProfiler {
     sys: Arc<dyn PerfSys>,
+    /// The groups of counters.
     groups: Vec<Group>,
+    /// The groups of Arm PMU events, after the counters' (each PMU's pinned group first).
+    event_groups: Vec<Group>,
     available: Vec<CpuCounter>,
     unavailable: Vec<(CpuCounter, UnavailableReason)>,
     enabled: Vec<CpuCounter>,
@@ -64,8 +67,6 @@ pub struct CpuProfiler {
     totals: Totals,
     /// What became of each Arm PMU event of the configuration.
     events: Vec<EventStatus>,
-    /// Each PMU's time on its cores in the current sample, recorded by its pinned group.
-    on_pmu: Vec<u64>,
     running: bool,
     started_once: bool,
     kernel_excluded: bool,
@@ -82,9 +83,33 @@ fn sample_group_with_read(
     totals: &mut Totals,
     sample: &mut CpuSample,
     miss: UserMiss,
-    on_pmu: &mut [u64],
 ) -> Result<(), CpuError> {
-    group.sample_with_read(sys, totals, sample, miss, on_pmu)
+    group.sample_with_read::<false>(sys, totals, sample, miss)
+}
+
+/// The groups of Arm PMU events read, out of line: a profiler of counters alone has none.
+#[inline(never)]
+fn sample_event_groups(
+    groups: &mut [Group],
+    sys: &dyn PerfSys,
+    totals: &mut Totals,
+    sample: &mut CpuSample,
+    force_read: bool,
+) -> Result<(), CpuError> {
+    for group in groups {
+        let miss = if force_read {
+            UserMiss::group(SyscallReason::Forced)
+        } else if group.user.is_none() {
+            UserMiss::group(group.no_user_reason)
+        } else {
+            match group.sample_user::<true>(totals, sample) {
+                Ok(()) => continue,
+                Err(miss) => miss,
+            }
+        };
+        group.sample_with_read::<true>(sys, totals, sample, miss)?;
+    }
+    Ok(())
 }
 
 impl fmt::Debug for CpuProfiler {
@@ -151,6 +176,8 @@ impl CpuProfiler {
                 cpu,
             ));
         }
+        let (event_groups, counter_groups): (Vec<Group>, Vec<Group>) =
+            plan.groups.into_iter().partition(Group::has_events);
         let mut profiler = CpuProfiler {
             sample: CpuSample::with_events(
                 plan.available.clone(),
@@ -159,12 +186,12 @@ impl CpuProfiler {
             ),
             enabled: plan.available.clone(),
             sys,
-            groups: plan.groups,
+            groups: counter_groups,
+            event_groups,
             available: plan.available,
             unavailable: plan.unavailable,
-            totals: Totals::new(plan.part_of.len()),
+            totals: Totals::new(plan.part_of.len(), plan.pmus),
             events: plan.events,
-            on_pmu: vec![0; plan.pmus],
             running: false,
             started_once: false,
             kernel_excluded,
@@ -172,8 +199,9 @@ impl CpuProfiler {
             child,
         };
         // A counter is only listed as available once its group has been read successfully.
-        for group in &mut profiler.groups {
-            group.baseline(profiler.sys.as_ref())?;
+        let sys = Arc::clone(&profiler.sys);
+        for group in profiler.all_groups_mut() {
+            group.baseline(sys.as_ref())?;
         }
         Ok(profiler)
     }
@@ -232,18 +260,18 @@ impl CpuProfiler {
     /// How `counter` was read at the last sample (before the first: why it will not be read from user
     /// space, or [`SyscallReason::NotSampledYet`]); `None` when it is not available.
     pub fn read_path(&self, counter: CpuCounter) -> Option<ReadPath> {
-        self.groups.iter().find_map(|g| {
+        self.all_groups().find_map(|g| {
             g.members
                 .iter()
-                .find(|m| m.key == Key::Counter(counter))
-                .map(|m| m.path)
+                .find(|m| g.has_counter(counter) && m.counter == counter)
+                .map(|m| g.path_of(m))
         })
     }
 
     /// Whether samples try user-space reads ([`UserReads::Auto`](super::UserReads::Auto) for the calling thread, on a system
     /// where it is safe); whether each counter really is read that way is [`read_path`](Self::read_path).
     pub fn user_reads_enabled(&self) -> bool {
-        self.groups.iter().any(|g| g.user.is_some())
+        self.all_groups().any(|g| g.user.is_some())
     }
 
     /// Whether kernel code is excluded from the counts (asked for, or the automatic fallback).
@@ -274,7 +302,7 @@ impl CpuProfiler {
     pub fn run(&mut self) -> Result<(), CpuError> {
         let sys = self.sys.as_ref();
         let first_exec = matches!(self.child, ChildState::Gated(_)) && !self.started_once;
-        for group in &mut self.groups {
+        for group in self.groups.iter_mut().chain(self.event_groups.iter_mut()) {
             let leader = group.fds[0].as_fd();
             // The group starts and stops with its leader alone: the members stay enabled from their
             // opening. Disabling and enabling every member (PERF_IOC_FLAG_GROUP) leaves the clock
@@ -344,7 +372,6 @@ impl CpuProfiler {
             groups,
             sample,
             totals,
-            on_pmu,
             ..
         } = self;
         for group in groups.iter_mut() {
@@ -354,14 +381,22 @@ impl CpuProfiler {
             } else if group.user.is_none() {
                 UserMiss::group(group.no_user_reason)
             } else {
-                match group.sample_user(totals, sample, on_pmu) {
+                match group.sample_user::<false>(totals, sample) {
                     Ok(()) => continue,
                     Err(miss) => miss,
                 }
             };
-            sample_group_with_read(group, sys.as_ref(), totals, sample, miss, on_pmu)?;
+            sample_group_with_read(group, sys.as_ref(), totals, sample, miss)?;
         }
-        sample.combine();
+        if !self.event_groups.is_empty() {
+            sample_event_groups(
+                &mut self.event_groups,
+                self.sys.as_ref(),
+                &mut self.totals,
+                &mut self.sample,
+                force_read,
+            )?;
+        }
         Ok(&self.sample)
     }
 
@@ -376,7 +411,7 @@ impl CpuProfiler {
             return Ok(());
         }
         self.running = false;
-        for group in &self.groups {
+        for group in self.all_groups() {
             ioctl(self.sys.as_ref(), group.fds[0].as_fd(), PerfIoctl::Disable)?;
         }
         Ok(())
@@ -389,7 +424,9 @@ impl CpuProfiler {
 
     fn close_all(&mut self) -> Result<(), CpuError> {
         let mut first = Ok(());
-        for group in std::mem::take(&mut self.groups) {
+        let groups = std::mem::take(&mut self.groups);
+        let event_groups = std::mem::take(&mut self.event_groups);
+        for group in groups.into_iter().chain(event_groups) {
             // Members first, the leader last.
             for fd in group.fds.into_iter().rev() {
                 if let Err(e) = self.sys.close(fd) {
@@ -400,6 +437,18 @@ impl CpuProfiler {
             }
         }
         first
+    }
+}
+
+impl CpuProfiler {
+    /// Every group: the counters', then the events'.
+    fn all_groups(&self) -> impl Iterator<Item = &Group> + '_ {
+        self.groups.iter().chain(&self.event_groups)
+    }
+
+    /// Every group, mutably.
+    fn all_groups_mut(&mut self) -> impl Iterator<Item = &mut Group> + '_ {
+        self.groups.iter_mut().chain(self.event_groups.iter_mut())
     }
 }
 

@@ -137,12 +137,11 @@ pub struct CpuSample {
     reported: [bool; CpuCounter::COUNT],
     multiplexed: bool,
     sequence: u64,
-    /// Each event part's reading of this sample, by part.
-    parts: Vec<Option<PmuReading>>,
-    /// The (event, PMU) of each part.
-    part_of: Vec<(usize, usize)>,
-    /// Each event's reading of this sample, summed over its parts.
-    events: Vec<Option<EventReading>>,
+    /// Each event part's latest reading and the sample it is of (its [`sequence`](Self::sequence)), by
+    /// part: a reading of another sample is stale.
+    parts: Vec<(u64, PmuReading)>,
+    /// How many events there are.
+    events: usize,
 }
 
 impl CpuSample {
@@ -168,9 +167,24 @@ impl CpuSample {
             reported,
             multiplexed: false,
             sequence: 0,
-            parts: vec![None; part_of.len()],
-            part_of,
-            events: vec![None; events],
+            parts: part_of
+                .into_iter()
+                .map(|(event, pmu)| {
+                    let reading = PmuReading {
+                        event,
+                        pmu,
+                        delta: 0,
+                        total: 0,
+                        raw_delta: 0,
+                        time_enabled: 0,
+                        time_running: 0,
+                        time_on_pmu: 0,
+                        path: ReadPath::Syscall(super::SyscallReason::NotSampledYet),
+                    };
+                    (0, reading)
+                })
+                .collect(),
+            events,
         }
     }
 
@@ -187,60 +201,23 @@ impl CpuSample {
     pub(crate) fn begin(&mut self) {
         self.multiplexed = false;
         self.sequence += 1;
-        if !self.parts.is_empty() {
-            self.parts.fill(None);
-        }
     }
 
     /// Records part `part`'s values of this sample.
-    #[inline]
     pub(crate) fn record_part(&mut self, part: usize, values: PartValues) {
-        let Some(&(event, pmu)) = self.part_of.get(part) else {
+        let sequence = self.sequence;
+        let Some((seen, reading)) = self.parts.get_mut(part) else {
             return;
         };
-        let reading = PmuReading {
-            event,
-            pmu,
-            delta: values.delta,
-            total: values.total,
-            raw_delta: values.raw_delta,
-            time_enabled: values.time_enabled,
-            time_running: values.time_running,
-            time_on_pmu: values.time_on_pmu,
-            path: values.path,
-        };
+        *seen = sequence;
+        reading.delta = values.delta;
+        reading.total = values.total;
+        reading.raw_delta = values.raw_delta;
+        reading.time_enabled = values.time_enabled;
+        reading.time_running = values.time_running;
+        reading.time_on_pmu = values.time_on_pmu;
+        reading.path = values.path;
         self.multiplexed |= reading.is_multiplexed();
-        if let Some(slot) = self.parts.get_mut(part) {
-            *slot = Some(reading);
-        }
-    }
-
-    /// Sums every event's parts of this sample into its [`EventReading`].
-    pub(crate) fn combine(&mut self) {
-        if self.events.is_empty() {
-            return;
-        }
-        self.events.fill(None);
-        for reading in self.parts.iter().flatten() {
-            let Some(slot) = self.events.get_mut(reading.event) else {
-                continue;
-            };
-            let sum = slot.get_or_insert(EventReading {
-                event: reading.event,
-                delta: 0,
-                total: 0,
-                raw_delta: 0,
-                time_running: 0,
-                time_on_pmu: 0,
-                pmus: 0,
-            });
-            sum.delta = sum.delta.saturating_add(reading.delta);
-            sum.total = sum.total.saturating_add(reading.total);
-            sum.raw_delta = sum.raw_delta.saturating_add(reading.raw_delta);
-            sum.time_running = sum.time_running.saturating_add(reading.time_running);
-            sum.time_on_pmu = sum.time_on_pmu.saturating_add(reading.time_on_pmu);
-            sum.pmus += 1;
-        }
     }
 
     #[inline]
@@ -253,27 +230,48 @@ impl CpuSample {
         self.readings = [None; CpuCounter::COUNT];
         self.multiplexed = false;
         self.sequence = 0;
-        self.parts.fill(None);
-        self.events.fill(None);
+        for (seen, _) in &mut self.parts {
+            *seen = 0;
+        }
     }
 
     /// Event `event` (its position in [`CpuProfiler::events`](super::CpuProfiler::events)) in this sample,
     /// summed over the PMUs that counted it; `None` when no PMU counted it.
-    pub fn event(&self, event: usize) -> Option<&EventReading> {
-        self.events.get(event)?.as_ref()
+    pub fn event(&self, event: usize) -> Option<EventReading> {
+        let mut parts = self.event_parts(event).peekable();
+        parts.peek()?;
+        let mut sum = EventReading {
+            event,
+            delta: 0,
+            total: 0,
+            raw_delta: 0,
+            time_running: 0,
+            time_on_pmu: 0,
+            pmus: 0,
+        };
+        for reading in parts {
+            sum.delta = sum.delta.saturating_add(reading.delta);
+            sum.total = sum.total.saturating_add(reading.total);
+            sum.raw_delta = sum.raw_delta.saturating_add(reading.raw_delta);
+            sum.time_running = sum.time_running.saturating_add(reading.time_running);
+            sum.time_on_pmu = sum.time_on_pmu.saturating_add(reading.time_on_pmu);
+            sum.pmus += 1;
+        }
+        Some(sum)
     }
 
     /// Every counted event of this sample, in the profiler's order.
-    pub fn events(&self) -> impl Iterator<Item = &EventReading> + '_ {
-        self.events.iter().flatten()
+    pub fn events(&self) -> impl Iterator<Item = EventReading> + '_ {
+        (0..self.events).filter_map(|event| self.event(event))
     }
 
     /// Event `event` on each PMU (core type) that counted it in this sample.
     pub fn event_parts(&self, event: usize) -> impl Iterator<Item = &PmuReading> + '_ {
+        let sequence = self.sequence;
         self.parts
             .iter()
-            .flatten()
-            .filter(move |r| r.event == event)
+            .filter(move |(seen, r)| sequence > 0 && *seen == sequence && r.event == event)
+            .map(|(_, r)| r)
     }
 
     /// The delta of `counter`, or `None` when it is not enabled or not available.
