@@ -55,7 +55,7 @@ pub fn select_in<'a>(
     select(lizard.counters(), &names).map_err(|unknown| {
         match lizard
             .unreadable()
-            .into_iter()
+            .iter()
             .find(|u| u.name.eq_ignore_ascii_case(&unknown.name))
         {
             Some(u) => SelectError::NotCountable {
