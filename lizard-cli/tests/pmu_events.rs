@@ -232,10 +232,7 @@ fn list_shows_the_cpus_events_and_capture_counts_one_by_name() {
             .lines()
             .find(|l| l.starts_with("L1D_CACHE_REFILL "))
             .unwrap_or_else(|| panic!("no L1D_CACHE_REFILL line: {text}"));
-        assert!(
-            refill.contains("no: Cortex-A72 does not implement"),
-            "{refill}"
-        );
+        assert!(refill.trim_end().ends_with("no (PMCEID)"), "{refill}");
     }
     // capture counts an event named by its number, under its name, beside HWCPipe's counters (more
     // events than QEMU's PMU has counters: the kernel multiplexes them, and the values are estimates).

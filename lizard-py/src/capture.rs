@@ -447,7 +447,9 @@ fn counters(py: Python<'_>, gatord: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<P
         .collect()
 }
 
-/// `capture(duration=2.0, counters=None, *, gatord=None, interval=0.001, target=None, per_core=False)`.
+/// `capture(duration=2.0, counters=None, *, gatord=None, interval=0.001, target=None, per_core=False)`. The
+/// names of `counters` that are Arm PMU events of this CPU (by mnemonic, kernel name or number) are counted by
+/// the local counters too.
 #[pyfunction]
 #[pyo3(signature = (duration = 2.0, counters = None, *, gatord = None, interval = 0.001, target = None, per_core = false))]
 fn capture(

@@ -2,7 +2,7 @@
 //! here (with the reason); then the Arm PMU events of this CPU, per core type, which are counted when named.
 
 use hwcpipe::counting::format_cpu_list;
-use hwcpipe::cpu::{Checked, CpuPmus, PMU_DATA_VAR};
+use hwcpipe::cpu::{Checked, CpuPmus, NotOnPmu, PMU_DATA_VAR};
 use lizard_core::capture::{collect, Class, Listing, ValueType};
 
 use crate::args::{ListArgs, ListFormat};
@@ -123,19 +123,26 @@ fn pmu_tables(pmus: &CpuPmus) -> String {
         let mut table = Table::new(&["event", "code", "description", "here"]);
         for event in pmu.events() {
             let here = match &event.status {
-                Ok(Checked::Unchecked) => "unchecked".to_owned(),
-                Ok(_) => "yes".to_owned(),
-                Err(why) => format!("no: {why}"),
+                Ok(Checked::Unchecked) => "unchecked",
+                Ok(_) => "yes",
+                Err(NotOnPmu::NotImplemented { .. }) => "no (PMCEID)",
+                Err(NotOnPmu::NotInEventList { .. }) => "no (Arm's list)",
+                Err(NotOnPmu::UnknownName { .. }) => "no",
             };
             table.row(vec![
                 event.name.clone(),
                 format!("{:#06x}", event.code),
                 event.description.clone().unwrap_or_default(),
-                here,
+                here.to_owned(),
             ]);
         }
         text.push_str(&table.render());
     }
+    text.push_str(
+        "\nhere: yes, the core has it; no (PMCEID), the kernel's event list for the PMU, which follows \
+         PMCEID0/1_EL0, lacks it; no (Arm's list), Arm's event list for the core lacks it; unchecked, \
+         neither can say (an IMPLEMENTATION DEFINED number without Arm's list).\n",
+    );
     text
 }
 
