@@ -150,11 +150,12 @@ pub enum CpuError {
     /// A pinned group (the first group of an Arm PMU's events on a system with several core types) could
     /// not be put on its PMU: another user holds its counters, and `read()` gave end-of-file.
     #[error(
-        "the kernel could not keep the first group of Arm PMU {pmu}'s events on its counters (another \
-         perf user holds them): its events cannot be counted"
+        "the kernel could not keep the first group of the events of the system's Arm PMU number {pmu} \
+         (counting from 0, as `CpuPmus::pmus` lists them) on its counters: another perf user holds them \
+         pinned, and this core type's events cannot be counted"
     )]
     PinnedGroupOff {
-        /// The PMU's position in the system's PMUs.
+        /// The PMU's position in the system's PMUs ([`CpuPmus::pmus`](super::CpuPmus::pmus)).
         pmu: usize,
     },
     /// A perf ioctl on a group leader failed.

@@ -64,3 +64,72 @@ impl EventStatus {
             })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::pmu_event::Placement;
+    use super::super::pmus::{Checked, NotOnPmu};
+    use super::*;
+
+    fn status(placements: Vec<Placement>, parts: Vec<PartStatus>) -> EventStatus {
+        EventStatus {
+            event: PmuEvent {
+                name: "INST_RETIRED".into(),
+                description: None,
+                placements,
+            },
+            parts,
+        }
+    }
+
+    fn placement(pmu: usize, status: Result<(u16, Checked), NotOnPmu>) -> Placement {
+        Placement {
+            pmu,
+            pmu_name: format!("armv8_pmu{pmu}"),
+            label: format!("core {pmu}"),
+            perf_type: 8 + pmu as u32,
+            cpus: vec![pmu as u32],
+            counters: Some(6),
+            status,
+        }
+    }
+
+    #[test]
+    fn an_event_counted_nowhere_says_why() {
+        // No PMU at all: another architecture.
+        assert_eq!(
+            status(Vec::new(), Vec::new()).unavailable(),
+            Some(EventUnavailable::NoArmPmu)
+        );
+        // Only another CPU's core type has it, for a CPU-wide count of this CPU.
+        let other = status(
+            vec![placement(0, Ok((0x08, Checked::Pmceid)))],
+            vec![PartStatus::OtherCpus],
+        );
+        assert_eq!(other.unavailable(), Some(EventUnavailable::NotOnThisCpu));
+        assert!(EventUnavailable::NotOnThisCpu
+            .to_string()
+            .contains("other core types"));
+        // The first PMU's own reason, and which PMU it is.
+        let why = NotOnPmu::NotImplemented {
+            core: "core 1".into(),
+            code: 0x08,
+        };
+        let refused = status(
+            vec![
+                placement(0, Ok((0x08, Checked::Pmceid))),
+                placement(1, Err(why.clone())),
+            ],
+            vec![
+                PartStatus::Counted { part: 0 },
+                PartStatus::Unavailable(EventUnavailable::NotOnPmu(why.clone())),
+            ],
+        );
+        assert!(refused.is_counted() && refused.unavailable().is_none());
+        let not_counted: Vec<_> = refused.not_counted().collect();
+        assert_eq!(
+            not_counted,
+            [("armv8_pmu1", &EventUnavailable::NotOnPmu(why))]
+        );
+    }
+}
