@@ -15,10 +15,10 @@ use super::backend::UnreadableCounter;
 #[non_exhaustive]
 pub enum CpuEventsError {
     /// The CPU's PMUs could not be described (the kernel's sysfs, or Arm's data `LIZARD_PMU_DATA` names).
-    #[error("the CPU's PMUs")]
+    #[error("the CPU's PMUs could not be described")]
     Pmus(#[from] PmusError),
     /// A name spelled as an event (a number, `PMU/EVENT/`) that is no event of this CPU.
-    #[error("Arm PMU event")]
+    #[error("no Arm PMU event of this CPU")]
     Event(#[from] EventError),
 }
 

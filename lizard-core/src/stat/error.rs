@@ -39,11 +39,11 @@ pub enum StatError {
         reason: MaliUnavailable,
     },
     /// A name spelled as an Arm PMU event (a number, `PMU/EVENT/`) that is no event of this CPU.
-    #[error("Arm PMU event")]
+    #[error("no Arm PMU event of this CPU")]
     Event(#[from] EventError),
     /// The CPU's PMUs could not be described (the kernel's sysfs, or Arm's data that `LIZARD_PMU_DATA`
     /// names).
-    #[error("the CPU's PMUs")]
+    #[error("the CPU's PMUs could not be described")]
     Pmus(#[from] PmusError),
     /// The target's CPU counters could not be opened, started or read.
     #[error(transparent)]
