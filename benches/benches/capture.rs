@@ -100,7 +100,7 @@ fn sampling_row(sampled: Sampled, interval: Duration, window: Duration) -> Optio
     let engine = match sampled {
         Sampled::Process => Lizard::configure(config).map_err(|e| e.to_string()),
         Sampled::Thread | Sampled::Kernel | Sampled::KernelBusy => Target::system_wide(false)
-            .and_then(|target| open_target(&target))
+            .and_then(|target| open_target(&target, &[]))
             .map_err(|e| e.to_string())
             .and_then(|opened| {
                 let backend = match sampled {

@@ -97,7 +97,9 @@ fn capture(
     let mut config = Config::hwcpipe_only();
     config.sample_interval = interval;
     let target = Target::system_wide(false).map_err(|e| e.to_string())?;
-    let backend = open_target(&target).map_err(|e| e.to_string())?.backend;
+    let backend = open_target(&target, &[])
+        .map_err(|e| e.to_string())?
+        .backend;
     let mut lizard = Lizard::configure_with_backend(config, backend).map_err(|e| e.to_string())?;
     let mut ids = Vec::new();
     for counter in lizard.counters() {

@@ -30,6 +30,8 @@ pub enum Unit {
     Migrations,
     /// Page faults.
     Faults,
+    /// Occurrences of an Arm PMU event that is not a count of cycles.
+    Events,
     /// GPU jobs.
     Jobs,
     /// Shaded pixels.
@@ -61,6 +63,7 @@ impl Unit {
             Unit::Switches => "switches",
             Unit::Migrations => "migrations",
             Unit::Faults => "faults",
+            Unit::Events => "events",
             Unit::Jobs => "jobs",
             Unit::Pixels => "pixels",
             Unit::Primitives => "primitives",

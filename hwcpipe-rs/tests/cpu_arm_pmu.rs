@@ -252,3 +252,52 @@ fn events_the_pmu_lacks_are_unavailable_with_the_reason() {
     let sample = profiler.sample().unwrap();
     assert!(sample.get(CpuCounter::L1Accesses).is_none() || listed.contains(0x04));
 }
+
+#[test]
+fn arm_pmu_events_by_name_are_opened_with_the_pmus_type_and_refused_where_not_implemented() {
+    use hwcpipe::cpu::{CpuPmus, EventUnavailable, NotOnPmu, PartStatus};
+    let Some(pmu) = arm_pmu() else { return };
+    let pmus = CpuPmus::from_kernel(&LinuxPerf).expect("the kernel's PMUs");
+    assert_eq!(pmus.pmus()[0].perf_type, pmu.perf_type);
+    assert!(pmus.pmus()[0].midr.is_some(), "MIDR_EL1 of the PMU's CPUs");
+    let names: Vec<String> = ["INST_RETIRED", "cpu_cycles", "0x24"]
+        .iter()
+        .map(|s| (*s).to_owned())
+        .collect();
+    let events = pmus.resolve_all(&names).expect("architected events");
+    let config = CpuConfig::new(&[CpuCounter::Instructions])
+        .events(events)
+        .kernel(KernelCounting::Exclude);
+    let mut profiler = CpuProfiler::new(config).expect("Arm PMU events");
+    let statuses = profiler.events();
+    assert!(statuses[0].is_counted() && statuses[1].is_counted());
+    if std::env::var_os("LIZARD_ARM_VM").is_some() {
+        // QEMU's PMU does not implement STALL_BACKEND (0x24): refused before anything is opened.
+        assert!(matches!(
+            &statuses[2].parts[0],
+            PartStatus::Unavailable(EventUnavailable::NotOnPmu(NotOnPmu::NotImplemented {
+                code: 0x24,
+                ..
+            }))
+        ));
+    }
+    profiler.run().unwrap();
+    let mut deltas = Vec::new();
+    for iterations in [100_000u64, 200_000, 300_000] {
+        black_box((0..iterations).map(black_box).sum::<u64>());
+        let sample = profiler.sample().unwrap();
+        let inst = sample.event(0).expect("INST_RETIRED");
+        let cycles = sample.event(1).expect("CPU_CYCLES");
+        assert!(inst.delta >= iterations && cycles.delta >= iterations);
+        assert_eq!((inst.pmus, inst.counted_share()), (1, Some(1.0)));
+        deltas.push((inst.delta, sample.get(CpuCounter::Instructions).unwrap()));
+    }
+    if counts_are_exact() {
+        // INST_RETIRED by the PMU's type and the generic instructions event count the same loop: after
+        // the first sample (which runs each path's code for the first time), each interval between two
+        // reads holds the same instructions for both, to the instruction.
+        assert_eq!(deltas[1].0, deltas[1].1, "{deltas:?}");
+        assert_eq!(deltas[2].0, deltas[2].1, "{deltas:?}");
+    }
+    profiler.stop().unwrap();
+}

@@ -200,7 +200,7 @@ fn nothing_opens_lists_every_reason() {
     });
     let err = profiler(&fake, CpuConfig::new(&CpuCounter::HWCPIPE_DEFAULT)).unwrap_err();
     match &err {
-        CpuError::NoCounterAvailable { unavailable } => {
+        CpuError::NoCounterAvailable { unavailable, .. } => {
             assert_eq!(unavailable.len(), 6);
             assert_eq!(unavailable[0].0, CpuCounter::Cycles);
         }
@@ -406,7 +406,7 @@ fn missing_event_id_makes_the_counter_unavailable() {
             .insert("PERF_EVENT_IOC_ID", Errno::NOTTY.raw_os_error());
     });
     let err = profiler(&fake, CpuConfig::new(&[CpuCounter::TaskClock])).unwrap_err();
-    let CpuError::NoCounterAvailable { unavailable } = &err else {
+    let CpuError::NoCounterAvailable { unavailable, .. } = &err else {
         panic!("{err:?}")
     };
     assert_eq!(

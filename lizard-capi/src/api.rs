@@ -101,13 +101,49 @@ fn init_config(address: GatordAddress) -> Config {
 /// The environment variable that chooses what the local CPU counters count (see the header).
 const COUNT_ENV: &str = "LIZARD_COUNT";
 
+/// The environment variable that names Arm PMU events the local CPU counters count beside HWCPipe's (see
+/// the header).
+const EVENTS_ENV: &str = "LIZARD_CPU_EVENTS";
+
+/// The names [`EVENTS_ENV`] gives, comma-separated; every one must be an Arm PMU event of this CPU, else
+/// `Err` with the line saying which is not.
+fn cpu_events() -> Result<Vec<String>, String> {
+    let Ok(text) = std::env::var(EVENTS_ENV) else {
+        return Ok(Vec::new());
+    };
+    let names: Vec<String> = text
+        .split(',')
+        .map(|n| n.trim().to_owned())
+        .filter(|n| !n.is_empty())
+        .collect();
+    let found = lizard_core::hwc::event_counter_names(&names)
+        .map_err(|e| format!("{EVENTS_ENV}={text}: {}", lizard_core::error_chain(&e)))?;
+    if let Some(missing) = names
+        .iter()
+        .find(|n| !found.iter().any(|(asked, _)| asked == *n))
+    {
+        return Err(format!(
+            "{EVENTS_ENV}={text}: '{missing}' is no Arm PMU event of this CPU"
+        ));
+    }
+    Ok(names)
+}
+
 /// The engine `Init` configures, by [`lizard_core::sources`]' policy: gatord at `address` when it gives
 /// counters (`Init` always passes one, so it is probed, not required), joined by HWCPipe for the calling
-/// process, or for what [`COUNT_ENV`] names (`pid:PID`, `system`, `cpus:LIST`). A value that names no
-/// target, or a target the kernel refuses, makes `Init` fail with one line on standard error saying why:
-/// the caller asked for something else than the calling process, and silently counting it instead would
-/// mislead.
-fn configure(address: GatordAddress, config: Config) -> Option<Lizard> {
+/// process, or for what [`COUNT_ENV`] names (`pid:PID`, `system`, `cpus:LIST`), with the Arm PMU events
+/// [`EVENTS_ENV`] names. A value that names no target or no event, or a target the kernel refuses, makes
+/// `Init` fail with one line on standard error saying why: the caller asked for something else than the
+/// calling process, and silently counting it instead would mislead. An event named that this CPU does not
+/// count is said on standard error, with the reason.
+fn configure(address: GatordAddress, mut config: Config) -> Option<Lizard> {
+    match cpu_events() {
+        Ok(events) => config.cpu_events = events,
+        Err(line) => {
+            eprintln!("liblizard: {line}");
+            return None;
+        }
+    }
     let spec = std::env::var(COUNT_ENV)
         .ok()
         .filter(|spec| !spec.trim().is_empty());
@@ -131,8 +167,24 @@ fn configure(address: GatordAddress, config: Config) -> Option<Lizard> {
         local,
         join: Join::Always,
     };
+    let named = config.cpu_events.clone();
     match lizard_core::sources::open(&sources, config) {
-        Ok(opened) => Some(opened.lizard),
+        Ok(opened) => {
+            for u in opened.lizard.unreadable() {
+                let event = u
+                    .name
+                    .rsplit('/')
+                    .find(|p| !p.is_empty())
+                    .unwrap_or(&u.name);
+                if named.iter().any(|n| n.eq_ignore_ascii_case(event)) {
+                    eprintln!(
+                        "liblizard: {EVENTS_ENV}: {} is not counted: {}",
+                        u.name, u.reason
+                    );
+                }
+            }
+            Some(opened.lizard)
+        }
         Err(SourceError::Target(error)) => {
             refused(&error);
             None

@@ -233,8 +233,16 @@ pub struct CaptureArgs {
     /// Counter sources.
     #[command(flatten)]
     pub source: SourceArgs,
-    /// Counters to capture, by name, comma-separated (see `lizard list`).
-    #[arg(long, value_delimiter = ',', conflicts_with = "all")]
+    /// Counters to capture, by name, comma-separated (see `lizard list`): also any Arm PMU event of this
+    /// CPU, by Arm's mnemonic (L2D_CACHE_REFILL), the kernel's name (l2d_cache_refill) or number (0x4005,
+    /// r4005), counted on every core type that has it (PMU/EVENT/ for one).
+    #[arg(
+        long,
+        short = 'e',
+        visible_alias = "events",
+        value_delimiter = ',',
+        conflicts_with = "all"
+    )]
     pub counters: Vec<String>,
     /// Capture every counter, a counter set's events in its slots by id. Without --counters or --all, every
     /// counter is captured too, but a counter set's slots get the events IPC and the branch and cache miss
@@ -277,8 +285,9 @@ pub struct ServeArgs {
     #[command(flatten)]
     pub source: SourceArgs,
     /// Counters to serve, by name, comma-separated (default: every counter, each gatord counter set
-    /// filled up to its slots).
-    #[arg(long, value_delimiter = ',')]
+    /// filled up to its slots); also any Arm PMU event of this CPU, by Arm's mnemonic, the kernel's name or
+    /// number, as for `capture`.
+    #[arg(long, short = 'e', visible_alias = "events", value_delimiter = ',')]
     pub counters: Vec<String>,
     /// Where to listen, HOST:PORT. Loopback by default; name another interface's address (or 0.0.0.0)
     /// to be scraped from other hosts.
@@ -333,8 +342,13 @@ pub fn parse_window(text: &str) -> Result<Duration, String> {
 /// `lizard stat`.
 #[derive(Debug, Args)]
 pub struct StatArgs {
-    /// Counters to count, by name, comma-separated (default: all CPU counters).
-    #[arg(long, value_delimiter = ',')]
+    /// Counters to count, by name, comma-separated (default: all of HWCPipe's CPU counters): HWCPipe's
+    /// counters, any Arm PMU event of this CPU by Arm's mnemonic (L2D_CACHE_REFILL), the kernel's name
+    /// (l2d_cache_refill) or number (0x4005, r4005) — counted on every core type that has it, summed and
+    /// per core type (PMU/EVENT/ for one) — and Mali GPU counters. `-e`/`--events` is perf's spelling.
+    /// Arm's per-core event lists (every event of the core in hand, with its description) are read from
+    /// the folder LIZARD_PMU_DATA names.
+    #[arg(long, short = 'e', visible_alias = "events", value_delimiter = ',')]
     pub counters: Vec<String>,
     /// Also compute the CPU metrics (IPC, branch and cache effectiveness, top-down cycle accounting) from
     /// the same counting, counting their inputs too; each one the CPU cannot give says why.

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use lizard_core::counter_names::SelectError;
 use lizard_serve::ServeError;
 
 /// The exit statuses of every subcommand, as `lizard --help` shows them.
@@ -13,6 +14,7 @@ Exit status:
   2    bad arguments: an unknown flag, counter name or process, options that do not go together
   3    a counter source is unreachable, refused or failed during the capture, or nothing was measured
   4    an input file cannot be read, is over its size limit, or holds nothing the command can use
+       (Arm's PMU data in LIZARD_PMU_DATA included)
   5    lizard diff --max-increase: a judged counter grew past the limit
   130  interrupted (Ctrl-C or SIGTERM) while reading input; a capture interrupted writes what it has
   lizard stat and a capture of a command exit with the command's status.";
@@ -96,6 +98,10 @@ pub enum CliError {
     /// Arguments that do not go together or are missing, phrased for the user.
     #[error("{0}")]
     Usage(String),
+    /// The CPU's PMUs could not be described: the kernel's sysfs, or Arm's PMU data the folder
+    /// LIZARD_PMU_DATA names.
+    #[error("{0}")]
+    PmuData(String),
     /// Anything else, already phrased for the user.
     #[error("{0}")]
     Other(String),
@@ -104,13 +110,21 @@ pub enum CliError {
 impl From<lizard_core::ChoiceError> for CliError {
     fn from(error: lizard_core::ChoiceError) -> CliError {
         match error {
-            lizard_core::ChoiceError::Unknown(unknown) => CliError::UnknownCounter {
-                hint: crate::names::hint(
-                    &unknown.name,
-                    unknown.candidates.iter().map(String::as_str),
-                ),
-                name: unknown.name,
-            },
+            lizard_core::ChoiceError::Select(SelectError::Unknown(unknown)) => {
+                CliError::UnknownCounter {
+                    hint: crate::names::hint(
+                        &unknown.name,
+                        unknown.candidates.iter().map(String::as_str),
+                    ),
+                    name: unknown.name,
+                }
+            }
+            lizard_core::ChoiceError::Select(SelectError::Events(error)) => {
+                CliError::events(&error)
+            }
+            lizard_core::ChoiceError::Select(other) => {
+                CliError::Usage(lizard_core::error_chain(&other))
+            }
             lizard_core::ChoiceError::Engine(error) => CliError::Engine(error),
             other => CliError::Other(other.to_string()),
         }
@@ -128,6 +142,17 @@ impl From<lizard_core::capture::RunError> for CliError {
 }
 
 impl CliError {
+    /// The command line's words for Arm PMU events that could not be resolved: a name spelled as an event
+    /// that is none is a bad argument, unreadable PMU data an input that cannot be read.
+    pub fn events(error: &lizard_core::hwc::CpuEventsError) -> CliError {
+        match error {
+            lizard_core::hwc::CpuEventsError::Event(e) => {
+                CliError::Usage(lizard_core::error_chain(e))
+            }
+            other => CliError::PmuData(lizard_core::error_chain(other)),
+        }
+    }
+
     /// The process exit status for this failure ([`EXIT_STATUSES`]): 2 for bad arguments or names (a
     /// missing process, an offline CPU, more events of a counter set than it has slots), 3 for unreachable,
     /// missing or refused sources, 4 for input files that cannot be read or hold nothing usable, 130 for a
@@ -141,6 +166,7 @@ impl CliError {
             CliError::BadAddress { .. } | CliError::UnknownCounter { .. } | CliError::Usage(_) => 2,
             CliError::Gatord { .. } | CliError::NoSource(_) => 3,
             CliError::File { .. } | CliError::BadInput { .. } | CliError::BadCapture { .. } => 4,
+            CliError::PmuData(_) => 4,
             CliError::Target(e) if e.is_refusal() => 3,
             CliError::Target(hwcpipe::counting::TargetError::NoProcess(_))
             | CliError::Target(hwcpipe::counting::TargetError::CpuOffline { .. }) => 2,

@@ -119,22 +119,29 @@ fn cli_error(error: SourceError) -> CliError {
             error_chain(&*local)
         )),
         SourceError::Target(error) => CliError::Target(error),
+        SourceError::Events(error) => CliError::events(&error),
+        SourceError::Engine(lizard_core::Error::Direct(lizard_core::DirectError::Events(
+            error,
+        ))) => CliError::events(&error),
         SourceError::Engine(error) => CliError::Engine(error),
         other => CliError::Other(error_chain(&other)),
     }
 }
 
 /// Opens the engine, its store sized for a capture of `length` when known. An explicitly named gatord that fails is an error; the implicit one falls back to
-/// the local counters, and the summary says so. A named target that cannot be counted is an error.
+/// the local counters, and the summary says so. A named target that cannot be counted is an error. The
+/// names of `counters` that are Arm PMU events of this CPU are counted by the local counters too.
 pub fn open(
     args: &SourceArgs,
     target: Option<&Target>,
     purpose: Purpose,
     sample_interval: Option<Duration>,
     length: Option<Duration>,
+    counters: &[String],
 ) -> Result<Opened, CliError> {
     let sources = sources(args, target, purpose)?;
     let mut config = config(args, sample_interval);
+    config.cpu_events = counters.to_vec();
     if let Some(length) = length {
         config.size_for(length);
     }

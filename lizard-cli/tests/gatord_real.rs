@@ -332,6 +332,91 @@ fn cycles_and_instructions_by_name_match_the_emulated_cpus_truth() {
     );
 }
 
+#[test]
+fn gatords_counter_set_and_the_local_path_give_the_same_inst_retired_for_the_same_loop() {
+    let Some(_one) = one_daemon() else { return };
+    // The local path alone, by Arm's mnemonic: arm_loop's own instructions, exactly.
+    let program = arm_loop();
+    let out = lizard(&[
+        "stat",
+        "--user-only",
+        "-e",
+        "INST_RETIRED",
+        "--format",
+        "json",
+        "--",
+        program.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let alone = counter(&json(&out), "INST_RETIRED")["value"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no INST_RETIRED: {}", stdout(&out)));
+    assert_eq!(
+        alone, ARM_LOOP_INSTRUCTIONS,
+        "lizard stat -e INST_RETIRED -- arm_loop"
+    );
+    // Both paths at the same time on the same loop run over and over, which keeps the only CPU busy: gatord's
+    // counter set programs INST_RETIRED into a slot of the Cortex-A72's PMU for its capture, while the local
+    // path opens it by name on the PMU's own perf type, CPU-wide, inside gatord's window. Under -icount one
+    // instruction takes one virtual nanosecond, so both count about 1e9 per second of a busy CPU; each rate
+    // is over its own clock and window, and they must agree.
+    let daemon = Daemon::start(8113, &["ARMv8_Cortex_A72_ccnt"]);
+    let address = daemon.address();
+    let (stop, busy) = keep_busy();
+    std::thread::sleep(Duration::from_millis(300));
+    let capture = spawn_lizard(&capture_args(
+        &address,
+        "3s",
+        "ARMv8_Cortex_A72:INST_RETIRED",
+    ));
+    std::thread::sleep(Duration::from_millis(700));
+    let local = spawn_lizard(&[
+        "stat",
+        "--system-wide",
+        "-e",
+        "INST_RETIRED",
+        "--duration",
+        "1500ms",
+        "--format",
+        "json",
+    ]);
+    let (local_code, local_out, local_err, _) = finish(local);
+    let (code, out, err, _) = finish(capture);
+    stop.store(true, Ordering::Relaxed);
+    let runs = busy.join().expect("the workload");
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(local_code, 0, "{local_err}");
+    let stat: serde_json::Value = serde_json::from_str(&local_out).expect("JSON");
+    let local_total = counter(&stat, "INST_RETIRED")["value"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no local INST_RETIRED: {stat}"));
+    let local_rate = local_total / stat["elapsed_s"].as_f64().expect("elapsed_s");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("JSON");
+    let samples: Vec<(f64, f64)> = counter(&doc, "ARMv8_Cortex_A72:INST_RETIRED")["samples"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no gatord samples: {doc}"))
+        .iter()
+        .filter_map(|s| Some((s[0].as_f64()?, s[1].as_f64()?)))
+        .collect();
+    assert!(samples.len() > 10, "{} gatord samples", samples.len());
+    // Each sample is the change since the one before: the first one's interval starts before it.
+    let span = (samples[samples.len() - 1].0 - samples[0].0) / 1e9;
+    let gatord_rate = samples[1..].iter().map(|s| s.1).sum::<f64>() / span;
+    let gap = (gatord_rate - local_rate).abs() / gatord_rate;
+    assert!(
+        gap < 0.02,
+        "INST_RETIRED per second: gatord's counter set {gatord_rate}, the local path {local_rate} \
+         ({:.3}% apart)",
+        gap * 100.0
+    );
+    println!(
+        "real gatord: INST_RETIRED per second of the same busy loop ({runs} runs of arm_loop): gatord's \
+         counter set {gatord_rate:.0}, the local path by name {local_rate:.0} ({:.3}% apart); the local \
+         path alone counts one run exactly: {alone}",
+        gap * 100.0
+    );
+}
+
 /// Runs the `arm_loop` example from memory over and over until the returned flag is set; the thread's
 /// result is the number of runs. The CPU never idles meanwhile.
 fn keep_busy() -> (

@@ -70,6 +70,11 @@ pub struct Config {
     /// How long to keep retrying a connection that gatord answers with "Session already in progress" (it
     /// releases a session shortly after the previous connection closes); after that the error is returned.
     pub busy_retry: Duration,
+    /// Arm PMU events the local CPU counters count beside HWCPipe's, by the names users type (Arm's
+    /// mnemonic, the kernel's name, a number such as `0x4005`): the names that are events of this CPU are
+    /// opened on every core type that has them ([`crate::hwc::resolve_cpu_events`]); the others are left to
+    /// the other sources. None by default: the local counters are HWCPipe's set.
+    pub cpu_events: Vec<String>,
 }
 
 impl Default for Config {
@@ -88,6 +93,7 @@ impl Default for Config {
             sample_rate: SampleRate::Normal,
             live_rate_ms: 100,
             busy_retry: Duration::from_secs(2),
+            cpu_events: Vec::new(),
         }
     }
 }

@@ -14,6 +14,59 @@ pub struct UnknownName {
     pub candidates: Vec<String>,
 }
 
+/// Why [`select_in`] found no counter for a name.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SelectError {
+    /// No counter has the name.
+    #[error(transparent)]
+    Unknown(#[from] UnknownName),
+    /// A counter the local source knows of but cannot count here (an Arm PMU event this CPU lacks, a Mali
+    /// database counter this GPU cannot give).
+    #[error("{name} cannot be counted here: {reason}")]
+    NotCountable {
+        /// Its name.
+        name: String,
+        /// Why.
+        reason: String,
+    },
+    /// A name spelled as an Arm PMU event that could not be resolved.
+    #[error(transparent)]
+    Events(#[from] crate::hwc::CpuEventsError),
+}
+
+/// The counters of `lizard` named in `names` ([`select`]), an Arm PMU event also by the kernel's name or
+/// number (`inst_retired`, `r8` find the counter `INST_RETIRED`); a name of a counter the local source knows
+/// of but cannot count here is [`SelectError::NotCountable`] with the reason.
+pub fn select_in<'a>(
+    lizard: &'a crate::Lizard,
+    names: &[String],
+) -> Result<Vec<&'a Counter>, SelectError> {
+    let events = crate::hwc::event_counter_names(names)?;
+    let names: Vec<String> = names
+        .iter()
+        .map(|name| {
+            events
+                .iter()
+                .find(|(asked, _)| asked == name.trim())
+                .map_or_else(|| name.clone(), |(_, counter)| counter.clone())
+        })
+        .collect();
+    select(lizard.counters(), &names).map_err(|unknown| {
+        match lizard
+            .unreadable()
+            .iter()
+            .find(|u| u.name.eq_ignore_ascii_case(&unknown.name))
+        {
+            Some(u) => SelectError::NotCountable {
+                name: u.name.clone(),
+                reason: u.reason.clone(),
+            },
+            None => SelectError::Unknown(unknown),
+        }
+    })
+}
+
 /// The counters named in `names`, each once, in the order named; every counter when `names` is empty.
 /// A name is matched against the keys, then counter-set events, then names, then per-CPU series; the
 /// first kind with a match gives all its matches. Blank names are skipped.

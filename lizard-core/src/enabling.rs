@@ -7,7 +7,7 @@
 use std::fmt;
 
 use crate::counter::CounterId;
-use crate::counter_names::UnknownName;
+use crate::counter_names::SelectError;
 use crate::error::{Error, GatordError};
 use crate::lizard::Lizard;
 use crate::selection::SetChoice;
@@ -101,8 +101,8 @@ pub enum Counters {
     Default,
     /// Every counter; events past a set's slots are left out.
     All,
-    /// The counters these names name ([`crate::counter_names::select`]), in the order named; an event that
-    /// does not fit its set's slots is an error.
+    /// The counters these names name ([`crate::counter_names::select_in`]: an Arm PMU event also by the
+    /// kernel's name or number), in the order named; an event that does not fit its set's slots is an error.
     Named(Vec<String>),
 }
 
@@ -121,9 +121,10 @@ pub struct Chosen {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ChoiceError {
-    /// A name matches no counter.
+    /// A name matches no counter, names one the local source cannot count here, or is an Arm PMU event
+    /// that could not be resolved ([`crate::counter_names::select_in`]).
     #[error(transparent)]
-    Unknown(#[from] UnknownName),
+    Select(#[from] SelectError),
     /// The engine refused to enable one (a named event past its set's slots, an unknown id).
     #[error(transparent)]
     Engine(#[from] Error),
@@ -142,7 +143,7 @@ impl Lizard {
                 (ids, Vec::new(), Overflow::LeaveOut)
             }
             Counters::Named(names) => {
-                let named = crate::counter_names::select(self.counters(), names)?;
+                let named = crate::counter_names::select_in(self, names)?;
                 let ids = named.iter().map(|c| c.id).collect();
                 (ids, Vec::new(), Overflow::Fail)
             }

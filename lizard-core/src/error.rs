@@ -218,6 +218,9 @@ pub enum DirectError {
     /// The sampler thread panicked (a bug in a backend); the capture was stopped.
     #[error("the HWCPipe sampler thread panicked")]
     SamplerPanicked,
+    /// The Arm PMU events named for the local CPU counters could not be resolved.
+    #[error("the local CPU counters' Arm PMU events")]
+    Events(#[from] crate::hwc::CpuEventsError),
     /// The GPU's poller did not end within `waited` of the stop: it is stuck in the driver (a GPU or
     /// driver that stopped answering). The capture stopped without it; the GPU samples stored before
     /// are kept, and its account is missing.

@@ -14,9 +14,10 @@ use std::fmt;
 /// The named variants are the units the Lizard C API can describe plus `Megahertz` and `Millivolts`, which it
 /// folds (MHz readings are scaled to Hz, see [`Units::of_readings`]; mV is its own unit here). Any other unit
 /// text is kept in `Other`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub enum Units {
     /// No unit given.
+    #[default]
     Unknown,
     /// Bytes (`B`, or `bytes`).
     Bytes,
@@ -92,12 +93,6 @@ impl fmt::Display for Units {
             Units::Other(text) => text,
         };
         f.write_str(text)
-    }
-}
-
-impl Default for Units {
-    fn default() -> Self {
-        Units::Unknown
     }
 }
 

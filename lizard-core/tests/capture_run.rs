@@ -11,6 +11,7 @@ use std::time::Duration;
 use common::config_for;
 use gatord_sim::{self as sim, Faults, SimConfig};
 use lizard_core::capture::{self, Ended, Plan, RunError, Watch};
+use lizard_core::counter_names::SelectError;
 use lizard_core::{ChoiceError, Chosen, Counters, Lizard, Regions};
 
 /// A watch that never stops a capture, and remembers what it was told.
@@ -121,7 +122,7 @@ fn an_unknown_counter_is_refused_before_the_capture_starts() {
     let plan = plan(Counters::Named(vec!["Sim_ccn".into()]), None);
     let mut watch = Patient::default();
     let error = capture::run(&mut lizard, &plan, &mut watch).unwrap_err();
-    let RunError::Choice(ChoiceError::Unknown(unknown)) = error else {
+    let RunError::Choice(ChoiceError::Select(SelectError::Unknown(unknown))) = error else {
         panic!("not an unknown name: {error:?}");
     };
     assert_eq!(unknown.name, "Sim_ccn");
@@ -168,5 +169,8 @@ fn regions_refuse_an_unknown_counter() {
     let daemon = sim::start(SimConfig::quick()).unwrap();
     let lizard = Lizard::configure(config_for(&daemon)).unwrap();
     let error = Regions::new(lizard, &Counters::Named(vec!["nope".into()])).unwrap_err();
-    assert!(matches!(error, ChoiceError::Unknown(_)), "{error:?}");
+    assert!(
+        matches!(error, ChoiceError::Select(SelectError::Unknown(_))),
+        "{error:?}"
+    );
 }

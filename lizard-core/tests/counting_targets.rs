@@ -47,7 +47,7 @@ impl Drop for Spinner {
 
 /// The engine over `target`'s counters with `names` enabled, captured for `window`: each counter's value.
 fn capture(target: &Target, names: &[&str], window: Duration) -> Result<Vec<i64>, TargetError> {
-    let opened = open_target(target)?;
+    let opened = open_target(target, &[])?;
     let mut config = Config::hwcpipe_only();
     config.sample_interval = Duration::from_millis(5);
     let mut lizard = Lizard::configure_with_backend(config, opened.backend).expect("the engine");
@@ -81,7 +81,7 @@ fn another_process_is_counted_with_its_scope_named() {
     }
     let spinner = Spinner::start();
     let target = Target::Pid(spinner.pid());
-    let opened = open_target(&target).expect("open the process's counters");
+    let opened = open_target(&target, &[]).expect("open the process's counters");
     let config = Config::hwcpipe_only();
     let lizard = Lizard::configure_with_backend(config, opened.backend).expect("the engine");
     let task_clock = lizard
@@ -106,7 +106,7 @@ fn another_process_is_counted_with_its_scope_named() {
         );
         return;
     };
-    let opened = open_target(&target).expect("open the process's counters");
+    let opened = open_target(&target, &[]).expect("open the process's counters");
     let mut config = Config::hwcpipe_only();
     config.sample_interval = Duration::from_millis(5);
     let mut lizard = Lizard::configure_with_backend(config, opened.backend).expect("the engine");
@@ -155,7 +155,9 @@ fn on_cpu_ns(pid: i32) -> Option<u64> {
 
 #[test]
 fn a_process_that_does_not_exist_is_a_typed_error() {
-    let err = open_target(&Target::Pid(i32::MAX)).err().expect("an error");
+    let err = open_target(&Target::Pid(i32::MAX), &[])
+        .err()
+        .expect("an error");
     assert!(
         matches!(err, TargetError::NoProcess(pid) if pid == i32::MAX),
         "{err}"
@@ -216,7 +218,7 @@ fn a_missing_gpu_is_given_as_its_typed_error() {
         return;
     }
     let own = Target::Pid(i32::try_from(std::process::id()).expect("pid"));
-    let opened = match open_target(&own) {
+    let opened = match open_target(&own, &[]) {
         Ok(opened) => opened,
         Err(err) => panic!("this process's counters: {err}"),
     };

@@ -61,7 +61,7 @@ fn capture(target: &Target, names: &[&str]) -> Option<(Lizard, Vec<u32>, Samplin
         );
         return None;
     }
-    let opened = match open_target(target) {
+    let opened = match open_target(target, &[]) {
         Ok(opened) => opened,
         Err(err @ TargetError::SystemWideRefused { .. }) => {
             test_data::skip!(

@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::process::Command;
 
+use hwcpipe::cpu::PMU_DATA_VAR;
 use hwcpipe::sys::arm_pmu::{ArmPmu, SYSFS_PMU_DEVICES};
 use hwcpipe::sys::perf_event_attr::{flag, PERF_TYPE_HARDWARE, PERF_TYPE_SOFTWARE};
 use hwcpipe::sys::{LinuxPerf, PerfEventAttr, PerfSys};
@@ -262,24 +263,23 @@ fn arm_pmu() -> Vec<Check> {
             "the kernel describes no Arm PMU (another architecture, or no PMU driver)",
         )];
     }
-    pmus.iter()
+    let mut checks: Vec<Check> = pmus
+        .iter()
         .map(|pmu| {
-            let counters = std::fs::read_to_string(
-                Path::new(SYSFS_PMU_DEVICES)
-                    .join(&pmu.name)
-                    .join("caps/slots"),
-            )
-            .ok()
-            .and_then(|t| u64::from_str_radix(t.trim().trim_start_matches("0x"), 16).ok())
-            .map_or_else(
-                || "its counter count is not shown (caps/slots)".to_owned(),
-                |n| format!("{n} event counters and the cycle counter"),
+            let slots = pmu.slots.map_or_else(
+                || {
+                    "PMMIR_EL1.SLOTS not shown (caps/slots): the top-down metrics need it"
+                        .to_owned()
+                },
+                |n| {
+                    format!("{n} issue slots a cycle (PMMIR_EL1.SLOTS, the top-down metrics' unit)")
+                },
             );
             Check::new(
                 format!("Arm PMU {}", pmu.name),
                 Status::Info,
                 format!(
-                    "type {}, CPUs {:?}, {counters}, {} common events implemented (PMCEID0/1)",
+                    "type {}, CPUs {:?}, {slots}, {} common events implemented (PMCEID0/1)",
                     pmu.perf_type,
                     pmu.cpus,
                     {
@@ -289,7 +289,69 @@ fn arm_pmu() -> Vec<Check> {
                 ),
             )
         })
-        .collect()
+        .collect();
+    checks.push(event_lists());
+    checks
+}
+
+/// Whether Arm's per-core event lists are given (`LIZARD_PMU_DATA`) and have this CPU's cores.
+fn event_lists() -> Check {
+    let name = "Arm's PMU event lists";
+    let unset = || {
+        Check::new(
+            name,
+            Status::Info,
+            format!(
+                "{PMU_DATA_VAR} is not set: events are named by the architecture and the kernel's list only"
+            ),
+        )
+        .fix(format!(
+            "for every event of the core and its description: export {PMU_DATA_VAR}=DIR, a copy of \
+             https://github.com/ARM-software/data"
+        ))
+    };
+    match hwcpipe::cpu::PmuData::from_env() {
+        Ok(None) => unset(),
+        Err(err) => Check::new(
+            name,
+            Status::Warning,
+            format!(
+                "{PMU_DATA_VAR} cannot be read: {}",
+                lizard_core::error_chain(&err)
+            ),
+        )
+        .fix(format!(
+            "point {PMU_DATA_VAR} at a copy of https://github.com/ARM-software/data"
+        )),
+        Ok(Some(data)) => {
+            match hwcpipe::cpu::CpuPmus::discover_with(&hwcpipe::sys::LinuxPerf, Some(&data)) {
+                Ok(pmus) => {
+                    let cores: Vec<String> = pmus
+                        .pmus()
+                        .iter()
+                        .map(|p| match &p.core {
+                            Some(core) => format!("{} (listed)", core),
+                            None => format!("{} (no list for its MIDR)", p.name),
+                        })
+                        .collect();
+                    Check::new(
+                        name,
+                        Status::Info,
+                        format!("{}: {}", data.dir().display(), cores.join(", ")),
+                    )
+                }
+                Err(err) => Check::new(
+                    name,
+                    Status::Warning,
+                    format!(
+                        "{}: {}",
+                        data.dir().display(),
+                        lizard_core::error_chain(&err)
+                    ),
+                ),
+            }
+        }
+    }
 }
 
 #[cfg(test)]

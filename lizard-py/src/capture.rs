@@ -5,6 +5,7 @@ use std::ffi::CString;
 use std::time::Duration;
 
 use lizard_core::capture::{self as doc, collect, Cores, Plan, RunError, Watch};
+use lizard_core::counter_names::SelectError;
 use lizard_core::sources::Join;
 use lizard_core::{error_chain, ChoiceError, Config, Counters, Error as EngineError};
 use numpy::PyArray1;
@@ -364,11 +365,12 @@ pub fn choice(names: Option<Vec<String>>) -> Counters {
 /// A choice of counters refused, as the Python exception: an unknown name with the closest names.
 pub fn choice_error(py: Python<'_>, error: &ChoiceError) -> PyErr {
     match error {
-        ChoiceError::Unknown(unknown) => CounterError::new_err(format!(
+        ChoiceError::Select(SelectError::Unknown(unknown)) => CounterError::new_err(format!(
             "no counter is named '{}'{}",
             unknown.name,
             closest_hint(&unknown.name, &unknown.candidates)
         )),
+        ChoiceError::Select(other) => errors::raise::<CounterError>(py, other),
         ChoiceError::Engine(error) => errors::raise::<CounterError>(py, error),
         other => CounterError::new_err(other.to_string()),
     }
@@ -463,7 +465,9 @@ fn counters(py: Python<'_>, gatord: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<P
         .collect()
 }
 
-/// `capture(duration=2.0, counters=None, *, gatord=None, interval=0.001, target=None, per_core=False)`.
+/// `capture(duration=2.0, counters=None, *, gatord=None, interval=0.001, target=None, per_core=False)`. The
+/// names of `counters` that are Arm PMU events of this CPU (by mnemonic, kernel name or number) are counted by
+/// the local counters too.
 #[pyfunction]
 #[pyo3(signature = (duration = 2.0, counters = None, *, gatord = None, interval = 0.001, target = None, per_core = false))]
 fn capture(
@@ -482,6 +486,8 @@ fn capture(
     let mut config = Config::default();
     config.sample_interval = interval;
     config.size_for(duration);
+    // The names that are Arm PMU events of this CPU are counted by the local counters too.
+    config.cpu_events = counters.clone().unwrap_or_default();
     let mut lizard = sources::open(py, &gatord, local, Join::WithoutGatord, config)?.lizard;
     let mut plan = Plan::new(
         choice(counters),

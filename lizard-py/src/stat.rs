@@ -89,7 +89,8 @@ fn stat<'py>(
         .map_err(|error| match &error {
             EngineStatError::UnknownCounter { .. }
             | EngineStatError::NoGpuForDatabase { .. }
-            | EngineStatError::NotCountable { .. } => errors::raise::<CounterError>(py, &error),
+            | EngineStatError::NotCountable { .. }
+            | EngineStatError::Event(_) => errors::raise::<CounterError>(py, &error),
             _ => errors::raise::<StatError>(py, &error),
         })?;
     if interrupted {

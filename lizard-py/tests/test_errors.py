@@ -104,6 +104,32 @@ def test_stat_of_an_unknown_counter_is_a_counter_error():
     assert caught.value.kind in ("UnknownCounter", "NoGpuForDatabase")
 
 
+def chain(error):
+    """The error's message and its causes', joined."""
+    messages = []
+    while error is not None:
+        messages.append(str(error))
+        error = error.__cause__
+    return ": ".join(messages)
+
+
+def test_a_name_spelled_as_an_arm_pmu_event_that_is_none_is_refused():
+    # An event number beyond evtCount's 16 bits: refused before anything is counted.
+    with pytest.raises(lizard_rs.CounterError) as caught:
+        lizard_rs.stat(["true"], ["0x10000"])
+    assert "does not fit the 16 bits" in chain(caught.value)
+    with pytest.raises(lizard_rs.SourceError) as caught:
+        lizard_rs.capture(duration=0.1, counters=["0x10000"], gatord=False)
+    assert "does not fit the 16 bits" in chain(caught.value)
+
+
+def test_arm_pmu_data_that_cannot_be_read_is_a_stat_error(monkeypatch):
+    monkeypatch.setenv("LIZARD_PMU_DATA", "/nonexistent/arm-pmu-data")
+    with pytest.raises(lizard_rs.StatError) as caught:
+        lizard_rs.stat(["true"], ["INST_RETIRED"])
+    assert "/nonexistent/arm-pmu-data/cpus.json" in chain(caught.value)
+
+
 def test_stat_of_a_command_that_cannot_start_is_a_stat_error():
     with pytest.raises(lizard_rs.StatError):
         lizard_rs.stat(["/nonexistent/command"])

@@ -1,5 +1,6 @@
-//! [`TargetCounters`]: the CPU counters of a [`Target`], opened as one perf profiler per thread (an
-//! existing process) or per CPU (CPU-wide counting), read together and summed or kept per CPU.
+//! [`TargetCounters`]: the CPU counters and Arm PMU events of a [`Target`], opened as one perf profiler per
+//! thread (an existing process) or per CPU (CPU-wide counting), read together and summed or kept per CPU;
+//! an event counted on several core types is also kept per core type.
 
 use std::collections::BTreeSet;
 use std::process::{Child, Command};
@@ -7,15 +8,17 @@ use std::sync::Arc;
 
 use rustix::io::Errno;
 
+use crate::cpu::{EventStatus, EventUnavailable, PartStatus, PmuEvent};
 use crate::sys::{LinuxPerf, PerfSys};
 use crate::{
     CpuConfig, CpuCounter, CpuError, CpuProfiler, CpuTarget, KernelCounting, UnavailableReason,
+    Unit,
 };
 
 use super::cpus::online_cpus;
 use super::error::TargetError;
 use super::fd_limit::{open_file_limits, raise_open_file_limit};
-use super::kernel_sampler::CpuPlan;
+use super::kernel_sampler::{CpuPlan, PlannedEvent};
 use super::threads::threads;
 use super::Target;
 use crate::cpu_list::format_cpu_list;
@@ -25,21 +28,37 @@ use crate::cpu_list::format_cpu_list;
 /// counted by `inherit`, so the listing only has to settle once.
 const THREAD_SCANS: usize = 8;
 
-/// One value stream of a target: a counter, on one CPU when counting per CPU.
+/// What a series counts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Counted {
+    /// One of HWCPipe's counters (or a software counter).
+    Counter(CpuCounter),
+    /// An Arm PMU event, by its position in [`TargetCounters::events`]: summed over the core types that
+    /// count it (`pmu` `None`), or on one of them (its position in the system's PMUs).
+    Event {
+        /// The event.
+        event: usize,
+        /// The core type, for one core type's part.
+        pmu: Option<usize>,
+    },
+}
+
+/// One value stream of a target: a counter or an event, on one CPU when counting per CPU, on one core type
+/// when an event is counted on several.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Series {
-    /// The counter.
-    pub counter: CpuCounter,
+    /// What it counts.
+    pub of: Counted,
     /// The CPU, when each CPU is a series of its own.
     pub cpu: Option<u32>,
 }
 
 impl Series {
-    /// The counter name, with `@cpuN` for a per-CPU series (`TaskClock@cpu1`).
-    pub fn name(&self) -> String {
-        match self.cpu {
-            Some(cpu) => format!("{}@cpu{cpu}", self.counter.name()),
-            None => self.counter.name().to_owned(),
+    /// The counter this series counts, when it is one of the counters.
+    pub fn counter(&self) -> Option<CpuCounter> {
+        match self.of {
+            Counted::Counter(c) => Some(c),
+            Counted::Event { .. } => None,
         }
     }
 }
@@ -53,6 +72,19 @@ pub struct SeriesReading {
     pub total: u64,
     /// Whether any part of any sample was scaled because the kernel multiplexed the counter.
     pub multiplexed: bool,
+    /// Nanoseconds on a counter since `run`, summed over the threads, CPUs or core types.
+    pub time_running: u64,
+    /// Nanoseconds it could have been on one since `run`: the time enabled, or for an event of one core
+    /// type the time on those cores. `time_running / time_counting` is perf's `(50.00%)`.
+    pub time_counting: u64,
+}
+
+impl SeriesReading {
+    /// The share of the time it could count that it was counted, 0 to 1; `None` before it had any.
+    pub fn counted_share(&self) -> Option<f64> {
+        (self.time_counting > 0)
+            .then(|| (self.time_running as f64 / self.time_counting as f64).min(1.0))
+    }
 }
 
 /// One profiler: a thread, a CPU, a command or the calling process.
@@ -76,30 +108,40 @@ pub struct TargetCounters {
     series: Vec<Series>,
     readings: Vec<SeriesReading>,
     unavailable: Vec<(CpuCounter, String)>,
+    /// The events asked for, with what became of them (for the first thread or CPU that counts each).
+    events: Vec<EventStatus>,
+    /// The names of the system's PMUs, by position.
+    pmu_names: Vec<String>,
 }
 
 impl TargetCounters {
-    /// Opens `wanted` for `target` with the real kernel, counting kernel code as `kernel` says.
+    /// Opens `wanted` and the Arm PMU events `events` for `target` with the real kernel, counting kernel
+    /// code as `kernel` says.
     pub fn open(
         target: &Target,
         wanted: &[CpuCounter],
+        events: &[PmuEvent],
         kernel: KernelCounting,
     ) -> Result<Self, TargetError> {
         // One descriptor per counter per thread or CPU: a process of a few hundred threads passes the
         // usual soft limit of 1024. Without the raise, opening still runs and a shortfall is named.
         raise_open_file_limit();
-        Self::open_with(target, wanted, kernel, Arc::new(LinuxPerf))
+        Self::open_with(target, wanted, events, kernel, Arc::new(LinuxPerf))
     }
 
-    /// Opens `wanted` for `target` through `sys` (a kernel that refuses, in tests).
+    /// Opens `wanted` and `events` for `target` through `sys` (a kernel that refuses, in tests).
     pub fn open_with(
         target: &Target,
         wanted: &[CpuCounter],
+        events: &[PmuEvent],
         kernel: KernelCounting,
         sys: Arc<dyn PerfSys>,
     ) -> Result<Self, TargetError> {
         let open = |cpu_target: CpuTarget| {
-            let config = CpuConfig::new(wanted).target(cpu_target).kernel(kernel);
+            let config = CpuConfig::new(wanted)
+                .events(events.to_vec())
+                .target(cpu_target)
+                .kernel(kernel);
             CpuProfiler::with_sys(config, Arc::clone(&sys)).map_err(|e| opening_error(target, e))
         };
         let parts = match target {
@@ -118,7 +160,7 @@ impl TargetCounters {
                     cpu: None,
                 }]
             }
-            Target::Pid(pid) => open_threads(*pid, wanted, kernel, &sys, target)?,
+            Target::Pid(pid) => open_threads(*pid, wanted, events, kernel, &sys, target)?,
             Target::Cpus { cpus, .. } => {
                 let online = online_cpus()?;
                 let mut parts = Vec::with_capacity(cpus.len());
@@ -148,7 +190,22 @@ impl TargetCounters {
                 .iter()
                 .filter_map(|&c| p.profiler.availability(c).err().map(|r| (c, r)))
                 .collect();
-            let error = CpuError::NoCounterAvailable { unavailable };
+            let events = p
+                .profiler
+                .events()
+                .iter()
+                .filter_map(|status| {
+                    let refused = status.not_counted().find(|(_, why)| {
+                        matches!(why, EventUnavailable::Refused { reason: UnavailableReason::Rejected { errno }, .. }
+                            if *errno == Errno::MFILE.raw_os_error() || *errno == Errno::NFILE.raw_os_error())
+                    })?;
+                    Some((status.event.name.clone(), refused.1.clone()))
+                })
+                .collect();
+            let error = CpuError::NoCounterAvailable {
+                unavailable,
+                events,
+            };
             out_of_files(&error).then_some(error)
         });
         if let Some(source) = short {
@@ -173,12 +230,12 @@ impl TargetCounters {
                 Some(reason) => unavailable.push((counter, reason.to_string())),
             }
         }
-        let series: Vec<Series> = if per_cpu {
+        let mut series: Vec<Series> = if per_cpu {
             parts
                 .iter()
                 .flat_map(|p| {
                     counters.iter().map(|&counter| Series {
-                        counter,
+                        of: Counted::Counter(counter),
                         cpu: p.cpu,
                     })
                 })
@@ -186,9 +243,96 @@ impl TargetCounters {
         } else {
             counters
                 .iter()
-                .map(|&counter| Series { counter, cpu: None })
+                .map(|&counter| Series {
+                    of: Counted::Counter(counter),
+                    cpu: None,
+                })
                 .collect()
         };
+        let pmu_names: Vec<String> =
+            events
+                .iter()
+                .flat_map(|e| &e.placements)
+                .fold(Vec::new(), |mut names, placement| {
+                    if names.len() <= placement.pmu {
+                        names.resize(placement.pmu + 1, String::new());
+                    }
+                    names[placement.pmu] = placement.pmu_name.clone();
+                    names
+                });
+        // An event is counted where any thread or CPU counts it: a CPU-wide counting of a system of several
+        // core types counts each event on the CPUs whose PMU has it.
+        let mut statuses = Vec::with_capacity(events.len());
+        for (index, event) in events.iter().enumerate() {
+            let counting: Vec<&Part> = parts
+                .iter()
+                .filter(|p| {
+                    p.profiler
+                        .events()
+                        .get(index)
+                        .is_some_and(EventStatus::is_counted)
+                })
+                .collect();
+            let status = counting
+                .first()
+                .copied()
+                .or(parts.first())
+                .and_then(|p| p.profiler.events().get(index).cloned())
+                .unwrap_or_else(|| EventStatus {
+                    event: event.clone(),
+                    parts: Vec::new(),
+                });
+            if !counting.is_empty() {
+                if per_cpu {
+                    series.extend(counting.iter().map(|p| Series {
+                        of: Counted::Event {
+                            event: index,
+                            pmu: None,
+                        },
+                        cpu: p.cpu,
+                    }));
+                } else {
+                    series.push(Series {
+                        of: Counted::Event {
+                            event: index,
+                            pmu: None,
+                        },
+                        cpu: None,
+                    });
+                    // One series per core type, where several count it.
+                    let mut pmus: Vec<usize> = event
+                        .placements
+                        .iter()
+                        .filter(|placement| {
+                            counting.iter().any(|p| {
+                                p.profiler.events()[index]
+                                    .event
+                                    .placements
+                                    .iter()
+                                    .zip(&p.profiler.events()[index].parts)
+                                    .any(|(pl, part)| {
+                                        pl.pmu == placement.pmu
+                                            && matches!(part, PartStatus::Counted { .. })
+                                    })
+                            })
+                        })
+                        .map(|placement| placement.pmu)
+                        .collect();
+                    pmus.sort_unstable();
+                    pmus.dedup();
+                    if pmus.len() > 1 {
+                        series.extend(pmus.into_iter().map(|pmu| Series {
+                            of: Counted::Event {
+                                event: index,
+                                pmu: Some(pmu),
+                            },
+                            cpu: None,
+                        }));
+                    }
+                }
+            }
+            statuses.push(status);
+        }
         Ok(TargetCounters {
             scope: target.scope(),
             program: match target {
@@ -199,6 +343,8 @@ impl TargetCounters {
             series,
             parts,
             unavailable,
+            events: statuses,
+            pmu_names,
         })
     }
 
@@ -215,6 +361,74 @@ impl TargetCounters {
     /// The wanted counters that are not counted, with the reason.
     pub fn unavailable(&self) -> &[(CpuCounter, String)] {
         &self.unavailable
+    }
+
+    /// The Arm PMU events asked for, in order, each with the core types it is counted on and why not on
+    /// the others (as the first thread or CPU that counts it opened it).
+    pub fn events(&self) -> &[EventStatus] {
+        &self.events
+    }
+
+    /// The name of `series`: the counter's or the event's (`INST_RETIRED`), perf's spelling for one core
+    /// type's part (`armv8_cortex_a55/INST_RETIRED/`), with `@cpuN` for one CPU's (`TaskClock@cpu1`).
+    pub fn series_name(&self, series: &Series) -> String {
+        let base = self.base_name(series);
+        match series.cpu {
+            Some(cpu) => format!("{base}@cpu{cpu}"),
+            None => base,
+        }
+    }
+
+    /// The name of what `series` counts, without its CPU: the counter's or event's name, or perf's spelling
+    /// of one core type's part.
+    pub fn base_name(&self, series: &Series) -> String {
+        match series.of {
+            Counted::Counter(c) => c.name().to_owned(),
+            Counted::Event { event, pmu } => {
+                let name = self
+                    .events
+                    .get(event)
+                    .map_or("?", |e| e.event.name.as_str());
+                match pmu.and_then(|p| self.pmu_names.get(p)) {
+                    Some(pmu) => format!("{pmu}/{name}/"),
+                    None => name.to_owned(),
+                }
+            }
+        }
+    }
+
+    /// What `series` counts, in words.
+    pub fn series_description(&self, series: &Series) -> String {
+        match series.of {
+            Counted::Counter(c) => c.description().to_owned(),
+            Counted::Event { event, pmu } => {
+                let Some(status) = self.events.get(event) else {
+                    return String::new();
+                };
+                let mut text = status
+                    .event
+                    .description
+                    .clone()
+                    .unwrap_or_else(|| format!("Arm PMU event {}", status.event.name));
+                if let Some(placement) =
+                    pmu.and_then(|p| status.event.placements.iter().find(|pl| pl.pmu == p))
+                {
+                    text.push_str(&format!(" (on the {} cores)", placement.label));
+                }
+                text
+            }
+        }
+    }
+
+    /// The unit of `series`' values.
+    pub fn series_unit(&self, series: &Series) -> Unit {
+        match series.of {
+            Counted::Counter(c) => c.unit(),
+            Counted::Event { event, .. } => self
+                .events
+                .get(event)
+                .map_or(Unit::Events, |e| e.event.unit()),
+        }
     }
 
     /// Whether kernel code is left out of some of the counts (the kernel allowed only user space).
@@ -258,10 +472,27 @@ impl TargetCounters {
                 if !per_counter && series.cpu != part.cpu {
                     continue;
                 }
-                if let Some(r) = sample.reading(series.counter) {
-                    reading.delta = reading.delta.saturating_add(r.delta);
-                    reading.multiplexed |= r.is_multiplexed();
-                }
+                let (delta, running, counting, multiplexed) = match series.of {
+                    Counted::Counter(counter) => match sample.reading(counter) {
+                        Some(r) => (r.delta, r.time_running, r.time_enabled, r.is_multiplexed()),
+                        None => continue,
+                    },
+                    Counted::Event { event, pmu: None } => match sample.event(event) {
+                        Some(r) => (r.delta, r.time_running, r.time_on_pmu, r.is_multiplexed()),
+                        None => continue,
+                    },
+                    Counted::Event {
+                        event,
+                        pmu: Some(pmu),
+                    } => match sample.event_parts(event).find(|r| r.pmu == pmu) {
+                        Some(r) => (r.delta, r.time_running, r.time_on_pmu, r.is_multiplexed()),
+                        None => continue,
+                    },
+                };
+                reading.delta = reading.delta.saturating_add(delta);
+                reading.time_running = reading.time_running.saturating_add(running);
+                reading.time_counting = reading.time_counting.saturating_add(counting);
+                reading.multiplexed |= multiplexed;
             }
         }
         for reading in &mut self.readings {
@@ -283,21 +514,44 @@ impl TargetCounters {
     }
 
     /// The plan for a [`KernelSampler`](super::KernelSampler) of the `enabled` series (indices into
-    /// [`series`](Self::series), which are the keys of their values): for each CPU, the counters to sample
-    /// there. `None` for a target that is not CPU-wide (a task's timer fires only while the task runs).
+    /// [`series`](Self::series), which are the keys of their values): for each CPU, the counters and events
+    /// to sample there (an event on the CPU's own PMU). `None` for a target that is not CPU-wide (a task's
+    /// timer fires only while the task runs), and when one core type's part of an event is enabled (it is
+    /// a sum over that type's CPUs, which the kernel's records do not make).
     pub fn kernel_sampling_plan(&self, enabled: &[usize]) -> Option<Vec<CpuPlan>> {
         let mut plan = Vec::with_capacity(self.parts.len());
         for part in &self.parts {
             let cpu = part.cpu?;
-            let counters = enabled
-                .iter()
-                .filter_map(|&index| {
-                    let series = self.series.get(index)?;
-                    let key = i32::try_from(index).ok()?;
-                    (series.cpu.is_none() || series.cpu == Some(cpu))
-                        .then_some((key, series.counter))
-                })
-                .collect();
+            let mut counters = Vec::new();
+            for &index in enabled {
+                let Some(series) = self.series.get(index) else {
+                    continue;
+                };
+                let key = i32::try_from(index).ok()?;
+                if series.cpu.is_some_and(|c| c != cpu) {
+                    continue;
+                }
+                match series.of {
+                    Counted::Counter(counter) => {
+                        counters.push((key, PlannedEvent::of_counter(counter)?));
+                    }
+                    Counted::Event { pmu: Some(_), .. } => return None,
+                    Counted::Event { event, pmu: None } => {
+                        let status = part.profiler.events().get(event)?;
+                        let counted = status.event.placements.iter().zip(&status.parts).find_map(
+                            |(placement, part)| match (part, &placement.status) {
+                                (PartStatus::Counted { .. }, Ok((code, _))) => Some(PlannedEvent {
+                                    type_: placement.perf_type,
+                                    config: u64::from(*code),
+                                    hardware: true,
+                                }),
+                                _ => None,
+                            },
+                        );
+                        counters.extend(counted.map(|planned| (key, planned)));
+                    }
+                }
+            }
             plan.push(CpuPlan { cpu, counters });
         }
         Some(plan)
@@ -313,6 +567,7 @@ impl TargetCounters {
 fn open_threads(
     pid: i32,
     wanted: &[CpuCounter],
+    events: &[PmuEvent],
     kernel: KernelCounting,
     sys: &Arc<dyn PerfSys>,
     target: &Target,
@@ -330,6 +585,7 @@ fn open_threads(
         for tid in fresh {
             seen.insert(tid);
             let config = CpuConfig::new(wanted)
+                .events(events.to_vec())
                 .target(CpuTarget::Pid(tid))
                 .kernel(kernel);
             match CpuProfiler::with_sys(config, Arc::clone(sys)) {
@@ -353,12 +609,7 @@ fn open_threads(
 /// for reasons of their own, such as an Arm event on another architecture, without ever reaching
 /// the kernel).
 fn thread_gone(error: &CpuError) -> bool {
-    match error {
-        CpuError::NoCounterAvailable { unavailable } => unavailable.iter().any(
-            |(_, r)| matches!(r, UnavailableReason::Rejected { errno } if *errno == Errno::SRCH.raw_os_error()),
-        ),
-        _ => false,
-    }
+    error.open_errnos().contains(&Errno::SRCH.raw_os_error())
 }
 
 /// The error of a profiler that did not open, phrased for the target.
@@ -402,12 +653,8 @@ fn opening_error(target: &Target, error: CpuError) -> TargetError {
 /// Whether an open failed because the process (`EMFILE`) or the system (`ENFILE`) has no descriptor
 /// left.
 fn out_of_files(error: &CpuError) -> bool {
-    match error {
-        CpuError::NoCounterAvailable { unavailable } => unavailable.iter().any(|(_, r)| {
-            matches!(r, UnavailableReason::Rejected { errno } if *errno == Errno::MFILE.raw_os_error() || *errno == Errno::NFILE.raw_os_error())
-        }),
-        _ => false,
-    }
+    let errnos = error.open_errnos();
+    errnos.contains(&Errno::MFILE.raw_os_error()) || errnos.contains(&Errno::NFILE.raw_os_error())
 }
 
 #[cfg(test)]
@@ -434,9 +681,14 @@ mod tests {
         // None opens (the profiler fails), or the group leader opens and the rest do not.
         for left in [0, 1] {
             let sys = opening(left, Errno::MFILE.raw_os_error(), -1);
-            let err =
-                TargetCounters::open_with(&own, &CpuCounter::SOFTWARE, KernelCounting::Auto, sys)
-                    .unwrap_err();
+            let err = TargetCounters::open_with(
+                &own,
+                &CpuCounter::SOFTWARE,
+                &[],
+                KernelCounting::Auto,
+                sys,
+            )
+            .unwrap_err();
             assert!(
                 matches!(err, TargetError::TooManyOpenFiles { ref what, .. } if what.contains("all threads")),
                 "{left} descriptors: {err:?}"
@@ -449,6 +701,7 @@ mod tests {
         TargetCounters::open_with(
             target,
             &CpuCounter::SOFTWARE,
+            &[],
             KernelCounting::Auto,
             refusing(),
         )
@@ -470,6 +723,7 @@ mod tests {
                     UnavailableReason::NotOnThisArchitecture,
                 ),
             ],
+            events: Vec::new(),
         };
         assert!(thread_gone(&gone));
         let refused = CpuError::NoCounterAvailable {
@@ -485,6 +739,7 @@ mod tests {
                     UnavailableReason::NotOnThisArchitecture,
                 ),
             ],
+            events: Vec::new(),
         };
         assert!(!thread_gone(&refused));
     }
@@ -538,19 +793,79 @@ mod tests {
     }
 
     #[test]
-    fn per_cpu_series_are_named_after_their_cpu() {
-        let series = Series {
-            counter: CpuCounter::TaskClock,
-            cpu: Some(3),
+    fn series_are_named_after_their_cpu_and_core_type() {
+        use crate::cpu::sim::FakePmu;
+        use crate::cpu::CpuPmus;
+        use crate::sys::arm_pmu::ArmPmu;
+
+        let online = online_cpus().unwrap();
+        let Some(&cpu) = online.first() else { return };
+        let kernel = FakePerf::new(-1);
+        let pmu = |name: &str, perf_type, cpus: Vec<u32>| FakePmu {
+            pmu: ArmPmu {
+                name: name.into(),
+                perf_type,
+                cpus,
+                events: vec![("inst_retired".into(), 0x08)],
+                formats: Vec::new(),
+                slots: None,
+            },
+            midr: 0x410f_d083,
+            counters: 6,
         };
-        assert_eq!(series.name(), "TaskClock@cpu3");
+        // Two core types: the first online CPU alone is of the first.
+        let others: Vec<u32> = online.iter().copied().filter(|&c| c != cpu).collect();
+        kernel.set_arm_pmus(vec![
+            pmu("armv8_little", 8, vec![cpu]),
+            pmu("armv8_big", 9, others),
+        ]);
+        let kernel = Arc::new(kernel);
+        let pmus = CpuPmus::from_kernel(&*kernel).unwrap();
+        let events = pmus.resolve_all(&["inst_retired".to_owned()]).unwrap();
+        let per_cpu = Target::Cpus {
+            cpus: vec![cpu],
+            per_cpu: true,
+            all: false,
+        };
+        let counters = TargetCounters::open_with(
+            &per_cpu,
+            &[CpuCounter::TaskClock],
+            &events,
+            KernelCounting::Auto,
+            kernel.clone(),
+        )
+        .unwrap();
+        let names: Vec<String> = counters
+            .series()
+            .iter()
+            .map(|s| counters.series_name(s))
+            .collect();
         assert_eq!(
-            Series {
-                cpu: None,
-                ..series
-            }
-            .name(),
-            "TaskClock"
+            names,
+            [
+                format!("TaskClock@cpu{cpu}"),
+                format!("INST_RETIRED@cpu{cpu}")
+            ]
         );
+        // A task on both core types: the sum and each core type's part, in perf's spelling.
+        let task =
+            TargetCounters::open_with(&Target::Probe, &[], &events, KernelCounting::Auto, kernel)
+                .unwrap();
+        let names: Vec<String> = task.series().iter().map(|s| task.series_name(s)).collect();
+        if online.len() > 1 {
+            assert_eq!(
+                names,
+                [
+                    "INST_RETIRED",
+                    "armv8_little/INST_RETIRED/",
+                    "armv8_big/INST_RETIRED/"
+                ]
+            );
+            let little = task.series()[1];
+            assert_eq!(task.series_unit(&little), Unit::Events);
+            assert!(task
+                .series_description(&little)
+                .ends_with("(on the armv8_little cores)"));
+        }
     }
 }

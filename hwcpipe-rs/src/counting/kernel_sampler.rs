@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
 
+use crate::cpu::PerfEvent;
 use crate::sys::perf_event_attr::{
     flag, PerfEventAttr, SamplingAttr, CLOCK_MONOTONIC_RAW, PERF_COUNT_SW_CPU_CLOCK,
     PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED,
@@ -46,13 +47,37 @@ pub const RING_SPAN: Duration = Duration::from_millis(200);
 /// more often: see [`KernelSampler::drain_period`]).
 const MAX_RING_PAGES: usize = 256;
 
-/// One CPU's part of a sampling plan: the counters to sample there, each under its key.
+/// One event of a sampling plan: what `perf_event_open` is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannedEvent {
+    /// `perf_event_attr.type`.
+    pub type_: u32,
+    /// `perf_event_attr.config`.
+    pub config: u64,
+    /// Whether it takes a PMU counter (else it is a software event).
+    pub hardware: bool,
+}
+
+impl PlannedEvent {
+    /// The event of `counter`, or `None` where it cannot be opened on this architecture.
+    pub fn of_counter(counter: CpuCounter) -> Option<PlannedEvent> {
+        let event: PerfEvent = counter.event();
+        let (type_, config) = event.type_and_config()?;
+        Some(PlannedEvent {
+            type_,
+            config,
+            hardware: event.is_hardware(),
+        })
+    }
+}
+
+/// One CPU's part of a sampling plan: the counters and events to sample there, each under its key.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CpuPlan {
     /// The CPU.
     pub cpu: u32,
-    /// The counters, each with the key its values are reported under.
-    pub counters: Vec<(i32, CpuCounter)>,
+    /// The events, each with the key its values are reported under.
+    pub counters: Vec<(i32, PlannedEvent)>,
 }
 
 /// One group on one CPU: the timer, its members and the ring the timer writes.
@@ -111,7 +136,7 @@ impl KernelSampler {
             let (software, hardware): (Vec<_>, Vec<_>) = cpu_plan
                 .counters
                 .iter()
-                .partition(|(_, counter)| !counter.event().is_hardware());
+                .partition(|(_, event)| !event.hardware);
             let chunks = std::iter::once(software.as_slice())
                 .chain(hardware.chunks(group_size.max(1)))
                 .filter(|chunk| !chunk.is_empty());
@@ -126,16 +151,15 @@ impl KernelSampler {
         &mut self,
         cpu: u32,
         timer: &SamplingAttr,
-        counters: &[&(i32, CpuCounter)],
+        counters: &[&(i32, PlannedEvent)],
         exclude_kernel: bool,
     ) -> io::Result<()> {
         let cpu_arg = i32::try_from(cpu).map_err(|_| Errno::INVAL)?;
         let leader = open_sampling_event(timer, -1, cpu_arg, None)?;
         self.ids.push((event_id(&leader)?, TIMER_KEY));
         let mut members = Vec::with_capacity(counters.len());
-        for &&(key, counter) in counters {
-            let (type_, config) = counter.event().type_and_config().ok_or(Errno::NOENT)?;
-            let attr = member_attr(type_, config, exclude_kernel);
+        for &&(key, event) in counters {
+            let attr = member_attr(event.type_, event.config, exclude_kernel);
             let fd = open_sampling_event(&attr, -1, cpu_arg, Some(leader.as_fd()))?;
             self.ids.push((event_id(&fd)?, key));
             if !self.events.iter().any(|(k, _)| *k == key) {

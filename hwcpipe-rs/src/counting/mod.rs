@@ -14,10 +14,10 @@ mod kernel_sampler;
 mod threads;
 
 pub use crate::cpu_list::{format_cpu_list, parse_cpu_list, CpuListError};
-pub use counters::{Series, SeriesReading, TargetCounters};
+pub use counters::{Counted, Series, SeriesReading, TargetCounters};
 pub use cpus::online_cpus;
 pub use error::TargetError;
-pub use kernel_sampler::{CpuPlan, KernelSampler, RING_SPAN, TIMER_KEY};
+pub use kernel_sampler::{CpuPlan, KernelSampler, PlannedEvent, RING_SPAN, TIMER_KEY};
 pub use threads::process_ended;
 
 /// How much of a command line the scope of its counters shows.

@@ -3,6 +3,7 @@
 use std::process::Command;
 
 use super::counter::CpuCounter;
+use super::pmu_event::PmuEvent;
 use super::user_read::UserReads;
 
 /// Whose execution the CPU counters count.
@@ -60,6 +61,9 @@ pub struct CpuConfig {
     /// Whether samples may read counters from user space, without a system call
     /// ([`UserReads`]; off by default).
     pub user_reads: UserReads,
+    /// Arm PMU events counted beside the counters, each on every PMU that has it (resolved with
+    /// [`CpuPmus::resolve`](super::CpuPmus::resolve)); none by default.
+    pub events: Vec<PmuEvent>,
 }
 
 impl CpuConfig {
@@ -74,7 +78,14 @@ impl CpuConfig {
             kernel: KernelCounting::Auto,
             hardware_group_size: Self::DEFAULT_HARDWARE_GROUP_SIZE,
             user_reads: UserReads::Off,
+            events: Vec::new(),
         }
+    }
+
+    /// Sets the Arm PMU events counted beside the counters.
+    pub fn events(mut self, events: Vec<PmuEvent>) -> Self {
+        self.events = events;
+        self
     }
 
     /// Every counter this crate knows: HWCPipe's 17 and the software ones.

@@ -7,6 +7,7 @@ use rustix::io::Errno;
 
 use super::counter::CpuCounter;
 use super::group_read::GroupReadError;
+use super::pmu_event::EventUnavailable;
 
 /// Why one [`CpuCounter`] is not measured. The errno is the kernel's answer to `perf_event_open`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,14 +136,27 @@ pub enum CpuError {
         #[source]
         source: io::Error,
     },
-    /// None of the requested counters could be opened.
+    /// None of the requested counters and events could be opened.
     #[error(
         "none of the requested CPU counters is available: {}",
-        list(unavailable)
+        list(unavailable, events)
     )]
     NoCounterAvailable {
         /// Every requested counter with the reason it failed.
         unavailable: Vec<(CpuCounter, UnavailableReason)>,
+        /// Every requested Arm PMU event (by name) with the reason it is counted nowhere.
+        events: Vec<(String, EventUnavailable)>,
+    },
+    /// A pinned group (the first group of an Arm PMU's events on a system with several core types) could
+    /// not be put on its PMU: another user holds its counters, and `read()` gave end-of-file.
+    #[error(
+        "the kernel could not keep the first group of the events of the system's Arm PMU number {pmu} \
+         (counting from 0, as `CpuPmus::pmus` lists them) on its counters: another perf user holds them \
+         pinned, and this core type's events cannot be counted"
+    )]
+    PinnedGroupOff {
+        /// The PMU's position in the system's PMUs ([`CpuPmus::pmus`](super::CpuPmus::pmus)).
+        pmu: usize,
     },
     /// A perf ioctl on a group leader failed.
     #[error("{request} failed")]
@@ -209,12 +223,45 @@ pub enum CpuError {
     Close(#[source] io::Error),
 }
 
-fn list(unavailable: &[(CpuCounter, UnavailableReason)]) -> String {
+fn list(
+    unavailable: &[(CpuCounter, UnavailableReason)],
+    events: &[(String, EventUnavailable)],
+) -> String {
     unavailable
         .iter()
         .map(|(c, r)| format!("{c} ({r})"))
+        .chain(events.iter().map(|(e, r)| format!("{e} ({r})")))
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+impl CpuError {
+    /// The errnos the kernel gave the counters and events that would not open (for
+    /// [`NoCounterAvailable`](Self::NoCounterAvailable); none for other errors).
+    pub fn open_errnos(&self) -> Vec<i32> {
+        let CpuError::NoCounterAvailable {
+            unavailable,
+            events,
+        } = self
+        else {
+            return Vec::new();
+        };
+        unavailable
+            .iter()
+            .map(|(_, r)| r)
+            .chain(events.iter().filter_map(|(_, r)| match r {
+                EventUnavailable::Refused { reason, .. } => Some(reason),
+                _ => None,
+            }))
+            .filter_map(|r| match *r {
+                UnavailableReason::Unsupported { errno }
+                | UnavailableReason::PermissionDenied { errno, .. }
+                | UnavailableReason::Rejected { errno }
+                | UnavailableReason::NoEventId { errno } => Some(errno),
+                _ => None,
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]

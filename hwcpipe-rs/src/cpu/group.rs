@@ -1,13 +1,19 @@
 //! A group of perf events scheduled onto the PMU together: its members, how one sample reads them (one
 //! `read()` of the leader, or member by member from user space) and how an interval is committed into a
 //! sample (deltas, multiplex scaling, totals).
+//!
+//! Scaling follows perf: a group that was on the PMU for `running` of the `reference` nanoseconds has its
+//! changes scaled by `reference / running`. The reference is the time the group was enabled — except for
+//! the Arm PMU event groups of a task on a system with several core types, where an event of one core type
+//! can only count while the task runs on those cores: there the reference is the time the task spent on
+//! them, which the PMU's first group gives, opened pinned (never multiplexed out while it can count).
 
 use std::os::fd::{AsFd, OwnedFd};
 
 use super::counter::CpuCounter;
 use super::error::CpuError;
 use super::group_read::GroupRecord;
-use super::sample::{CpuReading, CpuSample};
+use super::sample::{CpuReading, CpuSample, PartValues};
 use super::scaling::Interval;
 use super::user_read::{count, times, ReadPath, SyscallReason, PAGE_READ_ROUNDS};
 use crate::sys::perf_page::{current_thread_id, PerfPage, UserAccess};
@@ -46,9 +52,56 @@ impl UserMiss {
     }
 }
 
+/// What a member's value is: one of the HWCPipe counters, or one event on one PMU (a part, by its
+/// position in the profiler's parts). A group holds counters only or parts only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Key {
+    Counter(CpuCounter),
+    Part(u32),
+}
+
+/// The running totals since `run()`: one per counter, one per event part; and each PMU's time on its
+/// cores in the current sample, which its pinned group records ([`Reference`]). The counters' come first,
+/// at the struct's own address, so that the hot path of a sample reaches them as directly as an array.
+#[derive(Clone, Debug)]
+#[repr(C)]
+pub(super) struct Totals {
+    pub(super) counters: [u64; CpuCounter::COUNT],
+    pub(super) parts: Vec<u64>,
+    pub(super) on_pmu: Vec<u64>,
+}
+
+impl Totals {
+    pub(super) fn new(parts: usize, pmus: usize) -> Self {
+        Totals {
+            counters: [0; CpuCounter::COUNT],
+            parts: vec![0; parts],
+            on_pmu: vec![0; pmus],
+        }
+    }
+
+    pub(super) fn reset(&mut self) {
+        self.counters = [0; CpuCounter::COUNT];
+        self.parts.fill(0);
+    }
+}
+
+/// Where a group's scaling reference comes from (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Reference {
+    /// The group's enabled time, as perf scales.
+    Enabled,
+    /// The pinned group of PMU `pmu`: its running time is the reference of the PMU's groups.
+    Pinned(usize),
+    /// A later group of PMU `pmu`: scaled against the time the pinned group ran in the same sample.
+    OnPmu(usize),
+}
+
 /// One counter of a group, with what a sample needs of it in one place.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Member {
+    /// The counter; in a group of Arm PMU events (whose parts are the group's `parts`), the placeholder
+    /// [`CpuCounter::Cycles`], never read.
     pub(super) counter: CpuCounter,
     /// The raw count at the previous sample (or at `run()`).
     pub(super) prev_raw: u64,
@@ -72,6 +125,14 @@ pub(super) struct Group {
     /// Why the group is never read from user space, when it has no pages.
     pub(super) no_user_reason: SyscallReason,
     pub(super) user: Option<UserPages>,
+    /// Where its scaling reference comes from.
+    pub(super) reference: Reference,
+    /// For a group of Arm PMU events, each member's part (by position among the profiler's parts); empty
+    /// for a group of counters.
+    pub(super) parts: Vec<u32>,
+    /// How every member was read at the last sample, when they were all read the same way (from user
+    /// space); `None` when each member's own `path` says.
+    pub(super) all_read: Option<ReadPath>,
 }
 
 impl Group {
@@ -95,17 +156,87 @@ impl Group {
             buf: Vec::new(),
             no_user_reason,
             user,
+            reference: Reference::Enabled,
+            parts: Vec::new(),
+            all_read: None,
         }
     }
 
+    /// How member `member` was read at the last sample.
+    pub(super) fn path_of(&self, member: &Member) -> ReadPath {
+        self.all_read.unwrap_or(member.path)
+    }
+
+    /// Whether this is a group of Arm PMU events.
+    pub(super) fn has_events(&self) -> bool {
+        !self.parts.is_empty()
+    }
+
+    /// Whether `counter` is one of the group's counters.
+    pub(super) fn has_counter(&self, counter: CpuCounter) -> bool {
+        self.parts.is_empty() && self.members.iter().any(|m| m.counter == counter)
+    }
+
+    /// Adds a member just opened (its descriptor, id and page) under `key`.
+    pub(super) fn add(&mut self, key: Key, (fd, id, page): super::opener::Opened) {
+        self.fds.push(fd);
+        let counter = match key {
+            Key::Counter(counter) => counter,
+            Key::Part(part) => {
+                self.parts.push(part);
+                CpuCounter::Cycles
+            }
+        };
+        self.members.push(Member {
+            counter,
+            prev_raw: 0,
+            value: 0,
+            path: ReadPath::Syscall(self.no_user_reason),
+        });
+        self.ids.push(id);
+        match page {
+            Some(Ok(page)) => {
+                if let Some(user) = &mut self.user {
+                    user.pages.push(page);
+                }
+            }
+            Some(Err(reason)) => {
+                self.user = None;
+                self.no_user_reason = reason;
+            }
+            None => {}
+        }
+    }
+}
+
+impl Reference {
+    /// The reference of an interval: the enabled time, or the time on the PMU (recorded in `on_pmu` by
+    /// the PMU's pinned group, which is read first in every sample).
+    fn of(self, enabled: u64, running: u64, on_pmu: &mut [u64]) -> u64 {
+        match self {
+            Reference::Enabled => enabled,
+            Reference::Pinned(pmu) => {
+                if let Some(slot) = on_pmu.get_mut(pmu) {
+                    *slot = running;
+                }
+                running
+            }
+            Reference::OnPmu(pmu) => on_pmu.get(pmu).copied().unwrap_or(enabled),
+        }
+    }
+}
+
+impl Group {
     /// Reads every member from user space and records the interval of each into `sample`; on
     /// failure nothing but the members' scratch `value` has changed, and the error names the
     /// member that could not be read (`None`: the group as a whole) and why. This is the hot path of a sample: plain loops over slices
     /// of one length, no call, in line in the profiler's loop over the groups.
+    /// `EVENTS`: whether this is a group of Arm PMU events (else of counters, the hot path, which then
+    /// carries nothing of events).
     #[inline(always)]
-    pub(super) fn sample_user(
+    pub(super) fn sample_user<const EVENTS: bool>(
         &mut self,
-        totals: &mut [u64; CpuCounter::COUNT],
+        totals: &mut Totals,
         sample: &mut CpuSample,
     ) -> Result<(), UserMiss> {
         let Some(user) = &self.user else {
@@ -155,39 +286,58 @@ impl Group {
         // Every value read and checked: commit.
         let enabled = now_enabled - self.prev_enabled;
         let running = now_running - self.prev_running;
-        if running < enabled {
-            commit_scaled(
-                members,
-                totals,
-                sample,
-                enabled,
-                running,
-                Some(ReadPath::UserSpace),
-            );
+        if !EVENTS {
+            // A group of counters, scaled against its enabled time as perf scales: the hot path.
+            if running < enabled {
+                commit_scaled(
+                    members,
+                    &mut totals.counters,
+                    sample,
+                    enabled,
+                    running,
+                    Some(ReadPath::UserSpace),
+                );
+            } else {
+                commit::<false>(
+                    members,
+                    &mut totals.counters,
+                    sample,
+                    enabled,
+                    running,
+                    Some(ReadPath::UserSpace),
+                );
+            }
         } else {
-            commit::<false>(
+            commit_events(
+                self.reference,
                 members,
+                &self.parts,
                 totals,
                 sample,
-                enabled,
-                running,
+                (enabled, running),
                 Some(ReadPath::UserSpace),
             );
         }
         self.prev_enabled = now_enabled;
         self.prev_running = now_running;
+        self.all_read = Some(ReadPath::UserSpace);
         Ok(())
     }
 
-    /// Reads the group into `buf` and checks the record: its size, its member count, its ids.
+    /// Reads the group into `buf` and checks the record: its size, its member count, its ids. A pinned group
+    /// the kernel could not put on its PMU reads end-of-file: [`CpuError::PinnedGroupOff`].
     pub(super) fn read<'b>(
         sys: &dyn PerfSys,
         leader: &OwnedFd,
         buf: &'b mut [u8],
         ids: &[u64],
+        pinned: Option<usize>,
     ) -> Result<GroupRecord<'b>, CpuError> {
         let expected = buf.len();
         let got = sys.read(leader.as_fd(), buf).map_err(CpuError::Read)?;
+        if let (0, Some(pmu)) = (got, pinned) {
+            return Err(CpuError::PinnedGroupOff { pmu });
+        }
         if got < expected {
             return Err(CpuError::ShortRead { expected, got });
         }
@@ -206,7 +356,8 @@ impl Group {
 
     /// Takes the current values as the starting point of the next interval.
     pub(super) fn baseline(&mut self, sys: &dyn PerfSys) -> Result<(), CpuError> {
-        let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids)?;
+        let pinned = self.pinned();
+        let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids, pinned)?;
         for (member, (value, _)) in self.members.iter_mut().zip(record.entries()) {
             member.prev_raw = value;
         }
@@ -217,20 +368,31 @@ impl Group {
 
     /// Reads the group with `read()` and records the interval of each member into `sample`;
     /// `miss` says why it was not read from user space.
-    pub(super) fn sample_with_read(
+    /// The PMU of a pinned group.
+    fn pinned(&self) -> Option<usize> {
+        match self.reference {
+            Reference::Pinned(pmu) => Some(pmu),
+            _ => None,
+        }
+    }
+
+    /// `EVENTS` as for [`sample_user`](Self::sample_user).
+    pub(super) fn sample_with_read<const EVENTS: bool>(
         &mut self,
         sys: &dyn PerfSys,
-        totals: &mut [u64; CpuCounter::COUNT],
+        totals: &mut Totals,
         sample: &mut CpuSample,
         miss: UserMiss,
     ) -> Result<(), CpuError> {
+        self.all_read = None;
         for (i, member) in self.members.iter_mut().enumerate() {
             member.path = ReadPath::Syscall(match miss.member {
                 Some(f) if f as usize != i => SyscallReason::GroupMember,
                 _ => miss.reason,
             });
         }
-        let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids)?;
+        let pinned = self.pinned();
+        let record = Self::read(sys, &self.fds[0], &mut self.buf, &self.ids, pinned)?;
         for ((value, _), member) in record.entries().zip(self.members.iter_mut()) {
             member.value = value;
         }
@@ -240,17 +402,46 @@ impl Group {
         for member in &self.members {
             if member.value < member.prev_raw {
                 return Err(CpuError::WentBackwards {
-                    what: member.counter.name(),
+                    what: match EVENTS {
+                        false => member.counter.name(),
+                        true => "an Arm PMU event",
+                    },
                     previous: member.prev_raw,
                     current: member.value,
                 });
             }
         }
         // Every value checked: commit the interval.
-        if running < enabled {
-            commit_scaled(&mut self.members, totals, sample, enabled, running, None);
+        if !EVENTS {
+            if running < enabled {
+                commit_scaled(
+                    &mut self.members,
+                    &mut totals.counters,
+                    sample,
+                    enabled,
+                    running,
+                    None,
+                );
+            } else {
+                commit::<false>(
+                    &mut self.members,
+                    &mut totals.counters,
+                    sample,
+                    enabled,
+                    running,
+                    None,
+                );
+            }
         } else {
-            commit::<false>(&mut self.members, totals, sample, enabled, running, None);
+            commit_events(
+                self.reference,
+                &mut self.members,
+                &self.parts,
+                totals,
+                sample,
+                (enabled, running),
+                None,
+            );
         }
         self.prev_enabled = time_enabled;
         self.prev_running = time_running;
@@ -258,11 +449,11 @@ impl Group {
     }
 }
 
-/// Commits one interval of a group whose values are all read and checked: each member's change
-/// since the previous sample (`value − prev_raw`, scaled by `enabled / running` when `SCALED`:
-/// the group was multiplexed) is added to its total and recorded into `sample`, and `value`
-/// becomes the previous value. `path`, when given, is how every member was read; otherwise each
-/// member's own `path` is reported. Generic so that the common case carries no scaling at all.
+/// Commits one interval of a group of counters whose values are all read and checked: each member's change
+/// since the previous sample (`value − prev_raw`, scaled by `enabled / running` when `SCALED`: the group was
+/// multiplexed) is added to its total and recorded into `sample`, and `value` becomes the previous value.
+/// `path`, when given, is how every member was read; otherwise each member's own `path` is reported.
+/// Generic so that the common case carries no scaling at all.
 #[inline(always)]
 pub(super) fn commit<const SCALED: bool>(
     members: &mut [Member],
@@ -275,9 +466,6 @@ pub(super) fn commit<const SCALED: bool>(
     for member in members {
         let raw = member.value - member.prev_raw;
         member.prev_raw = member.value;
-        if let Some(path) = path {
-            member.path = path;
-        }
         let delta = if SCALED {
             Interval {
                 raw,
@@ -297,7 +485,7 @@ pub(super) fn commit<const SCALED: bool>(
             raw_delta: raw,
             time_enabled: enabled,
             time_running: running,
-            path: member.path,
+            path: path.unwrap_or(member.path),
         });
     }
 }
@@ -314,6 +502,50 @@ pub(super) fn commit_scaled(
     path: Option<ReadPath>,
 ) {
     commit::<true>(members, totals, sample, enabled, running, path);
+}
+
+/// Commits one interval of a group of Arm PMU events (member `i` is part `parts[i]`), out of line: scaled by
+/// `reference / running` where the group ran for less than its reference (its enabled time, or the time on
+/// its PMU: [`Reference`]).
+#[inline(never)]
+fn commit_events(
+    reference: Reference,
+    members: &mut [Member],
+    parts: &[u32],
+    totals: &mut Totals,
+    sample: &mut CpuSample,
+    (enabled, running): (u64, u64),
+    path: Option<ReadPath>,
+) {
+    let reference = reference.of(enabled, running, &mut totals.on_pmu);
+    for (member, &part) in members.iter_mut().zip(parts) {
+        let raw = member.value - member.prev_raw;
+        member.prev_raw = member.value;
+        let delta = Interval {
+            raw,
+            enabled: reference,
+            running,
+        }
+        .scaled();
+        let part = part as usize;
+        let Some(total) = totals.parts.get_mut(part) else {
+            continue;
+        };
+        *total = total.saturating_add(delta);
+        let total = *total;
+        sample.record_part(
+            part,
+            PartValues {
+                delta,
+                total,
+                raw_delta: raw,
+                time_enabled: enabled,
+                time_running: running,
+                time_on_pmu: reference,
+                path: path.unwrap_or(member.path),
+            },
+        );
+    }
 }
 
 /// `current - previous`, or a typed error when the kernel's value went backwards.

@@ -10,8 +10,10 @@ use rustix::io::Errno;
 use super::config::KernelCounting;
 use super::counter::{CpuCounter, PerfEvent};
 use super::error::{CpuError, UnavailableReason};
-use super::group::{Group, Member};
+use super::event_status::{EventStatus, PartStatus};
+use super::group::{Group, Key, Reference};
 use super::group_read::record_len;
+use super::pmu_event::{EventUnavailable, PmuEvent};
 use super::user_read::{ReadPath, SyscallReason, UserReads};
 use crate::sys::perf_event_attr::{
     flag, PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED,
@@ -67,7 +69,13 @@ pub(super) struct Opener<'s> {
 }
 
 impl Opener<'_> {
-    pub(super) fn attr(&self, type_: u32, config: u64, leader: bool) -> PerfEventAttr {
+    pub(super) fn attr(
+        &self,
+        type_: u32,
+        config: u64,
+        leader: bool,
+        pinned: bool,
+    ) -> PerfEventAttr {
         let mut attr = PerfEventAttr::counting(type_, config);
         attr.read_format = READ_FORMAT;
         // A CPU-wide event already sees every task; `inherit` only has a meaning for a task's events.
@@ -81,6 +89,9 @@ impl Opener<'_> {
             attr.flags |= flag::DISABLED;
             if self.enable_on_exec {
                 attr.flags |= flag::ENABLE_ON_EXEC;
+            }
+            if pinned {
+                attr.flags |= flag::PINNED;
             }
         }
         if self.exclude_kernel {
@@ -103,9 +114,10 @@ impl Opener<'_> {
         config: u64,
         config1: u64,
         leader: Option<&OwnedFd>,
+        pinned: bool,
     ) -> io::Result<OwnedFd> {
         let attr = |opener: &Self| {
-            let mut attr = opener.attr(type_, config, leader.is_none());
+            let mut attr = opener.attr(type_, config, leader.is_none(), pinned);
             attr.config1 = config1;
             attr
         };
@@ -129,13 +141,14 @@ impl Opener<'_> {
     }
 
     /// Opens one event (asking for user-space access first when wanted) and maps its page when
-    /// user-space reads are on.
+    /// user-space reads are on. `pinned` pins a group its leader starts.
     pub(super) fn open(
         &mut self,
         type_: u32,
         config: u64,
         hardware: bool,
         leader: Option<&OwnedFd>,
+        pinned: bool,
     ) -> Result<Opened, UnavailableReason> {
         let config1s: &[u64] = if self.user_reads && hardware {
             USER_ACCESS_CONFIG1
@@ -144,7 +157,7 @@ impl Opener<'_> {
         };
         let mut result = Err(io::Error::from(Errno::INVAL));
         for (i, &config1) in config1s.iter().enumerate() {
-            result = self.open_once(type_, config, config1, leader);
+            result = self.open_once(type_, config, config1, leader, pinned);
             let refused_access = matches!(
                 result.as_ref().map_err(Errno::from_io_error),
                 Err(Some(Errno::OPNOTSUPP | Errno::INVAL))
@@ -193,16 +206,19 @@ impl Opener<'_> {
     }
 }
 
-/// The counters of a selection without repeats, in selection order; an empty selection is
-/// [`CpuError::NothingSelected`].
-pub(super) fn selection(counters: &[CpuCounter]) -> Result<Vec<CpuCounter>, CpuError> {
+/// The counters of a selection without repeats, in selection order; a selection of no counter and no
+/// event (`events` of them) is [`CpuError::NothingSelected`].
+pub(super) fn selection(
+    counters: &[CpuCounter],
+    events: usize,
+) -> Result<Vec<CpuCounter>, CpuError> {
     let mut requested: Vec<CpuCounter> = Vec::with_capacity(counters.len());
     for &c in counters {
         if !requested.contains(&c) {
             requested.push(c);
         }
     }
-    if requested.is_empty() {
+    if requested.is_empty() && events == 0 {
         return Err(CpuError::NothingSelected);
     }
     Ok(requested)
@@ -229,11 +245,17 @@ pub(super) fn user_read_policy(
     }
 }
 
-/// What [`Opener::plan`] opened: the groups (none empty), and each counter as available or with its reason.
+/// What [`Opener::plan`] opened: the groups (none empty), each counter as available or with its reason,
+/// and each event's status on each of its PMUs.
 pub(super) struct GroupPlan {
     pub(super) groups: Vec<Group>,
     pub(super) available: Vec<CpuCounter>,
     pub(super) unavailable: Vec<(CpuCounter, UnavailableReason)>,
+    pub(super) events: Vec<EventStatus>,
+    /// The (event, PMU) of each counted part, by part.
+    pub(super) part_of: Vec<(usize, usize)>,
+    /// How many PMU references the groups may record (the highest PMU index plus one).
+    pub(super) pmus: usize,
 }
 
 impl Opener<'_> {
@@ -245,6 +267,7 @@ impl Opener<'_> {
     pub(super) fn plan(
         &mut self,
         requested: &[CpuCounter],
+        events: &[PmuEvent],
         group_size: usize,
         user: Result<i32, SyscallReason>,
     ) -> GroupPlan {
@@ -287,33 +310,15 @@ impl Opener<'_> {
                 groups.len() - 1
             });
             let group = &mut groups[index];
-            match self.open(type_, config, event.is_hardware(), group.fds.first()) {
-                Ok((fd, id, page)) => {
-                    group.fds.push(fd);
-                    group.members.push(Member {
-                        counter,
-                        prev_raw: 0,
-                        value: 0,
-                        path: ReadPath::Syscall(group.no_user_reason),
-                    });
-                    group.ids.push(id);
-                    match page {
-                        Some(Ok(page)) => {
-                            if let Some(user) = &mut group.user {
-                                user.pages.push(page);
-                            }
-                        }
-                        Some(Err(reason)) => {
-                            group.user = None;
-                            group.no_user_reason = reason;
-                        }
-                        None => {}
-                    }
+            match self.open(type_, config, event.is_hardware(), group.fds.first(), false) {
+                Ok(opened) => {
+                    group.add(Key::Counter(counter), opened);
                     available.push(counter);
                 }
                 Err(reason) => unavailable.push((counter, reason)),
             }
         }
+        let (events, part_of, pmus) = self.plan_events(events, group_size, user, &mut groups);
         groups.retain(|g| !g.fds.is_empty());
         for group in &mut groups {
             group.buf = vec![0; record_len(group.members.len())];
@@ -325,7 +330,116 @@ impl Opener<'_> {
             groups,
             available,
             unavailable,
+            events,
+            part_of,
+            pmus,
         }
+    }
+
+    /// Opens every event of `events` on each PMU that has it, in groups of that PMU (at most its number of
+    /// counters when Arm's list gives it, else `group_size`). A task's events on a system with several
+    /// core types are scaled against the time on each PMU, which the PMU's first group, opened pinned,
+    /// gives ([`Reference`]). Returns each event's status, the (event, PMU) of each counted part, and how
+    /// many PMU references the groups use.
+    fn plan_events(
+        &mut self,
+        events: &[PmuEvent],
+        group_size: usize,
+        user: Result<i32, SyscallReason>,
+        groups: &mut Vec<Group>,
+    ) -> (Vec<EventStatus>, Vec<(usize, usize)>, usize) {
+        let pinned_mode = self.cpu < 0 && self.sys.arm_pmu_count() > 1;
+        let cpu = u32::try_from(self.cpu).ok();
+        // How many events each PMU is to count: a pinned group holds them all when they fit the PMU's
+        // counters, else only one, so that the others share the remaining counters (a pinned group of the
+        // PMU's size would keep every other group off it).
+        let mut per_pmu: Vec<usize> = Vec::new();
+        for placement in events.iter().flat_map(|e| &e.placements) {
+            if placement.status.is_ok() {
+                if per_pmu.len() <= placement.pmu {
+                    per_pmu.resize(placement.pmu + 1, 0);
+                }
+                per_pmu[placement.pmu] += 1;
+            }
+        }
+        // The group each PMU's events are being added to.
+        let mut current: Vec<(usize, usize)> = Vec::new();
+        let mut part_of = Vec::new();
+        let mut statuses = Vec::with_capacity(events.len());
+        let mut pmus = 0;
+        for (e, event) in events.iter().enumerate() {
+            let mut parts = Vec::with_capacity(event.placements.len());
+            for placement in &event.placements {
+                let code = match &placement.status {
+                    Err(why) => {
+                        parts.push(PartStatus::Unavailable(EventUnavailable::NotOnPmu(
+                            why.clone(),
+                        )));
+                        continue;
+                    }
+                    Ok(_) if cpu.is_some_and(|cpu| !placement.cpus.contains(&cpu)) => {
+                        parts.push(PartStatus::OtherCpus);
+                        continue;
+                    }
+                    Ok((code, _)) => *code,
+                };
+                let pmu = placement.pmu;
+                pmus = pmus.max(pmu + 1);
+                let size = placement.counters.map_or(group_size, usize::from).max(1);
+                let found = current.iter().position(|&(p, _)| p == pmu);
+                let fits = per_pmu.get(pmu).is_some_and(|&n| n <= size);
+                // Without room for all: the pinned group holds one, the others share what it leaves.
+                let size_of = |group: &Group| match group.reference {
+                    Reference::Pinned(_) if !fits => 1,
+                    Reference::OnPmu(_) => size.saturating_sub(1).max(1),
+                    _ => size,
+                };
+                let index = match found.map(|i| current[i].1) {
+                    Some(g) if groups[g].fds.len() < size_of(&groups[g]) => g,
+                    previous => {
+                        let mut group = Group::new(user);
+                        group.reference = match (pinned_mode, previous) {
+                            (false, _) => Reference::Enabled,
+                            (true, None) => Reference::Pinned(pmu),
+                            (true, Some(_)) => Reference::OnPmu(pmu),
+                        };
+                        groups.push(group);
+                        let g = groups.len() - 1;
+                        match found {
+                            Some(i) => current[i].1 = g,
+                            None => current.push((pmu, g)),
+                        }
+                        g
+                    }
+                };
+                let group = &mut groups[index];
+                let pinned = matches!(group.reference, Reference::Pinned(_));
+                let opened = self.open(
+                    placement.perf_type,
+                    u64::from(code),
+                    true,
+                    group.fds.first(),
+                    pinned,
+                );
+                parts.push(match opened {
+                    Ok(opened) => {
+                        let part = part_of.len();
+                        group.add(Key::Part(part as u32), opened);
+                        part_of.push((e, pmu));
+                        PartStatus::Counted { part }
+                    }
+                    Err(reason) => PartStatus::Unavailable(EventUnavailable::Refused {
+                        pmu: placement.pmu_name.clone(),
+                        reason,
+                    }),
+                });
+            }
+            statuses.push(EventStatus {
+                event: event.clone(),
+                parts,
+            });
+        }
+        (statuses, part_of, pmus)
     }
 }
 
@@ -335,11 +449,12 @@ impl Opener<'_> {
 /// not count even with permission — else every counter with its reason.
 pub(super) fn open_failure(
     unavailable: Vec<(CpuCounter, UnavailableReason)>,
+    events: Vec<(String, EventUnavailable)>,
     last_denial: Option<io::Error>,
     paranoid: Option<i32>,
     cpu: i32,
 ) -> CpuError {
-    let all_denied = unavailable.iter().all(|(_, r)| {
+    let denied = |r: &UnavailableReason| {
         matches!(
             r,
             UnavailableReason::PermissionDenied { .. }
@@ -347,7 +462,14 @@ pub(super) fn open_failure(
                 | UnavailableReason::Unsupported { .. }
                 | UnavailableReason::NotImplementedByCpu { .. }
         )
-    });
+    };
+    let all_denied = unavailable.iter().all(|(_, r)| denied(r))
+        && events.iter().all(|(_, r)| match r {
+            EventUnavailable::Refused { reason, .. } => denied(reason),
+            EventUnavailable::NoArmPmu
+            | EventUnavailable::NotOnPmu(_)
+            | EventUnavailable::NotOnThisCpu => true,
+        });
     match (all_denied, last_denial, u32::try_from(cpu)) {
         (true, Some(source), Ok(cpu)) => CpuError::CpuWideDenied {
             cpu,
@@ -355,7 +477,10 @@ pub(super) fn open_failure(
             source,
         },
         (true, Some(source), Err(_)) => CpuError::PermissionDenied { paranoid, source },
-        _ => CpuError::NoCounterAvailable { unavailable },
+        _ => CpuError::NoCounterAvailable {
+            unavailable,
+            events,
+        },
     }
 }
 
@@ -389,10 +514,11 @@ mod tests {
     fn a_selection_drops_repeats_and_may_not_be_empty() {
         use CpuCounter::*;
         assert_eq!(
-            selection(&[TaskClock, Cycles, TaskClock, Cycles]).unwrap(),
+            selection(&[TaskClock, Cycles, TaskClock, Cycles], 0).unwrap(),
             [TaskClock, Cycles]
         );
-        assert!(matches!(selection(&[]), Err(CpuError::NothingSelected)));
+        assert!(matches!(selection(&[], 0), Err(CpuError::NothingSelected)));
+        assert!(selection(&[], 1).unwrap().is_empty(), "events only");
     }
 
     #[test]
@@ -435,7 +561,7 @@ mod tests {
             BranchInstructions,
             BranchMisses,
         ];
-        let plan = opener.plan(&requested, 2, Err(SyscallReason::NotRequested));
+        let plan = opener.plan(&requested, &[], 2, Err(SyscallReason::NotRequested));
         let groups: Vec<Vec<CpuCounter>> = plan
             .groups
             .iter()
@@ -472,6 +598,7 @@ mod tests {
         // Hardware config 1 is Instructions, software config 1 is TaskClock: both refused.
         let plan = opener.plan(
             &[Cycles, Instructions, TaskClock, CpuClock],
+            &[],
             6,
             Err(SyscallReason::NotRequested),
         );
@@ -489,6 +616,7 @@ mod tests {
         assert!(matches!(
             open_failure(
                 vec![(CpuCounter::Cycles, permission)],
+                Vec::new(),
                 Some(denied()),
                 Some(3),
                 2
@@ -502,6 +630,7 @@ mod tests {
         assert!(matches!(
             open_failure(
                 vec![(CpuCounter::Cycles, permission)],
+                Vec::new(),
                 Some(denied()),
                 Some(3),
                 -1
@@ -518,11 +647,12 @@ mod tests {
                     (CpuCounter::Cycles, permission),
                     (CpuCounter::TaskClock, rejected)
                 ],
+                Vec::new(),
                 Some(denied()),
                 Some(3),
                 -1
             ),
-            CpuError::NoCounterAvailable { unavailable } if unavailable.len() == 2
+            CpuError::NoCounterAvailable { unavailable, .. } if unavailable.len() == 2
         ));
     }
 }

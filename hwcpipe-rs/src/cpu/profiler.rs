@@ -10,7 +10,8 @@ use std::sync::Arc;
 use super::config::{CpuConfig, CpuTarget, KernelCounting};
 use super::counter::CpuCounter;
 use super::error::{CpuError, UnavailableReason};
-use super::group::{Group, UserMiss};
+use super::event_status::EventStatus;
+use super::group::{Group, Totals, UserMiss};
 use super::opener::{self, Opener};
 use super::sample::CpuSample;
 use super::user_read::{ReadPath, SyscallReason};
@@ -55,12 +56,17 @@ fn open_target(target: CpuTarget) -> Result<(i32, i32, ChildState), CpuError> {
 /// multiplexed the group ([`CpuReading::is_multiplexed`](super::CpuReading::is_multiplexed) says so).
 pub struct CpuProfiler {
     sys: Arc<dyn PerfSys>,
+    /// The groups of counters.
     groups: Vec<Group>,
+    /// The groups of Arm PMU events, after the counters' (each PMU's pinned group first).
+    event_groups: Vec<Group>,
     available: Vec<CpuCounter>,
     unavailable: Vec<(CpuCounter, UnavailableReason)>,
     enabled: Vec<CpuCounter>,
     sample: CpuSample,
-    totals: [u64; CpuCounter::COUNT],
+    totals: Totals,
+    /// What became of each Arm PMU event of the configuration.
+    events: Vec<EventStatus>,
     running: bool,
     started_once: bool,
     kernel_excluded: bool,
@@ -74,11 +80,36 @@ pub struct CpuProfiler {
 fn sample_group_with_read(
     group: &mut Group,
     sys: &dyn PerfSys,
-    totals: &mut [u64; CpuCounter::COUNT],
+    totals: &mut Totals,
     sample: &mut CpuSample,
     miss: UserMiss,
 ) -> Result<(), CpuError> {
-    group.sample_with_read(sys, totals, sample, miss)
+    group.sample_with_read::<false>(sys, totals, sample, miss)
+}
+
+/// The groups of Arm PMU events read, out of line: a profiler of counters alone has none.
+#[inline(never)]
+fn sample_event_groups(
+    groups: &mut [Group],
+    sys: &dyn PerfSys,
+    totals: &mut Totals,
+    sample: &mut CpuSample,
+    force_read: bool,
+) -> Result<(), CpuError> {
+    for group in groups {
+        let miss = if force_read {
+            UserMiss::group(SyscallReason::Forced)
+        } else if group.user.is_none() {
+            UserMiss::group(group.no_user_reason)
+        } else {
+            match group.sample_user::<true>(totals, sample) {
+                Ok(()) => continue,
+                Err(miss) => miss,
+            }
+        };
+        group.sample_with_read::<true>(sys, totals, sample, miss)?;
+    }
+    Ok(())
 }
 
 impl fmt::Debug for CpuProfiler {
@@ -86,6 +117,7 @@ impl fmt::Debug for CpuProfiler {
         f.debug_struct("CpuProfiler")
             .field("available", &self.available)
             .field("unavailable", &self.unavailable)
+            .field("events", &self.events)
             .field("enabled", &self.enabled)
             .field("running", &self.running)
             .field("kernel_excluded", &self.kernel_excluded)
@@ -108,7 +140,7 @@ impl CpuProfiler {
     /// (permission, or every counter with its reason); then one baseline read per group, so that a counter is listed as
     /// available only once its group has been read.
     pub fn with_sys(config: CpuConfig, sys: Arc<dyn PerfSys>) -> Result<Self, CpuError> {
-        let requested = opener::selection(&config.counters)?;
+        let requested = opener::selection(&config.counters, config.events.len())?;
         let (pid, cpu, child) = open_target(config.target)?;
         let user = opener::user_read_policy(config.user_reads, pid, sys.as_ref());
         let mut opener = Opener {
@@ -123,24 +155,43 @@ impl CpuProfiler {
             last_denial: None,
             paranoid: None,
         };
-        let plan = opener.plan(&requested, config.hardware_group_size.max(1), user);
+        let plan = opener.plan(
+            &requested,
+            &config.events,
+            config.hardware_group_size.max(1),
+            user,
+        );
         let kernel_excluded = opener.exclude_kernel;
-        if plan.available.is_empty() {
+        if plan.available.is_empty() && plan.part_of.is_empty() {
+            let events = plan
+                .events
+                .iter()
+                .filter_map(|status| Some((status.event.name.clone(), status.unavailable()?)))
+                .collect();
             return Err(opener::open_failure(
                 plan.unavailable,
+                events,
                 opener.last_denial.take(),
                 opener.paranoid.flatten(),
                 cpu,
             ));
         }
+        let (event_groups, counter_groups): (Vec<Group>, Vec<Group>) =
+            plan.groups.into_iter().partition(Group::has_events);
         let mut profiler = CpuProfiler {
-            sample: CpuSample::new(plan.available.clone()),
+            sample: CpuSample::with_events(
+                plan.available.clone(),
+                plan.part_of.clone(),
+                plan.events.len(),
+            ),
             enabled: plan.available.clone(),
             sys,
-            groups: plan.groups,
+            groups: counter_groups,
+            event_groups,
             available: plan.available,
             unavailable: plan.unavailable,
-            totals: [0; CpuCounter::COUNT],
+            totals: Totals::new(plan.part_of.len(), plan.pmus),
+            events: plan.events,
             running: false,
             started_once: false,
             kernel_excluded,
@@ -148,8 +199,9 @@ impl CpuProfiler {
             child,
         };
         // A counter is only listed as available once its group has been read successfully.
-        for group in &mut profiler.groups {
-            group.baseline(profiler.sys.as_ref())?;
+        let sys = Arc::clone(&profiler.sys);
+        for group in profiler.all_groups_mut() {
+            group.baseline(sys.as_ref())?;
         }
         Ok(profiler)
     }
@@ -162,6 +214,13 @@ impl CpuProfiler {
     /// The selected counters that could not be opened, with the reason.
     pub fn unavailable_counters(&self) -> &[(CpuCounter, UnavailableReason)] {
         &self.unavailable
+    }
+
+    /// The Arm PMU events of the configuration, in its order, each with the PMUs it is counted on and why
+    /// not on the others. A sample's readings name an event by its position here
+    /// ([`CpuSample::event`]).
+    pub fn events(&self) -> &[EventStatus] {
+        &self.events
     }
 
     /// `Ok` when `counter` is read, else why not ([`UnavailableReason::NotSelected`] when it was
@@ -201,18 +260,18 @@ impl CpuProfiler {
     /// How `counter` was read at the last sample (before the first: why it will not be read from user
     /// space, or [`SyscallReason::NotSampledYet`]); `None` when it is not available.
     pub fn read_path(&self, counter: CpuCounter) -> Option<ReadPath> {
-        self.groups.iter().find_map(|g| {
+        self.all_groups().find_map(|g| {
             g.members
                 .iter()
-                .find(|m| m.counter == counter)
-                .map(|m| m.path)
+                .find(|m| g.has_counter(counter) && m.counter == counter)
+                .map(|m| g.path_of(m))
         })
     }
 
     /// Whether samples try user-space reads ([`UserReads::Auto`](super::UserReads::Auto) for the calling thread, on a system
     /// where it is safe); whether each counter really is read that way is [`read_path`](Self::read_path).
     pub fn user_reads_enabled(&self) -> bool {
-        self.groups.iter().any(|g| g.user.is_some())
+        self.all_groups().any(|g| g.user.is_some())
     }
 
     /// Whether kernel code is excluded from the counts (asked for, or the automatic fallback).
@@ -243,7 +302,7 @@ impl CpuProfiler {
     pub fn run(&mut self) -> Result<(), CpuError> {
         let sys = self.sys.as_ref();
         let first_exec = matches!(self.child, ChildState::Gated(_)) && !self.started_once;
-        for group in &mut self.groups {
+        for group in self.groups.iter_mut().chain(self.event_groups.iter_mut()) {
             let leader = group.fds[0].as_fd();
             // The group starts and stops with its leader alone: the members stay enabled from their
             // opening. Disabling and enabling every member (PERF_IOC_FLAG_GROUP) leaves the clock
@@ -262,7 +321,7 @@ impl CpuProfiler {
             }
             group.baseline(sys)?;
         }
-        self.totals = [0; CpuCounter::COUNT];
+        self.totals.reset();
         self.sample.reset();
         self.running = true;
         self.started_once = true;
@@ -322,12 +381,21 @@ impl CpuProfiler {
             } else if group.user.is_none() {
                 UserMiss::group(group.no_user_reason)
             } else {
-                match group.sample_user(totals, sample) {
+                match group.sample_user::<false>(totals, sample) {
                     Ok(()) => continue,
                     Err(miss) => miss,
                 }
             };
             sample_group_with_read(group, sys.as_ref(), totals, sample, miss)?;
+        }
+        if !self.event_groups.is_empty() {
+            sample_event_groups(
+                &mut self.event_groups,
+                self.sys.as_ref(),
+                &mut self.totals,
+                &mut self.sample,
+                force_read,
+            )?;
         }
         Ok(&self.sample)
     }
@@ -343,7 +411,7 @@ impl CpuProfiler {
             return Ok(());
         }
         self.running = false;
-        for group in &self.groups {
+        for group in self.all_groups() {
             ioctl(self.sys.as_ref(), group.fds[0].as_fd(), PerfIoctl::Disable)?;
         }
         Ok(())
@@ -356,7 +424,9 @@ impl CpuProfiler {
 
     fn close_all(&mut self) -> Result<(), CpuError> {
         let mut first = Ok(());
-        for group in std::mem::take(&mut self.groups) {
+        let groups = std::mem::take(&mut self.groups);
+        let event_groups = std::mem::take(&mut self.event_groups);
+        for group in groups.into_iter().chain(event_groups) {
             // Members first, the leader last.
             for fd in group.fds.into_iter().rev() {
                 if let Err(e) = self.sys.close(fd) {
@@ -367,6 +437,18 @@ impl CpuProfiler {
             }
         }
         first
+    }
+}
+
+impl CpuProfiler {
+    /// Every group: the counters', then the events'.
+    fn all_groups(&self) -> impl Iterator<Item = &Group> + '_ {
+        self.groups.iter().chain(&self.event_groups)
+    }
+
+    /// Every group, mutably.
+    fn all_groups_mut(&mut self) -> impl Iterator<Item = &mut Group> + '_ {
+        self.groups.iter_mut().chain(self.event_groups.iter_mut())
     }
 }
 

@@ -1,4 +1,6 @@
-//! [`CpuSample`]: the values of one `sample()` of the CPU profiler.
+//! [`CpuSample`]: the values of one `sample()` of the CPU profiler: each HWCPipe counter's
+//! [`CpuReading`], and each Arm PMU event's [`EventReading`] (summed over the core types that count it)
+//! with its [`PmuReading`] per core type.
 
 use super::counter::CpuCounter;
 use super::user_read::ReadPath;
@@ -36,6 +38,93 @@ impl CpuReading {
     }
 }
 
+/// What [`commit`](super::group) records of one event on one PMU (scratch, before it is a
+/// [`PmuReading`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PartValues {
+    pub(crate) delta: u64,
+    pub(crate) total: u64,
+    pub(crate) raw_delta: u64,
+    pub(crate) time_enabled: u64,
+    pub(crate) time_running: u64,
+    pub(crate) time_on_pmu: u64,
+    pub(crate) path: ReadPath,
+}
+
+/// One Arm PMU event on one PMU (one core type) in one sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PmuReading {
+    /// The event: its position in [`CpuProfiler::events`](super::CpuProfiler::events).
+    pub event: usize,
+    /// The PMU: its position in the system's PMUs ([`Placement::pmu`](super::Placement::pmu)).
+    pub pmu: usize,
+    /// Change since the previous sample, scaled to the whole time on the PMU when multiplexed.
+    pub delta: u64,
+    /// Sum of every `delta` since `run()`.
+    pub total: u64,
+    /// Change of the raw count since the previous sample, before scaling.
+    pub raw_delta: u64,
+    /// Nanoseconds the event was enabled during the interval.
+    pub time_enabled: u64,
+    /// Nanoseconds it was on a counter of the PMU during the interval.
+    pub time_running: u64,
+    /// Nanoseconds it could have been: the whole enabled time, or on a system with several core types
+    /// the time the counted task spent on this PMU's cores. `delta` is `raw_delta` scaled by
+    /// `time_on_pmu / time_running`.
+    pub time_on_pmu: u64,
+    /// How it was read.
+    pub path: ReadPath,
+}
+
+impl PmuReading {
+    /// Whether the kernel multiplexed it: it was on a counter for less than the time it could have been.
+    pub fn is_multiplexed(&self) -> bool {
+        self.time_running < self.time_on_pmu
+    }
+
+    /// The share of the time it could count that it was counted (perf's `(50.00%)`), from 0 to 1;
+    /// `None` when it had no time to count (the task never ran on these cores).
+    pub fn counted_share(&self) -> Option<f64> {
+        share(self.time_running, self.time_on_pmu)
+    }
+}
+
+/// `running / reference`, at most 1; `None` when `reference` is 0.
+fn share(running: u64, reference: u64) -> Option<f64> {
+    (reference > 0).then(|| (running as f64 / reference as f64).min(1.0))
+}
+
+/// One Arm PMU event in one sample, summed over every PMU that counted it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EventReading {
+    /// The event: its position in [`CpuProfiler::events`](super::CpuProfiler::events).
+    pub event: usize,
+    /// The sum of the PMUs' deltas.
+    pub delta: u64,
+    /// The sum of the PMUs' totals since `run()`.
+    pub total: u64,
+    /// The sum of the raw changes, before scaling.
+    pub raw_delta: u64,
+    /// The sum of the PMUs' times on a counter.
+    pub time_running: u64,
+    /// The sum of the PMUs' times it could have been on one.
+    pub time_on_pmu: u64,
+    /// How many PMUs (core types) counted it.
+    pub pmus: usize,
+}
+
+impl EventReading {
+    /// Whether a PMU's part was multiplexed.
+    pub fn is_multiplexed(&self) -> bool {
+        self.time_running < self.time_on_pmu
+    }
+
+    /// The share of the time it could count that it was counted, over every PMU (perf's `(50.00%)`).
+    pub fn counted_share(&self) -> Option<f64> {
+        share(self.time_running, self.time_on_pmu)
+    }
+}
+
 /// The values of the enabled CPU counters at one `sample()`.
 ///
 /// Lives inside the profiler and is overwritten by the next `sample()`, so sampling allocates
@@ -48,10 +137,26 @@ pub struct CpuSample {
     reported: [bool; CpuCounter::COUNT],
     multiplexed: bool,
     sequence: u64,
+    /// Each event part's latest reading and the sample it is of (its [`sequence`](Self::sequence)), by
+    /// part: a reading of another sample is stale.
+    parts: Vec<(u64, PmuReading)>,
+    /// How many events there are.
+    events: usize,
 }
 
 impl CpuSample {
+    #[cfg(test)]
     pub(crate) fn new(order: Vec<CpuCounter>) -> Self {
+        Self::with_events(order, Vec::new(), 0)
+    }
+
+    /// A sample of the counters `order` and of `events` events counted in the parts `part_of`
+    /// ((event, PMU) each).
+    pub(crate) fn with_events(
+        order: Vec<CpuCounter>,
+        part_of: Vec<(usize, usize)>,
+        events: usize,
+    ) -> Self {
         let mut reported = [false; CpuCounter::COUNT];
         for c in &order {
             reported[c.index()] = true;
@@ -62,6 +167,24 @@ impl CpuSample {
             reported,
             multiplexed: false,
             sequence: 0,
+            parts: part_of
+                .into_iter()
+                .map(|(event, pmu)| {
+                    let reading = PmuReading {
+                        event,
+                        pmu,
+                        delta: 0,
+                        total: 0,
+                        raw_delta: 0,
+                        time_enabled: 0,
+                        time_running: 0,
+                        time_on_pmu: 0,
+                        path: ReadPath::Syscall(super::SyscallReason::NotSampledYet),
+                    };
+                    (0, reading)
+                })
+                .collect(),
+            events,
         }
     }
 
@@ -80,6 +203,23 @@ impl CpuSample {
         self.sequence += 1;
     }
 
+    /// Records part `part`'s values of this sample.
+    pub(crate) fn record_part(&mut self, part: usize, values: PartValues) {
+        let sequence = self.sequence;
+        let Some((seen, reading)) = self.parts.get_mut(part) else {
+            return;
+        };
+        *seen = sequence;
+        reading.delta = values.delta;
+        reading.total = values.total;
+        reading.raw_delta = values.raw_delta;
+        reading.time_enabled = values.time_enabled;
+        reading.time_running = values.time_running;
+        reading.time_on_pmu = values.time_on_pmu;
+        reading.path = values.path;
+        self.multiplexed |= reading.is_multiplexed();
+    }
+
     #[inline]
     pub(crate) fn record(&mut self, reading: CpuReading) {
         self.multiplexed |= reading.is_multiplexed();
@@ -90,6 +230,48 @@ impl CpuSample {
         self.readings = [None; CpuCounter::COUNT];
         self.multiplexed = false;
         self.sequence = 0;
+        for (seen, _) in &mut self.parts {
+            *seen = 0;
+        }
+    }
+
+    /// Event `event` (its position in [`CpuProfiler::events`](super::CpuProfiler::events)) in this sample,
+    /// summed over the PMUs that counted it; `None` when no PMU counted it.
+    pub fn event(&self, event: usize) -> Option<EventReading> {
+        let mut parts = self.event_parts(event).peekable();
+        parts.peek()?;
+        let mut sum = EventReading {
+            event,
+            delta: 0,
+            total: 0,
+            raw_delta: 0,
+            time_running: 0,
+            time_on_pmu: 0,
+            pmus: 0,
+        };
+        for reading in parts {
+            sum.delta = sum.delta.saturating_add(reading.delta);
+            sum.total = sum.total.saturating_add(reading.total);
+            sum.raw_delta = sum.raw_delta.saturating_add(reading.raw_delta);
+            sum.time_running = sum.time_running.saturating_add(reading.time_running);
+            sum.time_on_pmu = sum.time_on_pmu.saturating_add(reading.time_on_pmu);
+            sum.pmus += 1;
+        }
+        Some(sum)
+    }
+
+    /// Every counted event of this sample, in the profiler's order.
+    pub fn events(&self) -> impl Iterator<Item = EventReading> + '_ {
+        (0..self.events).filter_map(|event| self.event(event))
+    }
+
+    /// Event `event` on each PMU (core type) that counted it in this sample.
+    pub fn event_parts(&self, event: usize) -> impl Iterator<Item = &PmuReading> + '_ {
+        let sequence = self.sequence;
+        self.parts
+            .iter()
+            .filter(move |(seen, r)| sequence > 0 && *seen == sequence && r.event == event)
+            .map(|(_, r)| r)
     }
 
     /// The delta of `counter`, or `None` when it is not enabled or not available.

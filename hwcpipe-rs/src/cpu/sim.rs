@@ -1,8 +1,16 @@
 //! A simulated perf kernel behind the [`PerfSys`] seam, for tests of code that counts CPU events without
 //! the machine's PMU: groups, ids, enable/disable/reset, the `PERF_FORMAT_GROUP` read layout,
 //! enabled/running times, and injected failures. It answers every question of the seam itself (no Arm PMU,
-//! unless [`FakePerf::set_arm_events`] describes one; its own `perf_event_paranoid`), so a test never sees
-//! the host's kernel. Descriptors are real (of `/dev/null`), so they close like the kernel's.
+//! unless [`FakePerf::set_arm_events`] or [`FakePerf::set_arm_pmus`] describes one; its own
+//! `perf_event_paranoid`), so a test never sees the host's kernel. Descriptors are real (of `/dev/null`),
+//! so they close like the kernel's.
+//!
+//! Arm PMUs described with [`FakePerf::set_arm_pmus`] behave as the kernel's Arm PMU driver does: an event
+//! of a PMU's `type` opens only for that PMU's CPUs (or for a task), and [`FakePerf::run_on`] lets a task run
+//! on one PMU's cores, where its events count while the task is there and only as many as the PMU has
+//! counters: pinned groups first (a pinned group that does not fit reads end-of-file, its error state),
+//! then the others share what is left, multiplexed. Events of another core type are enabled but never on a
+//! counter while the task is away from their cores.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -13,9 +21,10 @@ use std::sync::Mutex;
 use rustix::io::Errno;
 
 use crate::cpu::group_read::{encode, record_len};
+use crate::sys::arm_pmu::{ArmPmu, ArmPmuError};
 use crate::sys::perf_event_attr::{
     flag, PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED,
-    PERF_FORMAT_TOTAL_TIME_RUNNING,
+    PERF_FORMAT_TOTAL_TIME_RUNNING, PERF_TYPE_RAW,
 };
 use crate::sys::{PerfEventAttr, PerfIoctl, PerfSys};
 
@@ -40,6 +49,19 @@ pub struct Event {
     pub time_running: u64,
     /// Whether it counts.
     pub enabled: bool,
+    /// A pinned group that could not be put on its PMU: its reads give end-of-file.
+    pub error: bool,
+}
+
+/// A simulated Arm PMU: the kernel's description, the MIDR of its cores and its number of counters.
+#[derive(Debug, Clone)]
+pub struct FakePmu {
+    /// What the kernel shows in sysfs.
+    pub pmu: ArmPmu,
+    /// MIDR_EL1 of its cores.
+    pub midr: u64,
+    /// PMCR_EL0.N: how many events it counts at once.
+    pub counters: usize,
 }
 
 /// Failures to inject.
@@ -87,6 +109,7 @@ struct State {
     closed: usize,
     arm_events: Option<pmu_regs::CommonEventSet>,
     arm_pmus: usize,
+    pmus: Vec<FakePmu>,
 }
 
 impl FakePerf {
@@ -146,6 +169,95 @@ impl FakePerf {
     /// [`FakePerf::set_arm_events`] gives them.
     pub fn set_arm_pmu_count(&self, count: usize) {
         self.state.lock().unwrap().arm_pmus = count;
+    }
+
+    /// Describes the Arm PMUs `pmus` (one per core type), which then open their events and count them
+    /// as [`FakePerf::run_on`] says.
+    pub fn set_arm_pmus(&self, pmus: Vec<FakePmu>) {
+        let mut s = self.state.lock().unwrap();
+        let mut union = pmu_regs::CommonEventSet::default();
+        for pmu in &pmus {
+            let set = pmu.pmu.common_events();
+            union = pmu_regs::CommonEventSet::from_registers(
+                union.pmceid0() | set.pmceid0(),
+                union.pmceid1() | set.pmceid1(),
+            );
+        }
+        s.arm_events = (!pmus.is_empty()).then_some(union);
+        s.arm_pmus = pmus.len();
+        s.pmus = pmus;
+    }
+
+    /// Lets a task run `ns` nanoseconds on the cores of the Arm PMU of type `pmu_type`: every enabled event
+    /// is enabled for `ns`; an event of that PMU is on a counter as the PMU's counters allow (pinned
+    /// groups first, then the others share what is left) and counts `per_event(type, config)` scaled to
+    /// the time it was on; an event of another Arm PMU is not on a counter at all; any other event (software,
+    /// generic) runs the whole time.
+    pub fn run_on(&self, pmu_type: u32, ns: u64, per_event: impl Fn(u32, u64) -> u64) {
+        let mut s = self.state.lock().unwrap();
+        let arm_types: Vec<u32> = s.pmus.iter().map(|p| p.pmu.perf_type).collect();
+        let counters = s
+            .pmus
+            .iter()
+            .find(|p| p.pmu.perf_type == pmu_type)
+            .map_or(0, |p| p.counters);
+        // The enabled groups of this PMU: leader descriptor, members, pinned.
+        let mut groups: Vec<(RawFd, usize, bool)> = s
+            .events
+            .iter()
+            .filter(|(_, (e, _))| e.leader.is_none() && e.enabled && e.attr.type_ == pmu_type)
+            .map(|(&fd, (e, _))| (fd, 0, e.attr.has(flag::PINNED)))
+            .collect();
+        groups.sort_by_key(|&(fd, _, _)| fd);
+        for (fd, members, _) in &mut groups {
+            *members = s
+                .events
+                .iter()
+                .filter(|(&f, (e, _))| f == *fd || e.leader == Some(*fd))
+                .count();
+        }
+        let pinned: usize = groups.iter().filter(|g| g.2).map(|g| g.1).sum();
+        let free = counters.saturating_sub(pinned);
+        let flexible: usize = groups.iter().filter(|g| !g.2).map(|g| g.1).sum();
+        // The time each group is on a counter, by leader; pinned groups that do not fit are in error.
+        let on: Vec<(RawFd, u64, bool)> = groups
+            .iter()
+            .map(|&(fd, _, pinned_group)| match pinned_group {
+                true if pinned > counters => (fd, 0, true),
+                true => (fd, ns, false),
+                false if flexible <= free => (fd, ns, false),
+                false => (fd, ns * free as u64 / flexible.max(1) as u64, false),
+            })
+            .collect();
+        let leaders_on: Vec<RawFd> = s
+            .events
+            .iter()
+            .filter(|(_, (e, _))| e.leader.is_none() && e.enabled)
+            .map(|(fd, _)| *fd)
+            .collect();
+        for (&fd, (event, _)) in s.events.iter_mut() {
+            let leader = event.leader.unwrap_or(fd);
+            if !event.enabled || !leaders_on.contains(&leader) {
+                continue;
+            }
+            event.time_enabled += ns;
+            let running = if event.attr.type_ == pmu_type {
+                match on.iter().find(|&&(l, _, _)| l == leader) {
+                    Some(&(_, time, error)) => {
+                        event.error |= error;
+                        time
+                    }
+                    None => 0,
+                }
+            } else if arm_types.contains(&event.attr.type_) {
+                0
+            } else {
+                ns
+            };
+            event.time_running += running;
+            let counted = per_event(event.attr.type_, event.attr.config) * running;
+            event.count += counted.checked_div(ns).unwrap_or(0);
+        }
     }
 
     /// Number of `read` calls so far.
@@ -208,6 +320,14 @@ impl PerfSys for FakePerf {
                 return Err(errno(e));
             }
         }
+        // An Arm PMU's event: for a task, or for one of the PMU's own CPUs (the driver's rule).
+        if let Some(pmu) = s.pmus.iter().find(|p| p.pmu.perf_type == attr.type_) {
+            if cpu >= 0 && !pmu.pmu.cpus.iter().any(|&c| i64::from(c) == i64::from(cpu)) {
+                return Err(Errno::NOENT.into());
+            }
+        } else if attr.type_ > PERF_TYPE_RAW && !s.pmus.is_empty() {
+            return Err(Errno::NOENT.into());
+        }
         let leader = match group {
             Some(fd) => {
                 let raw = fd.as_raw_fd();
@@ -231,6 +351,7 @@ impl PerfSys for FakePerf {
             time_enabled: 0,
             time_running: 0,
             enabled: !attr.has(flag::DISABLED),
+            error: false,
         };
         s.opened.push(*attr);
         s.events.insert(owned.as_raw_fd(), (event, file));
@@ -247,6 +368,9 @@ impl PerfSys for FakePerf {
         let Some((leader, _)) = s.events.get(&raw) else {
             return Err(Errno::BADF.into());
         };
+        if leader.error {
+            return Ok(0);
+        }
         let mut members: Vec<&Event> = vec![leader];
         let mut siblings: Vec<&Event> = s
             .events
@@ -298,8 +422,15 @@ impl PerfSys for FakePerf {
             .filter(|(fd, (e, _))| **fd == raw || (whole_group && e.leader == Some(raw)));
         for (_, (event, _)) in group {
             match request {
-                PerfIoctl::EnableGroup | PerfIoctl::Enable => event.enabled = true,
-                PerfIoctl::DisableGroup | PerfIoctl::Disable => event.enabled = false,
+                // Enabling or disabling a group ends a pinned group's error state.
+                PerfIoctl::EnableGroup | PerfIoctl::Enable => {
+                    event.enabled = true;
+                    event.error = false;
+                }
+                PerfIoctl::DisableGroup | PerfIoctl::Disable => {
+                    event.enabled = false;
+                    event.error = false;
+                }
                 PerfIoctl::ResetGroup => event.count = 0,
                 PerfIoctl::Id => unreachable!(),
             }
@@ -330,5 +461,25 @@ impl PerfSys for FakePerf {
     /// none by default.
     fn arm_pmu_count(&self) -> usize {
         self.state.lock().unwrap().arm_pmus
+    }
+
+    /// As [`FakePerf::set_arm_pmus`] described them; none by default.
+    fn arm_pmus(&self) -> Result<Vec<ArmPmu>, ArmPmuError> {
+        Ok(self
+            .state
+            .lock()
+            .unwrap()
+            .pmus
+            .iter()
+            .map(|p| p.pmu.clone())
+            .collect())
+    }
+
+    fn midr(&self, cpu: u32) -> Option<u64> {
+        let s = self.state.lock().unwrap();
+        s.pmus
+            .iter()
+            .find(|p| p.pmu.cpus.contains(&cpu))
+            .map(|p| p.midr)
     }
 }

@@ -7,7 +7,9 @@
 //! - `cpus`: the CPUs it serves, as a CPU list (`0-3,6`);
 //! - `events/NAME`: one file per common event the core implements, as the driver read it from
 //!   PMCEID0/1_EL0, containing `event=0xNN`;
-//! - `format/NAME`: where an attribute field goes, e.g. `event` → `config:0-15`.
+//! - `format/NAME`: where an attribute field goes, e.g. `event` → `config:0-15`;
+//! - `caps/slots` (Linux 5.14 and later, where the core has PMMIR_EL1): PMMIR_EL1.SLOTS, the most
+//!   operations the core can issue per cycle, which the top-down metrics' `STALL_SLOT*` events count.
 //!
 //! The core is named by its MIDR_EL1, which the kernel shows in
 //! `/sys/devices/system/cpu/cpuN/regs/identification/midr_el1`.
@@ -63,6 +65,8 @@ pub struct ArmPmu {
     pub events: Vec<(String, u16)>,
     /// The attribute fields (name, placement such as `config:0-15`), sorted by name.
     pub formats: Vec<(String, String)>,
+    /// PMMIR_EL1.SLOTS from `caps/slots`, when the kernel shows it and it is not 0.
+    pub slots: Option<u32>,
 }
 
 impl ArmPmu {
@@ -105,12 +109,29 @@ impl ArmPmu {
             let text = read_text(&format_dir.join(&field))?;
             formats.push((field, text.trim().to_owned()));
         }
+        let slots_path = dir.join("caps/slots");
+        let slots = match fs::read_to_string(&slots_path) {
+            Ok(text) => Some(
+                parse_number(text.trim())
+                    .ok_or_else(|| malformed(&slots_path, "a number such as 0x00000008", &text))?,
+            )
+            .filter(|&n| n > 0),
+            // Older kernels, and cores without PMMIR_EL1, have no `caps/slots`.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(source) => {
+                return Err(ArmPmuError::Read {
+                    path: slots_path,
+                    source,
+                })
+            }
+        };
         Ok(ArmPmu {
             name,
             perf_type,
             cpus,
             events,
             formats,
+            slots,
         })
     }
 
@@ -186,6 +207,14 @@ fn malformed(path: &Path, expected: &'static str, text: &str) -> ArmPmuError {
     }
 }
 
+/// `0x00000008` or `8` → 8.
+fn parse_number(text: &str) -> Option<u32> {
+    match text.strip_prefix("0x") {
+        Some(digits) => u32::from_str_radix(digits, 16).ok(),
+        None => text.parse().ok(),
+    }
+}
+
 /// `event=0x11` (the kernel may add further terms after a comma) → 0x11.
 fn parse_event(text: &str) -> Option<u16> {
     let term = text.split(',').find_map(|t| t.strip_prefix("event="))?;
@@ -247,9 +276,28 @@ mod tests {
         assert_eq!(pmu.event("cpu_cycles"), Some(0x11));
         assert_eq!(pmu.event("l1d_cache"), None);
         assert_eq!(pmu.format("event"), Some("config:0-15"));
+        assert_eq!(pmu.slots, None, "no caps/slots");
         let set = pmu.common_events();
         assert!(set.contains(0x11) && set.contains(0x08));
         assert!(!set.contains(0x04));
+    }
+
+    #[test]
+    fn the_slots_capability_is_read_when_shown() {
+        let tree = Tree::new("slots");
+        tree.a72().file("armv8_pmuv3/caps/slots", "0x00000008\n");
+        assert_eq!(ArmPmu::discover(&tree.0).unwrap()[0].slots, Some(8));
+        tree.file("armv8_pmuv3/caps/slots", "0x00000000\n");
+        assert_eq!(
+            ArmPmu::discover(&tree.0).unwrap()[0].slots,
+            None,
+            "0: unknown"
+        );
+        tree.file("armv8_pmuv3/caps/slots", "eight\n");
+        assert!(matches!(
+            ArmPmu::discover(&tree.0),
+            Err(ArmPmuError::Malformed { path, .. }) if path.ends_with("caps/slots")
+        ));
     }
 
     #[test]

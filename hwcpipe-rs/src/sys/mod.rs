@@ -130,6 +130,15 @@ pub trait PerfSys: Send + Sync + fmt::Debug {
     /// other architectures). No default, as for [`arm_common_events`](Self::arm_common_events).
     fn arm_pmu_count(&self) -> usize;
 
+    /// Every Arm CPU PMU the kernel describes in sysfs ([`ArmPmu::discover`]): one per core type, each
+    /// with its own perf `type`, CPUs and event list; empty on other architectures. No default, as for
+    /// [`arm_common_events`](Self::arm_common_events).
+    fn arm_pmus(&self) -> Result<Vec<ArmPmu>, arm_pmu::ArmPmuError>;
+
+    /// MIDR_EL1 of `cpu` as the kernel shows it ([`arm_pmu::midr`]), which names the core; `None` where
+    /// it is not shown. No default, as for [`arm_common_events`](Self::arm_common_events).
+    fn midr(&self, cpu: u32) -> Option<u64>;
+
     /// The value of `/proc/sys/kernel/perf_event_paranoid`, used to explain a refusal. No default, as
     /// for [`arm_common_events`](Self::arm_common_events).
     fn perf_event_paranoid(&self) -> io::Result<i32>;
@@ -271,6 +280,19 @@ impl PerfSys for LinuxPerf {
 
     fn arm_pmu_count(&self) -> usize {
         ArmPmu::discover(std::path::Path::new(SYSFS_PMU_DEVICES)).map_or(0, |pmus| pmus.len())
+    }
+
+    fn arm_pmus(&self) -> Result<Vec<ArmPmu>, arm_pmu::ArmPmuError> {
+        let devices = std::path::Path::new(SYSFS_PMU_DEVICES);
+        // A kernel without perf events (or a sandbox without sysfs) has no such folder: no Arm PMU.
+        if !devices.exists() {
+            return Ok(Vec::new());
+        }
+        ArmPmu::discover(devices)
+    }
+
+    fn midr(&self, cpu: u32) -> Option<u64> {
+        arm_pmu::midr(std::path::Path::new(arm_pmu::SYSFS_CPUS), cpu).ok()
     }
 
     fn perf_event_paranoid(&self) -> io::Result<i32> {

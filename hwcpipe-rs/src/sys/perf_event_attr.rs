@@ -32,6 +32,9 @@ pub mod flag {
     pub const DISABLED: u64 = 1 << 0;
     /// `inherit`: children created after the open are counted too.
     pub const INHERIT: u64 = 1 << 1;
+    /// `pinned`: the group is always on the PMU while it can count (never multiplexed out); when it
+    /// cannot be put on, it goes into an error state where `read()` returns end-of-file.
+    pub const PINNED: u64 = 1 << 2;
     /// `exclude_kernel`: do not count while the CPU runs kernel code.
     pub const EXCLUDE_KERNEL: u64 = 1 << 5;
     /// `exclude_hv`: do not count while the CPU runs hypervisor code.

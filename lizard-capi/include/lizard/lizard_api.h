@@ -98,7 +98,12 @@ typedef struct LizardCounterDescription {
  * names something else: "pid:PID" (another process, all its threads and those they create), "system" (every
  * online CPU, summed) or "cpus:LIST" ("0-3,6", summed). A value that names no target, or one the kernel
  * refuses (CPU-wide counting needs perf_event_paranoid <= 0 or CAP_PERFMON), makes Init return NULL after
- * one line on stderr saying why; the calling process is never counted in its place. */
+ * one line on stderr saying why; the calling process is never counted in its place. LIZARD_CPU_EVENTS, also
+ * read by Init, adds Arm PMU events of this CPU to the counters, comma-separated, by Arm's mnemonic
+ * ("L2D_CACHE_REFILL"), the kernel's name ("l2d_cache_refill") or number ("0x4005", "r4005"): each is
+ * counted on every core type that has it, one counter summed and, on a big.LITTLE CPU, one per core type
+ * ("armv8_cortex_a55/INST_RETIRED/"), between the CPU and the GPU counters; a name that is no event of this
+ * CPU makes Init return NULL after one line on stderr, and an event the CPU cannot count is said there. */
 typedef LizardInstance (*LZD_Init_PFN)(const char *host, int port);
 
 /* Stops any running capture, joins its threads, closes every socket and frees ctx. Accepts NULL. */

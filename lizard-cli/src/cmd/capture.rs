@@ -36,6 +36,7 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         Purpose::Capture,
         Some(args.interval),
         duration,
+        &args.counters,
     )?;
     eprintln!("{}", opened.summary);
     let watch = opened.watch.clone();

@@ -25,6 +25,7 @@ pub fn run(args: &ServeArgs) -> Result<i32, CliError> {
         Purpose::Serve,
         Some(args.interval),
         None,
+        &args.counters,
     )?;
     eprintln!("{}", opened.summary);
     let mut lizard = opened.lizard;

@@ -87,36 +87,61 @@ fn cli_error(error: StatError) -> CliError {
             ),
             name,
         },
-        StatError::NotCountable { .. } => CliError::Usage(error_chain(&error)),
+        StatError::NotCountable { .. } | StatError::Event(_) => {
+            CliError::Usage(error_chain(&error))
+        }
+        StatError::Pmus(_) => CliError::PmuData(error_chain(&error)),
         StatError::Target(e) => CliError::Target(e),
         other => CliError::Other(error_chain(&other)),
     }
 }
 
-/// The metrics as a table: each value with its unit, or why it has none.
+/// The metrics as a table: each value with its unit, or why it has none; over every core type, then over
+/// each where the events are counted on several.
 fn metrics_table(metrics: &[MetricTotal]) -> String {
-    let mut table = Table::new(&["metric", "value", "unit", "group", "note"]);
-    for MetricTotal { metric: m, value } in metrics {
+    let mut table = Table::new(&["metric", "value", "unit", "cores", "group", "note"]);
+    for MetricTotal {
+        metric: m,
+        value,
+        pmu,
+    } in metrics
+    {
         let (value, note) = match value {
-            MetricValue::Value { value, scaled } => (
-                format!("{value:.2}"),
+            MetricValue::Value {
+                value,
+                scaled,
+                formula,
+            } => {
+                let mut notes = Vec::new();
+                if m.formulas.len() > 1 {
+                    notes.push(format!("from {formula}"));
+                }
                 if *scaled {
-                    "inputs scaled (multiplexed)".to_owned()
-                } else {
-                    String::new()
-                },
-            ),
+                    notes.push("inputs scaled (multiplexed)".to_owned());
+                }
+                (format!("{value:.2}"), notes.join("; "))
+            }
             MetricValue::Unavailable(reason) => ("-".to_owned(), format!("unavailable: {reason}")),
         };
         table.row(vec![
             m.name.to_owned(),
             value,
             m.unit.to_owned(),
+            pmu.clone().unwrap_or_else(|| "all".to_owned()),
             m.group.to_owned(),
             note,
         ]);
     }
     format!("\nMetrics:\n\n{}", table.render())
+}
+
+/// perf's note for a count the kernel multiplexed: the share of the time it was counted.
+fn share_note(multiplexed: bool, share: Option<f64>) -> String {
+    match (multiplexed, share) {
+        (true, Some(share)) => format!("scaled, counted {:.2}%", share * 100.0),
+        (true, None) => "scaled (multiplexed)".to_owned(),
+        (false, _) => String::new(),
+    }
 }
 
 /// The table of a counting, as `perf stat` reads: what was counted in the header; a row per counter with
@@ -171,10 +196,43 @@ fn table(report: &Report) -> String {
             unit_text,
             t.name(),
             rate,
-            match t.multiplexed {
-                true => "scaled (multiplexed)".to_owned(),
-                false => String::new(),
-            },
+            share_note(t.multiplexed, t.counted_share),
+        ]);
+    }
+    // The Arm PMU events: each summed, then each core type's part.
+    let event_total = |name: &str, pmu: Option<&str>| {
+        report
+            .events
+            .iter()
+            .filter(|e| e.event == name && e.pmu.as_deref() == pmu)
+            .map(|e| e.total)
+            .sum::<u64>()
+    };
+    for e in &report.events {
+        let cycles = event_total("CPU_CYCLES", e.pmu.as_deref());
+        let rate = match e.event.as_str() {
+            "INST_RETIRED" if cycles > 0 => {
+                format!("{:.2} per cycle", e.total as f64 / cycles as f64)
+            }
+            _ if seconds > 0.0 => rate_text(e.total as f64 / seconds),
+            _ => String::new(),
+        };
+        let mut note = share_note(e.multiplexed, e.counted_share);
+        if let Some(core) = &e.core {
+            if e.counted_share.is_none() {
+                note = format!("not counted: never ran on the {core} cores");
+            } else if note.is_empty() {
+                note = format!("{core} cores");
+            } else {
+                note = format!("{core} cores; {note}");
+            }
+        }
+        table.row(vec![
+            grouped(i128::from(e.total)),
+            e.unit.to_string(),
+            e.name.clone(),
+            rate,
+            note,
         ]);
     }
     for g in &report.gpu {
@@ -213,6 +271,24 @@ fn table(report: &Report) -> String {
         match reasons.iter_mut().find(|(r, _)| *r == u.reason) {
             Some((_, names)) => names.push(u.counter.name()),
             None => reasons.push((&u.reason, vec![u.counter.name()])),
+        }
+    }
+    // The events not counted on a core type, or at all.
+    let event_reasons: Vec<(String, String)> = report
+        .event_notes
+        .iter()
+        .map(|n| {
+            let name = match &n.pmu {
+                Some(pmu) => format!("{pmu}/{}/", n.event),
+                None => n.event.clone(),
+            };
+            (name, n.reason.to_string())
+        })
+        .collect();
+    for (name, reason) in &event_reasons {
+        match reasons.iter_mut().find(|(r, _)| r == reason) {
+            Some((_, names)) => names.push(name),
+            None => reasons.push((reason, vec![name])),
         }
     }
     if !reasons.is_empty() {

@@ -249,7 +249,7 @@ pub enum RecordingIssue {
         /// How many.
         count: u64,
     },
-    /// The walk stopped at frame `frame` after [`UNREADABLE_RUN_LIMIT`] frames in a row could not be read.
+    /// The walk stopped at frame `frame` after `UNREADABLE_RUN_LIMIT` (10 000) frames in a row could not be read.
     GaveUp {
         /// The index of the last frame tried.
         frame: usize,
@@ -301,10 +301,10 @@ pub struct RecordingSummary {
     pub samples: u64,
     /// The perf events gatord announced, by key.
     pub perf_events: Vec<PerfEvent>,
-    /// What could not be read, the first [`LISTED_ISSUES`] of it (serialized as `errors`, each as its text).
+    /// What could not be read, the first `LISTED_ISSUES` (20) of it (serialized as `errors`, each as its text).
     #[cfg_attr(feature = "serde", serde(rename = "errors"))]
     pub issues: Vec<RecordingIssue>,
-    /// Problems beyond the first [`LISTED_ISSUES`], counted (serialized as `errors_not_listed`).
+    /// Problems beyond the first `LISTED_ISSUES` (20), counted (serialized as `errors_not_listed`).
     #[cfg_attr(feature = "serde", serde(rename = "errors_not_listed"))]
     pub issues_not_listed: u64,
 }

@@ -4,12 +4,13 @@
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use hwcpipe::cpu::{CpuConfig, CpuProfiler, PartStatus, PmuEvent};
 use hwcpipe::gpu::profiler::DEFAULT_TIMEOUT;
 use hwcpipe::gpu::{
     CounterSource, GpuError, GpuProfiler, Interface, MaliConstant, MaliConstants, MaliCounter,
     MaliCounters, MaliInput, MaliValues,
 };
-use hwcpipe::{Counter as HwcCounter, CpuCounter, GpuCounter, HwcPipe};
+use hwcpipe::{Counter as HwcCounter, CpuCounter, GpuCounter, GpuProfiler as Gpu, HwcPipe, Unit};
 
 use super::backend::{
     GpuDevice, GpuDump, GpuMiss, GpuPlan, GpuSource, HwcBackend, HwcCounterInfo, UnreadableCounter,
@@ -21,9 +22,10 @@ use crate::store::Value;
 use crate::DirectError;
 
 /// HWCPipe as a direct counter source. Lists only the counters HWCPipe really reads on this machine: CPU
-/// first, then GPU, in HWCPipe's fixed enum order, then every counter of Arm's database the GPU and driver
-/// give (by machine name, `MaliGPUActiveCy`: hardware counters summed over their blocks, derived counters
-/// computed per sample by Arm's equations). Every sample is the change since the previous one; a derived
+/// first, in HWCPipe's fixed enum order, then the Arm PMU events it was asked for that some core type
+/// counts (each summed over the core types, then per core type where several count it), then GPU, then
+/// every counter of Arm's database the GPU and driver give (by machine name, `MaliGPUActiveCy`: hardware
+/// counters summed over their blocks, derived counters computed per sample by Arm's equations). Every sample is the change since the previous one; a derived
 /// counter's sample is its equation over that sample, and its reading over a window is its equation over the
 /// window's totals ([`CounterClass::Derived`], with its [`Derivation`]).
 #[derive(Debug)]
@@ -33,13 +35,31 @@ pub struct HwcPipeBackend {
     counters: Vec<HwcCounter>,
     /// The database counters listed after `counters`, in database order.
     mali: Vec<MaliCounter>,
-    /// The index of the first GPU counter: the CPU counters come first.
+    /// How many of `counters` are the CPU's (they come first).
+    cpu_count: usize,
+    /// The Arm PMU event series, listed after the CPU counters.
+    events: Vec<EventSeries>,
+    /// Whether each event series is enabled.
+    events_enabled: Vec<bool>,
+    /// The index of the first GPU counter: the CPU counters and the event series come first.
     gpu_first: usize,
     /// The GPU, sampled on its own ([`HwcBackend::gpu_source`]) or with the CPU by
     /// [`sample`](HwcBackend::sample) when started through [`start`](HwcBackend::start).
     gpu: Option<Arc<Mutex<GpuSide>>>,
     /// Whether [`start`](HwcBackend::start) started the GPU.
     gpu_started: bool,
+}
+
+/// One Arm PMU event series of an [`HwcPipeBackend`]: an event summed over the core types, or on one.
+#[derive(Debug, Clone)]
+struct EventSeries {
+    /// The event's position in the CPU profiler's events.
+    event: usize,
+    /// The core type's PMU, for one core type's part.
+    pmu: Option<usize>,
+    name: String,
+    description: String,
+    unit: Unit,
 }
 
 /// The Mali GPU of an [`HwcPipeBackend`], its counters numbered from 0: HWCPipe's GPU counters, then
@@ -166,6 +186,17 @@ impl HwcPipeBackend {
         HwcPipeBackend::new(HwcPipe::new())
     }
 
+    /// [`open`](Self::open), counting the Arm PMU events `events` too.
+    pub fn open_with_events(events: Vec<PmuEvent>) -> Result<HwcPipeBackend, Error> {
+        if events.is_empty() {
+            return HwcPipeBackend::open();
+        }
+        HwcPipeBackend::new(HwcPipe::from_profilers(
+            Some(CpuProfiler::new(CpuConfig::all().events(events))),
+            Some(Gpu::open()),
+        ))
+    }
+
     /// Wraps an already built `HwcPipe` (for example one whose GPU profiler runs over a simulated kbase
     /// device). Fails with [`DirectError::HwcPipeUnavailable`], carrying each side's reason, if it reads no counter.
     pub fn new(mut pipe: HwcPipe) -> Result<HwcPipeBackend, Error> {
@@ -190,14 +221,16 @@ impl HwcPipeBackend {
             })
             .unwrap_or_default();
         // HwcPipe lists the CPU counters first.
-        let gpu_first = counters
+        let cpu_count = counters
             .iter()
             .position(|c| matches!(c, HwcCounter::Gpu(_)))
             .unwrap_or(counters.len());
+        let events = pipe.cpu_profiler().map(event_series).unwrap_or_default();
+        let gpu_first = cpu_count + events.len();
         let gpu = pipe.take_gpu_profiler().map(|profiler| {
             Arc::new(Mutex::new(GpuSide {
                 profiler,
-                counters: counters[gpu_first..]
+                counters: counters[cpu_count..]
                     .iter()
                     .filter_map(|c| match c {
                         HwcCounter::Gpu(g) => Some(*g),
@@ -214,11 +247,55 @@ impl HwcPipeBackend {
             pipe,
             counters,
             mali,
+            cpu_count,
+            events_enabled: vec![false; events.len()],
+            events,
             gpu_first,
             gpu,
             gpu_started: false,
         })
     }
+}
+
+/// The event series of `profiler`'s counted events: each summed over its core types, then each core type's
+/// part where several count it.
+fn event_series(profiler: &CpuProfiler) -> Vec<EventSeries> {
+    let mut series = Vec::new();
+    for (event, status) in profiler.events().iter().enumerate() {
+        if !status.is_counted() {
+            continue;
+        }
+        let description = status
+            .event
+            .description
+            .clone()
+            .unwrap_or_else(|| format!("Arm PMU event {}", status.event.name));
+        series.push(EventSeries {
+            event,
+            pmu: None,
+            name: status.event.name.clone(),
+            description: description.clone(),
+            unit: status.event.unit(),
+        });
+        let counted: Vec<_> = status
+            .event
+            .placements
+            .iter()
+            .zip(&status.parts)
+            .filter(|(_, part)| matches!(part, PartStatus::Counted { .. }))
+            .map(|(placement, _)| placement)
+            .collect();
+        if counted.len() > 1 {
+            series.extend(counted.into_iter().map(|placement| EventSeries {
+                event,
+                pmu: Some(placement.pmu),
+                name: format!("{}/{}/", placement.pmu_name, status.event.name),
+                description: format!("{description} (on the {} cores)", placement.label),
+                unit: status.event.unit(),
+            }));
+        }
+    }
+    series
 }
 
 /// How a database counter's samples combine: a hardware count is summed; a derived counter (a ratio, a rate,
@@ -301,33 +378,43 @@ impl HwcBackend for HwcPipeBackend {
         Some(GpuPlan {
             source: Arc::clone(side) as Arc<Mutex<dyn GpuSource>>,
             first: self.gpu_first,
-            count: self.counters.len() - self.gpu_first + self.mali.len(),
+            count: self.counters.len() - self.cpu_count + self.mali.len(),
         })
     }
 
     fn counters(&self) -> Vec<HwcCounterInfo> {
-        let mut infos: Vec<HwcCounterInfo> = self
-            .counters
-            .iter()
-            .map(|&counter| {
-                let info = counter.info();
-                let (source, result_type) = match counter {
-                    HwcCounter::Cpu(_) => (Source::HwcPipeCpu, ResultType::Integer),
-                    HwcCounter::Gpu(_) => (Source::HwcPipeGpu, ResultType::Floating),
-                };
-                HwcCounterInfo {
-                    name: info.name.to_owned(),
-                    description: info.description.to_owned(),
-                    units: Units::from(info.unit),
-                    source,
-                    result_type,
-                    class: CounterClass::Delta,
-                    category: None,
-                    derivation: None,
-                    cpu_series: None,
-                }
-            })
-            .collect();
+        let info = |&counter: &HwcCounter| {
+            let info = counter.info();
+            let (source, result_type) = match counter {
+                HwcCounter::Cpu(_) => (Source::HwcPipeCpu, ResultType::Integer),
+                HwcCounter::Gpu(_) => (Source::HwcPipeGpu, ResultType::Floating),
+            };
+            HwcCounterInfo {
+                name: info.name.to_owned(),
+                description: info.description.to_owned(),
+                units: Units::from(info.unit),
+                source,
+                result_type,
+                class: CounterClass::Delta,
+                category: None,
+                derivation: None,
+                cpu_series: None,
+            }
+        };
+        let mut infos: Vec<HwcCounterInfo> =
+            self.counters[..self.cpu_count].iter().map(info).collect();
+        infos.extend(self.events.iter().map(|series| HwcCounterInfo {
+            name: series.name.clone(),
+            description: series.description.clone(),
+            units: Units::from(series.unit),
+            source: Source::HwcPipeCpu,
+            result_type: ResultType::Integer,
+            class: CounterClass::Delta,
+            category: Some(super::PMU_EVENT_CATEGORY.to_owned()),
+            derivation: None,
+            cpu_series: None,
+        }));
+        infos.extend(self.counters[self.cpu_count..].iter().map(info));
         let Some(side) = self.gpu.as_deref() else {
             return infos;
         };
@@ -335,7 +422,7 @@ impl HwcBackend for HwcPipeBackend {
         let profiler = &side.profiler;
         let catalog = profiler.mali_counters();
         let constants = profiler.mali_constants();
-        let first = self.counters.len();
+        let first = self.counters.len() + self.events.len();
         infos.extend(self.mali.iter().filter_map(|&counter| {
             let info = catalog.info(counter)?;
             let spec = info.spec;
@@ -366,21 +453,28 @@ impl HwcBackend for HwcPipeBackend {
     }
 
     fn unreadable(&self) -> Vec<UnreadableCounter> {
+        let mut unreadable = self
+            .pipe
+            .cpu_profiler()
+            .map(|p| super::pmu_events::not_counted(p.events()))
+            .unwrap_or_default();
         let Some(side) = self.gpu.as_deref() else {
-            return Vec::new();
+            return unreadable;
         };
-        lock(side)
-            .profiler
-            .mali_counters()
-            .iter()
-            .filter_map(|(_, info)| {
-                let reason = info.availability.as_ref().err()?;
-                Some(UnreadableCounter {
-                    name: info.name().to_owned(),
-                    reason: reason.to_string(),
-                })
-            })
-            .collect()
+        let side = lock(side);
+        unreadable.extend(
+            side.profiler
+                .mali_counters()
+                .iter()
+                .filter_map(|(_, info)| {
+                    let reason = info.availability.as_ref().err()?;
+                    Some(UnreadableCounter {
+                        name: info.name().to_owned(),
+                        reason: reason.to_string(),
+                    })
+                }),
+        );
+        unreadable
     }
 
     /// Starts the CPU counters among `enabled`, and the GPU's, if any, with manual dumps taken by
@@ -390,11 +484,21 @@ impl HwcBackend for HwcPipeBackend {
     fn start(&mut self, enabled: &[usize]) -> Result<(), Error> {
         let cpu: Vec<CpuCounter> = enabled
             .iter()
+            .filter(|&&i| i < self.cpu_count)
             .filter_map(|&i| match self.counters.get(i) {
                 Some(HwcCounter::Cpu(c)) => Some(*c),
                 _ => None,
             })
             .collect();
+        self.events_enabled.fill(false);
+        for &i in enabled {
+            if let Some(on) = i
+                .checked_sub(self.cpu_count)
+                .and_then(|e| self.events_enabled.get_mut(e))
+            {
+                *on = true;
+            }
+        }
         let gpu: Vec<usize> = enabled
             .iter()
             .filter_map(|&i| i.checked_sub(self.gpu_first))
@@ -415,7 +519,29 @@ impl HwcBackend for HwcPipeBackend {
         let measurements = self.pipe.sample()?;
         for (counter, value) in measurements.iter() {
             if let Some(index) = self.counters.iter().position(|&c| c == counter) {
+                // The event series sit between the CPU and the GPU counters.
+                let index = match index < self.cpu_count {
+                    true => index,
+                    false => index + self.events.len(),
+                };
                 out.push((index, Value::from(value)));
+            }
+        }
+        if let Some(sample) = measurements.cpu() {
+            for (j, series) in self.events.iter().enumerate() {
+                if !self.events_enabled[j] {
+                    continue;
+                }
+                let delta = match series.pmu {
+                    None => sample.event(series.event).map(|r| r.delta),
+                    Some(pmu) => sample
+                        .event_parts(series.event)
+                        .find(|r| r.pmu == pmu)
+                        .map(|r| r.delta),
+                };
+                if let Some(delta) = delta {
+                    out.push((self.cpu_count + j, Value::from(hwcpipe::Value::Int(delta))));
+                }
             }
         }
         if let (Some(side), true) = (self.gpu.as_deref(), self.gpu_started) {

@@ -3,6 +3,7 @@
 pub(crate) mod backend;
 mod hwcpipe_backend;
 mod kernel_sampling;
+mod pmu_events;
 pub(crate) mod sampler;
 mod sampling;
 mod target_backend;
@@ -12,19 +13,22 @@ pub use backend::{
     NoKernelSampling, UnreadableCounter,
 };
 pub use hwcpipe_backend::HwcPipeBackend;
+pub use pmu_events::{event_counter_names, events_of, resolve_cpu_events, CpuEventsError};
 pub use sampling::{
     CpuStart, GpuPace, GpuSampling, Sampling, SamplingMethod, StartSkew, MIN_SAMPLE_INTERVAL,
 };
-pub use target_backend::{open_target, CommandWatch, OpenedTarget};
+pub use target_backend::{open_target, CommandWatch, OpenedTarget, PMU_EVENT_CATEGORY};
 
 use std::sync::Arc;
 
 use crate::counter::{Counter, Scope, Source};
 use crate::error::Error;
 
-/// Opens HWCPipe on this machine (CPU perf events and, if present, the Mali GPU).
-pub(crate) fn open_hwcpipe() -> Result<Box<dyn HwcBackend>, Error> {
-    Ok(Box::new(HwcPipeBackend::open()?))
+/// Opens HWCPipe on this machine (CPU perf events, the Arm PMU events among `events` and, if present, the
+/// Mali GPU).
+pub(crate) fn open_hwcpipe(events: &[String]) -> Result<Box<dyn HwcBackend>, Error> {
+    let events = resolve_cpu_events(events).map_err(crate::DirectError::from)?;
+    Ok(Box::new(HwcPipeBackend::open_with_events(events)?))
 }
 
 /// The title of HWCPipe's CPU counters: they count only the calling process (perf events opened for it),

@@ -8,7 +8,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use std::time::Duration;
 
-use hwcpipe::counting::{KernelSampler, Target, TargetCounters, TargetError};
+use hwcpipe::counting::{Counted, KernelSampler, Target, TargetCounters, TargetError};
+use hwcpipe::cpu::PmuEvent;
 use hwcpipe::{CpuConfig, CpuCounter, GpuCounter, HwcPipe};
 
 use super::backend::GpuPlan;
@@ -18,6 +19,9 @@ use crate::counter::{CounterClass, CpuSeries, ResultType, Source};
 use crate::error::Error as EngineError;
 use crate::store::Value;
 use crate::units::Units;
+
+/// The category of the Arm PMU events counted beside HWCPipe's counters.
+pub const PMU_EVENT_CATEGORY: &str = "Arm PMU event";
 
 /// What became of the counted command: shared between the engine's sampler, which reaps it as soon
 /// as it exits, and the capture, which waits for that.
@@ -49,6 +53,7 @@ impl CommandWatch {
 /// A target's counters behind the engine's [`HwcBackend`] seam.
 #[derive(Debug)]
 struct TargetBackend {
+    target: Target,
     cpu: TargetCounters,
     gpu: Option<HwcPipeBackend>,
     gpu_first: usize,
@@ -67,12 +72,18 @@ pub struct OpenedTarget {
     pub gpu_error: Option<hwcpipe::gpu::GpuError>,
 }
 
-/// Opens `target`'s CPU counters, and the Mali GPU's when this machine has one, as the engine's direct
-/// source: give [`OpenedTarget::backend`] to [`Lizard::configure_with_backend`](crate::Lizard::configure_with_backend).
-/// A command target is started here; the sampler reaps it as soon as it exits ([`CommandWatch`]), and it is
-/// killed if still running when the capture stops.
-pub fn open_target(target: &Target) -> Result<OpenedTarget, TargetError> {
-    let cpu = TargetCounters::open(target, &CpuCounter::ALL, hwcpipe::KernelCounting::Auto)?;
+/// Opens `target`'s CPU counters and the Arm PMU events `events`, and the Mali GPU's counters when this
+/// machine has one, as the engine's direct source: give [`OpenedTarget::backend`] to
+/// [`Lizard::configure_with_backend`](crate::Lizard::configure_with_backend). A command target is started
+/// here; the sampler reaps it as soon as it exits ([`CommandWatch`]), and it is killed if still running when
+/// the capture stops.
+pub fn open_target(target: &Target, events: &[PmuEvent]) -> Result<OpenedTarget, TargetError> {
+    let cpu = TargetCounters::open(
+        target,
+        &CpuCounter::ALL,
+        events,
+        hwcpipe::KernelCounting::Auto,
+    )?;
     // The GPU counters count the whole GPU whatever the CPU target; no GPU is no GPU counters, and
     // the reason is kept for the summary.
     let pipe = HwcPipe::with_config(None, &GpuCounter::ALL);
@@ -83,6 +94,7 @@ pub fn open_target(target: &Target) -> Result<OpenedTarget, TargetError> {
     };
     let watch = CommandWatch::default();
     let backend = TargetBackend {
+        target: target.clone(),
         gpu_first: cpu.series().len(),
         cpu,
         gpu,
@@ -97,6 +109,11 @@ pub fn open_target(target: &Target) -> Result<OpenedTarget, TargetError> {
 }
 
 impl TargetBackend {
+    /// Whether the counters count a task (a command, a process, this process) rather than CPUs.
+    fn is_task(&self) -> bool {
+        !matches!(self.target, Target::Cpus { .. })
+    }
+
     /// Reaps the command if it has exited.
     fn check_child(&mut self) {
         if let Some(child) = self.cpu.child() {
@@ -117,22 +134,22 @@ impl HwcBackend for TargetBackend {
             .cpu
             .series()
             .iter()
-            .map(|series| {
-                let info = series.counter.info();
-                HwcCounterInfo {
-                    name: series.name(),
-                    description: info.description.to_owned(),
-                    units: Units::from(info.unit),
-                    source: Source::HwcPipeCpu,
-                    result_type: ResultType::Integer,
-                    class: CounterClass::Delta,
-                    category: None,
-                    derivation: None,
-                    cpu_series: series.cpu.map(|cpu| CpuSeries {
-                        counter: series.counter.name().to_owned(),
-                        cpu,
-                    }),
-                }
+            .map(|series| HwcCounterInfo {
+                name: self.cpu.series_name(series),
+                description: self.cpu.series_description(series),
+                units: Units::from(self.cpu.series_unit(series)),
+                source: Source::HwcPipeCpu,
+                result_type: ResultType::Integer,
+                class: CounterClass::Delta,
+                category: match series.of {
+                    Counted::Counter(_) => None,
+                    Counted::Event { .. } => Some(PMU_EVENT_CATEGORY.to_owned()),
+                },
+                derivation: None,
+                cpu_series: series.cpu.map(|cpu| CpuSeries {
+                    counter: self.cpu.base_name(series),
+                    cpu,
+                }),
             })
             .collect();
         if let Some(gpu) = &self.gpu {
@@ -209,9 +226,11 @@ impl HwcBackend for TargetBackend {
     }
 
     fn unreadable(&self) -> Vec<UnreadableCounter> {
-        self.gpu
-            .as_ref()
-            .map_or_else(Vec::new, HwcBackend::unreadable)
+        let mut unreadable = super::pmu_events::not_counted(self.cpu.events());
+        if let Some(gpu) = &self.gpu {
+            unreadable.extend(gpu.unreadable());
+        }
+        unreadable
     }
 
     fn cpu_scope(&self) -> String {
@@ -237,10 +256,15 @@ impl HwcBackend for TargetBackend {
             // The engine samples the GPU on its own ([`HwcBackend::gpu_source`]) and never asks this.
             return Err(NoKernelSampling::GpuCounters);
         }
-        let plan = self
-            .cpu
-            .kernel_sampling_plan(enabled)
-            .ok_or(NoKernelSampling::TaskCounters)?;
+        let plan = match self.cpu.kernel_sampling_plan(enabled) {
+            Some(plan) => plan,
+            None if self.is_task() => return Err(NoKernelSampling::TaskCounters),
+            None => return Err(NoKernelSampling::Declined(
+                "one core type's part of an Arm PMU event is summed from each CPU's reading by \
+                     the sampler thread"
+                    .into(),
+            )),
+        };
         let sampler = KernelSampler::open(
             &plan,
             interval,

@@ -33,6 +33,9 @@ pub enum SourceError {
     /// What the local counters were to count could not be counted.
     #[error(transparent)]
     Target(#[from] TargetError),
+    /// The Arm PMU events named for the local counters could not be resolved.
+    #[error("the local CPU counters' Arm PMU events")]
+    Events(#[from] crate::hwc::CpuEventsError),
     /// The engine refused its configuration.
     #[error(transparent)]
     Engine(Error),

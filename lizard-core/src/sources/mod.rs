@@ -27,7 +27,7 @@ use hwcpipe::counting::{Target, TargetError};
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::hwc::{open_target, CommandWatch, HwcBackend};
+use crate::hwc::{open_target, resolve_cpu_events, CommandWatch, HwcBackend};
 use crate::lizard::Lizard;
 use crate::transport::GatordAddress;
 
@@ -118,7 +118,7 @@ pub fn open(sources: &Sources, mut config: Config) -> Result<Opened, SourceError
     };
     let (backend, mut local) = match wanted_now {
         true => {
-            let (backend, opened) = open_local(&sources.local)?;
+            let (backend, opened) = open_local(&sources.local, &config.cpu_events)?;
             (Some(backend), Some(opened))
         }
         false => (None, None),
@@ -131,14 +131,15 @@ pub fn open(sources: &Sources, mut config: Config) -> Result<Opened, SourceError
                 && local.is_none()
                 && sources.local != Local::Off =>
         {
-            let (backend, opened) = match open_local(&sources.local) {
+            let (backend, opened) = match open_local(&sources.local, &config.cpu_events) {
                 Ok(opened) => opened,
-                Err(error) => {
+                Err(SourceError::Target(error)) => {
                     return Err(SourceError::NoSource {
                         gatord,
                         local: Box::new(LocalFailure::Open(error)),
                     })
                 }
+                Err(other) => return Err(other),
             };
             gatord_unused = Some(*gatord);
             local = Some(opened);
@@ -189,10 +190,15 @@ fn configure(config: &Config, backend: Option<Backend>) -> Result<Lizard, Error>
     }
 }
 
-/// Opens the local counters `local` names.
-fn open_local(local: &Local) -> Result<(Backend, LocalOpened), TargetError> {
-    let target = |target: Target, refused: Option<TargetError>| {
-        let opened = open_target(&target)?;
+/// Opens the local counters `local` names, with the Arm PMU events among `events` (names).
+fn open_local(local: &Local, events: &[String]) -> Result<(Backend, LocalOpened), SourceError> {
+    // The events are resolved only for a target: the calling process's HWCPipe resolves them itself.
+    let resolved = match local {
+        Local::Off | Local::ThisProcess => Vec::new(),
+        _ => resolve_cpu_events(events)?,
+    };
+    let target = |target: Target, refused: Option<TargetError>| -> Result<_, TargetError> {
+        let opened = open_target(&target, &resolved)?;
         Ok((
             Backend::Target(opened.backend),
             LocalOpened {
@@ -213,13 +219,13 @@ fn open_local(local: &Local) -> Result<(Backend, LocalOpened), TargetError> {
                 gpu_error: None,
             },
         )),
-        Local::Target(named) => target(named.clone(), None),
+        Local::Target(named) => Ok(target(named.clone(), None)?),
         Local::SystemWide { on_refusal } => match target(Target::system_wide(false)?, None) {
             Err(refused) if refused.is_refusal() => match on_refusal {
-                Refusal::Fail => Err(TargetError::DefaultRefused(Box::new(refused))),
-                Refusal::Probe => target(Target::Probe, Some(refused)),
+                Refusal::Fail => Err(TargetError::DefaultRefused(Box::new(refused)).into()),
+                Refusal::Probe => Ok(target(Target::Probe, Some(refused))?),
             },
-            other => other,
+            other => Ok(other?),
         },
     }
 }

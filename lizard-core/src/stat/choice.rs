@@ -4,8 +4,9 @@ use hwcpipe::cpu::{CpuMetric, METRICS};
 use hwcpipe::{CpuCounter, GpuCounter};
 
 /// The counters asked for by name: CPU counters, HWCPipe GPU counters, and the other names, which may be
-/// counters of Arm's database for the Mali GPU (resolved by [`count`](super::count) once the GPU is
-/// open, or refused there as unknown).
+/// Arm PMU events of the CPU (by Arm's mnemonic, the kernel's name or number) or counters of Arm's database
+/// for the Mali GPU (resolved by [`count`](super::count): the events against the CPU's PMUs, the database's
+/// once the GPU is open, or refused there as unknown).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Choice {
     /// The CPU counters counted, in the order asked (metric inputs after them).
@@ -15,9 +16,10 @@ pub struct Choice {
     pub cpu_shown: bool,
     /// The HWCPipe GPU counters.
     pub gpu: Vec<GpuCounter>,
-    /// The other names (trimmed), meant as counters of Arm's Mali database.
+    /// The other names (trimmed): Arm PMU events of the CPU, or counters of Arm's Mali database.
     pub database: Vec<String>,
-    /// Whether the CPU metrics are computed (their inputs are then in [`cpu`](Self::cpu)).
+    /// Whether the CPU metrics are computed (their counter inputs are then in [`cpu`](Self::cpu), and their
+    /// events are counted where the CPU has an Arm PMU).
     pub metrics: bool,
 }
 

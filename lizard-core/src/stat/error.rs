@@ -1,6 +1,7 @@
 //! Why a counting could not be made, and why the GPU gave no values.
 
 use hwcpipe::counting::TargetError;
+use hwcpipe::cpu::{EventError, PmusError};
 use hwcpipe::gpu::MaliUnavailable;
 use hwcpipe::GpuError;
 
@@ -37,6 +38,13 @@ pub enum StatError {
         #[source]
         reason: MaliUnavailable,
     },
+    /// A name spelled as an Arm PMU event (a number, `PMU/EVENT/`) that is no event of this CPU.
+    #[error("no Arm PMU event of this CPU")]
+    Event(#[from] EventError),
+    /// The CPU's PMUs could not be described (the kernel's sysfs, or Arm's data that `LIZARD_PMU_DATA`
+    /// names).
+    #[error("the CPU's PMUs could not be described")]
+    Pmus(#[from] PmusError),
     /// The target's CPU counters could not be opened, started or read.
     #[error(transparent)]
     Target(#[from] TargetError),

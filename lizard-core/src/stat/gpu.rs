@@ -33,7 +33,13 @@ impl GpuCounting {
     /// Opens the GPU and enables `chosen` (those it can measure) and the database counters named in
     /// `database`; nothing asked, nothing opened. A name that is no counter of this GPU's database (or any
     /// name, without a GPU to read it) is an unknown counter.
-    pub(crate) fn open(chosen: &[GpuCounter], database: &[String]) -> Result<Self, StatError> {
+    /// `events` are the Arm PMU event names known here, offered beside the counter names to a name that is
+    /// none.
+    pub(crate) fn open(
+        chosen: &[GpuCounter],
+        database: &[String],
+        events: &[String],
+    ) -> Result<Self, StatError> {
         if chosen.is_empty() && database.is_empty() {
             return Ok(GpuCounting {
                 profiler: None,
@@ -56,14 +62,17 @@ impl GpuCounting {
             (Err(gpu), Some(name)) => {
                 return Err(StatError::NoGpuForDatabase {
                     name: name.clone(),
-                    candidates: known_names().map(str::to_owned).collect(),
+                    candidates: known_names()
+                        .map(str::to_owned)
+                        .chain(events.iter().cloned())
+                        .collect(),
                     gpu,
                 })
             }
             (profiler, _) => profiler,
         };
         let resolved = match &profiler {
-            Ok(p) => resolve(p, database)?,
+            Ok(p) => resolve(p, database, events)?,
             Err(_) => Vec::new(),
         };
         Ok(GpuCounting {
@@ -120,7 +129,11 @@ impl GpuCounting {
 }
 
 /// The database counters named in `names` on the GPU `profiler` reads.
-fn resolve(profiler: &GpuProfiler, names: &[String]) -> Result<Vec<Resolved>, StatError> {
+fn resolve(
+    profiler: &GpuProfiler,
+    names: &[String],
+    events: &[String],
+) -> Result<Vec<Resolved>, StatError> {
     let catalog = profiler.mali_counters();
     let mut resolved = Vec::new();
     for name in names {
@@ -131,7 +144,11 @@ fn resolve(profiler: &GpuProfiler, names: &[String]) -> Result<Vec<Resolved>, St
             let database = catalog.iter().map(|(_, c)| c.name());
             return Err(StatError::UnknownCounter {
                 name: name.clone(),
-                candidates: known_names().chain(database).map(str::to_owned).collect(),
+                candidates: known_names()
+                    .chain(database)
+                    .map(str::to_owned)
+                    .chain(events.iter().cloned())
+                    .collect(),
             });
         };
         if let Err(reason) = &info.availability {
@@ -167,13 +184,13 @@ mod tests {
 
     #[test]
     fn a_database_counter_of_the_gpu_is_resolved_ignoring_case() {
-        let resolved = resolve(&simulated(), &names(&["maligpuactivecy"])).unwrap();
+        let resolved = resolve(&simulated(), &names(&["maligpuactivecy"]), &[]).unwrap();
         assert_eq!(resolved[0].name, "MaliGPUActiveCy");
     }
 
     #[test]
     fn a_name_of_no_database_counter_is_unknown_with_the_databases_names() {
-        match resolve(&simulated(), &names(&["MaliGPUActiveCyc"])) {
+        match resolve(&simulated(), &names(&["MaliGPUActiveCyc"]), &[]) {
             Err(StatError::UnknownCounter { name, candidates }) => {
                 assert_eq!(name, "MaliGPUActiveCyc");
                 assert!(candidates.iter().any(|c| c == "MaliGPUActiveCy"));
@@ -203,7 +220,7 @@ mod tests {
                 Some((p, name))
             });
         let (profiler, unavailable) = found.expect("a dummy GPU lacks a database counter");
-        match resolve(&profiler, &names(&[unavailable])) {
+        match resolve(&profiler, &names(&[unavailable]), &[]) {
             Err(StatError::NotCountable { name, .. }) => assert_eq!(name, unavailable),
             other => panic!("{:?}", other.map(|r| r.len())),
         }

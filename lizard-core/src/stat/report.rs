@@ -3,14 +3,14 @@
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use hwcpipe::cpu::{CpuMetric, MetricValue};
-use hwcpipe::{CpuCounter, GpuCounter};
+use hwcpipe::cpu::{CpuMetric, EventUnavailable, MetricValue};
+use hwcpipe::{CpuCounter, GpuCounter, Unit};
 
 use super::child_times::ChildTimes;
 use super::error::GpuUnavailable;
 
 /// One CPU series' total over the counting: a counter, summed over the threads or CPUs, or on one CPU.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CpuTotal {
     /// The counter.
     pub counter: CpuCounter,
@@ -20,6 +20,8 @@ pub struct CpuTotal {
     pub total: u64,
     /// Whether any part of it was scaled because the kernel multiplexed the counter.
     pub multiplexed: bool,
+    /// The share of the time it could count that it was on a counter (perf's `(50.00%)`), 0 to 1.
+    pub counted_share: Option<f64>,
 }
 
 impl CpuTotal {
@@ -30,6 +32,45 @@ impl CpuTotal {
             None => self.counter.name().to_owned(),
         }
     }
+}
+
+/// One Arm PMU event series' total over the counting: an event summed over the core types and the threads or
+/// CPUs that count it, on one core type, or on one CPU.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EventTotal {
+    /// The series' name: the event's (`INST_RETIRED`), or perf's spelling of one core type's part
+    /// (`armv8_cortex_a55/INST_RETIRED/`), with `@cpuN` for one CPU's.
+    pub name: String,
+    /// The event's own name (`INST_RETIRED`), which the metrics' formulas use.
+    pub event: String,
+    /// The PMU (kernel's name) of one core type's part.
+    pub pmu: Option<String>,
+    /// The core type's name of one core type's part (`Cortex-A55`).
+    pub core: Option<String>,
+    /// The CPU, when each CPU is a series of its own.
+    pub cpu: Option<u32>,
+    /// Its unit.
+    pub unit: Unit,
+    /// Arm's description, where known.
+    pub description: Option<String>,
+    /// The total (scaled up where the kernel multiplexed it).
+    pub total: u64,
+    /// Whether any part of it was scaled because the kernel multiplexed it.
+    pub multiplexed: bool,
+    /// The share of the time it could count that it was on a counter, 0 to 1 (`None`: it never could).
+    pub counted_share: Option<f64>,
+}
+
+/// An Arm PMU event asked for that is not counted on one core type (`pmu`), or at all (`pmu` `None`), and
+/// why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventNote {
+    /// The event's name.
+    pub event: String,
+    /// The PMU it is not counted on; `None` when it is counted nowhere.
+    pub pmu: Option<String>,
+    /// Why.
+    pub reason: EventUnavailable,
 }
 
 /// A CPU counter asked for that the kernel did not count, and why (HWCPipe's words).
@@ -68,6 +109,8 @@ pub struct MetricTotal {
     pub metric: &'static CpuMetric,
     /// Its value, or why it has none.
     pub value: MetricValue,
+    /// The core type (its PMU's name) of a value over one core type's events; `None` over all of them.
+    pub pmu: Option<String>,
 }
 
 /// Everything one counting measured.
@@ -93,13 +136,19 @@ pub struct Report {
     pub cpu: Vec<CpuTotal>,
     /// The CPU counters the kernel did not count, and why.
     pub cpu_unavailable: Vec<CpuUnavailable>,
+    /// Each counted Arm PMU event series' total: each event summed, and per core type where several
+    /// count it (or per CPU).
+    pub events: Vec<EventTotal>,
+    /// The Arm PMU events not counted on some core type, or at all, and why.
+    pub event_notes: Vec<EventNote>,
     /// The HWCPipe GPU counters' values.
     pub gpu: Vec<GpuTotal>,
     /// The counters of Arm's database asked for.
     pub database: Vec<DatabaseTotal>,
     /// Why the GPU gave no values, when GPU counters were asked for and it gave none.
     pub gpu_unavailable: Option<GpuUnavailable>,
-    /// The CPU metrics, when asked for.
+    /// The CPU metrics, when asked for: over every core type, then over each core type where the events
+    /// are counted on several.
     pub metrics: Option<Vec<MetricTotal>>,
 }
 
