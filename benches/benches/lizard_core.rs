@@ -127,6 +127,7 @@ fn reduce_samples(c: &mut Criterion) {
         set_event: None,
         derivation: None,
         cpu_series: None,
+        pmu_part: None,
     };
     let mut group = c.benchmark_group("lizard_core/reduce_65536_samples");
     group.throughput(Throughput::Elements(samples.len() as u64));

@@ -73,6 +73,7 @@ fuzz_target!(|input: Input| {
         set_event: None,
         derivation: None,
         cpu_series: None,
+        pmu_part: None,
     };
     for id in 1..=COUNTERS as u32 {
         let samples = store.samples(id, None).unwrap();

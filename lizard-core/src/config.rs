@@ -75,6 +75,9 @@ pub struct Config {
     /// opened on every core type that has them ([`crate::hwc::resolve_cpu_events`]); the others are left to
     /// the other sources. None by default: the local counters are HWCPipe's set.
     pub cpu_events: Vec<String>,
+    /// Whether a target's CPU counters count kernel execution too where the kernel allows it
+    /// ([`hwcpipe::KernelCounting::Auto`], the default) or user space only.
+    pub kernel: hwcpipe::KernelCounting,
 }
 
 impl Default for Config {
@@ -94,6 +97,7 @@ impl Default for Config {
             live_rate_ms: 100,
             busy_retry: Duration::from_secs(2),
             cpu_events: Vec::new(),
+            kernel: hwcpipe::KernelCounting::Auto,
         }
     }
 }

@@ -112,6 +112,20 @@ pub struct CpuSeries {
     pub cpu: u32,
 }
 
+/// One Arm PMU event's counter, counted by the local source beside HWCPipe's counters: the event, and
+/// the core type whose part it is when the event is counted on several (`armv8_cortex_a55/INST_RETIRED/`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct PmuPart {
+    /// The event (`INST_RETIRED`).
+    pub event: String,
+    /// The PMU of one core type (`armv8_cortex_a55`), for that core type's part; `None` for the event summed
+    /// over every core type that counts it.
+    pub pmu: Option<String>,
+    /// That core type, as people name it (`Cortex-A55`).
+    pub core: Option<String>,
+}
+
 /// What a counter's values count.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Scope {
@@ -172,6 +186,8 @@ pub struct Counter {
     /// For one CPU's series of a local counter counted per CPU, the counter and the CPU; `None` for every
     /// other counter.
     pub cpu_series: Option<CpuSeries>,
+    /// For an Arm PMU event counted by the local source, the event and the core type of its part.
+    pub pmu_part: Option<PmuPart>,
 }
 
 /// How a derived counter is computed: an equation over other counters' totals and device constants.
@@ -239,6 +255,7 @@ pub(crate) fn test_counter(id: CounterId, key: &str) -> Counter {
         set_event: None,
         derivation: None,
         cpu_series: None,
+        pmu_part: None,
     }
 }
 

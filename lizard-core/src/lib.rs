@@ -25,8 +25,8 @@ mod units;
 
 pub use config::{CaptureMode, Config, SampleRate, MAX_CAPACITY, PER_DRAW_LIVE_RATE_MS};
 pub use counter::{
-    Counter, CounterClass, CounterId, CpuSeries, Derivation, DerivedInput, ResultType, Scope,
-    SetEvent, Source, Units,
+    Counter, CounterClass, CounterId, CpuSeries, Derivation, DerivedInput, PmuPart, ResultType,
+    Scope, SetEvent, Source, Units,
 };
 pub use enabling::{ChoiceError, Chosen, Counters, Enabled, LeftOut, Overflow};
 pub use error::{error_chain, DirectError, Error, GatordError, NoValue, ProtocolFault, UsageError};
@@ -41,8 +41,8 @@ pub use gatord::xml::GatordDevice;
 pub use hwc::{
     open_target, CommandWatch, CpuStart, GpuDevice, GpuDump, GpuMiss, GpuPace, GpuPlan,
     GpuSampling, GpuSource, HwcBackend, HwcCounterInfo, HwcPipeBackend, KernelPlan,
-    NoKernelSampling, OpenedTarget, Sampling, SamplingMethod, StartSkew, UnreadableCounter,
-    MIN_SAMPLE_INTERVAL,
+    NoKernelSampling, OpenedTarget, Sampling, SamplingMethod, Scaling, StartSkew,
+    UnreadableCounter, MIN_SAMPLE_INTERVAL,
 };
 pub use lizard::{CoreReading, Lizard};
 pub use machine::Machine;

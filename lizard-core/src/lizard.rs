@@ -15,7 +15,7 @@ use crate::gatord::capture::{Capture, Plan};
 use crate::gatord::counter_sets::{self, SetSlots};
 use crate::gatord::discovery;
 use crate::gatord::xml::GatordDevice;
-use crate::hwc::backend::{GpuDevice, HwcBackend, UnreadableCounter};
+use crate::hwc::backend::{GpuDevice, HwcBackend, Scaling, UnreadableCounter};
 use crate::hwc::sampler::{nanos_since, Sampler, SharedBackend};
 use crate::hwc::{Sampling, MIN_SAMPLE_INTERVAL};
 use crate::reduce::{self, DerivedSource};
@@ -324,6 +324,34 @@ impl Lizard {
     /// Arm's database that the GPU's layout lacks or whose equation needs one); they have no id.
     pub fn unreadable(&self) -> &[UnreadableCounter] {
         self.hwc.as_ref().map_or(&[], |h| h.unreadable.as_slice())
+    }
+
+    /// How counter `id`'s total so far was scaled because the kernel multiplexed it (a local CPU counter
+    /// sharing the PMU's hardware counters); `None` for a counter the kernel never multiplexes, or before
+    /// its first sample.
+    pub fn scaling(&self, id: CounterId) -> Result<Option<Scaling>, Error> {
+        self.counter(id)?;
+        let Ok(hwc) = &self.hwc else {
+            return Ok(None);
+        };
+        let Some(index) = id.checked_sub(hwc.first_id) else {
+            return Ok(None);
+        };
+        let backend = hwc.backend.lock().unwrap_or_else(PoisonError::into_inner);
+        let scaling = backend.scaling().into_iter();
+        Ok(scaling
+            .filter(|(i, _)| *i == index as usize)
+            .map(|(_, s)| s)
+            .next())
+    }
+
+    /// Whether the direct source leaves kernel execution out of its CPU counts (the kernel refused to
+    /// count it for this target).
+    pub fn kernel_excluded(&self) -> bool {
+        self.hwc.as_ref().is_ok_and(|hwc| {
+            let backend = hwc.backend.lock().unwrap_or_else(PoisonError::into_inner);
+            backend.kernel_excluded()
+        })
     }
 
     /// The daemon and the machine it runs on, as gatord described them at the start of the latest capture

@@ -38,6 +38,7 @@ fn delta_counter(id: CounterId) -> Counter {
         set_event: None,
         derivation: None,
         cpu_series: None,
+        pmu_part: None,
     }
 }
 

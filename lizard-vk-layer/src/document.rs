@@ -130,6 +130,7 @@ impl Document {
             result_type: ValueType::Int,
             event: None,
             cpu_series: None,
+            pmu_event: None,
         })
     }
 
@@ -342,6 +343,7 @@ impl Document {
                         .map(|&(t, v)| (t, number(v, int)))
                         .collect(),
                     counted: None,
+                    scaling: None,
                     per_core: None,
                 }
             })

@@ -179,6 +179,7 @@ pub fn info(counter: &Counter) -> CounterInfo {
             .as_ref()
             .map(|e| format!("{:#04x}", e.code)),
         cpu_series: counter.cpu_series.clone(),
+        pmu_event: counter.pmu_part.clone(),
     }
 }
 
@@ -246,6 +247,7 @@ fn counter(lizard: &Lizard, id: u32, mode: Cores) -> Result<CapturedCounter, Eng
         dropped: lizard.dropped(id)?,
         samples,
         counted: per_core.then_some(Counted::PerCore),
+        scaling: lizard.scaling(id)?,
         per_core: parts,
     })
 }

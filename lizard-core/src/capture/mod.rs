@@ -19,7 +19,7 @@ pub mod trace_window;
 use serde::{Deserialize, Serialize};
 use serde_json::Number;
 
-pub use crate::{CpuSeries, Units};
+pub use crate::{CpuSeries, PmuPart, Scaling, Units};
 pub use cores::Cores;
 pub use facts::{Class, Counted, Method, Pace, Source, ValueType};
 pub use plan::{run, Captured, Ended, Plan, RunError, Watch, POLL};
@@ -494,6 +494,11 @@ pub struct CounterInfo {
     /// documents written before it was added).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu_series: Option<CpuSeries>,
+    /// For an Arm PMU event counted by the local source: `{"event": "INST_RETIRED", "pmu":
+    /// "armv8_cortex_a55", "core": "Cortex-A55"}`, the PMU and core of one core type's part (null for the
+    /// event over every core type). Written only then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pmu_event: Option<PmuPart>,
 }
 
 fn unit_multiplier() -> f64 {
@@ -534,6 +539,11 @@ pub struct CapturedCounter {
     /// `per core` when the source counted it once per core (written only then).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub counted: Option<Counted>,
+    /// For a local CPU counter: whether the kernel multiplexed it and the share of the time it was counted,
+    /// `{"multiplexed": true, "counted_share": 0.5}` (perf's `(50.00%)`); its value is then scaled up.
+    /// Written only for such counters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scaling: Option<Scaling>,
     /// With `--per-core`, for a counter counted per core: each core's part, by ascending core.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_core: Option<Vec<CorePart>>,

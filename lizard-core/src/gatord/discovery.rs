@@ -184,6 +184,7 @@ fn counter_of(
         set_event,
         derivation: None,
         cpu_series: None,
+        pmu_part: None,
     }
 }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::sampling::GpuPace;
 
-use crate::counter::{CounterClass, CpuSeries, Derivation, ResultType, Source, Units};
+use crate::counter::{CounterClass, CpuSeries, Derivation, PmuPart, ResultType, Source, Units};
 use crate::error::Error;
 use crate::store::Value;
 
@@ -35,6 +35,18 @@ pub struct HwcCounterInfo {
     /// For one CPU's series of a CPU counter counted per CPU (its `name` is then `NAME@cpuN`), the counter
     /// and the CPU; `None` otherwise.
     pub cpu_series: Option<CpuSeries>,
+    /// For an Arm PMU event, the event and the core type of its part.
+    pub pmu_part: Option<PmuPart>,
+}
+
+/// How a CPU counter's total was scaled because the kernel multiplexed it (perf's `(50.00%)`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Scaling {
+    /// Whether any part of the total was scaled up because the counter was not always on a hardware counter.
+    pub multiplexed: bool,
+    /// The share of the time it could count that it was on a counter, 0 to 1, where the kernel says.
+    pub counted_share: Option<f64>,
 }
 
 /// A counter the backend knows of but cannot read here, and why. With the `serde` feature it serializes as a
@@ -72,6 +84,16 @@ pub trait HwcBackend: Send + fmt::Debug {
     fn sample(&mut self, out: &mut Vec<(usize, Value)>) -> Result<(), Error>;
     /// Stops counting. Must not fail; calling it twice is harmless.
     fn stop(&mut self);
+    /// How the last sample's totals were scaled, by counter index (the counters the kernel can multiplex).
+    fn scaling(&self) -> Vec<(usize, Scaling)> {
+        Vec::new()
+    }
+
+    /// Whether kernel execution is left out of the CPU counts (the kernel refused to count it).
+    fn kernel_excluded(&self) -> bool {
+        false
+    }
+
     /// What the CPU counters count, for their title (`HWCPipe CPU (…)`): `this process` unless the backend
     /// counts something else (a command, a process by pid, whole CPUs).
     fn cpu_scope(&self) -> String {

@@ -399,6 +399,7 @@ impl HwcBackend for HwcPipeBackend {
                 category: None,
                 derivation: None,
                 cpu_series: None,
+                pmu_part: None,
             }
         };
         let mut infos: Vec<HwcCounterInfo> =
@@ -413,6 +414,7 @@ impl HwcBackend for HwcPipeBackend {
             category: Some(super::PMU_EVENT_CATEGORY.to_owned()),
             derivation: None,
             cpu_series: None,
+            pmu_part: None,
         }));
         infos.extend(self.counters[self.cpu_count..].iter().map(info));
         let Some(side) = self.gpu.as_deref() else {
@@ -447,6 +449,7 @@ impl HwcBackend for HwcPipeBackend {
                 category: Some(format!("Mali {} (Arm's database)", spec.group)),
                 derivation,
                 cpu_series: None,
+                pmu_part: None,
             })
         }));
         infos

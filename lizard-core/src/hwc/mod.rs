@@ -10,14 +10,16 @@ mod target_backend;
 
 pub use backend::{
     GpuDevice, GpuDump, GpuMiss, GpuPlan, GpuSource, HwcBackend, HwcCounterInfo, KernelPlan,
-    NoKernelSampling, UnreadableCounter,
+    NoKernelSampling, Scaling, UnreadableCounter,
 };
 pub use hwcpipe_backend::HwcPipeBackend;
 pub use pmu_events::{event_counter_names, events_of, resolve_cpu_events, CpuEventsError};
 pub use sampling::{
     CpuStart, GpuPace, GpuSampling, Sampling, SamplingMethod, StartSkew, MIN_SAMPLE_INTERVAL,
 };
-pub use target_backend::{open_target, CommandWatch, OpenedTarget, PMU_EVENT_CATEGORY};
+pub use target_backend::{
+    open_target, open_target_with, CommandWatch, OpenedTarget, PMU_EVENT_CATEGORY,
+};
 
 use std::sync::Arc;
 
@@ -67,6 +69,7 @@ pub(crate) fn counter_from(info: HwcCounterInfo, cpu_scope: &str) -> Counter {
         set_event: None,
         derivation: info.derivation.map(Arc::new),
         cpu_series: info.cpu_series,
+        pmu_part: info.pmu_part,
     }
 }
 
@@ -86,6 +89,7 @@ mod tests {
             category: None,
             derivation: None,
             cpu_series: None,
+            pmu_part: None,
         }
     }
 
@@ -99,6 +103,7 @@ mod tests {
             HwcCounterInfo {
                 name: "TaskClock@cpu3".into(),
                 cpu_series: Some(series.clone()),
+                pmu_part: None,
                 ..info(Source::HwcPipeCpu)
             },
             "all CPUs, per CPU",

@@ -10,12 +10,14 @@ use std::time::Duration;
 
 use hwcpipe::counting::{Counted, KernelSampler, Target, TargetCounters, TargetError};
 use hwcpipe::cpu::PmuEvent;
-use hwcpipe::{CpuConfig, CpuCounter, GpuCounter, HwcPipe};
+use hwcpipe::{CpuConfig, CpuCounter, GpuCounter, HwcPipe, KernelCounting};
 
 use super::backend::GpuPlan;
 use super::backend::NoKernelSampling;
-use super::{GpuDevice, HwcBackend, HwcCounterInfo, HwcPipeBackend, KernelPlan, UnreadableCounter};
-use crate::counter::{CounterClass, CpuSeries, ResultType, Source};
+use super::{
+    GpuDevice, HwcBackend, HwcCounterInfo, HwcPipeBackend, KernelPlan, Scaling, UnreadableCounter,
+};
+use crate::counter::{CounterClass, CpuSeries, PmuPart, ResultType, Source};
 use crate::error::Error as EngineError;
 use crate::store::Value;
 use crate::units::Units;
@@ -58,6 +60,8 @@ struct TargetBackend {
     gpu: Option<HwcPipeBackend>,
     gpu_first: usize,
     enabled_cpu: Vec<usize>,
+    /// How the last sample's totals were scaled, per enabled CPU series.
+    scaling: Vec<(usize, Scaling)>,
     watch: CommandWatch,
 }
 
@@ -78,12 +82,16 @@ pub struct OpenedTarget {
 /// here; the sampler reaps it as soon as it exits ([`CommandWatch`]), and it is killed if still running when
 /// the capture stops.
 pub fn open_target(target: &Target, events: &[PmuEvent]) -> Result<OpenedTarget, TargetError> {
-    let cpu = TargetCounters::open(
-        target,
-        &CpuCounter::ALL,
-        events,
-        hwcpipe::KernelCounting::Auto,
-    )?;
+    open_target_with(target, events, KernelCounting::Auto)
+}
+
+/// [`open_target`], counting kernel execution as `kernel` says.
+pub fn open_target_with(
+    target: &Target,
+    events: &[PmuEvent],
+    kernel: KernelCounting,
+) -> Result<OpenedTarget, TargetError> {
+    let cpu = TargetCounters::open(target, &CpuCounter::ALL, events, kernel)?;
     // The GPU counters count the whole GPU whatever the CPU target; no GPU is no GPU counters, and
     // the reason is kept for the summary.
     let pipe = HwcPipe::with_config(None, &GpuCounter::ALL);
@@ -99,6 +107,7 @@ pub fn open_target(target: &Target, events: &[PmuEvent]) -> Result<OpenedTarget,
         cpu,
         gpu,
         enabled_cpu: Vec::new(),
+        scaling: Vec::new(),
         watch: watch.clone(),
     };
     Ok(OpenedTarget {
@@ -112,6 +121,20 @@ impl TargetBackend {
     /// Whether the counters count a task (a command, a process, this process) rather than CPUs.
     fn is_task(&self) -> bool {
         !matches!(self.target, Target::Cpus { .. })
+    }
+
+    /// The event and core type of an Arm PMU event's series.
+    fn pmu_part(&self, of: Counted) -> Option<PmuPart> {
+        let Counted::Event { event, pmu } = of else {
+            return None;
+        };
+        let status = self.cpu.events().get(event)?;
+        let placement = pmu.and_then(|p| status.event.placements.iter().find(|pl| pl.pmu == p));
+        Some(PmuPart {
+            event: status.event.name.clone(),
+            pmu: placement.map(|pl| pl.pmu_name.clone()),
+            core: placement.map(|pl| pl.label.clone()),
+        })
     }
 
     /// Reaps the command if it has exited.
@@ -150,6 +173,7 @@ impl HwcBackend for TargetBackend {
                     counter: self.cpu.base_name(series),
                     cpu,
                 }),
+                pmu_part: self.pmu_part(series.of),
             })
             .collect();
         if let Some(gpu) = &self.gpu {
@@ -197,9 +221,17 @@ impl HwcBackend for TargetBackend {
             .cpu
             .sample()
             .map_err(|e| EngineError::Direct(DirectError::Backend(Box::new(e))))?;
+        self.scaling.clear();
         for &index in &self.enabled_cpu {
             if let Some(reading) = readings.get(index) {
                 out.push((index, Value::from(hwcpipe::Value::Int(reading.delta))));
+                self.scaling.push((
+                    index,
+                    Scaling {
+                        multiplexed: reading.multiplexed,
+                        counted_share: reading.counted_share(),
+                    },
+                ));
             }
         }
         self.check_child();
@@ -226,7 +258,16 @@ impl HwcBackend for TargetBackend {
     }
 
     fn unreadable(&self) -> Vec<UnreadableCounter> {
-        let mut unreadable = super::pmu_events::not_counted(self.cpu.events());
+        let mut unreadable: Vec<UnreadableCounter> = self
+            .cpu
+            .unavailable()
+            .iter()
+            .map(|(counter, reason)| UnreadableCounter {
+                name: counter.name().to_owned(),
+                reason: reason.clone(),
+            })
+            .collect();
+        unreadable.extend(super::pmu_events::not_counted(self.cpu.events()));
         if let Some(gpu) = &self.gpu {
             unreadable.extend(gpu.unreadable());
         }
@@ -235,6 +276,14 @@ impl HwcBackend for TargetBackend {
 
     fn cpu_scope(&self) -> String {
         self.cpu.scope().to_owned()
+    }
+
+    fn scaling(&self) -> Vec<(usize, Scaling)> {
+        self.scaling.clone()
+    }
+
+    fn kernel_excluded(&self) -> bool {
+        self.cpu.kernel_excluded()
     }
 
     fn check_target(&mut self) {

@@ -27,7 +27,7 @@ use hwcpipe::counting::{Target, TargetError};
 
 use crate::config::Config;
 use crate::error::Error;
-use crate::hwc::{open_target, resolve_cpu_events, CommandWatch, HwcBackend};
+use crate::hwc::{open_target_with, resolve_cpu_events, CommandWatch, HwcBackend};
 use crate::lizard::Lizard;
 use crate::transport::GatordAddress;
 
@@ -118,7 +118,7 @@ pub fn open(sources: &Sources, mut config: Config) -> Result<Opened, SourceError
     };
     let (backend, mut local) = match wanted_now {
         true => {
-            let (backend, opened) = open_local(&sources.local, &config.cpu_events)?;
+            let (backend, opened) = open_local(&sources.local, &config)?;
             (Some(backend), Some(opened))
         }
         false => (None, None),
@@ -131,7 +131,7 @@ pub fn open(sources: &Sources, mut config: Config) -> Result<Opened, SourceError
                 && local.is_none()
                 && sources.local != Local::Off =>
         {
-            let (backend, opened) = match open_local(&sources.local, &config.cpu_events) {
+            let (backend, opened) = match open_local(&sources.local, &config) {
                 Ok(opened) => opened,
                 Err(SourceError::Target(error)) => {
                     return Err(SourceError::NoSource {
@@ -190,15 +190,16 @@ fn configure(config: &Config, backend: Option<Backend>) -> Result<Lizard, Error>
     }
 }
 
-/// Opens the local counters `local` names, with the Arm PMU events among `events` (names).
-fn open_local(local: &Local, events: &[String]) -> Result<(Backend, LocalOpened), SourceError> {
+/// Opens the local counters `local` names, with the Arm PMU events among `config.cpu_events` (names),
+/// counting kernel execution as `config.kernel` says.
+fn open_local(local: &Local, config: &Config) -> Result<(Backend, LocalOpened), SourceError> {
     // The events are resolved only for a target: the calling process's HWCPipe resolves them itself.
     let resolved = match local {
         Local::Off | Local::ThisProcess => Vec::new(),
-        _ => resolve_cpu_events(events)?,
+        _ => resolve_cpu_events(&config.cpu_events)?,
     };
     let target = |target: Target, refused: Option<TargetError>| -> Result<_, TargetError> {
-        let opened = open_target(&target, &resolved)?;
+        let opened = open_target_with(&target, &resolved, config.kernel)?;
         Ok((
             Backend::Target(opened.backend),
             LocalOpened {

@@ -461,6 +461,7 @@ mod properties {
                     .map(|(t, v)| (t, serde_json::Number::from_f64(v)))
                     .collect(),
                 counted: None,
+                scaling: None,
                 per_core: None,
             })
     }
