@@ -104,6 +104,8 @@ pub enum Counters {
     /// The counters these names name ([`crate::counter_names::select_in`]: an Arm PMU event also by the
     /// kernel's name or number), in the order named; an event that does not fit its set's slots is an error.
     Named(Vec<String>),
+    /// These counters, by id, in order; an event that does not fit its set's slots is an error.
+    Ids(Vec<CounterId>),
 }
 
 /// The counters [`Lizard::enable_counters`] chose and enabled, and the notes for the user.
@@ -147,6 +149,7 @@ impl Lizard {
                 let ids = named.iter().map(|c| c.id).collect();
                 (ids, Vec::new(), Overflow::Fail)
             }
+            Counters::Ids(ids) => (ids.clone(), Vec::new(), Overflow::Fail),
         };
         let enabled = self.enable_fitting(&ids, overflow)?;
         Ok(Chosen {

@@ -45,8 +45,7 @@ pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {
         _ => None,
     };
     let target_ended = move || {
-        watch.as_ref().is_some_and(|w| w.status().is_some())
-            || pid.is_some_and(counting::process_ended)
+        watch.as_ref().is_some_and(|w| w.exited()) || pid.is_some_and(counting::process_ended)
     };
     let counters = match (args.counters.is_empty(), args.all) {
         (true, false) => Counters::Default,

@@ -58,6 +58,10 @@ pub struct UnreadableCounter {
     pub name: String,
     /// Why it is not read.
     pub reason: String,
+    /// For an Arm PMU event, the event and the core type it is not counted on (`pmu` `None`: counted on
+    /// none).
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub pmu_part: Option<PmuPart>,
 }
 
 /// The GPU a [`HwcBackend`] reads, as its driver identified it.

@@ -474,6 +474,7 @@ impl HwcBackend for HwcPipeBackend {
                     Some(UnreadableCounter {
                         name: info.name().to_owned(),
                         reason: reason.to_string(),
+                        pmu_part: None,
                     })
                 }),
         );

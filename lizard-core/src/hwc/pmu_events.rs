@@ -9,6 +9,7 @@ use hwcpipe::cpu::{
 };
 
 use super::backend::UnreadableCounter;
+use crate::counter::PmuPart;
 
 /// Why the events named could not be resolved.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +57,11 @@ pub(crate) fn not_counted(statuses: &[EventStatus]) -> Vec<UnreadableCounter> {
             unreadable.push(UnreadableCounter {
                 name: status.event.name.clone(),
                 reason: reason.to_string(),
+                pmu_part: Some(PmuPart {
+                    event: status.event.name.clone(),
+                    pmu: None,
+                    core: None,
+                }),
             });
             continue;
         }
@@ -64,6 +70,11 @@ pub(crate) fn not_counted(statuses: &[EventStatus]) -> Vec<UnreadableCounter> {
                 unreadable.push(UnreadableCounter {
                     name: format!("{}/{}/", placement.pmu_name, status.event.name),
                     reason: reason.to_string(),
+                    pmu_part: Some(PmuPart {
+                        event: status.event.name.clone(),
+                        pmu: Some(placement.pmu_name.clone()),
+                        core: Some(placement.label.clone()),
+                    }),
                 });
             }
         }

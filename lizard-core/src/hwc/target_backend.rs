@@ -32,6 +32,8 @@ pub struct CommandWatch(Arc<Mutex<Watch>>);
 
 #[derive(Debug, Default)]
 struct Watch {
+    /// The command's process, once started.
+    pid: Option<i32>,
     status: Option<ExitStatus>,
     killed: bool,
 }
@@ -40,6 +42,13 @@ impl CommandWatch {
     /// The command's exit status, once it exited and was reaped.
     pub fn status(&self) -> Option<ExitStatus> {
         self.lock().status
+    }
+
+    /// Whether the command has exited: reaped, or a zombie waiting to be (so a caller need not wait for the
+    /// sampler's next look).
+    pub fn exited(&self) -> bool {
+        let watch = self.lock();
+        watch.status.is_some() || watch.pid.is_some_and(hwcpipe::counting::process_ended)
     }
 
     /// Whether the command was still running when the capture stopped, and was killed.
@@ -205,7 +214,11 @@ impl HwcBackend for TargetBackend {
         }
         self.cpu
             .run()
-            .map_err(|e| EngineError::Direct(DirectError::Backend(Box::new(e))))
+            .map_err(|e| EngineError::Direct(DirectError::Backend(Box::new(e))))?;
+        if let Some(child) = self.cpu.child() {
+            self.watch.lock().pid = i32::try_from(child.id()).ok();
+        }
+        Ok(())
     }
 
     fn sample(&mut self, out: &mut Vec<(usize, Value)>) -> Result<(), EngineError> {
@@ -265,6 +278,7 @@ impl HwcBackend for TargetBackend {
             .map(|(counter, reason)| UnreadableCounter {
                 name: counter.name().to_owned(),
                 reason: reason.clone(),
+                pmu_part: None,
             })
             .collect();
         unreadable.extend(super::pmu_events::not_counted(self.cpu.events()));

@@ -7,7 +7,7 @@ use crate::hwc::CommandWatch;
 use crate::lizard::Lizard;
 
 /// The local counters an engine was opened with.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct LocalOpened {
     /// What they count; `None` for the calling process through HWCPipe ([`Local::ThisProcess`](super::Local)).
     pub target: Option<Target>,

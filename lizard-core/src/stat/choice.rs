@@ -79,14 +79,6 @@ fn by_kind(names: &[String]) -> (Vec<CpuCounter>, Vec<GpuCounter>, Vec<String>) 
     (cpu, gpu, database)
 }
 
-/// The CPU and HWCPipe GPU counter names, the candidates an unknown name is compared with.
-pub(crate) fn known_names() -> impl Iterator<Item = &'static str> {
-    CpuCounter::ALL
-        .into_iter()
-        .map(CpuCounter::name)
-        .chain(GpuCounter::ALL.into_iter().map(GpuCounter::name))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -229,7 +229,7 @@ mod tests {
                 pmu: Some("armv8_cortex_a55".into()),
                 core: Some("Cortex-A55".into()),
                 cpu: None,
-                unit: hwcpipe::Unit::Events,
+                unit: hwcpipe::Unit::Events.into(),
                 description: None,
                 total: 7,
                 multiplexed: false,
@@ -241,15 +241,16 @@ mod tests {
                 reason: EventUnavailable::NotOnPmu(NotOnPmu::NotImplemented {
                     core: "Cortex-A72".into(),
                     code: 0x24,
-                }),
+                })
+                .to_string(),
             }],
             gpu: vec![GpuTotal {
                 counter: GpuCounter::GpuCycles,
                 value: 1000.0,
             }],
             database: vec![DatabaseTotal {
-                name: "MaliGPUActiveCy",
-                units: "cycles",
+                name: "MaliGPUActiveCy".into(),
+                units: "cycles".into(),
                 value: None,
             }],
             gpu_unavailable: None,

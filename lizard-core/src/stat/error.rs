@@ -2,8 +2,13 @@
 
 use hwcpipe::counting::TargetError;
 use hwcpipe::cpu::{EventError, PmusError};
-use hwcpipe::gpu::MaliUnavailable;
 use hwcpipe::GpuError;
+
+use crate::capture::RunError;
+use crate::enabling::ChoiceError;
+use crate::hwc::CpuEventsError;
+use crate::sources::SourceError;
+use crate::Error;
 
 /// Why [`count`](super::count) failed. Each variant keeps its cause.
 #[derive(Debug, thiserror::Error)]
@@ -29,14 +34,14 @@ pub enum StatError {
         #[source]
         gpu: GpuUnavailable,
     },
-    /// A counter of Arm's database this GPU or its driver cannot give.
-    #[error("{name} cannot be counted on this GPU")]
+    /// A counter the local source knows of but cannot count here (a counter of Arm's database this GPU or
+    /// its driver cannot give).
+    #[error("{name} cannot be counted here: {reason}")]
     NotCountable {
-        /// Its machine name.
-        name: &'static str,
+        /// Its name.
+        name: String,
         /// Why.
-        #[source]
-        reason: MaliUnavailable,
+        reason: String,
     },
     /// A name spelled as an Arm PMU event (a number, `PMU/EVENT/`) that is no event of this CPU.
     #[error("no Arm PMU event of this CPU")]
@@ -48,9 +53,27 @@ pub enum StatError {
     /// The target's CPU counters could not be opened, started or read.
     #[error(transparent)]
     Target(#[from] TargetError),
-    /// Waiting for the counted command failed.
-    #[error("waiting for the command")]
-    Wait(#[source] std::io::Error),
+    /// The target's counters could not be opened as the engine's source.
+    #[error("the target's counters could not be opened")]
+    Sources(#[source] Box<SourceError>),
+    /// The counters could not be chosen or enabled.
+    #[error(transparent)]
+    Choice(#[from] ChoiceError),
+    /// The capture could not start, or its values could not be read.
+    #[error(transparent)]
+    Engine(#[from] Error),
+    /// The capture could not run.
+    #[error(transparent)]
+    Capture(Box<RunError>),
+}
+
+impl From<CpuEventsError> for StatError {
+    fn from(error: CpuEventsError) -> StatError {
+        match error {
+            CpuEventsError::Event(error) => StatError::Event(error),
+            CpuEventsError::Pmus(error) => StatError::Pmus(error),
+        }
+    }
 }
 
 /// Why the Mali GPU gave no values over a counting: the stage that failed and HWCPipe's error (the

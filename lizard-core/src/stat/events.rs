@@ -8,8 +8,9 @@ use super::error::StatError;
 /// The events of a counting, and the names left for Arm's Mali database.
 #[derive(Debug)]
 pub(crate) struct EventChoice {
-    /// The events: those asked by name first, then the metrics' inputs not among them.
-    pub(crate) events: Vec<PmuEvent>,
+    /// The events, each with its name as given (the metrics' inputs by Arm's mnemonic), for the engine to
+    /// count: those asked by name first, then the metrics' inputs not among them.
+    pub(crate) events: Vec<(String, PmuEvent)>,
     /// The names that are no Arm PMU event, meant as counters of Arm's Mali database.
     pub(crate) database: Vec<String>,
 }
@@ -22,7 +23,7 @@ pub(crate) fn choose(
     names: &[String],
     metrics: bool,
 ) -> Result<EventChoice, StatError> {
-    let mut events: Vec<PmuEvent> = Vec::new();
+    let mut events: Vec<(String, PmuEvent)> = Vec::new();
     let mut database = Vec::new();
     for name in names {
         let spec: EventSpec = match name.parse() {
@@ -36,8 +37,8 @@ pub(crate) fn choose(
         };
         match pmus.resolve(&spec) {
             Ok(event) => {
-                if !events.iter().any(|e| e.name == event.name) {
-                    events.push(event);
+                if !events.iter().any(|(_, e)| e.name == event.name) {
+                    events.push((name.clone(), event));
                 }
             }
             Err(EventError::Unknown { .. }) if spec.pmu.is_none() => database.push(name.clone()),
@@ -46,11 +47,11 @@ pub(crate) fn choose(
     }
     if metrics && !pmus.is_empty() {
         for input in METRICS.iter().flat_map(|m| m.event_inputs()) {
-            if events.iter().any(|e| e.name == input) {
+            if events.iter().any(|(_, e)| e.name == input) {
                 continue;
             }
             let spec: EventSpec = input.parse().map_err(EventError::from)?;
-            events.push(pmus.resolve(&spec)?);
+            events.push((input.to_owned(), pmus.resolve(&spec)?));
         }
     }
     Ok(EventChoice { events, database })
@@ -87,7 +88,7 @@ mod tests {
             false,
         )
         .unwrap();
-        let events: Vec<&str> = choice.events.iter().map(|e| e.name.as_str()).collect();
+        let events: Vec<&str> = choice.events.iter().map(|(_, e)| e.name.as_str()).collect();
         assert_eq!(
             events,
             ["INST_RETIRED", "CPU_CYCLES"],
@@ -111,8 +112,8 @@ mod tests {
     #[test]
     fn metrics_add_their_events_where_there_is_an_arm_pmu() {
         let choice = choose(&a72(), &names(&["CPU_CYCLES"]), true).unwrap();
-        assert_eq!(choice.events[0].name, "CPU_CYCLES");
-        let count = |name: &str| choice.events.iter().filter(|e| e.name == name).count();
+        assert_eq!(choice.events[0].1.name, "CPU_CYCLES");
+        let count = |name: &str| choice.events.iter().filter(|(_, e)| e.name == name).count();
         assert_eq!(count("CPU_CYCLES"), 1);
         assert_eq!(count("INST_RETIRED"), 1);
         assert_eq!(count("STALL_BACKEND"), 1);

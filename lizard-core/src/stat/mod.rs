@@ -15,7 +15,6 @@ mod document;
 mod error;
 mod events;
 mod exit_status;
-mod gpu;
 mod report;
 
 pub use child_times::ChildTimes;

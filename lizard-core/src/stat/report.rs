@@ -3,8 +3,10 @@
 use std::process::ExitStatus;
 use std::time::Duration;
 
-use hwcpipe::cpu::{CpuMetric, EventUnavailable, MetricValue};
-use hwcpipe::{CpuCounter, GpuCounter, Unit};
+use hwcpipe::cpu::{CpuMetric, MetricValue};
+use hwcpipe::{CpuCounter, GpuCounter};
+
+use crate::Units;
 
 use super::child_times::ChildTimes;
 use super::error::GpuUnavailable;
@@ -50,7 +52,7 @@ pub struct EventTotal {
     /// The CPU, when each CPU is a series of its own.
     pub cpu: Option<u32>,
     /// Its unit.
-    pub unit: Unit,
+    pub unit: Units,
     /// Arm's description, where known.
     pub description: Option<String>,
     /// The total (scaled up where the kernel multiplexed it).
@@ -70,7 +72,7 @@ pub struct EventNote {
     /// The PMU it is not counted on; `None` when it is counted nowhere.
     pub pmu: Option<String>,
     /// Why.
-    pub reason: EventUnavailable,
+    pub reason: String,
 }
 
 /// A CPU counter asked for that the kernel did not count, and why (HWCPipe's words).
@@ -92,12 +94,12 @@ pub struct GpuTotal {
 }
 
 /// A counter of Arm's Mali database asked for, and its value over the counting.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct DatabaseTotal {
     /// Its machine name.
-    pub name: &'static str,
-    /// Its units, as the database writes them.
-    pub units: &'static str,
+    pub name: String,
+    /// Its units.
+    pub units: String,
     /// Its value; `None` when the counting gave none (a division by zero, or no GPU sample).
     pub value: Option<f64>,
 }
