@@ -18,7 +18,6 @@ pub mod reduce;
 mod regions;
 pub mod selection;
 pub mod sources;
-pub mod stat;
 pub mod store;
 pub mod transport;
 mod units;

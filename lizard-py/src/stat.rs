@@ -7,7 +7,7 @@ use std::time::Duration;
 use hwcpipe::counting::Target;
 use hwcpipe::KernelCounting;
 use lizard_core::sources::Local;
-use lizard_core::stat::{self as engine, StatError as EngineStatError};
+use lizard_stat::{self as engine, StatError as EngineStatError};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 

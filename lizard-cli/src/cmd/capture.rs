@@ -13,7 +13,7 @@ use crate::error::CliError;
 use crate::interrupt;
 use crate::output;
 use crate::source::{self, Purpose};
-use lizard_core::stat::shell_status;
+use lizard_stat::shell_status;
 
 /// Runs `lizard capture`.
 pub fn run(args: &CaptureArgs) -> Result<i32, CliError> {

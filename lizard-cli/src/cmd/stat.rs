@@ -1,14 +1,14 @@
 //! `lizard stat`: count the CPU events of a command (`-- CMD ARGS…`), an existing process (`--pid`) or
 //! the whole system (`--system-wide`, `--cpu`), like `perf stat`, and the Mali GPU's counters over the
 //! same time (the whole GPU: its counters do not follow a process). The counting is
-//! [`lizard_core::stat`]'s; this prints its report.
+//! [`lizard_stat`]'s; this prints its report.
 
 use hwcpipe::counting::Target;
 use hwcpipe::cpu::MetricValue;
 use hwcpipe::{CpuCounter, KernelCounting, Unit};
 use lizard_core::error_chain;
-use lizard_core::stat::{self, MetricTotal, Report, StatError};
 use lizard_render::text::{grouped, rate_text, significant, time_text};
+use lizard_stat::{self as stat, MetricTotal, Report, StatError};
 
 use crate::args::{ListFormat, StatArgs};
 use crate::error::CliError;

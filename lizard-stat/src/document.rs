@@ -6,8 +6,8 @@ use serde::{Serialize, Serializer};
 
 use hwcpipe::cpu::MetricValue;
 
-use super::report::Report;
-use crate::error::error_chain;
+use crate::report::Report;
+use lizard_core::error_chain;
 
 /// A row's value: a CPU count is an integer, a GPU value a real number.
 #[derive(Serialize)]
@@ -197,10 +197,10 @@ mod tests {
     use hwcpipe::cpu::METRICS;
     use hwcpipe::{CpuCounter, GpuCounter};
 
-    use super::super::report::{
+    use super::*;
+    use crate::report::{
         CpuTotal, CpuUnavailable, DatabaseTotal, EventNote, EventTotal, GpuTotal, MetricTotal,
     };
-    use super::*;
     use hwcpipe::cpu::{EventUnavailable, NotOnPmu};
 
     fn report() -> Report {

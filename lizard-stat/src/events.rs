@@ -3,7 +3,7 @@
 
 use hwcpipe::cpu::{CpuPmus, EventError, EventSpec, EventSpecError, PmuEvent, METRICS};
 
-use super::error::StatError;
+use crate::error::StatError;
 
 /// The events of a counting, and the names left for Arm's Mali database.
 #[derive(Debug)]

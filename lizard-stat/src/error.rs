@@ -4,11 +4,11 @@ use hwcpipe::counting::TargetError;
 use hwcpipe::cpu::{EventError, PmusError};
 use hwcpipe::GpuError;
 
-use crate::capture::RunError;
-use crate::enabling::ChoiceError;
-use crate::hwc::CpuEventsError;
-use crate::sources::SourceError;
-use crate::Error;
+use lizard_core::capture::RunError;
+use lizard_core::hwc::CpuEventsError;
+use lizard_core::sources::SourceError;
+use lizard_core::ChoiceError;
+use lizard_core::Error;
 
 /// Why [`count`](super::count) failed. Each variant keeps its cause.
 #[derive(Debug, thiserror::Error)]
@@ -72,6 +72,7 @@ impl From<CpuEventsError> for StatError {
         match error {
             CpuEventsError::Event(error) => StatError::Event(error),
             CpuEventsError::Pmus(error) => StatError::Pmus(error),
+            other => StatError::Sources(Box::new(SourceError::Events(other))),
         }
     }
 }

@@ -6,10 +6,10 @@ use std::time::Duration;
 use hwcpipe::cpu::{CpuMetric, MetricValue};
 use hwcpipe::{CpuCounter, GpuCounter};
 
-use crate::Units;
+use lizard_core::Units;
 
-use super::child_times::ChildTimes;
-use super::error::GpuUnavailable;
+use crate::child_times::ChildTimes;
+use crate::error::GpuUnavailable;
 
 /// One CPU series' total over the counting: a counter, summed over the threads or CPUs, or on one CPU.
 #[derive(Debug, Clone, Copy, PartialEq)]

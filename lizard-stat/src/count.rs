@@ -7,18 +7,18 @@ use hwcpipe::cpu::metrics::CounterTotal;
 use hwcpipe::cpu::{CpuPmus, EventUnavailable, MetricInput, METRICS};
 use hwcpipe::{CpuCounter, GpuCounter, KernelCounting};
 
-use super::child_times::ChildTimes;
-use super::choice::Choice;
-use super::error::{GpuUnavailable, StatError};
-use super::events;
-use super::report::{
+use crate::child_times::ChildTimes;
+use crate::choice::Choice;
+use crate::error::{GpuUnavailable, StatError};
+use crate::events;
+use crate::report::{
     CpuTotal, CpuUnavailable, DatabaseTotal, EventNote, EventTotal, GpuTotal, MetricTotal, Report,
 };
-use crate::capture::{self, CapturedCounter, Plan, Source, Watch};
-use crate::counter_names::SelectError;
-use crate::enabling::Counters;
-use crate::sources::{self, Gatord, Join, Local, SourceError, Sources};
-use crate::{CommandWatch, Config, CounterId, Lizard, UnreadableCounter};
+use lizard_core::capture::{self, CapturedCounter, Plan, Source, Watch};
+use lizard_core::counter_names::SelectError;
+use lizard_core::sources::{self, Gatord, Join, Local, SourceError, Sources};
+use lizard_core::{ChoiceError, Counters};
+use lizard_core::{CommandWatch, Config, CounterId, Lizard, UnreadableCounter};
 
 /// How a counting runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -48,9 +48,9 @@ const POLL: Duration = Duration::from_millis(1);
 /// Counts `target` for `choice` as a capture of the engine ([`capture::run`]) over the target's local
 /// counters: the names that are no HWCPipe counter are sorted into Arm PMU events of this CPU (its PMUs as
 /// the kernel describes them, with Arm's event lists from the folder `LIZARD_PMU_DATA` names) and counters
-/// of Arm's Mali database; the counters are chosen by name ([`crate::counter_names`]); a command is counted
+/// of Arm's Mali database; the counters are chosen by name ([`lizard_core::counter_names`]); a command is counted
 /// until it exits, a process or CPUs until it ends, [`Options::duration`] passes or `stop` returns `true`.
-/// Each total is the engine's reading over the capture ([`crate::reduce`]); the report is a view of the
+/// Each total is the engine's reading over the capture ([`lizard_core::reduce`]); the report is a view of the
 /// capture's document.
 pub fn count(
     target: &Target,
@@ -63,12 +63,10 @@ pub fn count(
         false => CpuPmus::discover()?,
     };
     let chosen = events::choose(&pmus, &choice.database, choice.metrics)?;
-    let mut config = Config {
-        sample_interval: SAMPLE_INTERVAL,
-        kernel: options.kernel,
-        cpu_events: chosen.events.into_iter().map(|(name, _)| name).collect(),
-        ..Config::default()
-    };
+    let mut config = Config::default();
+    config.sample_interval = SAMPLE_INTERVAL;
+    config.kernel = options.kernel;
+    config.cpu_events = chosen.events.into_iter().map(|(name, _)| name).collect();
     if let Some(duration) = options.duration {
         config.size_for(duration);
     }
@@ -152,7 +150,7 @@ struct Wanted {
 
 impl Wanted {
     /// The counters of `choice` (its Mali database names `database`) among `lizard`'s, by name
-    /// ([`crate::counter_names`]): a CPU counter or an event the target cannot count is a note, an HWCPipe
+    /// ([`lizard_core::counter_names`]): a CPU counter or an event the target cannot count is a note, an HWCPipe
     /// GPU counter without a GPU is left out (the report says why), and a database name that is no counter
     /// is an error (with the GPU's absence, `gpu_error`, when there is none).
     fn of(
@@ -169,7 +167,7 @@ impl Wanted {
         };
         let named = |names: &[&str], wanted: &mut Wanted| -> Result<(), SelectError> {
             let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
-            for counter in crate::counter_names::select_in(lizard, &names)? {
+            for counter in lizard_core::counter_names::select_in(lizard, &names)? {
                 if !wanted.ids.contains(&counter.id) {
                     wanted.ids.push(counter.id);
                 }
@@ -227,6 +225,7 @@ fn select_error(error: SelectError) -> StatError {
         },
         SelectError::NotCountable { name, reason } => StatError::NotCountable { name, reason },
         SelectError::Events(error) => error.into(),
+        other => StatError::Choice(ChoiceError::Select(other)),
     }
 }
 
@@ -254,7 +253,7 @@ impl View {
     fn of(counters: &[CapturedCounter]) -> View {
         let mut view = View::default();
         for c in counters {
-            let scaling = c.scaling.unwrap_or(crate::Scaling {
+            let scaling = c.scaling.unwrap_or(lizard_core::Scaling {
                 multiplexed: false,
                 counted_share: None,
             });
