@@ -11,7 +11,7 @@ mod enabling;
 pub mod error;
 mod gatord;
 pub mod hwc;
-pub mod input;
+pub use lizard_input as input;
 mod lizard;
 pub mod machine;
 pub mod reduce;

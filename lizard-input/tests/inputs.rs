@@ -1,4 +1,4 @@
-//! Input files read under their limits (`lizard_core::input`): what a user hands a command by mistake
+//! Input files read under their limits (`lizard-input`): what a user hands a command by mistake
 //! (`/dev/zero`, a directory, a FIFO nobody writes to, a file too large, bytes that are not text) ends with a
 //! typed error naming the file, in bounded time and memory; pipes read as files do.
 
@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use lizard_core::input::{InputError, InputKind, Inputs};
+use lizard_input::{InputError, InputKind, Inputs};
 
 fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("lizard-inputs-{}-{name}", std::process::id()));
@@ -209,10 +209,10 @@ fn a_stream_ends_with_the_typed_error_at_its_limit() {
 fn the_limit_can_come_from_the_environment() {
     // Each kind's own limit without the variable; the variable's byte count for every kind with it.
     assert_eq!(Inputs::new().limit(InputKind::EventsXml), 64 << 20);
-    std::env::set_var(lizard_core::input::MAX_INPUT_VAR, "2GiB");
+    std::env::set_var(lizard_input::MAX_INPUT_VAR, "2GiB");
     let inputs = Inputs::from_env().expect("a byte count");
     assert_eq!(inputs.limit(InputKind::EventsXml), 2 << 30);
-    std::env::set_var(lizard_core::input::MAX_INPUT_VAR, "lots");
+    std::env::set_var(lizard_input::MAX_INPUT_VAR, "lots");
     assert!(Inputs::from_env().is_err());
-    std::env::remove_var(lizard_core::input::MAX_INPUT_VAR);
+    std::env::remove_var(lizard_input::MAX_INPUT_VAR);
 }

@@ -29,7 +29,7 @@ fn never() -> bool {
 /// How input files are read: the limits, and the test that ends a read early.
 ///
 /// ```
-/// use lizard_core::input::{InputError, InputKind, Inputs};
+/// use lizard_input::{InputError, InputKind, Inputs};
 ///
 /// let inputs = Inputs::new().with_max_bytes(Some(1 << 20));
 /// let error = inputs.read("/dev/zero".as_ref(), InputKind::CaptureDocument).unwrap_err();
