@@ -127,24 +127,42 @@ pub struct PmuPart {
 }
 
 /// What a counter's values count.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Scope {
     /// The whole system: gatord's counters.
     System,
     /// The whole GPU: its counters do not follow a process.
     Gpu,
-    /// The local CPU counters: what they were opened for, as people read it (`this process`,
-    /// `process 42, all threads`, `the whole system`).
-    Cpus(String),
+    /// The local CPU counters: what they were opened for.
+    Cpus(CpuScope),
+}
+
+/// What the local CPU counters count.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CpuScope {
+    /// The calling process, through HWCPipe in this process (the C API's pattern).
+    ThisProcess,
+    /// A command and its children, another process, or CPUs.
+    Target(hwcpipe::counting::Target),
+}
+
+impl CpuScope {
+    /// As people read it: `this process`, `process 42, all threads`, `system-wide, 8 CPUs, summed`.
+    pub fn text(&self) -> String {
+        match self {
+            CpuScope::ThisProcess => "this process".to_owned(),
+            CpuScope::Target(target) => target.scope(),
+        }
+    }
 }
 
 impl Scope {
     /// The scope as the capture document writes it: `system`, `gpu`, or what the CPU counters count.
-    pub fn name(&self) -> &str {
+    pub fn name(&self) -> std::borrow::Cow<'static, str> {
         match self {
-            Scope::System => "system",
-            Scope::Gpu => "gpu",
-            Scope::Cpus(what) => what,
+            Scope::System => "system".into(),
+            Scope::Gpu => "gpu".into(),
+            Scope::Cpus(what) => what.text().into(),
         }
     }
 }

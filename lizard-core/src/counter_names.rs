@@ -215,13 +215,13 @@ mod tests {
         assert!(closest("zzzzzz", names).is_empty());
         assert_eq!(distance("abc", "ABD"), 1);
     }
-    use crate::counter::{test_counter, CounterId, CpuSeries, Scope, Source};
+    use crate::counter::{test_counter, CounterId, CpuScope, CpuSeries, Scope, Source};
 
     fn counter(id: CounterId, key: &str, name: &str, cpu: Option<u32>) -> Counter {
         Counter {
             name: name.into(),
             source: Source::HwcPipeCpu,
-            scope: Scope::Cpus("this process".into()),
+            scope: Scope::Cpus(CpuScope::ThisProcess),
             cpu_series: cpu.map(|cpu| CpuSeries {
                 counter: "TaskClock".into(),
                 cpu,

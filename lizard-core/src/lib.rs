@@ -24,8 +24,8 @@ mod units;
 
 pub use config::{CaptureMode, Config, SampleRate, MAX_CAPACITY, PER_DRAW_LIVE_RATE_MS};
 pub use counter::{
-    Counter, CounterClass, CounterId, CpuSeries, Derivation, DerivedInput, PmuPart, ResultType,
-    Scope, SetEvent, Source, Units,
+    Counter, CounterClass, CounterId, CpuScope, CpuSeries, Derivation, DerivedInput, PmuPart,
+    ResultType, Scope, SetEvent, Source, Units,
 };
 pub use enabling::{ChoiceError, Chosen, Counters, Enabled, LeftOut, Overflow};
 pub use error::{error_chain, DirectError, Error, GatordError, NoValue, ProtocolFault, UsageError};

@@ -6,6 +6,8 @@ use serde::{Serialize, Serializer};
 
 use hwcpipe::cpu::MetricValue;
 
+use lizard_core::capture::Source;
+
 use crate::report::Report;
 use lizard_core::error_chain;
 
@@ -30,7 +32,7 @@ struct Row {
     /// The share of the time it could count that it was on a counter (perf's percentage, as 0 to 1).
     counted_share: Option<f64>,
     unavailable: Option<String>,
-    source: &'static str,
+    source: Source,
 }
 
 /// One metric's row.
@@ -80,7 +82,7 @@ impl Serialize for Report {
             multiplexed: Some(t.multiplexed),
             counted_share: t.counted_share,
             unavailable: None,
-            source: "cpu",
+            source: Source::Cpu,
         });
         let events = self.events.iter().map(|e| Row {
             counter: e.name.clone(),
@@ -91,7 +93,7 @@ impl Serialize for Report {
             multiplexed: Some(e.multiplexed),
             counted_share: e.counted_share,
             unavailable: None,
-            source: "cpu",
+            source: Source::Cpu,
         });
         let gpu = self.gpu.iter().map(|g| Row {
             counter: g.counter.name().to_owned(),
@@ -102,7 +104,7 @@ impl Serialize for Report {
             multiplexed: Some(false),
             counted_share: None,
             unavailable: None,
-            source: "gpu",
+            source: Source::Gpu,
         });
         let database = self.database.iter().map(|d| Row {
             counter: d.name.to_owned(),
@@ -113,7 +115,7 @@ impl Serialize for Report {
             multiplexed: Some(false),
             counted_share: None,
             unavailable: d.value.is_none().then(|| NO_DATABASE_VALUE.to_owned()),
-            source: "gpu",
+            source: Source::Gpu,
         });
         let unavailable = self.cpu_unavailable.iter().map(|u| Row {
             counter: u.counter.name().to_owned(),
@@ -124,7 +126,7 @@ impl Serialize for Report {
             multiplexed: None,
             counted_share: None,
             unavailable: Some(u.reason.clone()),
-            source: "cpu",
+            source: Source::Cpu,
         });
         let events_unavailable = self.event_notes.iter().map(|n| Row {
             counter: match &n.pmu {
@@ -138,7 +140,7 @@ impl Serialize for Report {
             multiplexed: None,
             counted_share: None,
             unavailable: Some(n.reason.to_string()),
-            source: "cpu",
+            source: Source::Cpu,
         });
         let metrics = self.metrics.as_ref().map(|metrics| {
             metrics

@@ -164,7 +164,7 @@ pub fn info(counter: &Counter) -> CounterInfo {
     CounterInfo {
         id: counter.id,
         source: counter.source.into(),
-        scope: counter.scope.name().to_owned(),
+        scope: counter.scope.name().into_owned(),
         counter: counter.key.clone(),
         name: counter.name.clone(),
         title: counter.title.clone(),

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use super::sampling::GpuPace;
 
-use crate::counter::{CounterClass, CpuSeries, Derivation, PmuPart, ResultType, Source, Units};
+use crate::counter::{
+    CounterClass, CpuScope, CpuSeries, Derivation, PmuPart, ResultType, Source, Units,
+};
 use crate::error::Error;
 use crate::store::Value;
 
@@ -100,8 +102,8 @@ pub trait HwcBackend: Send + fmt::Debug {
 
     /// What the CPU counters count, for their title (`HWCPipe CPU (…)`): `this process` unless the backend
     /// counts something else (a command, a process by pid, whole CPUs).
-    fn cpu_scope(&self) -> String {
-        "this process".to_owned()
+    fn cpu_scope(&self) -> CpuScope {
+        CpuScope::ThisProcess
     }
     /// Counters this backend knows of but cannot read on this machine (a Mali database counter the GPU or
     /// driver cannot give), with the reason; none by default.

@@ -23,7 +23,7 @@ pub use target_backend::{
 
 use std::sync::Arc;
 
-use crate::counter::{Counter, Scope, Source};
+use crate::counter::{Counter, CpuScope, Scope, Source};
 use crate::error::Error;
 
 /// Opens HWCPipe on this machine (CPU perf events, the Arm PMU events among `events` and, if present, the
@@ -43,14 +43,15 @@ pub const GPU_TITLE: &str = "HWCPipe GPU";
 
 /// The engine counter for a backend counter (id assigned later), of the class the backend gives (HWCPipe's
 /// counters and hardware counts are per-sample deltas, summed over the capture; a Mali database
-/// percentage or rate is averaged). Key and name are both the backend's counter name; the title is [`GPU_TITLE`], or `HWCPipe CPU (cpu_scope)` ([`CPU_TITLE`] for this process).
-pub(crate) fn counter_from(info: HwcCounterInfo, cpu_scope: &str) -> Counter {
+/// percentage or rate is averaged). Key and name are both the backend's counter name; the title is
+/// [`GPU_TITLE`], or `HWCPipe CPU (what it counts)` ([`CPU_TITLE`] for this process).
+pub(crate) fn counter_from(info: HwcCounterInfo, cpu_scope: &CpuScope) -> Counter {
     let (title, category, scope) = match info.source {
         Source::HwcPipeGpu => (GPU_TITLE.to_owned(), "HWCPipe GPU Counter", Scope::Gpu),
         _ => (
-            format!("HWCPipe CPU ({cpu_scope})"),
+            format!("HWCPipe CPU ({})", cpu_scope.text()),
             "HWCPipe CPU Counter",
-            Scope::Cpus(cpu_scope.to_owned()),
+            Scope::Cpus(cpu_scope.clone()),
         ),
     };
     Counter {
@@ -77,6 +78,7 @@ pub(crate) fn counter_from(info: HwcCounterInfo, cpu_scope: &str) -> Counter {
 mod tests {
     use super::*;
     use crate::counter::{CounterClass, CpuSeries, ResultType, Units};
+    use hwcpipe::counting::Target;
 
     fn info(source: Source) -> HwcCounterInfo {
         HwcCounterInfo {
@@ -106,25 +108,32 @@ mod tests {
                 pmu_part: None,
                 ..info(Source::HwcPipeCpu)
             },
-            "all CPUs, per CPU",
+            &CpuScope::Target(Target::Cpus {
+                cpus: vec![3],
+                per_cpu: true,
+                all: false,
+            }),
         );
         assert_eq!(counter.key, "TaskClock@cpu3");
         assert_eq!(counter.cpu_series, Some(series));
-        assert_eq!(counter_from(info(Source::HwcPipeCpu), "").cpu_series, None);
+        assert_eq!(
+            counter_from(info(Source::HwcPipeCpu), &CpuScope::ThisProcess).cpu_series,
+            None
+        );
     }
 
     #[test]
     fn cpu_titles_name_what_is_counted_and_gpu_titles_do_not_change() {
         assert_eq!(
-            counter_from(info(Source::HwcPipeCpu), "this process").title,
+            counter_from(info(Source::HwcPipeCpu), &CpuScope::ThisProcess).title,
             CPU_TITLE
         );
         assert_eq!(
-            counter_from(info(Source::HwcPipeCpu), "process 42, all threads").title,
+            counter_from(info(Source::HwcPipeCpu), &CpuScope::Target(Target::Pid(42))).title,
             "HWCPipe CPU (process 42, all threads)"
         );
         assert_eq!(
-            counter_from(info(Source::HwcPipeGpu), "process 42").title,
+            counter_from(info(Source::HwcPipeGpu), &CpuScope::Target(Target::Pid(42))).title,
             GPU_TITLE
         );
     }
@@ -132,17 +141,16 @@ mod tests {
     #[test]
     fn the_scope_is_kept_as_what_it_is_not_read_back_from_the_title() {
         // A scope with brackets of its own would not survive being read back out of `HWCPipe CPU (…)`.
-        let odd = "command `sh -c (true)`";
+        let odd = CpuScope::Target(Target::Command(vec![
+            "sh".into(),
+            "-c".into(),
+            "(true)".into(),
+        ]));
+        let cpu = counter_from(info(Source::HwcPipeCpu), &odd);
+        assert_eq!(cpu.scope, Scope::Cpus(odd.clone()));
+        assert_eq!(cpu.scope.name(), "command 'sh -c (true)' and its children");
         assert_eq!(
-            counter_from(info(Source::HwcPipeCpu), odd).scope,
-            Scope::Cpus(odd.into())
-        );
-        assert_eq!(
-            counter_from(info(Source::HwcPipeCpu), odd).scope.name(),
-            odd
-        );
-        assert_eq!(
-            counter_from(info(Source::HwcPipeGpu), odd).scope,
+            counter_from(info(Source::HwcPipeGpu), &odd).scope,
             Scope::Gpu
         );
         assert_eq!(Scope::Gpu.name(), "gpu");

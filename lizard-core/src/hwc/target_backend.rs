@@ -17,7 +17,7 @@ use super::backend::NoKernelSampling;
 use super::{
     GpuDevice, HwcBackend, HwcCounterInfo, HwcPipeBackend, KernelPlan, Scaling, UnreadableCounter,
 };
-use crate::counter::{CounterClass, CpuSeries, PmuPart, ResultType, Source};
+use crate::counter::{CounterClass, CpuScope, CpuSeries, PmuPart, ResultType, Source};
 use crate::error::Error as EngineError;
 use crate::store::Value;
 use crate::units::Units;
@@ -288,8 +288,8 @@ impl HwcBackend for TargetBackend {
         unreadable
     }
 
-    fn cpu_scope(&self) -> String {
-        self.cpu.scope().to_owned()
+    fn cpu_scope(&self) -> CpuScope {
+        CpuScope::Target(self.target.clone())
     }
 
     fn scaling(&self) -> Vec<(usize, Scaling)> {
