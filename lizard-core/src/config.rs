@@ -75,6 +75,10 @@ pub struct Config {
     /// opened on every core type that has them ([`crate::hwc::resolve_cpu_events`]); the others are left to
     /// the other sources. None by default: the local counters are HWCPipe's set.
     pub cpu_events: Vec<String>,
+    /// The HWCPipe CPU counters a target's local counters open (`None`: all of them). Fewer counters leave
+    /// the PMU's hardware counters to the events named in [`cpu_events`](Self::cpu_events), which the
+    /// kernel otherwise multiplexes and scales.
+    pub cpu_counters: Option<Vec<hwcpipe::CpuCounter>>,
     /// Whether a target's CPU counters count kernel execution too where the kernel allows it
     /// ([`hwcpipe::KernelCounting::Auto`], the default) or user space only.
     pub kernel: hwcpipe::KernelCounting,
@@ -97,6 +101,7 @@ impl Default for Config {
             live_rate_ms: 100,
             busy_retry: Duration::from_secs(2),
             cpu_events: Vec::new(),
+            cpu_counters: None,
             kernel: hwcpipe::KernelCounting::Auto,
         }
     }

@@ -66,6 +66,7 @@ pub fn count(
     let mut config = Config::default();
     config.sample_interval = SAMPLE_INTERVAL;
     config.kernel = options.kernel;
+    config.cpu_counters = Some(choice.cpu.clone());
     config.cpu_events = chosen.events.into_iter().map(|(name, _)| name).collect();
     if let Some(duration) = options.duration {
         config.size_for(duration);

@@ -91,16 +91,18 @@ pub struct OpenedTarget {
 /// here; the sampler reaps it as soon as it exits ([`CommandWatch`]), and it is killed if still running when
 /// the capture stops.
 pub fn open_target(target: &Target, events: &[PmuEvent]) -> Result<OpenedTarget, TargetError> {
-    open_target_with(target, events, KernelCounting::Auto)
+    open_target_with(target, &CpuCounter::ALL, events, KernelCounting::Auto)
 }
 
-/// [`open_target`], counting kernel execution as `kernel` says.
+/// [`open_target`] with the HWCPipe CPU counters `counters` only, counting kernel execution as `kernel`
+/// says.
 pub fn open_target_with(
     target: &Target,
+    counters: &[CpuCounter],
     events: &[PmuEvent],
     kernel: KernelCounting,
 ) -> Result<OpenedTarget, TargetError> {
-    let cpu = TargetCounters::open(target, &CpuCounter::ALL, events, kernel)?;
+    let cpu = TargetCounters::open(target, counters, events, kernel)?;
     // The GPU counters count the whole GPU whatever the CPU target; no GPU is no GPU counters, and
     // the reason is kept for the summary.
     let pipe = HwcPipe::with_config(None, &GpuCounter::ALL);

@@ -24,6 +24,7 @@ pub use error::{LocalFailure, SourceError};
 pub use opened::{LocalOpened, Opened};
 
 use hwcpipe::counting::{Target, TargetError};
+use hwcpipe::CpuCounter;
 
 use crate::config::Config;
 use crate::error::Error;
@@ -199,7 +200,8 @@ fn open_local(local: &Local, config: &Config) -> Result<(Backend, LocalOpened), 
         _ => resolve_cpu_events(&config.cpu_events)?,
     };
     let target = |target: Target, refused: Option<TargetError>| -> Result<_, TargetError> {
-        let opened = open_target_with(&target, &resolved, config.kernel)?;
+        let counters = config.cpu_counters.as_deref().unwrap_or(&CpuCounter::ALL);
+        let opened = open_target_with(&target, counters, &resolved, config.kernel)?;
         Ok((
             Backend::Target(opened.backend),
             LocalOpened {
