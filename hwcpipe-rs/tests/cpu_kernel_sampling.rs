@@ -4,6 +4,8 @@
 //! CPU. What the records mean is perf-record's to decode, and lizard-core's account of them is tested there
 //! (`lizard-core/tests/kernel_sampling.rs`).
 
+use std::io;
+use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,7 +13,9 @@ use rustix::io::Errno;
 
 use hwcpipe::counting::{CpuPlan, KernelSampler, PlannedEvent, TIMER_KEY};
 use hwcpipe::cpu::sim::FakePerf;
+use hwcpipe::sys::arm_pmu::{ArmPmu, ArmPmuError};
 use hwcpipe::sys::perf_event_attr::{flag, PERF_TYPE_SOFTWARE};
+use hwcpipe::sys::{PerfEventAttr, PerfIoctl, PerfSys};
 use perf_record::{PerfRecords, ReadValues, SampleLayout, SampleRecord, TypedRecord};
 
 /// `PERF_COUNT_SW_CONTEXT_SWITCHES`.
@@ -194,4 +198,65 @@ fn a_refused_start_or_stop_is_the_kernels_errno() {
     });
     let err = sampler.stop().unwrap_err();
     assert_eq!(err.raw_os_error(), Some(Errno::NODEV.raw_os_error()));
+}
+
+/// The simulated kernel without rings: every call but `map_ring`, which keeps the trait's default.
+#[derive(Debug)]
+struct NoRings(FakePerf);
+
+impl PerfSys for NoRings {
+    fn perf_event_open(
+        &self,
+        attr: &PerfEventAttr,
+        pid: i32,
+        cpu: i32,
+        group: Option<BorrowedFd<'_>>,
+    ) -> io::Result<OwnedFd> {
+        self.0.perf_event_open(attr, pid, cpu, group)
+    }
+
+    fn read(&self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(fd, buf)
+    }
+
+    fn ioctl(&self, fd: BorrowedFd<'_>, request: PerfIoctl) -> io::Result<u64> {
+        self.0.ioctl(fd, request)
+    }
+
+    fn close(&self, fd: OwnedFd) -> io::Result<()> {
+        self.0.close(fd)
+    }
+
+    fn arm_common_events(&self) -> Option<pmu_regs::CommonEventSet> {
+        self.0.arm_common_events()
+    }
+
+    fn arm_pmu_count(&self) -> usize {
+        self.0.arm_pmu_count()
+    }
+
+    fn arm_pmus(&self) -> Result<Vec<ArmPmu>, ArmPmuError> {
+        self.0.arm_pmus()
+    }
+
+    fn midr(&self, cpu: u32) -> Option<u64> {
+        self.0.midr(cpu)
+    }
+
+    fn perf_event_paranoid(&self) -> io::Result<i32> {
+        self.0.perf_event_paranoid()
+    }
+}
+
+#[test]
+fn a_kernel_without_rings_refuses_kernel_sampling() {
+    let err = KernelSampler::open_with(
+        Arc::new(NoRings(FakePerf::new(0))),
+        &plan(&[0]),
+        INTERVAL,
+        false,
+        6,
+    )
+    .unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::Unsupported);
 }
