@@ -20,7 +20,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use criterion::{criterion_group, criterion_main, Criterion};
 use hwcpipe::cpu::{CpuConfig, CpuProfiler, UserReads};
 use hwcpipe::sys::perf_event_attr::{
-    PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED,
+    ReadFormat, PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED,
     PERF_FORMAT_TOTAL_TIME_RUNNING, PERF_TYPE_SOFTWARE,
 };
 use hwcpipe::sys::{LinuxPerf, PerfEventAttr, PerfSys};
@@ -45,10 +45,12 @@ fn software_group() -> (File, Vec<OwnedFd>) {
     let mut leader: Option<OwnedFd> = None;
     for config in [0, 1, 3, 4, 2, 5, 6] {
         let mut attr = PerfEventAttr::counting(PERF_TYPE_SOFTWARE, config);
-        attr.read_format = PERF_FORMAT_GROUP
-            | PERF_FORMAT_TOTAL_TIME_ENABLED
-            | PERF_FORMAT_TOTAL_TIME_RUNNING
-            | PERF_FORMAT_ID;
+        attr.read_format = ReadFormat(
+            PERF_FORMAT_GROUP
+                | PERF_FORMAT_TOTAL_TIME_ENABLED
+                | PERF_FORMAT_TOTAL_TIME_RUNNING
+                | PERF_FORMAT_ID,
+        );
         let fd = LinuxPerf
             .perf_event_open(&attr, 0, -1, leader.as_ref().map(|l| l.as_fd()))
             .expect("software perf events must be allowed to run this bench");

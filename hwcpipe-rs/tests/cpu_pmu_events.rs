@@ -123,9 +123,9 @@ fn an_event_is_opened_on_each_core_types_pmu_with_its_type_never_raw() {
         CpuTarget::CallingThread,
     );
     let opened = kernel.opened();
-    let types: Vec<(u32, u64)> = opened.iter().map(|a| (a.type_, a.config)).collect();
+    let types: Vec<(u32, u64)> = opened.iter().map(|a| (a.kind, a.config)).collect();
     assert_eq!(types, [(LITTLE, INST_RETIRED), (BIG, INST_RETIRED)]);
-    assert!(opened.iter().all(|a| a.type_ != PERF_TYPE_RAW));
+    assert!(opened.iter().all(|a| a.kind != PERF_TYPE_RAW));
     // A task on several core types: each PMU's first group is pinned, the reference of its time there.
     assert!(opened.iter().all(|a| a.has(flag::PINNED)));
     let status = &p.events()[0];
@@ -206,11 +206,7 @@ fn an_event_of_one_core_type_is_counted_there_and_says_why_not_on_the_other() {
         }))
     );
     assert_eq!(frontend.parts[1], PartStatus::Counted { part: 1 });
-    let types: Vec<(u32, u64)> = kernel
-        .opened()
-        .iter()
-        .map(|a| (a.type_, a.config))
-        .collect();
+    let types: Vec<(u32, u64)> = kernel.opened().iter().map(|a| (a.kind, a.config)).collect();
     assert_eq!(
         types,
         [(LITTLE, 0xC0), (BIG, 0x23)],
@@ -250,7 +246,7 @@ fn more_events_than_counters_share_them_and_are_scaled_against_the_time_on_the_c
     let little_groups: Vec<bool> = kernel
         .opened()
         .iter()
-        .filter(|a| a.type_ == LITTLE && a.has(flag::DISABLED))
+        .filter(|a| a.kind == LITTLE && a.has(flag::DISABLED))
         .map(|a| a.has(flag::PINNED))
         .collect();
     assert_eq!(
@@ -343,7 +339,7 @@ fn counting_one_cpu_opens_the_event_on_that_cpus_pmu_only() {
     );
     let opened = kernel.opened();
     assert_eq!(opened.len(), 1);
-    assert_eq!((opened[0].type_, opened[0].config), (BIG, INST_RETIRED));
+    assert_eq!((opened[0].kind, opened[0].config), (BIG, INST_RETIRED));
     assert!(!opened[0].has(flag::PINNED), "one CPU: no other core type");
     // An event only the other core type has is not counted on this CPU, and says so.
     let prefetch = events(&pmus, &["L3D_CACHE_REFILL_PREFETCH"]);

@@ -701,7 +701,7 @@ fn common_events_the_pmu_does_not_list_are_never_opened() {
     let raw: Vec<u64> = fake
         .opened()
         .iter()
-        .filter(|a| a.type_ == PERF_TYPE_RAW)
+        .filter(|a| a.kind == PERF_TYPE_RAW)
         .map(|a| a.config)
         .collect();
     assert_eq!(raw, [0x08, 0x60], "L1D_CACHE never reached the kernel");

@@ -478,12 +478,12 @@ fn user_space_sampling_retires_a_fraction_of_the_instructions_of_read() {
 /// the `read()` HWCPipe-style sampling makes without this crate around it.
 fn raw_group() -> (std::os::fd::OwnedFd, std::os::fd::OwnedFd) {
     use hwcpipe::sys::perf_event_attr::{
-        flag, PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_TYPE_HARDWARE,
+        flag, ReadFormat, PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_TYPE_HARDWARE,
     };
     use hwcpipe::sys::{LinuxPerf, PerfEventAttr, PerfSys};
     use std::os::fd::AsFd;
     let mut leader = PerfEventAttr::counting(PERF_TYPE_HARDWARE, 0);
-    leader.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+    leader.read_format = ReadFormat(PERF_FORMAT_GROUP | PERF_FORMAT_ID);
     leader.flags = flag::EXCLUDE_KERNEL;
     let mut member = PerfEventAttr::counting(PERF_TYPE_HARDWARE, 1);
     member.read_format = leader.read_format;

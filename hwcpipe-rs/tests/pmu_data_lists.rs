@@ -87,11 +87,7 @@ fn each_core_gets_arms_list_for_its_midr() {
             core: "Cortex-A76".into()
         }))
     );
-    let opened: Vec<(u32, u64)> = kernel
-        .opened()
-        .iter()
-        .map(|a| (a.type_, a.config))
-        .collect();
+    let opened: Vec<(u32, u64)> = kernel.opened().iter().map(|a| (a.kind, a.config)).collect();
     assert_eq!(opened, [(8, 0xC0)]);
 }
 

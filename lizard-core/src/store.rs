@@ -3,6 +3,14 @@
 //! One ring buffer per counter, each holding at most `capacity` samples. When a buffer is full the oldest sample
 //! is dropped and counted, so memory stays bounded however long a capture runs. Every method takes the one lock
 //! for a short, allocation-free (amortised) critical section; a poisoned lock is recovered, never a panic.
+//!
+//! **One integer type for a count.** A count is a `u64` where it is measured: the kernel's perf counts,
+//! HWCPipe's [`hwcpipe::Value::Int`], perf-record's running totals and deltas. The store's integer
+//! ([`Value::Int`]) is an `i64`, because gatord's values are signed (SLEB128 on the wire) and share the store
+//! and the capture document with the counts. A count enters the store in one place,
+//! [`Value::from_count`] (and `TryFrom<hwcpipe::Value>`, which uses it): exactly, or, beyond `i64::MAX` —
+//! never reached by a real counter, so a corrupted value — as the typed error [`CountOutOfRange`], never a
+//! saturated or wrapped number. The capture document writes the integer as it is.
 
 use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -17,9 +25,9 @@ pub const DEFAULT_CAPACITY: usize = 65_536;
 
 /// One sampled value, keeping its type.
 ///
-/// Integers are signed because gatord's are (SLEB128 on the wire); `hwcpipe::Value` counts are unsigned, and
-/// `From<hwcpipe::Value>` is the one place they convert. With the `serde` feature it serializes as the bare
-/// number.
+/// Integers are signed because gatord's are (SLEB128 on the wire); counts are unsigned where they are measured,
+/// and [`Value::from_count`] is the one place they convert (see the module documentation). With the `serde`
+/// feature it serializes as the bare number.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize), serde(untagged))]
 pub enum Value {
@@ -27,6 +35,15 @@ pub enum Value {
     Int(i64),
     /// A fractional value (HWCPipe GPU formulas).
     Float(f64),
+}
+
+/// A count too large for the store's integer: beyond `i64::MAX`, which no real counter reaches (a corrupted
+/// value), refused by [`Value::from_count`] rather than stored saturated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("count {count} is beyond the store's integers (at most {})", i64::MAX)]
+pub struct CountOutOfRange {
+    /// The count.
+    pub count: u64,
 }
 
 impl Value {
@@ -37,15 +54,24 @@ impl Value {
             Value::Float(v) => v,
         }
     }
+
+    /// A count (a `u64`, as the kernel, HWCPipe and perf-record give it) as the store's integer, exactly.
+    pub fn from_count(count: u64) -> Result<Value, CountOutOfRange> {
+        i64::try_from(count)
+            .map(Value::Int)
+            .map_err(|_| CountOutOfRange { count })
+    }
 }
 
-impl From<hwcpipe::Value> for Value {
-    /// An HWCPipe count keeps its integer type; a count above `i64::MAX` (never reached by a real counter)
-    /// saturates rather than wrapping negative. A formula's fraction stays a fraction.
-    fn from(value: hwcpipe::Value) -> Value {
+impl TryFrom<hwcpipe::Value> for Value {
+    type Error = CountOutOfRange;
+
+    /// An HWCPipe count keeps its integer type ([`Value::from_count`]); a formula's fraction stays a
+    /// fraction.
+    fn try_from(value: hwcpipe::Value) -> Result<Value, CountOutOfRange> {
         match value {
-            hwcpipe::Value::Int(v) => Value::Int(i64::try_from(v).unwrap_or(i64::MAX)),
-            hwcpipe::Value::Float(v) => Value::Float(v),
+            hwcpipe::Value::Int(v) => Value::from_count(v),
+            hwcpipe::Value::Float(v) => Ok(Value::Float(v)),
         }
     }
 }
@@ -258,13 +284,24 @@ mod tests {
     use proptest::prelude::*;
 
     #[test]
-    fn hwcpipe_values_keep_their_type_and_saturate() {
-        assert_eq!(Value::from(hwcpipe::Value::Int(7)), Value::Int(7));
+    fn counts_keep_their_value_or_are_refused_never_saturated() {
+        assert_eq!(Value::try_from(hwcpipe::Value::Int(7)), Ok(Value::Int(7)));
+        let largest = i64::MAX as u64;
+        assert_eq!(Value::from_count(largest), Ok(Value::Int(i64::MAX)));
+        for count in [largest + 1, u64::MAX] {
+            assert_eq!(Value::from_count(count), Err(CountOutOfRange { count }));
+            assert_eq!(
+                Value::try_from(hwcpipe::Value::Int(count)),
+                Err(CountOutOfRange { count })
+            );
+        }
+        assert!(CountOutOfRange { count: u64::MAX }
+            .to_string()
+            .contains("18446744073709551615"));
         assert_eq!(
-            Value::from(hwcpipe::Value::Int(u64::MAX)),
-            Value::Int(i64::MAX)
+            Value::try_from(hwcpipe::Value::Float(2.5)),
+            Ok(Value::Float(2.5))
         );
-        assert_eq!(Value::from(hwcpipe::Value::Float(2.5)), Value::Float(2.5));
     }
     use std::sync::Arc;
 

@@ -1,17 +1,54 @@
-//! `struct perf_event_attr` as gatord announces it in PERF_ATTRS PEA messages, decoded into the fields that
-//! say what an event counts and how its perf records are laid out.
+//! `struct perf_event_attr`: the fields that say what an event counts and how its perf records are laid out,
+//! for a reader of perf data and for a writer that opens events.
 //!
-//! gatord sends the struct in its own native byte order (little-endian on every Arm and x86 target it runs on)
-//! with its own `size` (144 in gatord 9.7.2, whose copy of the kernel header is newer than many kernels). Fields
-//! beyond `size` read as 0, as the kernel treats them. Offsets are the kernel UAPI's (`linux/perf_event.h`).
+//! A reader decodes it from the bytes gatord announces in PERF_ATTRS PEA messages ([`PerfEventAttr::parse`]):
+//! gatord sends the struct in its own native byte order (little-endian on every Arm and x86 target it runs
+//! on) with its own `size` (144 in gatord 9.7.2, whose copy of the kernel header is newer than many kernels).
+//! Fields beyond `size` read as 0, as the kernel treats them. Offsets are the kernel UAPI's
+//! (`linux/perf_event.h`).
+//!
+//! A writer builds one ([`PerfEventAttr::counting`], the [`flag`] bits, [`PerfEventAttr::on_clock`]) and hands
+//! it to whatever encodes it for `perf_event_open` (hwcpipe's system-call layer); every field of the kernel's
+//! struct that is not here is zero.
 
 use thiserror::Error;
 
 /// The smallest attribute the kernel accepts (`PERF_ATTR_SIZE_VER0`): type … `bp_type`, `config1`.
 pub const PERF_ATTR_SIZE_VER0: usize = 64;
 
+/// The attribute up to and including `clockid` (`PERF_ATTR_SIZE_VER3`): the smallest that can choose a clock.
+pub const PERF_ATTR_SIZE_VER3: usize = 96;
+
 /// `clockid` value of `CLOCK_MONOTONIC_RAW`, the clock gatord asks perf to stamp records with.
 pub const CLOCK_MONOTONIC_RAW: i32 = 4;
+
+/// The bits of `perf_event_attr`'s bit-field word ([`PerfEventAttr::flags`]) that this workspace reads or
+/// sets, at the kernel's positions.
+pub mod flag {
+    /// `disabled`: the event starts off; only a group leader should set it.
+    pub const DISABLED: u64 = 1 << 0;
+    /// `inherit`: children created after the open are counted too.
+    pub const INHERIT: u64 = 1 << 1;
+    /// `pinned`: the group is always on the PMU while it can count (never multiplexed out); when it cannot
+    /// be put on, it goes into an error state where `read()` returns end-of-file.
+    pub const PINNED: u64 = 1 << 2;
+    /// `exclude_kernel`: do not count while the CPU runs kernel code.
+    pub const EXCLUDE_KERNEL: u64 = 1 << 5;
+    /// `exclude_hv`: do not count while the CPU runs hypervisor code.
+    pub const EXCLUDE_HV: u64 = 1 << 6;
+    /// `freq`: `sample_period` is a frequency in Hz.
+    pub const FREQ: u64 = 1 << 10;
+    /// `enable_on_exec`: the event switches itself on when the target calls `execve`.
+    pub const ENABLE_ON_EXEC: u64 = 1 << 12;
+    /// `watermark`: wake a poller when `wakeup_watermark` bytes are in the ring (not every n events).
+    pub const WATERMARK: u64 = 1 << 14;
+    /// `sample_id_all`: non-sample records end with the sample id fields.
+    pub const SAMPLE_ID_ALL: u64 = 1 << 18;
+    /// `use_clockid`: record times are on `clockid`, not perf's own clock.
+    pub const USE_CLOCKID: u64 = 1 << 25;
+    /// `context_switch`: the event also writes context switch records.
+    pub const CONTEXT_SWITCH: u64 = 1 << 26;
+}
 
 const OFFSET_TYPE: usize = 0;
 const OFFSET_SIZE: usize = 4;
@@ -100,7 +137,8 @@ impl ReadFormat {
     }
 }
 
-/// The decoded fields of one `struct perf_event_attr` that matter to a reader of gatord's perf data.
+/// The fields of one `struct perf_event_attr` that matter to a reader of perf data (gatord's or a ring's)
+/// and to a writer that opens events; the kernel's other fields are zero.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PerfEventAttr {
     /// `type`: 0 hardware, 1 software, 2 tracepoint, 3 cache, 4 raw, 5 breakpoint, or a dynamic PMU type
@@ -143,12 +181,39 @@ pub enum AttrError {
 }
 
 impl PerfEventAttr {
-    const FLAG_DISABLED: u64 = 1 << 0;
-    const FLAG_PINNED: u64 = 1 << 2;
-    const FLAG_FREQ: u64 = 1 << 10;
-    const FLAG_SAMPLE_ID_ALL: u64 = 1 << 18;
-    const FLAG_USE_CLOCKID: u64 = 1 << 25;
-    const FLAG_CONTEXT_SWITCH: u64 = 1 << 26;
+    /// A counting attribute for event `config` of type `kind`, `PERF_ATTR_SIZE_VER0` bytes long, every
+    /// other field zero (no sampling, no read format, every flag clear).
+    pub const fn counting(kind: u32, config: u64) -> PerfEventAttr {
+        PerfEventAttr {
+            kind,
+            size: PERF_ATTR_SIZE_VER0 as u32,
+            config,
+            sample_period_or_freq: 0,
+            sample_type: SampleType(0),
+            read_format: ReadFormat(0),
+            flags: 0,
+            config1: 0,
+            config2: 0,
+            sample_regs_user: 0,
+            clockid: 0,
+        }
+    }
+
+    /// The same attribute stamping its records on `clockid`: `use_clockid` set, and `size` at least
+    /// `PERF_ATTR_SIZE_VER3`, the first that holds the clock.
+    pub const fn on_clock(mut self, clockid: i32) -> PerfEventAttr {
+        self.flags |= flag::USE_CLOCKID;
+        self.clockid = clockid;
+        if (self.size as usize) < PERF_ATTR_SIZE_VER3 {
+            self.size = PERF_ATTR_SIZE_VER3 as u32;
+        }
+        self
+    }
+
+    /// Whether every bit of `flags` ([`flag`]) is set in the bit-field word.
+    pub const fn has(&self, flags: u64) -> bool {
+        self.flags & flags == flags
+    }
 
     /// Decodes the attribute bytes of a PEA message (little-endian, at least `PERF_ATTR_SIZE_VER0` and at
     /// least the `size` they claim).
@@ -185,7 +250,7 @@ impl PerfEventAttr {
 
     /// Whether `freq` is set: [`PerfEventAttr::sample_period_or_freq`] is a frequency in Hz.
     pub fn freq(&self) -> bool {
-        self.flags & Self::FLAG_FREQ != 0
+        self.flags & flag::FREQ != 0
     }
 
     /// The sample period in events (or ns for the clock events), if the event samples by period.
@@ -213,27 +278,27 @@ impl PerfEventAttr {
 
     /// `disabled`.
     pub fn disabled(&self) -> bool {
-        self.flags & Self::FLAG_DISABLED != 0
+        self.flags & flag::DISABLED != 0
     }
 
     /// `pinned` (gatord pins group leaders and stand-alone events).
     pub fn pinned(&self) -> bool {
-        self.flags & Self::FLAG_PINNED != 0
+        self.flags & flag::PINNED != 0
     }
 
     /// `sample_id_all`: non-sample records end with the sample id fields.
     pub fn sample_id_all(&self) -> bool {
-        self.flags & Self::FLAG_SAMPLE_ID_ALL != 0
+        self.flags & flag::SAMPLE_ID_ALL != 0
     }
 
     /// `use_clockid`: record times are on [`PerfEventAttr::clockid`], not perf's own clock.
     pub fn use_clockid(&self) -> bool {
-        self.flags & Self::FLAG_USE_CLOCKID != 0
+        self.flags & flag::USE_CLOCKID != 0
     }
 
     /// `context_switch`: the event also writes context switch records.
     pub fn context_switch(&self) -> bool {
-        self.flags & Self::FLAG_CONTEXT_SWITCH != 0
+        self.flags & flag::CONTEXT_SWITCH != 0
     }
 
     /// Whether record times are `CLOCK_MONOTONIC_RAW`, the clock of gatord's SUMMARY and frame timestamps.
@@ -379,6 +444,30 @@ mod tests {
                 available: 100
             })
         );
+    }
+
+    #[test]
+    fn a_writer_builds_a_counting_event_then_puts_it_on_a_clock() {
+        let counting = PerfEventAttr::counting(1, 0);
+        let mut bytes = Vec::new();
+        counting.encode(&mut bytes);
+        assert_eq!(bytes.len(), PERF_ATTR_SIZE_VER0);
+        assert_eq!(PerfEventAttr::parse(&bytes), Ok(counting));
+        assert!(!counting.samples() && counting.has(0) && !counting.has(flag::DISABLED));
+        let timer = PerfEventAttr {
+            sample_period_or_freq: 100_000,
+            flags: flag::DISABLED,
+            ..counting
+        }
+        .on_clock(CLOCK_MONOTONIC_RAW);
+        assert_eq!(timer.size as usize, PERF_ATTR_SIZE_VER3);
+        assert!(timer.has(flag::DISABLED | flag::USE_CLOCKID) && timer.on_monotonic_raw());
+        bytes.clear();
+        timer.encode(&mut bytes);
+        assert_eq!(&bytes[92..96], &CLOCK_MONOTONIC_RAW.to_le_bytes());
+        assert_eq!(PerfEventAttr::parse(&bytes), Ok(timer));
+        // A larger attribute keeps its size.
+        assert_eq!(cpu_clock().on_clock(1).size, 144);
     }
 
     #[test]

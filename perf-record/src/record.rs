@@ -4,21 +4,29 @@
 //! gatord copies whole records out of each CPU's perf ring (never part of one) and packs every u64 word as a
 //! `packInt64`; a record takes `max(1, ceil(size / 8))` words. The header word holds `type` (low 32 bits), `misc`
 //! (next 16) and `size` in bytes, header included (top 16). [`PerfRecord::body`] gives the words after the
-//! header; [`crate::SampleRecord`] decodes a PERF_RECORD_SAMPLE body.
+//! header; [`PerfRecord::decode`] tells what the record is ([`TypedRecord`]): a LOST, THROTTLE or UNTHROTTLE
+//! record decoded whole, a PERF_RECORD_SAMPLE left for [`crate::SampleRecord`] to decode with its writer's
+//! layout.
 
 use thiserror::Error;
 
+use crate::lost::LostRecord;
 use crate::sleb128::Sleb128Error;
+use crate::throttle::ThrottleRecord;
 use crate::words::{WordSlice, Words};
 
 /// `PERF_RECORD_LOST`: records the kernel could not write (`id`, `lost`).
 pub const PERF_RECORD_LOST: u32 = 2;
+/// `PERF_RECORD_THROTTLE`: the kernel stopped a sampling event for a while (it took too much CPU).
+pub const PERF_RECORD_THROTTLE: u32 = 5;
+/// `PERF_RECORD_UNTHROTTLE`: the event samples again.
+pub const PERF_RECORD_UNTHROTTLE: u32 = 6;
 /// `PERF_RECORD_SAMPLE`.
 pub const PERF_RECORD_SAMPLE: u32 = 9;
 /// `PERF_RECORD_SWITCH_CPU_WIDE`: a context switch seen by a system-wide event.
 pub const PERF_RECORD_SWITCH_CPU_WIDE: u32 = 15;
 
-/// Why the records of a PERF_DATA frame, or the fields of one record, could not be decoded.
+/// Why the records of a PERF_DATA frame, the fields of one record, or a read of an event could not be decoded.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
 pub enum PerfRecordError {
@@ -55,6 +63,15 @@ pub enum PerfRecordError {
         /// Words left in the record.
         available: usize,
     },
+    /// A read of an event holds words after the values its `nr` (or its single value) accounts for: `nr`
+    /// is not the number of values read.
+    #[error("a read of {nr} value(s) is followed by {extra} word(s) it does not account for")]
+    ExtraWords {
+        /// The `nr` field (1 for a read of one event).
+        nr: u64,
+        /// Words after the last value.
+        extra: usize,
+    },
 }
 
 /// One perf record borrowing its words (packed or plain).
@@ -86,6 +103,35 @@ impl<'a> PerfRecord<'a> {
     pub fn cpu_mode(&self) -> u16 {
         self.misc & 0x7
     }
+
+    /// What the record is, its fields decoded where its type alone fixes them; a LOST, THROTTLE or
+    /// UNTHROTTLE record too short for its fields is an error.
+    pub fn decode(&self) -> Result<TypedRecord<'a>, PerfRecordError> {
+        Ok(match self.kind {
+            PERF_RECORD_SAMPLE => TypedRecord::Sample(*self),
+            PERF_RECORD_LOST => TypedRecord::Lost(LostRecord::parse(self)?),
+            PERF_RECORD_THROTTLE => TypedRecord::Throttle(ThrottleRecord::parse(self)?),
+            PERF_RECORD_UNTHROTTLE => TypedRecord::Unthrottle(ThrottleRecord::parse(self)?),
+            _ => TypedRecord::Other(*self),
+        })
+    }
+}
+
+/// A perf record by its type ([`PerfRecord::decode`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TypedRecord<'a> {
+    /// PERF_RECORD_SAMPLE, whose fields depend on the writer's `sample_type` and `read_format`: decode it
+    /// with [`crate::SampleRecord::parse`].
+    Sample(PerfRecord<'a>),
+    /// PERF_RECORD_LOST.
+    Lost(LostRecord),
+    /// PERF_RECORD_THROTTLE: the event stopped sampling at this time.
+    Throttle(ThrottleRecord),
+    /// PERF_RECORD_UNTHROTTLE: the event samples again from this time.
+    Unthrottle(ThrottleRecord),
+    /// A record of another type, not decoded.
+    Other(PerfRecord<'a>),
 }
 
 /// Iterator over the records of a PERF_DATA frame or of plain words; after an error it yields nothing more.
@@ -103,6 +149,12 @@ impl<'a> PerfRecords<'a> {
     /// The records of plain words, as a perf ring holds them (whole records, each padded to 8 bytes).
     pub fn raw(words: &'a [u64]) -> PerfRecords<'a> {
         PerfRecords::new(WordSlice::Raw(words))
+    }
+
+    /// The same records, each decoded by its type ([`PerfRecord::decode`]). A record too short for its
+    /// fields is an error in its place and the records after it still come; a cut record ends them.
+    pub fn typed(self) -> impl Iterator<Item = Result<TypedRecord<'a>, PerfRecordError>> {
+        self.map(|record| record?.decode())
     }
 }
 
@@ -193,6 +245,14 @@ impl<'a> WordReader<'a> {
         WordReader {
             rest: record.body,
             left: record.body_words,
+        }
+    }
+
+    /// A reader over plain `words` (a read of an event).
+    pub(crate) fn plain(words: &'a [u64]) -> WordReader<'a> {
+        WordReader {
+            rest: WordSlice::Raw(words),
+            left: words.len(),
         }
     }
 

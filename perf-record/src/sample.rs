@@ -5,11 +5,10 @@
 //! are all a counter reader needs, and the fields after it (call chains, registers, raw tracepoint data) are kept
 //! as [`SampleRecord::tail`], opaque.
 //!
-//! READ with `PERF_FORMAT_GROUP`: `nr`, then `time_enabled` and `time_running` if asked for, then `nr` entries of
-//! `value` (+ `id`) (+ `lost`). Without it: `value` (+ `time_enabled`) (+ `time_running`) (+ `id`) (+ `lost`).
-//! Every value is the event's running total since it was enabled on that CPU.
+//! READ is laid out as a `read()` of the writer is ([`ReadValues`]).
 
 use crate::attr::{ReadFormat, SampleType};
+use crate::read::{ReadValue, ReadValues};
 use crate::record::{record_header, PerfRecord, PerfRecordError, WordReader, PERF_RECORD_SAMPLE};
 use crate::words::WordSlice;
 
@@ -49,85 +48,6 @@ pub struct SampleRecord<'a> {
     pub tail: WordSlice<'a>,
 }
 
-/// The counter values of a sample's READ field.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReadValues<'a> {
-    /// `PERF_FORMAT_GROUP`: every event of the group.
-    Group {
-        /// Total time the group was enabled, ns.
-        time_enabled: Option<u64>,
-        /// Total time the group was running on the PMU, ns (less than enabled when multiplexed).
-        time_running: Option<u64>,
-        /// The values.
-        values: GroupValues<'a>,
-    },
-    /// One event.
-    Single {
-        /// The value.
-        value: ReadValue,
-        /// Total time enabled, ns.
-        time_enabled: Option<u64>,
-        /// Total time running, ns.
-        time_running: Option<u64>,
-    },
-}
-
-/// One event's value in a read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReadValue {
-    /// The running total since the event was enabled on this CPU.
-    pub value: u64,
-    /// The event's perf id (`PERF_FORMAT_ID`).
-    pub id: Option<u64>,
-    /// Lost samples (`PERF_FORMAT_LOST`).
-    pub lost: Option<u64>,
-}
-
-/// The validated entries of a group read; iterate with [`GroupValues::iter`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct GroupValues<'a> {
-    /// The number of entries (`nr`).
-    pub count: usize,
-    read_format: ReadFormat,
-    raw: WordSlice<'a>,
-}
-
-impl<'a> GroupValues<'a> {
-    /// The entries in order.
-    pub fn iter(&self) -> impl Iterator<Item = ReadValue> + 'a {
-        let mut words = self.raw.iter();
-        let format = self.read_format;
-        // Validated by `SampleRecord::parse`: every word decodes.
-        let mut next = move || words.next().and_then(Result::ok);
-        let count = self.count;
-        (0..count).map_while(move |_| {
-            let value = next()?;
-            let id = if format.contains(ReadFormat::ID) {
-                Some(next()?)
-            } else {
-                None
-            };
-            let lost = if format.contains(ReadFormat::LOST) {
-                Some(next()?)
-            } else {
-                None
-            };
-            Some(ReadValue { value, id, lost })
-        })
-    }
-}
-
-impl<'a> ReadValues<'a> {
-    /// Every value of the read (one for a single read).
-    pub fn values(&self) -> impl Iterator<Item = ReadValue> + 'a {
-        let (group, single) = match *self {
-            ReadValues::Group { values, .. } => (Some(values), None),
-            ReadValues::Single { value, .. } => (None, Some(value)),
-        };
-        group.into_iter().flat_map(|g| g.iter()).chain(single)
-    }
-}
-
 impl<'a> SampleRecord<'a> {
     /// Decodes the body of a PERF_RECORD_SAMPLE written by an event with `layout`.
     pub fn parse(
@@ -157,7 +77,7 @@ impl<'a> SampleRecord<'a> {
         let cpu = opt(SampleType::CPU, "cpu", &mut r)?.map(|w| w as u32);
         let period = opt(SampleType::PERIOD, "period", &mut r)?;
         let read = if st.contains(SampleType::READ) {
-            Some(parse_read(&mut r, layout.read_format)?)
+            Some(ReadValues::read_from(&mut r, layout.read_format)?)
         } else {
             None
         };
@@ -188,7 +108,6 @@ impl<'a> SampleRecord<'a> {
         out: &mut Vec<u64>,
     ) {
         let st = layout.sample_type;
-        let rf = layout.read_format;
         let start = out.len();
         out.push(0);
         let field = |bit: u64, value: Option<u64>, out: &mut Vec<u64>| {
@@ -211,39 +130,7 @@ impl<'a> SampleRecord<'a> {
         field(SampleType::CPU, self.cpu.map(u64::from), out);
         field(SampleType::PERIOD, self.period, out);
         if st.contains(SampleType::READ) {
-            let times = |out: &mut Vec<u64>| {
-                if rf.contains(ReadFormat::TOTAL_TIME_ENABLED) {
-                    out.push(time_enabled);
-                }
-                if rf.contains(ReadFormat::TOTAL_TIME_RUNNING) {
-                    out.push(time_running);
-                }
-            };
-            let entry = |v: &ReadValue, out: &mut Vec<u64>| {
-                if rf.contains(ReadFormat::ID) {
-                    out.push(v.id.unwrap_or(0));
-                }
-                if rf.contains(ReadFormat::LOST) {
-                    out.push(v.lost.unwrap_or(0));
-                }
-            };
-            if rf.contains(ReadFormat::GROUP) {
-                out.push(values.len() as u64);
-                times(out);
-                for v in values {
-                    out.push(v.value);
-                    entry(v, out);
-                }
-            } else {
-                let v = values.first().copied().unwrap_or(ReadValue {
-                    value: 0,
-                    id: None,
-                    lost: None,
-                });
-                out.push(v.value);
-                times(out);
-                entry(&v, out);
-            }
+            ReadValues::encode(layout.read_format, time_enabled, time_running, values, out);
         }
         out.extend(self.tail.iter().map_while(Result::ok));
         out[start] = record_header(PERF_RECORD_SAMPLE, 0, out.len() - start - 1);
@@ -252,56 +139,6 @@ impl<'a> SampleRecord<'a> {
     /// The sample's id: `IDENTIFIER`, else `ID`.
     pub fn sample_id(&self) -> Option<u64> {
         self.identifier.or(self.id)
-    }
-}
-
-fn parse_read<'a>(
-    r: &mut WordReader<'a>,
-    format: ReadFormat,
-) -> Result<ReadValues<'a>, PerfRecordError> {
-    let optional = |bit: u64,
-                    field: &'static str,
-                    r: &mut WordReader<'a>|
-     -> Result<Option<u64>, PerfRecordError> {
-        if format.contains(bit) {
-            r.word(field).map(Some)
-        } else {
-            Ok(None)
-        }
-    };
-    if format.contains(ReadFormat::GROUP) {
-        let nr = r.word("read nr")?;
-        let time_enabled = optional(ReadFormat::TOTAL_TIME_ENABLED, "time_enabled", r)?;
-        let time_running = optional(ReadFormat::TOTAL_TIME_RUNNING, "time_running", r)?;
-        let per_entry = 1
-            + usize::from(format.contains(ReadFormat::ID))
-            + usize::from(format.contains(ReadFormat::LOST));
-        let available = r.left();
-        let count = usize::try_from(nr)
-            .ok()
-            .filter(|&n| n.checked_mul(per_entry).is_some_and(|w| w <= available))
-            .ok_or(PerfRecordError::GroupTooLarge { nr, available })?;
-        let raw = r.skip(count * per_entry, "read values")?;
-        Ok(ReadValues::Group {
-            time_enabled,
-            time_running,
-            values: GroupValues {
-                count,
-                read_format: format,
-                raw,
-            },
-        })
-    } else {
-        let value = r.word("read value")?;
-        let time_enabled = optional(ReadFormat::TOTAL_TIME_ENABLED, "time_enabled", r)?;
-        let time_running = optional(ReadFormat::TOTAL_TIME_RUNNING, "time_running", r)?;
-        let id = optional(ReadFormat::ID, "read id", r)?;
-        let lost = optional(ReadFormat::LOST, "read lost", r)?;
-        Ok(ReadValues::Single {
-            value: ReadValue { value, id, lost },
-            time_enabled,
-            time_running,
-        })
     }
 }
 

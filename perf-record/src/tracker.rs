@@ -18,6 +18,12 @@
 //! - gatord sets `use_clockid` with CLOCK_MONOTONIC_RAW, the clock of its SUMMARY frame, so a record time minus
 //!   the SUMMARY's CLOCK_MONOTONIC_RAW is nanoseconds since capture start, the time base of BLOCK_COUNTER frames.
 //!
+//! The other records a reader needs are decoded the same way: PERF_RECORD_LOST summed
+//! ([`PerfCounterTracker::lost_records`]), PERF_RECORD_THROTTLE and UNTHROTTLE timed per event
+//! ([`PerfCounterTracker::throttling`]). A reader that samples by the kernel reads each group once more after
+//! the stop, for the counts since its last sample: [`PerfCounterTracker::handle_read`] takes those words as
+//! `read()` filled them, and turns them into samples as it does a sample's READ field.
+//!
 //! What a value means: perf values are running totals since the event was enabled on that CPU. Each sample is
 //! turned into [`PerfCounterSample::delta`], the increase since the previous reading of the same event on the
 //! same CPU (for the first reading, the total since the event was enabled) — what a delta counter counts in
@@ -29,10 +35,10 @@ use std::collections::HashMap;
 use thiserror::Error;
 
 use crate::attr::{AttrError, PerfEventAttr};
-use crate::record::{
-    PerfRecord, PerfRecordError, PerfRecords, PERF_RECORD_LOST, PERF_RECORD_SAMPLE,
-};
+use crate::read::ReadValues;
+use crate::record::{PerfRecord, PerfRecordError, PerfRecords, TypedRecord};
 use crate::sample::{SampleLayout, SampleRecord};
+use crate::throttle::Throttling;
 
 /// One reading of one perf-backed counter on one core.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,6 +141,17 @@ pub enum TrackerError {
         #[source]
         source: PerfRecordError,
     },
+    /// A read of an event (its words as `read()` filled them) could not be decoded.
+    #[error("read of perf id {id} on cpu {cpu}")]
+    Read {
+        /// The CPU of the read event.
+        cpu: i32,
+        /// The perf id of the read event.
+        id: u64,
+        /// Why.
+        #[source]
+        source: PerfRecordError,
+    },
     /// A sample's id matches no announced event.
     #[error("sample id {id} on cpu {cpu} belongs to no announced event")]
     UnknownId {
@@ -180,9 +197,11 @@ pub enum TrackerError {
 /// [`PerfCounterTracker::register_event`] and [`PerfCounterTracker::register_ids`] (and
 /// [`PerfCounterTracker::register_metric_event`]) — then give each CPU's records, in order, to
 /// [`PerfCounterTracker::handle_words`] (plain words) or [`PerfCounterTracker::handle_records`] (any
-/// [`PerfRecords`]); samples are appended to `out`. gator-proto feeds it gatord's frames the same way.
-/// Getters: [`PerfCounterTracker::attr`], [`PerfCounterTracker::key_of`], [`PerfCounterTracker::delivery`],
-/// [`PerfCounterTracker::lost_records`], [`PerfCounterTracker::sample_records`].
+/// [`PerfRecords`]), and a read of a group to [`PerfCounterTracker::handle_read`]; samples are appended to
+/// `out`. gator-proto feeds it gatord's frames the same way. Getters: [`PerfCounterTracker::attr`],
+/// [`PerfCounterTracker::key_of`], [`PerfCounterTracker::delivery`], [`PerfCounterTracker::lost_records`],
+/// [`PerfCounterTracker::sample_records`], [`PerfCounterTracker::throttling`] (with
+/// [`PerfCounterTracker::end_throttling`] when sampling stops).
 #[derive(Debug, Clone, Default)]
 pub struct PerfCounterTracker {
     clock_base_ns: Option<i64>,
@@ -192,6 +211,7 @@ pub struct PerfCounterTracker {
     id_word: Option<Option<usize>>,
     lost_records: u64,
     sample_records: u64,
+    throttling: Throttling,
     metrics: HashMap<i32, Vec<MetricEvent>>,
 }
 
@@ -227,9 +247,9 @@ impl PerfCounterTracker {
     }
 
     /// Decodes the records in plain `words` read from `cpu`'s perf ring (whole records, as the kernel writes
-    /// them) and appends one sample per value read. Records other than PERF_RECORD_SAMPLE are skipped
-    /// (PERF_RECORD_LOST is counted). Decoding goes on past a bad sample (its record boundary is known); the
-    /// first error is returned after the samples of all the words.
+    /// them) and appends one sample per value read. PERF_RECORD_LOST is counted, PERF_RECORD_THROTTLE and
+    /// UNTHROTTLE are timed, other records are skipped. Decoding goes on past a bad record (its boundary is
+    /// known); the first error is returned after the samples of all the words.
     pub fn handle_words(
         &mut self,
         cpu: i32,
@@ -256,22 +276,77 @@ impl PerfCounterTracker {
                     break;
                 }
             };
-            match record.kind {
-                PERF_RECORD_SAMPLE => {
+            let handled = match record.decode() {
+                Ok(TypedRecord::Sample(record)) => {
                     self.sample_records += 1;
-                    if let Err(err) = self.sample(cpu, &record, out) {
-                        first_error.get_or_insert(err);
-                    }
+                    self.sample(cpu, &record, out)
                 }
-                PERF_RECORD_LOST => {
-                    // Body: id, lost (then the sample_id_all fields).
-                    let lost = record.body().nth(1).and_then(Result::ok).unwrap_or(0);
-                    self.lost_records = self.lost_records.saturating_add(lost);
+                Ok(TypedRecord::Lost(lost)) => {
+                    self.lost_records = self.lost_records.saturating_add(lost.lost);
+                    Ok(())
                 }
-                _ => {}
+                Ok(TypedRecord::Throttle(throttle)) => {
+                    self.throttling.throttled(&throttle);
+                    Ok(())
+                }
+                Ok(TypedRecord::Unthrottle(throttle)) => {
+                    self.throttling.unthrottled(&throttle);
+                    Ok(())
+                }
+                Ok(_) => Ok(()),
+                Err(source) => Err(TrackerError::Record { cpu, source }),
+            };
+            if let Err(err) = handled {
+                first_error.get_or_insert(err);
             }
         }
         first_error.map_or(Ok(()), Err)
+    }
+
+    /// Decodes `words`, what a `read()` of the event with perf id `id` on `cpu` filled (with
+    /// `PERF_FORMAT_GROUP`, its whole group, the leader first), read at `time` on the events' clock, and
+    /// appends one sample per value read, as for the READ field of a sample the event wrote at that time.
+    /// A reader that samples by the kernel reads each group so after the stop, for the counts since the
+    /// group's last sample.
+    pub fn handle_read(
+        &mut self,
+        cpu: i32,
+        id: u64,
+        time: u64,
+        words: &[u64],
+        out: &mut Vec<PerfCounterSample>,
+    ) -> Result<(), TrackerError> {
+        let (key, attr) = self.event(cpu, id)?;
+        let read = ReadValues::parse(words, attr.read_format)
+            .map_err(|source| TrackerError::Read { cpu, id, source })?;
+        let time_ns = self.time_ns(key, &attr, Some(time))?;
+        self.read_values(cpu, id, time_ns, read, out)
+    }
+
+    /// The key and attribute of the event with perf id `id`.
+    fn event(&self, cpu: i32, id: u64) -> Result<(i32, PerfEventAttr), TrackerError> {
+        self.ids
+            .get(&id)
+            .and_then(|key| Some((*key, *self.attrs.get(key)?)))
+            .ok_or(TrackerError::UnknownId { cpu, id })
+    }
+
+    /// A record time of the event of `key` as ns since the clock base.
+    fn time_ns(
+        &self,
+        key: i32,
+        attr: &PerfEventAttr,
+        time: Option<u64>,
+    ) -> Result<i64, TrackerError> {
+        let base = self.clock_base_ns.ok_or(TrackerError::NoClockBase)?;
+        match time {
+            Some(time) if attr.on_monotonic_raw() => Ok((time as i64).wrapping_sub(base)),
+            _ => Err(TrackerError::Clock {
+                key,
+                use_clockid: attr.use_clockid(),
+                clockid: attr.clockid,
+            }),
+        }
     }
 
     fn sample(
@@ -291,11 +366,7 @@ impl PerfCounterTracker {
                 cpu,
                 source: PerfRecordError::ShortRecord { field: "sample id" },
             })?;
-        let (key, attr) = self
-            .ids
-            .get(&id)
-            .and_then(|key| Some((*key, *self.attrs.get(key)?)))
-            .ok_or(TrackerError::UnknownId { cpu, id })?;
+        let (key, attr) = self.event(cpu, id)?;
         let layout = SampleLayout {
             sample_type: attr.sample_type,
             read_format: attr.read_format,
@@ -305,18 +376,7 @@ impl PerfCounterTracker {
         if sample.read.is_none() && sample.period.is_none() {
             return Ok(());
         }
-        let base = self.clock_base_ns.ok_or(TrackerError::NoClockBase)?;
-        let time = match sample.time {
-            Some(time) if attr.on_monotonic_raw() => time,
-            _ => {
-                return Err(TrackerError::Clock {
-                    key,
-                    use_clockid: attr.use_clockid(),
-                    clockid: attr.clockid,
-                })
-            }
-        };
-        let time_ns = (time as i64).wrapping_sub(base);
+        let time_ns = self.time_ns(key, &attr, sample.time)?;
         let Some(read) = sample.read else {
             // Event-based sampling: the sample stands for `period` events of its writer.
             let period = sample.period.unwrap_or(0);
@@ -331,6 +391,19 @@ impl PerfCounterTracker {
             });
             return Ok(());
         };
+        self.read_values(cpu, id, time_ns, read, out)
+    }
+
+    /// Appends a sample of every value of `read`, read from the event with perf id `id` on `cpu` at
+    /// `time_ns`: each the increase of its event's total since its previous reading.
+    fn read_values(
+        &mut self,
+        cpu: i32,
+        id: u64,
+        time_ns: i64,
+        read: ReadValues<'_>,
+        out: &mut Vec<PerfCounterSample>,
+    ) -> Result<(), TrackerError> {
         let mut first_error = None;
         for value in read.values() {
             // A single read without PERF_FORMAT_ID is the writer's own value.
@@ -424,15 +497,27 @@ impl PerfCounterTracker {
     pub fn sample_records(&self) -> u64 {
         self.sample_records
     }
+
+    /// The events' throttling, from the PERF_RECORD_THROTTLE and UNTHROTTLE records seen.
+    pub fn throttling(&self) -> &Throttling {
+        &self.throttling
+    }
+
+    /// Ends every throttled stretch still open at `time` (the events' clock): sampling stopped then.
+    pub fn end_throttling(&mut self, time: u64) {
+        self.throttling.end(time);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::attr::{ReadFormat, SampleType};
-    use crate::record::record_header;
-    use crate::sample::ReadValue;
+    use crate::lost::LostRecord;
+    use crate::read::ReadValue;
+    use crate::record::{record_header, PERF_RECORD_LOST, PERF_RECORD_SAMPLE};
     use crate::sleb128::encode_i64;
+    use crate::throttle::ThrottleRecord;
     use crate::words::WordSlice;
 
     const BASE: i64 = 1_000_000;
@@ -595,6 +680,115 @@ mod tests {
             tracker.handle_words(0, &words, &mut Vec::new()),
             Err(TrackerError::NoClockBase)
         );
+    }
+
+    #[test]
+    fn a_read_after_the_stop_gives_the_counts_since_the_last_sample() {
+        let mut tracker = tracker();
+        let mut words = Vec::new();
+        sample(101, 10, &[(3, 100), (1000, 101)], &mut words);
+        let mut out = Vec::new();
+        tracker.handle_words(1, &words, &mut out).unwrap();
+        // The group of 101 read with `read()` at 30 ns: nr, enabled, running, (value, id) pairs.
+        let read = [2, 1_500, 1_500, 4, 100, 1_300, 101];
+        out.clear();
+        tracker
+            .handle_read(1, 101, (BASE + 30) as u64, &read, &mut out)
+            .unwrap();
+        let got: Vec<_> = out
+            .iter()
+            .map(|s| (s.time_ns, s.core, s.key, s.total, s.delta))
+            .collect();
+        assert_eq!(got, [(30, 1, LEADER, 4, 1), (30, 1, CLOCK, 1300, 300)]);
+        assert_eq!(tracker.sample_records(), 1, "a read is not a sample record");
+    }
+
+    #[test]
+    fn a_malformed_read_or_one_of_an_unknown_event_is_an_error() {
+        let mut tracker = tracker();
+        let time = (BASE + 5) as u64;
+        let mut out = Vec::new();
+        // Cut after its header.
+        assert_eq!(
+            tracker.handle_read(0, 101, time, &[2, 10, 10, 4], &mut out),
+            Err(TrackerError::Read {
+                cpu: 0,
+                id: 101,
+                source: PerfRecordError::GroupTooLarge {
+                    nr: 2,
+                    available: 1
+                }
+            })
+        );
+        // `nr` says one value, the read holds two.
+        assert_eq!(
+            tracker.handle_read(0, 101, time, &[1, 10, 10, 4, 100, 5, 101], &mut out),
+            Err(TrackerError::Read {
+                cpu: 0,
+                id: 101,
+                source: PerfRecordError::ExtraWords { nr: 1, extra: 2 }
+            })
+        );
+        assert_eq!(
+            tracker.handle_read(0, 999, time, &[1, 10, 10, 4, 100], &mut out),
+            Err(TrackerError::UnknownId { cpu: 0, id: 999 })
+        );
+        // A value of an id nobody announced is an error; the values beside it are kept.
+        assert_eq!(
+            tracker.handle_read(0, 101, time, &[2, 10, 10, 4, 100, 5, 555], &mut out),
+            Err(TrackerError::UnknownId { cpu: 0, id: 555 })
+        );
+        assert_eq!(out.len(), 1);
+        let mut no_base = PerfCounterTracker::new();
+        no_base.register_event(CLOCK, attr(1));
+        no_base.register_ids([(101, CLOCK)]);
+        assert_eq!(
+            no_base.handle_read(0, 101, time, &[1, 10, 10, 4, 101], &mut out),
+            Err(TrackerError::NoClockBase)
+        );
+    }
+
+    #[test]
+    fn throttling_is_timed_from_the_records_between_the_samples() {
+        let mut tracker = tracker();
+        let mut words = Vec::new();
+        sample(101, 10, &[(3, 100), (1000, 101)], &mut words);
+        let throttle = |time: u64| ThrottleRecord {
+            time,
+            id: 101,
+            stream_id: 101,
+        };
+        throttle(1_000).encode_throttle(&mut words);
+        throttle(1_400).encode_unthrottle(&mut words);
+        throttle(2_000).encode_throttle(&mut words);
+        sample(101, 25, &[(5, 100), (1600, 101)], &mut words);
+        let mut out = Vec::new();
+        tracker.handle_words(3, &words, &mut out).unwrap();
+        assert_eq!(out.len(), 4);
+        let throttling = tracker.throttling();
+        assert_eq!((throttling.count(), throttling.total_ns()), (2, 400));
+        assert_eq!(throttling.throttled_now(), 1);
+        tracker.end_throttling(2_500);
+        assert_eq!(tracker.throttling().total_ns(), 900);
+    }
+
+    #[test]
+    fn a_short_lost_record_is_an_error_and_the_samples_after_it_are_kept() {
+        let mut tracker = tracker();
+        let mut words = vec![record_header(PERF_RECORD_LOST, 0, 1), 100];
+        sample(101, 10, &[(3, 100), (1000, 101)], &mut words);
+        LostRecord { id: 101, lost: 5 }.encode_words(&mut words);
+        let mut out = Vec::new();
+        assert_eq!(
+            tracker.handle_words(2, &words, &mut out),
+            Err(TrackerError::Record {
+                cpu: 2,
+                source: PerfRecordError::ShortRecord {
+                    field: "lost count"
+                }
+            })
+        );
+        assert_eq!((out.len(), tracker.lost_records()), (2, 5));
     }
 
     #[test]

@@ -12,21 +12,26 @@
 //!
 //! Only CPU-wide targets are sampled this way: a task's timer fires only while the task runs, so its
 //! records would come every interval of the task's CPU time, not of the wall clock.
+//!
+//! Every kernel call goes through a [`PerfSys`] ([`KernelSampler::open_with`]): opening the timers and
+//! their members, mapping the rings, the `ioctl`s that start and stop them and the reads after the stop; so
+//! the simulated kernel (`cpu::sim`, feature `sim`) drives the sampler as the real one does.
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use perf_record::{ReadFormat, SampleType};
 use rustix::io::Errno;
 
 use crate::cpu::PerfEvent;
 use crate::sys::perf_event_attr::{
-    flag, PerfEventAttr, SamplingAttr, CLOCK_MONOTONIC_RAW, PERF_COUNT_SW_CPU_CLOCK,
-    PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED,
-    PERF_FORMAT_TOTAL_TIME_RUNNING, PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_READ, PERF_SAMPLE_TIME,
-    PERF_TYPE_SOFTWARE,
+    flag, PerfEventAttr, CLOCK_MONOTONIC_RAW, PERF_COUNT_SW_CPU_CLOCK, PERF_FORMAT_GROUP,
+    PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED, PERF_FORMAT_TOTAL_TIME_RUNNING,
+    PERF_SAMPLE_IDENTIFIER, PERF_SAMPLE_READ, PERF_SAMPLE_TIME, PERF_TYPE_SOFTWARE,
 };
-use crate::sys::{open_sampling_event, LinuxPerf, PerfIoctl, PerfRing, PerfSys, RingError};
+use crate::sys::{LinuxPerf, PerfIoctl, PerfRing, PerfSys, RingError};
 use crate::CpuCounter;
 
 /// The key of the timer that leads every group: its own value (the CPU time of the period) is in each
@@ -34,12 +39,15 @@ use crate::CpuCounter;
 pub const TIMER_KEY: i32 = -1;
 
 /// What each record holds: the id of the writer first (so a reader finds its layout), the time, the group.
-const SAMPLE_TYPE: u64 = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME | PERF_SAMPLE_READ;
+const SAMPLE_TYPE: SampleType =
+    SampleType(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TIME | PERF_SAMPLE_READ);
 /// The read of a group: every member with its id, and the times enabled and running.
-const READ_FORMAT: u64 = PERF_FORMAT_GROUP
-    | PERF_FORMAT_ID
-    | PERF_FORMAT_TOTAL_TIME_ENABLED
-    | PERF_FORMAT_TOTAL_TIME_RUNNING;
+const READ_FORMAT: ReadFormat = ReadFormat(
+    PERF_FORMAT_GROUP
+        | PERF_FORMAT_ID
+        | PERF_FORMAT_TOTAL_TIME_ENABLED
+        | PERF_FORMAT_TOTAL_TIME_RUNNING,
+);
 
 /// How long the rings hold records between two drains: the reader drains at least four times as often.
 pub const RING_SPAN: Duration = Duration::from_millis(200);
@@ -85,6 +93,8 @@ pub struct CpuPlan {
 struct RingGroup {
     cpu: u32,
     leader: OwnedFd,
+    /// The timer's perf id.
+    leader_id: u64,
     _members: Vec<OwnedFd>,
     ring: PerfRing,
     /// Taken just before the timer's enable and just after its disable: no period of the ring lies
@@ -95,13 +105,15 @@ struct RingGroup {
 
 /// CPU-wide counters sampled by the kernel every interval (see the module documentation).
 ///
-/// Call order: [`open`](Self::open) → [`start`](Self::start) → [`drain`](Self::drain) every
-/// [`drain_period`](Self::drain_period) or sooner → [`stop`](Self::stop) → a last drain and
-/// [`read_groups`](Self::read_groups) for the counts since the last period.
+/// Call order: [`open`](Self::open) (or [`open_with`](Self::open_with) a kernel of the caller's) →
+/// [`start`](Self::start) → [`drain`](Self::drain) every [`drain_period`](Self::drain_period) or sooner →
+/// [`stop`](Self::stop) → a last drain and [`read_groups`](Self::read_groups) for the counts since the last
+/// period.
 #[derive(Debug)]
 pub struct KernelSampler {
+    sys: Arc<dyn PerfSys>,
     groups: Vec<RingGroup>,
-    events: Vec<(i32, SamplingAttr)>,
+    events: Vec<(i32, PerfEventAttr)>,
     ids: Vec<(u64, i32)>,
     interval: Duration,
     drain_period: Duration,
@@ -119,11 +131,30 @@ impl KernelSampler {
         exclude_kernel: bool,
         group_size: usize,
     ) -> io::Result<KernelSampler> {
+        Self::open_with(
+            Arc::new(LinuxPerf),
+            plan,
+            interval,
+            exclude_kernel,
+            group_size,
+        )
+    }
+
+    /// [`open`](Self::open) through `sys`, which every later call of the sampler goes through too (the
+    /// simulated kernel, in tests).
+    pub fn open_with(
+        sys: Arc<dyn PerfSys>,
+        plan: &[CpuPlan],
+        interval: Duration,
+        exclude_kernel: bool,
+        group_size: usize,
+    ) -> io::Result<KernelSampler> {
         let period = u64::try_from(interval.as_nanos())
             .ok()
             .filter(|&ns| ns > 0)
             .ok_or(Errno::INVAL)?;
         let mut sampler = KernelSampler {
+            sys,
             groups: Vec::new(),
             events: Vec::new(),
             ids: Vec::new(),
@@ -150,24 +181,26 @@ impl KernelSampler {
     fn open_group(
         &mut self,
         cpu: u32,
-        timer: &SamplingAttr,
+        timer: &PerfEventAttr,
         counters: &[&(i32, PlannedEvent)],
         exclude_kernel: bool,
     ) -> io::Result<()> {
         let cpu_arg = i32::try_from(cpu).map_err(|_| Errno::INVAL)?;
-        let leader = open_sampling_event(timer, -1, cpu_arg, None)?;
-        self.ids.push((event_id(&leader)?, TIMER_KEY));
+        let sys = &*self.sys;
+        let leader = sys.perf_event_open(timer, -1, cpu_arg, None)?;
+        let leader_id = sys.ioctl(leader.as_fd(), PerfIoctl::Id)?;
+        self.ids.push((leader_id, TIMER_KEY));
         let mut members = Vec::with_capacity(counters.len());
         for &&(key, event) in counters {
             let attr = member_attr(event.type_, event.config, exclude_kernel);
-            let fd = open_sampling_event(&attr, -1, cpu_arg, Some(leader.as_fd()))?;
-            self.ids.push((event_id(&fd)?, key));
+            let fd = sys.perf_event_open(&attr, -1, cpu_arg, Some(leader.as_fd()))?;
+            self.ids.push((sys.ioctl(fd.as_fd(), PerfIoctl::Id)?, key));
             if !self.events.iter().any(|(k, _)| *k == key) {
                 self.events.push((key, attr));
             }
             members.push(fd);
         }
-        let ring = map_ring(&leader, record_bytes(members.len() + 1), self.interval)?;
+        let ring = map_ring(sys, &leader, record_bytes(members.len() + 1), self.interval)?;
         // A ring smaller than the span is drained more often: four times per filling.
         let fill = ring_fill_time(
             ring.capacity(),
@@ -178,6 +211,7 @@ impl KernelSampler {
         self.groups.push(RingGroup {
             cpu,
             leader,
+            leader_id,
             _members: members,
             ring,
             enabled: None,
@@ -188,7 +222,7 @@ impl KernelSampler {
 
     /// Each event key with the `perf_event_attr` it was opened with ([`TIMER_KEY`] for the timers): what
     /// gatord announces in PEA messages.
-    pub fn events(&self) -> &[(i32, SamplingAttr)] {
+    pub fn events(&self) -> &[(i32, PerfEventAttr)] {
         &self.events
     }
 
@@ -217,16 +251,23 @@ impl KernelSampler {
         self.groups.iter().map(|g| g.cpu)
     }
 
+    /// The perf id of ring `ring`'s timer: the writer of its records, and the event whose group
+    /// [`read_groups`](Self::read_groups) reads. `None` for a ring that does not exist.
+    pub fn ring_id(&self, ring: usize) -> Option<u64> {
+        self.groups.get(ring).map(|g| g.leader_id)
+    }
+
     /// Resets every group's counts to zero and starts the timers.
     pub fn start(&mut self) -> io::Result<()> {
         for group in &mut self.groups {
-            LinuxPerf.ioctl(group.leader.as_fd(), PerfIoctl::ResetGroup)?;
+            self.sys
+                .ioctl(group.leader.as_fd(), PerfIoctl::ResetGroup)?;
             group.enabled = None;
             group.disabled = None;
         }
         for group in &mut self.groups {
             group.enabled = Some(Instant::now());
-            LinuxPerf.ioctl(group.leader.as_fd(), PerfIoctl::Enable)?;
+            self.sys.ioctl(group.leader.as_fd(), PerfIoctl::Enable)?;
         }
         Ok(())
     }
@@ -235,7 +276,7 @@ impl KernelSampler {
     pub fn stop(&mut self) -> io::Result<()> {
         let mut result = Ok(());
         for group in &mut self.groups {
-            if let Err(e) = LinuxPerf.ioctl(group.leader.as_fd(), PerfIoctl::Disable) {
+            if let Err(e) = self.sys.ioctl(group.leader.as_fd(), PerfIoctl::Disable) {
                 result = result.and(Err(e));
             }
             group.disabled = group.enabled.map(|_| Instant::now());
@@ -277,18 +318,28 @@ impl KernelSampler {
     }
 
     /// Reads every group with `read()` (best after [`stop`](Self::stop), for the counts since the last
-    /// period): `each(ring, cpu, words)` gets the read in the layout of a sample's READ field
-    /// (`nr`, `time_enabled`, `time_running`, then `value`, `id` per event, the timer first).
+    /// period): `each(ring, cpu, words)` gets the read as `read()` filled it, in the layout of a sample's
+    /// READ field (`nr`, `time_enabled`, `time_running`, then `value`, `id` per event, the timer first),
+    /// for [`ring_id`](Self::ring_id)'s event. A read that fails or comes short (a CPU gone offline, say)
+    /// is skipped and its error returned after the other groups are read.
     pub fn read_groups(&mut self, mut each: impl FnMut(usize, u32, &[u64])) -> io::Result<()> {
         let mut buf = Vec::new();
         let mut words = Vec::new();
+        let mut first_error = None;
         for (index, group) in self.groups.iter().enumerate() {
             let members = group._members.len() + 1;
             buf.clear();
             buf.resize(8 * (3 + 2 * members), 0);
-            let n = LinuxPerf.read(group.leader.as_fd(), &mut buf)?;
-            if n != buf.len() {
-                return Err(io::Error::from(io::ErrorKind::UnexpectedEof));
+            match self.sys.read(group.leader.as_fd(), &mut buf) {
+                Ok(n) if n == buf.len() => {}
+                Ok(_) => {
+                    first_error.get_or_insert(io::Error::from(io::ErrorKind::UnexpectedEof));
+                    continue;
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                    continue;
+                }
             }
             words.clear();
             words.extend(
@@ -297,38 +348,33 @@ impl KernelSampler {
             );
             each(index, group.cpu, &words);
         }
-        Ok(())
+        first_error.map_or(Ok(()), Err)
     }
 }
 
 /// The timer leading a group: CPU time, sampled every `period` ns, never excluding kernel code.
-fn timer_attr(period: u64) -> SamplingAttr {
-    let mut base = PerfEventAttr::counting(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
-    base.sample_period = period;
-    base.sample_type = SAMPLE_TYPE;
-    base.read_format = READ_FORMAT;
-    base.flags = flag::DISABLED | flag::USE_CLOCKID;
-    let mut attr = SamplingAttr::new(base);
-    attr.clockid = CLOCK_MONOTONIC_RAW;
-    attr
+fn timer_attr(period: u64) -> PerfEventAttr {
+    PerfEventAttr {
+        sample_period_or_freq: period,
+        sample_type: SAMPLE_TYPE,
+        read_format: READ_FORMAT,
+        flags: flag::DISABLED,
+        ..PerfEventAttr::counting(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK)
+    }
+    .on_clock(CLOCK_MONOTONIC_RAW)
 }
 
 /// A counter in a timer's group: counting only; the same record layout so one decoder finds every id.
-fn member_attr(type_: u32, config: u64, exclude_kernel: bool) -> SamplingAttr {
-    let mut base = PerfEventAttr::counting(type_, config);
-    base.sample_type = SAMPLE_TYPE;
-    base.read_format = READ_FORMAT;
-    base.flags = flag::USE_CLOCKID;
+fn member_attr(type_: u32, config: u64, exclude_kernel: bool) -> PerfEventAttr {
+    let mut attr = PerfEventAttr {
+        sample_type: SAMPLE_TYPE,
+        read_format: READ_FORMAT,
+        ..PerfEventAttr::counting(type_, config)
+    };
     if exclude_kernel {
-        base.flags |= flag::EXCLUDE_KERNEL | flag::EXCLUDE_HV;
+        attr.flags |= flag::EXCLUDE_KERNEL | flag::EXCLUDE_HV;
     }
-    let mut attr = SamplingAttr::new(base);
-    attr.clockid = CLOCK_MONOTONIC_RAW;
-    attr
-}
-
-fn event_id(fd: &OwnedFd) -> io::Result<u64> {
-    LinuxPerf.ioctl(fd.as_fd(), PerfIoctl::Id)
+    attr.on_clock(CLOCK_MONOTONIC_RAW)
 }
 
 /// The bytes of one sample record of a group of `events`: header, identifier, time, `nr`, the two times,
@@ -343,16 +389,21 @@ fn ring_fill_time(capacity: usize, record: usize, interval: Duration) -> Duratio
     interval.saturating_mul(records)
 }
 
-/// Maps the ring of `leader`, sized to hold [`RING_SPAN`] of records (a power of two of pages, at most
-/// [`MAX_RING_PAGES`]); where the kernel refuses that much locked memory (`EPERM`, `ENOMEM`), half as much,
-/// down to one page.
-fn map_ring(leader: &OwnedFd, record: usize, interval: Duration) -> io::Result<PerfRing> {
+/// Maps the ring of `leader` through `sys`, sized to hold [`RING_SPAN`] of records (a power of two of
+/// pages, at most [`MAX_RING_PAGES`]); where the kernel refuses that much locked memory (`EPERM`, `ENOMEM`),
+/// half as much, down to one page.
+fn map_ring(
+    sys: &dyn PerfSys,
+    leader: &OwnedFd,
+    record: usize,
+    interval: Duration,
+) -> io::Result<PerfRing> {
     let page = rustix::param::page_size().max(1);
     let per_second = record as f64 * 1e9 / interval.as_nanos().max(1) as f64;
     let wanted = (per_second * RING_SPAN.as_secs_f64() / page as f64).ceil() as usize;
     let mut pages = wanted.clamp(1, MAX_RING_PAGES).next_power_of_two();
     loop {
-        match PerfRing::map(leader.as_fd(), pages) {
+        match sys.map_ring(leader.as_fd(), pages) {
             Ok(ring) => return Ok(ring),
             Err(e)
                 if pages > 1
@@ -381,17 +432,15 @@ mod tests {
     #[test]
     fn the_timer_counts_the_kernel_and_stamps_the_raw_monotonic_clock() {
         let timer = timer_attr(100_000);
-        assert_eq!(timer.base.sample_period, 100_000);
-        assert!(timer.base.has(flag::DISABLED | flag::USE_CLOCKID));
-        assert!(!timer.base.has(flag::EXCLUDE_KERNEL));
-        assert_eq!(timer.clockid, CLOCK_MONOTONIC_RAW);
+        assert_eq!(timer.sample_period(), Some(100_000));
+        assert!(timer.has(flag::DISABLED | flag::USE_CLOCKID));
+        assert!(!timer.has(flag::EXCLUDE_KERNEL));
+        assert!(timer.on_monotonic_raw());
+        assert_eq!(timer.size, crate::sys::perf_event_attr::PERF_ATTR_SIZE_VER3);
         let member = member_attr(0, 1, true);
-        assert_eq!(member.base.sample_period, 0);
-        assert!(member.base.has(flag::EXCLUDE_KERNEL));
-        assert!(
-            !member.base.has(flag::DISABLED),
-            "members follow their leader"
-        );
+        assert_eq!(member.sample_period(), None);
+        assert!(member.has(flag::EXCLUDE_KERNEL) && member.on_monotonic_raw());
+        assert!(!member.has(flag::DISABLED), "members follow their leader");
     }
 
     #[test]

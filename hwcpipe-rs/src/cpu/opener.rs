@@ -5,6 +5,7 @@
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
 
+use perf_record::ReadFormat;
 use rustix::io::Errno;
 
 use super::config::KernelCounting;
@@ -24,10 +25,12 @@ use crate::sys::{PerfEventAttr, PerfIoctl, PerfSys};
 
 /// The `read_format` of every event: one read of the leader returns the whole group, with the
 /// enabled and running times for multiplex scaling and the event ids to check the order.
-pub(super) const READ_FORMAT: u64 = PERF_FORMAT_GROUP
-    | PERF_FORMAT_TOTAL_TIME_ENABLED
-    | PERF_FORMAT_TOTAL_TIME_RUNNING
-    | PERF_FORMAT_ID;
+pub(super) const READ_FORMAT: ReadFormat = ReadFormat(
+    PERF_FORMAT_GROUP
+        | PERF_FORMAT_TOTAL_TIME_ENABLED
+        | PERF_FORMAT_TOTAL_TIME_RUNNING
+        | PERF_FORMAT_ID,
+);
 
 /// `perf_event_attr.config1` of the arm64 PMU driver: bit 1 asks for user-space access (`rdpmc`),
 /// bit 0 for a 64-bit counter.

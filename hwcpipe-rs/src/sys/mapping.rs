@@ -11,6 +11,8 @@ use std::io;
 use std::os::fd::BorrowedFd;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64};
+#[cfg(any(test, feature = "sim"))]
+use std::sync::Arc;
 
 use rustix::io::Errno;
 use rustix::mm::{MapFlags, ProtFlags};
@@ -37,13 +39,18 @@ pub(crate) struct Mapping {
 }
 
 /// What holds a mapping's bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 enum Backing {
     /// Made by `mmap`: page aligned, unmapped on drop.
     Kernel,
-    /// Zeroed words of ordinary memory, 8-byte aligned, standing in for the kernel's pages in unit tests.
-    #[cfg(test)]
-    Memory,
+    /// Words of ordinary memory, 8-byte aligned, standing in for the kernel's pages: in unit tests, and
+    /// shared with the simulated kernel (`cpu::sim`), which writes them as the kernel would. Held here so
+    /// they live as long as the mapping.
+    #[cfg(any(test, feature = "sim"))]
+    Memory(
+        // Read only through `base`; kept for its lifetime.
+        #[allow(dead_code)] Arc<[AtomicU64]>,
+    ),
 }
 
 // SAFETY: the mapping is memory shared with the kernel and owned by this value; through `&Mapping` it is
@@ -78,22 +85,29 @@ impl Mapping {
     /// unit tests that write what the kernel would.
     #[cfg(test)]
     pub(crate) fn in_memory(len: usize) -> Mapping {
-        let words: Box<[AtomicU64]> = (0..len.div_ceil(8).max(1))
-            .map(|_| AtomicU64::new(0))
-            .collect();
-        let len = words.len() * 8;
-        let base = NonNull::new(Box::into_raw(words).cast::<u8>()).expect("a box is never null");
+        Mapping::shared(
+            (0..len.div_ceil(8).max(1))
+                .map(|_| AtomicU64::new(0))
+                .collect(),
+        )
+    }
+
+    /// A mapping of `words`, which another holder writes as the kernel would (the simulated kernel).
+    #[cfg(any(test, feature = "sim"))]
+    pub(crate) fn shared(words: Arc<[AtomicU64]>) -> Mapping {
+        let base = NonNull::from(&*words).cast::<u8>();
         Mapping {
             base,
-            len,
-            backing: Backing::Memory,
+            len: words.len() * 8,
+            backing: Backing::Memory(words),
         }
     }
 
-    /// Whether the kernel made the mapping (`mmap`), rather than a unit test (always, outside them).
+    /// Whether the kernel made the mapping (`mmap`), rather than a unit test or the simulated kernel
+    /// (always, outside them).
     #[inline(always)]
     pub(crate) fn is_kernel(&self) -> bool {
-        self.backing == Backing::Kernel
+        matches!(self.backing, Backing::Kernel)
     }
 
     /// The `u16` at byte `at`. Panics unless it lies inside the mapping, 2-byte aligned. (Unit tests
@@ -182,16 +196,9 @@ impl Drop for Mapping {
                 // drop and leaves at worst the pages mapped.
                 let _ = unsafe { rustix::mm::munmap(self.base.as_ptr().cast(), self.len) };
             }
-            #[cfg(test)]
-            Backing::Memory => {
-                // SAFETY: made by `in_memory` from a boxed slice of `len / 8` words, freed once, here.
-                drop(unsafe {
-                    Box::from_raw(std::ptr::slice_from_raw_parts_mut(
-                        self.base.as_ptr().cast::<AtomicU64>(),
-                        self.len / 8,
-                    ))
-                });
-            }
+            // The words are freed with their last holder.
+            #[cfg(any(test, feature = "sim"))]
+            Backing::Memory(_) => {}
         }
     }
 }

@@ -1,6 +1,7 @@
 //! The one seam through which every kernel call of this crate passes.
 //!
-//! CPU counters use [`PerfSys`]: `perf_event_open`, `read`, the perf `ioctl`s and `close`. The
+//! CPU counters use [`PerfSys`]: `perf_event_open` (of counting and sampling events alike), `read`, the
+//! perf `ioctl`s, `close`, and the `mmap` of a sampling event's ring ([`PerfSys::map_ring`]). The
 //! real implementation is [`LinuxPerf`]; what `rustix` covers goes through it (`read`, the perf
 //! `ioctl`s, `open`, `mmap`, `poll`, pipes, the page size, resource limits, errno values), and raw
 //! `libc` is left for what it does not, each call saying why: the `perf_event_open` syscall, the kbase
@@ -35,7 +36,9 @@ use rustix::ioctl::{opcode, Getter, IntegerSetter, Opcode};
 pub use gated_spawn::{spawn_gated, GatedChild, REPORT_DEADLINE};
 pub use perf_event_attr::PerfEventAttr;
 pub use perf_page::PerfPage;
-pub use perf_ring::{monotonic_raw_ns, open_sampling_event, PerfRing, RingError};
+pub use perf_ring::{monotonic_raw_ns, PerfRing, RingError};
+
+use perf_event_attr::KernelAttr;
 
 use arm_pmu::{ArmPmu, SYSFS_PMU_DEVICES};
 
@@ -88,10 +91,11 @@ impl PerfIoctl {
 ///
 /// An implementation must behave like the kernel: `perf_event_open` returns a new descriptor
 /// or an `errno`; `read` fills at most `buf.len()` bytes and says how many; `ioctl` returns the
-/// event id for [`PerfIoctl::Id`] and 0 otherwise.
+/// event id for [`PerfIoctl::Id`] and 0 otherwise; `map_ring` gives a ring the event writes its
+/// records into, as the kernel lays them out.
 pub trait PerfSys: Send + Sync + fmt::Debug {
-    /// `perf_event_open(attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC)`; `group` is the leader's
-    /// descriptor, or `None` to start a new group.
+    /// `perf_event_open(attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC)` of a counting or a sampling
+    /// event; `group` is the leader's descriptor, or `None` to start a new group.
     fn perf_event_open(
         &self,
         attr: &PerfEventAttr,
@@ -123,6 +127,14 @@ pub trait PerfSys: Send + Sync + fmt::Debug {
     /// simulated kernel leaves its counters on the `read()` path.
     fn map_page(&self, fd: BorrowedFd<'_>) -> io::Result<PerfPage> {
         let _ = fd;
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
+
+    /// Maps the ring buffer of sampling event `fd` with `data_pages` pages of data (a power of two;
+    /// [`PerfRing::map`]), into which the event writes its records. The default refuses (`Unsupported`):
+    /// a kernel without rings, whose counters a thread samples instead.
+    fn map_ring(&self, fd: BorrowedFd<'_>, data_pages: usize) -> io::Result<PerfRing> {
+        let _ = (fd, data_pages);
         Err(io::Error::from(io::ErrorKind::Unsupported))
     }
 
@@ -158,7 +170,7 @@ pub fn perf_event_open_implemented() -> bool {
     // SAFETY: a NULL attribute pointer is never dereferenced in user space; the kernel rejects it
     // while copying the attribute in, before anything is opened. (Were a descriptor returned all
     // the same, it is dropped, closed, here.)
-    match unsafe { perf_event_open(std::ptr::null(), 0, -1, None) } {
+    match unsafe { perf_event_open(std::ptr::null::<KernelAttr>(), 0, -1, None) } {
         Ok(_) => true,
         Err(err) => Errno::from_io_error(&err) != Some(Errno::NOSYS),
     }
@@ -169,11 +181,10 @@ pub fn perf_event_open_implemented() -> bool {
 /// new group.
 ///
 /// # Safety
-/// `attr` must be NULL or point to a live, initialised `perf_event_attr` (a [`PerfEventAttr`] or a
-/// longer `repr(C)` struct that starts with one) at least as long as its `size` field says, since the
-/// kernel reads that many bytes.
-pub(crate) unsafe fn perf_event_open(
-    attr: *const PerfEventAttr,
+/// `attr` must be NULL or point to a live, initialised [`KernelAttr`] (whose `size` field is never more
+/// than the struct's bytes, by its construction), since the kernel reads `size` bytes from it.
+unsafe fn perf_event_open(
+    attr: *const KernelAttr,
     pid: i32,
     cpu: i32,
     group: Option<BorrowedFd<'_>>,
@@ -230,9 +241,10 @@ impl PerfSys for LinuxPerf {
         cpu: i32,
         group: Option<BorrowedFd<'_>>,
     ) -> io::Result<OwnedFd> {
-        // SAFETY: `attr` is a live, initialised `PerfEventAttr`, whose `size` field (64) is the
-        // bytes the kernel reads.
-        unsafe { perf_event_open(attr, pid, cpu, group) }
+        let attr = KernelAttr::from(attr);
+        // SAFETY: `attr` is a live, initialised `KernelAttr`, whose `size` field is at most its own
+        // 96 bytes: the kernel reads no more.
+        unsafe { perf_event_open(&attr, pid, cpu, group) }
     }
 
     fn read(&self, fd: BorrowedFd<'_>, buf: &mut [u8]) -> io::Result<usize> {
@@ -266,6 +278,10 @@ impl PerfSys for LinuxPerf {
 
     fn map_page(&self, fd: BorrowedFd<'_>) -> io::Result<PerfPage> {
         PerfPage::map(fd)
+    }
+
+    fn map_ring(&self, fd: BorrowedFd<'_>, data_pages: usize) -> io::Result<PerfRing> {
+        PerfRing::map(fd, data_pages)
     }
 
     fn arm_common_events(&self) -> Option<pmu_regs::CommonEventSet> {

@@ -1,6 +1,7 @@
-//! A sampling perf event's ring buffer mapped into the process, and the sampling event itself: the kernel
-//! writes one record per period into the ring; [`PerfRing::drain`] copies the whole records written since
-//! the last drain and hands the space back.
+//! A sampling perf event's ring buffer mapped into the process: the kernel writes one record per period
+//! into the ring; [`PerfRing::drain`] copies the whole records written since the last drain and hands the
+//! space back. A sampling event is opened as any other ([`PerfSys::perf_event_open`](super::PerfSys)) and
+//! its ring mapped through the same seam ([`PerfSys::map_ring`](super::PerfSys::map_ring)).
 //!
 //! The mapping is the event's first page (`struct perf_event_mmap_page`) followed by a power of two of data
 //! pages. The kernel advances `data_head` after writing records; the reader reads `data_head` (acquire),
@@ -9,14 +10,15 @@
 //! `PERF_RECORD_LOST` with their count instead: nothing is overwritten, nothing is lost unannounced.
 
 use std::io;
-use std::os::fd::{BorrowedFd, OwnedFd};
+use std::os::fd::BorrowedFd;
 use std::sync::atomic::{AtomicU64, Ordering};
+#[cfg(any(test, feature = "sim"))]
+use std::sync::Arc;
 
 use rustix::io::Errno;
 use rustix::mm::{MapFlags, ProtFlags};
 
 use super::mapping::Mapping;
-use super::perf_event_attr::SamplingAttr;
 
 /// Byte offsets in `struct perf_event_mmap_page` of the ring's fields (Linux uapi `perf_event.h`).
 mod offset {
@@ -26,20 +28,7 @@ mod offset {
     pub const DATA_SIZE: usize = 1048;
 }
 
-/// Opens a sampling event (`perf_event_open` with a [`SamplingAttr`]), close-on-exec, for task `pid` (0: the
-/// calling thread) or every task on `cpu` (`pid` −1), in `group` when given.
-pub fn open_sampling_event(
-    attr: &SamplingAttr,
-    pid: i32,
-    cpu: i32,
-    group: Option<BorrowedFd<'_>>,
-) -> io::Result<OwnedFd> {
-    // SAFETY: `attr` points to a live, initialised `SamplingAttr`, a `repr(C)` struct that starts with
-    // a `PerfEventAttr` and is `attr.base.size` (96) bytes long.
-    unsafe { super::perf_event_open(std::ptr::from_ref(attr).cast(), pid, cpu, group) }
-}
-
-/// Now on CLOCK_MONOTONIC_RAW, the clock [`SamplingAttr`]s of this crate stamp their records with, in ns.
+/// Now on CLOCK_MONOTONIC_RAW, the clock this crate's sampling events stamp their records with, in ns.
 pub fn monotonic_raw_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -114,18 +103,22 @@ impl PerfRing {
             tail: 0,
         };
         // Kernels since 4.1 state where the data area is; before, it is the pages after the first.
-        let (offset, size) = (
-            ring.header(offset::DATA_OFFSET).load(Ordering::Relaxed),
-            ring.header(offset::DATA_SIZE).load(Ordering::Relaxed),
-        );
-        if let (Ok(offset), Ok(size)) = (usize::try_from(offset), usize::try_from(size)) {
-            if size > 0 && size.is_power_of_two() && offset.checked_add(size) == Some(len) {
-                ring.data_offset = offset;
-                ring.data_size = size;
-            }
+        if let Some((offset, size)) = ring.stated_area(len) {
+            ring.data_offset = offset;
+            ring.data_size = size;
         }
         ring.tail = ring.header(offset::DATA_TAIL).load(Ordering::Relaxed);
         Ok(ring)
+    }
+
+    /// The data area the header states (`data_offset`, `data_size`), if it is one: a power of two of bytes
+    /// that ends the mapping of `len` bytes.
+    fn stated_area(&self, len: usize) -> Option<(usize, usize)> {
+        let offset =
+            usize::try_from(self.header(offset::DATA_OFFSET).load(Ordering::Relaxed)).ok()?;
+        let size = usize::try_from(self.header(offset::DATA_SIZE).load(Ordering::Relaxed)).ok()?;
+        (size > 0 && size.is_power_of_two() && offset.checked_add(size) == Some(len))
+            .then_some((offset, size))
     }
 
     /// The data area's size in bytes.
@@ -182,6 +175,68 @@ impl PerfRing {
     }
 }
 
+/// A ring in ordinary memory, written by the simulated kernel (`cpu::sim`) as the kernel writes a mapped
+/// one: a header page stating the data area, then a power of two of data pages. It writes whole records at
+/// the head and never over records the reader has not released; a record that does not fit is refused, for
+/// the writer to count as lost.
+#[cfg(any(test, feature = "sim"))]
+#[derive(Debug, Clone)]
+pub(crate) struct RingMemory {
+    words: Arc<[AtomicU64]>,
+    data_offset: usize,
+    data_size: usize,
+}
+
+#[cfg(any(test, feature = "sim"))]
+impl RingMemory {
+    /// A ring of `data_pages` pages of `page` bytes (each rounded up to a power of two, at least one page
+    /// of at least 2 KiB), its header stating where the data is.
+    pub(crate) fn new(data_pages: usize, page: usize) -> RingMemory {
+        let page = page.max(offset::DATA_SIZE + 8).next_power_of_two();
+        let data_size = data_pages.max(1).next_power_of_two() * page;
+        let words: Arc<[AtomicU64]> = (0..(page + data_size) / 8)
+            .map(|_| AtomicU64::new(0))
+            .collect();
+        words[offset::DATA_OFFSET / 8].store(page as u64, Ordering::Relaxed);
+        words[offset::DATA_SIZE / 8].store(data_size as u64, Ordering::Relaxed);
+        RingMemory {
+            words,
+            data_offset: page,
+            data_size,
+        }
+    }
+
+    /// The reader's side: a [`PerfRing`] over the same words.
+    pub(crate) fn reader(&self) -> PerfRing {
+        let map = Mapping::shared(Arc::clone(&self.words));
+        PerfRing {
+            map,
+            data_offset: self.data_offset,
+            data_size: self.data_size,
+            tail: self.words[offset::DATA_TAIL / 8].load(Ordering::Relaxed),
+        }
+    }
+
+    /// Writes `record` (whole words) at the head and publishes it, if the space the reader has released
+    /// holds it; `false`, writing nothing, if not.
+    pub(crate) fn write(&self, record: &[u64]) -> bool {
+        let head = self.words[offset::DATA_HEAD / 8].load(Ordering::Relaxed);
+        let tail = self.words[offset::DATA_TAIL / 8].load(Ordering::Acquire);
+        let bytes = record.len() as u64 * 8;
+        if head.wrapping_sub(tail).saturating_add(bytes) > self.data_size as u64 {
+            return false;
+        }
+        let mut at = head;
+        for &word in record {
+            let index = (at % self.data_size as u64) as usize + self.data_offset;
+            self.words[index / 8].store(word, Ordering::Relaxed);
+            at = at.wrapping_add(8);
+        }
+        self.words[offset::DATA_HEAD / 8].store(at, Ordering::Release);
+        true
+    }
+}
+
 #[cfg(test)]
 impl PerfRing {
     /// A ring in ordinary memory: a 64-byte header then `data_words` words of data, written by the test as
@@ -213,18 +268,22 @@ impl PerfRing {
 mod tests {
     use super::*;
     use crate::sys::perf_event_attr::{
-        flag, PerfEventAttr, PERF_COUNT_SW_CPU_CLOCK, PERF_SAMPLE_TIME, PERF_TYPE_SOFTWARE,
+        flag, PerfEventAttr, PERF_COUNT_SW_CPU_CLOCK, PERF_TYPE_SOFTWARE,
     };
     use crate::sys::{LinuxPerf, PerfIoctl, PerfSys};
-    use std::os::fd::AsFd;
+    use perf_record::SampleType;
+    use std::os::fd::{AsFd, OwnedFd};
 
     /// A timer sampling the calling thread every 100 µs of its CPU time, or `None` where perf is missing.
     fn thread_timer() -> Option<OwnedFd> {
-        let mut base = PerfEventAttr::counting(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK);
-        base.sample_period = 100_000;
-        base.sample_type = PERF_SAMPLE_TIME;
-        base.flags = flag::DISABLED;
-        match open_sampling_event(&SamplingAttr::new(base), 0, -1, None) {
+        let attr = PerfEventAttr {
+            sample_period_or_freq: 100_000,
+            sample_type: SampleType(SampleType::TIME),
+            flags: flag::DISABLED,
+            ..PerfEventAttr::counting(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK)
+        }
+        .on_clock(crate::sys::perf_event_attr::CLOCK_MONOTONIC_RAW);
+        match LinuxPerf.perf_event_open(&attr, 0, -1, None) {
             Ok(fd) => Some(fd),
             Err(e) => {
                 test_data::skip!(
@@ -308,6 +367,26 @@ mod tests {
         ring.kernel_write(&[42, 43]);
         assert_eq!(ring.drain(&mut out).unwrap(), 2);
         assert_eq!(out, [42, 43]);
+    }
+
+    #[test]
+    fn the_simulated_kernel_writes_whole_records_into_released_space_only() {
+        let memory = RingMemory::new(1, 2048);
+        let mut ring = memory.reader();
+        assert_eq!(ring.capacity(), 2048);
+        assert!(memory.write(&[1; 200]));
+        assert!(
+            !memory.write(&[2; 57]),
+            "57 words do not fit in the 56 left"
+        );
+        assert!(memory.write(&[3; 56]));
+        let mut out = Vec::new();
+        assert_eq!(ring.drain(&mut out).unwrap(), 256);
+        // Released: the next record wraps around the end.
+        assert!(memory.write(&[4, 5, 6]));
+        out.clear();
+        assert_eq!(ring.drain(&mut out).unwrap(), 3);
+        assert_eq!(out, [4, 5, 6]);
     }
 
     #[test]

@@ -521,6 +521,17 @@ impl HwcBackend for HwcPipeBackend {
 
     fn sample(&mut self, out: &mut Vec<(usize, Value)>) -> Result<(), Error> {
         let measurements = self.pipe.sample()?;
+        // A count the store cannot hold is the sample's error, after the values beside it.
+        let mut out_of_range = None;
+        let mut push =
+            |index, value: hwcpipe::Value, out: &mut Vec<(usize, Value)>| match Value::try_from(
+                value,
+            ) {
+                Ok(value) => out.push((index, value)),
+                Err(err) => {
+                    out_of_range.get_or_insert(err);
+                }
+            };
         for (counter, value) in measurements.iter() {
             if let Some(index) = self.counters.iter().position(|&c| c == counter) {
                 // The event series sit between the CPU and the GPU counters.
@@ -528,7 +539,7 @@ impl HwcBackend for HwcPipeBackend {
                     true => index,
                     false => index + self.events.len(),
                 };
-                out.push((index, Value::from(value)));
+                push(index, value, out);
             }
         }
         if let Some(sample) = measurements.cpu() {
@@ -544,7 +555,7 @@ impl HwcBackend for HwcPipeBackend {
                         .map(|r| r.delta),
                 };
                 if let Some(delta) = delta {
-                    out.push((self.cpu_count + j, Value::from(hwcpipe::Value::Int(delta))));
+                    push(self.cpu_count + j, hwcpipe::Value::Int(delta), out);
                 }
             }
         }
@@ -557,7 +568,9 @@ impl HwcBackend for HwcPipeBackend {
                 *index += self.gpu_first;
             }
         }
-        Ok(())
+        out_of_range.map_or(Ok(()), |err| {
+            Err(Error::Direct(DirectError::Backend(Box::new(err))))
+        })
     }
 
     fn stop(&mut self) {
@@ -580,5 +593,37 @@ mod tests {
         assert_eq!(database_class(false), CounterClass::Delta);
         assert_eq!(database_units("bytes"), Units::Bytes);
         assert_eq!(database_units("percent"), Units::Other("%".into()));
+    }
+
+    #[test]
+    fn a_count_the_store_cannot_hold_is_the_samples_error_and_the_others_are_kept() {
+        use hwcpipe::cpu::sim::FakePerf;
+        let fake = std::sync::Arc::new(FakePerf::new(0));
+        let counters = [CpuCounter::TaskClock, CpuCounter::PageFaults];
+        let profiler = CpuProfiler::with_sys(CpuConfig::new(&counters), fake.clone());
+        let mut backend =
+            HwcPipeBackend::new(HwcPipe::from_profilers(Some(profiler), None)).unwrap();
+        let index = |counter| {
+            backend
+                .counters()
+                .iter()
+                .position(|c| c.name == format!("{counter}"))
+                .unwrap()
+        };
+        let (clock, faults) = (index(CpuCounter::TaskClock), index(CpuCounter::PageFaults));
+        backend.start(&[clock, faults]).unwrap();
+        // Task clock (config 1) counts 1000 more, page faults (config 2) jump beyond i64::MAX.
+        fake.advance(1_000, 1_000, |config| if config == 1 { 1_000 } else { 0 });
+        fake.set_count(2, u64::MAX);
+        let mut out = Vec::new();
+        let err = backend.sample(&mut out).unwrap_err();
+        let Error::Direct(DirectError::Backend(source)) = &err else {
+            panic!("{err:?}");
+        };
+        assert_eq!(
+            source.downcast_ref::<crate::store::CountOutOfRange>(),
+            Some(&crate::store::CountOutOfRange { count: u64::MAX })
+        );
+        assert_eq!(out, [(clock, Value::Int(1_000))]);
     }
 }

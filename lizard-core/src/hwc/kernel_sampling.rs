@@ -1,8 +1,10 @@
 //! The engine's side of kernel sampling ([`hwcpipe::counting::KernelSampler`]): a thread that drains the
 //! rings in batches and decodes their records with the perf-record decoder that also reads gatord's perf
-//! data ([`PerfCounterTracker`]) — the sampler's events registered with it by key and attribute, each ring's
-//! words given to it as they were read — then stores each value as a sample and counts each ring's
-//! periods ([`Tally`]) from the timers' record times.
+//! data ([`PerfCounterTracker`]) — the sampler's events registered with it by key and the attribute they
+//! were opened with, each ring's words given to it as they were read, and each group's read after the stop
+//! as `read()` filled it — then stores each value as a sample and counts each ring's periods ([`Tally`])
+//! from the timers' record times. The tracker also counts the records the kernel lost and times its
+//! throttling of the timers, from their records.
 
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
@@ -10,10 +12,7 @@ use std::time::{Duration, Instant};
 
 use hwcpipe::counting::{KernelSampler, TIMER_KEY};
 use hwcpipe::sys::monotonic_raw_ns;
-use hwcpipe::sys::perf_event_attr::SamplingAttr;
-use perf_record::{
-    record_header, PerfCounterSample, PerfCounterTracker, PerfEventAttr, PERF_RECORD_SAMPLE,
-};
+use perf_record::{PerfCounterSample, PerfCounterTracker, PerfEventAttr};
 
 use super::backend::KernelPlan;
 use super::sampler::nanos_since;
@@ -22,45 +21,6 @@ use crate::counter::CounterId;
 use crate::error::Error;
 use crate::store::{Sample, SampleStore, Value};
 use crate::DirectError;
-
-/// `PERF_RECORD_THROTTLE`: the kernel stopped a sampling event for a while (it took too much CPU).
-const PERF_RECORD_THROTTLE: u32 = 5;
-/// `PERF_RECORD_UNTHROTTLE`: the event runs again.
-const PERF_RECORD_UNTHROTTLE: u32 = 6;
-
-/// One ring's throttling: how often, how long in all, and since when if it is throttled now (raw clock).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct Throttling {
-    count: u64,
-    total_ns: u64,
-    since: Option<u64>,
-}
-
-impl Throttling {
-    /// Takes the THROTTLE and UNTHROTTLE records of `words` (whole records: header, then the time).
-    fn scan(&mut self, words: &[u64]) {
-        let mut at = 0;
-        while let Some(&header) = words.get(at) {
-            let time = words.get(at + 1).copied();
-            match (header as u32, time) {
-                (PERF_RECORD_THROTTLE, Some(time)) => {
-                    self.count += 1;
-                    self.since.get_or_insert(time);
-                }
-                (PERF_RECORD_UNTHROTTLE, Some(time)) => self.end(time),
-                _ => {}
-            }
-            at += ((header >> 48) as usize / 8).max(1);
-        }
-    }
-
-    /// Ends a throttled stretch at `time`, if one is open.
-    fn end(&mut self, time: u64) {
-        if let Some(since) = self.since.take() {
-            self.total_ns = self.total_ns.saturating_add(time.saturating_sub(since));
-        }
-    }
-}
 
 /// The missed periods that `throttled_ns` of throttling and `lost_records` lost records do not explain.
 fn unexplained(missed: u64, throttled_ns: u64, lost_records: u64, interval: Duration) -> u64 {
@@ -83,7 +43,6 @@ struct RingDecoder {
     epoch: Instant,
     decoded: Vec<PerfCounterSample>,
     tallies: Vec<Tally>,
-    throttling: Vec<Throttling>,
     /// When each ring's timer was enabled, in ns since `epoch` on the records' clock: its first record's
     /// time less its own count (the CPU-clock time since the enable).
     enabled_ns: Vec<Option<i64>>,
@@ -93,11 +52,7 @@ impl RingDecoder {
     /// Announces `sampler`'s events to a new tracker, with its clock base set so that a record's time
     /// comes out as nanoseconds since `epoch`; each ring's window starts when its timer was enabled (or at
     /// `started`, were that unknown).
-    fn new(
-        sampler: &KernelSampler,
-        epoch: Instant,
-        started: Instant,
-    ) -> Result<RingDecoder, Error> {
+    fn new(sampler: &KernelSampler, epoch: Instant, started: Instant) -> RingDecoder {
         let starts: Vec<Instant> = (0..sampler.rings())
             .map(|ring| sampler.ring_window(ring).0.unwrap_or(started))
             .collect();
@@ -110,27 +65,23 @@ impl RingDecoder {
         )
     }
 
-    /// A decoder of `events` (key and attribute) written under perf `ids`, for rings sampled every
-    /// `interval` from `starts` (one a ring).
+    /// A decoder of `events` (key and the attribute each was opened with) written under perf `ids`, for
+    /// rings sampled every `interval` from `starts` (one a ring).
     fn announced(
-        events: &[(i32, SamplingAttr)],
+        events: &[(i32, PerfEventAttr)],
         ids: &[(u64, i32)],
         starts: &[Instant],
         interval: Duration,
         epoch: Instant,
-    ) -> Result<RingDecoder, Error> {
-        let rings = starts.len();
+    ) -> RingDecoder {
         let mut tracker = PerfCounterTracker::new();
-        for (key, attr) in events {
-            // The one seam between hwcpipe's attribute and the decoder's: the kernel's own struct layout,
-            // written by one and read by the other.
-            let attr = PerfEventAttr::parse(&attr.to_bytes()).map_err(ring_error)?;
-            tracker.register_event(*key, attr);
+        for &(key, attr) in events {
+            tracker.register_event(key, attr);
         }
         tracker.register_ids(ids.iter().copied());
         let raw_at_epoch = monotonic_raw_ns().saturating_sub(nanos_since(epoch));
         tracker.set_clock_base(i64::try_from(raw_at_epoch).unwrap_or(i64::MAX));
-        Ok(RingDecoder {
+        RingDecoder {
             tracker,
             epoch,
             decoded: Vec::new(),
@@ -138,80 +89,80 @@ impl RingDecoder {
                 .iter()
                 .map(|&start| Tally::new(start, interval))
                 .collect(),
-            throttling: vec![Throttling::default(); rings],
-            enabled_ns: vec![None; rings],
-        })
+            enabled_ns: vec![None; starts.len()],
+        }
     }
 
     /// Decodes the records of ring `ring` (on `cpu`): the counters' values are left in `self.decoded`,
-    /// each timer record counts as a period of the ring unless `last` (the read after the stop).
-    fn feed(&mut self, ring: usize, cpu: u32, words: &[u64], last: bool) -> Result<(), Error> {
-        if let Some(throttling) = self.throttling.get_mut(ring) {
-            throttling.scan(words);
-        }
+    /// each timer record counts as a period of the ring.
+    fn feed(&mut self, ring: usize, cpu: u32, words: &[u64]) -> Result<(), Error> {
         self.decoded.clear();
         let result = self
             .tracker
-            .handle_words(
-                i32::try_from(cpu).unwrap_or(i32::MAX),
-                words,
-                &mut self.decoded,
-            )
+            .handle_words(cpu_number(cpu), words, &mut self.decoded)
             .map_err(ring_error);
-        if !last {
-            let timers = self.decoded.iter().filter(|s| s.key == TIMER_KEY);
-            if let Some(enabled) = self.enabled_ns.get_mut(ring) {
-                if let Some(first) = timers.clone().next() {
-                    enabled.get_or_insert_with(|| {
-                        first
-                            .time_ns
-                            .saturating_sub(i64::try_from(first.total).unwrap_or(i64::MAX))
-                    });
-                }
+        let timers = self.decoded.iter().filter(|s| s.key == TIMER_KEY);
+        if let Some(enabled) = self.enabled_ns.get_mut(ring) {
+            if let Some(first) = timers.clone().next() {
+                enabled.get_or_insert_with(|| {
+                    first
+                        .time_ns
+                        .saturating_sub(i64::try_from(first.total).unwrap_or(i64::MAX))
+                });
             }
-            if let Some(tally) = self.tallies.get_mut(ring) {
-                for sample in timers {
-                    tally.sampled(self.epoch + Duration::from_nanos(sample.time_ns.max(0) as u64));
-                }
+        }
+        if let Some(tally) = self.tallies.get_mut(ring) {
+            for sample in timers {
+                tally.sampled(self.epoch + Duration::from_nanos(sample.time_ns.max(0) as u64));
             }
         }
         result
     }
+
+    /// Decodes the read of a group after the stop (on `cpu`, of the timer with perf id `id`, at `time`
+    /// on the records' clock): the counts since its last record are left in `self.decoded`. It is no
+    /// period of the ring.
+    fn feed_read(&mut self, cpu: u32, id: u64, time: u64, words: &[u64]) -> Result<(), Error> {
+        self.decoded.clear();
+        self.tracker
+            .handle_read(cpu_number(cpu), id, time, words, &mut self.decoded)
+            .map_err(ring_error)
+    }
 }
 
-/// The read of a group after the stop, as the sample record the timer would have written at `time`: the
-/// counts since the last period reach the same decoder.
-fn read_as_record(read: &[u64], time: u64) -> Option<Vec<u64>> {
-    // nr, enabled, running, then (value, id) per event, the timer first.
-    let leader_id = *read.get(4)?;
-    let mut words = Vec::with_capacity(read.len() + 3);
-    words.push(record_header(PERF_RECORD_SAMPLE, 0, read.len() + 2));
-    words.push(leader_id);
-    words.push(time);
-    words.extend_from_slice(read);
-    Some(words)
+/// A CPU as the decoder numbers it.
+fn cpu_number(cpu: u32) -> i32 {
+    i32::try_from(cpu).unwrap_or(i32::MAX)
 }
 
 /// Stores the decoded values of the counters (not the timers'): counter index `key` as store counter
-/// `ids[key]`, with its CPU as the core when `per_core`.
+/// `ids[key]`, with its CPU as the core when `per_core`. A value the store cannot hold is not stored, and
+/// the first such is the error, after the others are.
 fn store_decoded(
     decoded: &[PerfCounterSample],
     store: &SampleStore,
     ids: &[(usize, CounterId)],
     per_core: bool,
-) {
+) -> Result<(), Error> {
+    let mut out_of_range = None;
     store.push_all(decoded.iter().filter_map(|s| {
         let index = usize::try_from(s.key).ok()?;
         let &(_, id) = ids.iter().find(|(i, _)| *i == index)?;
+        let value = Value::from_count(s.delta)
+            .map_err(|err| {
+                out_of_range.get_or_insert(err);
+            })
+            .ok()?;
         Some((
             id,
             Sample {
                 timestamp_ns: u64::try_from(s.time_ns).unwrap_or(0),
-                value: Value::Int(i64::try_from(s.delta).unwrap_or(i64::MAX)),
+                value,
                 core: per_core.then_some(u32::try_from(s.core).unwrap_or(0)),
             },
         ))
     }));
+    out_of_range.map_or(Ok(()), |err| Err(ring_error(err)))
 }
 
 /// A capture sampled by the kernel: the sampler, its decoder, and where the values go.
@@ -241,7 +192,7 @@ impl KernelRun {
         let enabling_ns = i64::try_from(nanos_since(epoch)).unwrap_or(i64::MAX);
         sampler.start().map_err(ring_error)?;
         let started = Instant::now();
-        let decoder = RingDecoder::new(&sampler, epoch, started)?;
+        let decoder = RingDecoder::new(&sampler, epoch, started);
         Ok(KernelRun {
             sampler,
             decoder,
@@ -268,14 +219,20 @@ impl KernelRun {
         } = self;
         pending.clear();
         let drained = sampler.drain(scratch, |ring, cpu, words| {
-            if let Err(err) = decoder.feed(ring, cpu, words, false) {
+            if let Err(err) = decoder.feed(ring, cpu, words) {
                 first_error.get_or_insert(err);
             }
             pending.extend_from_slice(&decoder.decoded);
         });
         self.keep(drained.map_err(ring_error));
+        self.store_pending();
+    }
+
+    /// Stores the values decoded and not yet stored, in time order.
+    fn store_pending(&mut self) {
         self.pending.sort_by_key(|s| s.time_ns);
-        store_decoded(&self.pending, &self.store, &self.ids, self.per_core);
+        let stored = store_decoded(&self.pending, &self.store, &self.ids, self.per_core);
+        self.keep(stored);
     }
 
     fn keep(&mut self, result: Result<(), Error>) {
@@ -304,32 +261,31 @@ impl KernelRun {
             .map_err(ring_error);
         self.keep(read);
         self.pending.clear();
-        for (ring, cpu, read) in reads {
-            if let Some(words) = read_as_record(&read, time) {
-                let fed = self.decoder.feed(ring, cpu, &words, true);
-                self.keep(fed);
-                self.pending.extend_from_slice(&self.decoder.decoded);
-            }
+        for (ring, cpu, words) in reads {
+            let Some(id) = self.sampler.ring_id(ring) else {
+                continue;
+            };
+            let fed = self.decoder.feed_read(cpu, id, time, &words);
+            self.keep(fed);
+            self.pending.extend_from_slice(&self.decoder.decoded);
         }
-        store_decoded(&self.pending, &self.store, &self.ids, self.per_core);
+        self.store_pending();
         // Each ring's window ends when its timer was stopped.
         let accounts: Vec<Sampling> = std::mem::take(&mut self.decoder.tallies)
             .into_iter()
             .enumerate()
             .map(|(ring, tally)| tally.finish(self.sampler.ring_window(ring).1.unwrap_or(at)))
             .collect();
-        // A ring still throttled at the stop was throttled until then.
-        for throttling in &mut self.decoder.throttling {
-            throttling.end(time);
-        }
+        // A timer still throttled at the stop was throttled until then.
+        self.decoder.tracker.end_throttling(time);
         let interval = self.sampler.interval();
-        let throttling = &self.decoder.throttling;
-        let throttled_ns: u64 = throttling.iter().map(|t| t.total_ns).sum();
+        let throttling = self.decoder.tracker.throttling();
+        let throttled_ns = throttling.total_ns();
         let lost_records = self.decoder.tracker.lost_records();
         let mut method = SamplingMethod::Kernel {
             rings: accounts.len(),
             lost_records,
-            throttled: throttling.iter().map(|t| t.count).sum(),
+            throttled: throttling.count(),
             throttled_time: Duration::from_nanos(throttled_ns),
             idle_periods: 0,
         };
@@ -357,7 +313,16 @@ impl KernelRun {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hwcpipe::sys::perf_event_attr::{flag, PerfEventAttr as KernelAttr, CLOCK_MONOTONIC_RAW};
+    use perf_record::{
+        record_header, ReadFormat, ReadValue, SampleLayout, SampleRecord, SampleType, WordSlice,
+        CLOCK_MONOTONIC_RAW, PERF_RECORD_SAMPLE,
+    };
+
+    /// What the sampler's records hold: the writer's id, the time, a read of the group with ids and times.
+    const LAYOUT: SampleLayout = SampleLayout {
+        sample_type: SampleType(SampleType::IDENTIFIER | SampleType::TIME | SampleType::READ),
+        read_format: ReadFormat(0b1111),
+    };
 
     /// Events as the sampler announces them: a timer (key −1, id 100) leading counter 0 (id 101).
     fn decoder(epoch: Instant) -> RingDecoder {
@@ -366,15 +331,17 @@ mod tests {
 
     /// A decoder of rings whose timers started at `starts`.
     fn decoder_of_rings(epoch: Instant, starts: &[Instant]) -> RingDecoder {
-        let mut base = KernelAttr::counting(1, 0);
-        base.sample_type = (1 << 16) | (1 << 2) | (1 << 4);
-        base.read_format = 0b1111;
-        base.sample_period = 1_000_000;
-        base.flags = flag::USE_CLOCKID;
-        let mut timer = SamplingAttr::new(base);
-        timer.clockid = CLOCK_MONOTONIC_RAW;
-        let mut member = timer;
-        member.base.sample_period = 0;
+        let timer = PerfEventAttr {
+            sample_period_or_freq: 1_000_000,
+            sample_type: LAYOUT.sample_type,
+            read_format: LAYOUT.read_format,
+            ..PerfEventAttr::counting(1, 0)
+        }
+        .on_clock(CLOCK_MONOTONIC_RAW);
+        let member = PerfEventAttr {
+            sample_period_or_freq: 0,
+            ..timer
+        };
         RingDecoder::announced(
             &[(TIMER_KEY, timer), (0, member)],
             &[(100, TIMER_KEY), (101, 0)],
@@ -382,13 +349,37 @@ mod tests {
             Duration::from_millis(1),
             epoch,
         )
-        .unwrap()
     }
 
     /// A timer's record at `time` (raw clock) with the group's totals.
     fn record(time: u64, timer: u64, counter: u64) -> Vec<u64> {
-        let read = [2, 0, 0, timer, 100, counter, 101];
-        read_as_record(&read, time).unwrap()
+        let value = |value, id| ReadValue {
+            value,
+            id: Some(id),
+            lost: None,
+        };
+        let mut words = Vec::new();
+        SampleRecord {
+            identifier: Some(100),
+            ip: None,
+            pid_tid: None,
+            time: Some(time),
+            addr: None,
+            id: None,
+            stream_id: None,
+            cpu: None,
+            period: None,
+            read: None,
+            tail: WordSlice::default(),
+        }
+        .encode_words(
+            LAYOUT,
+            timer,
+            timer,
+            &[value(timer, 100), value(counter, 101)],
+            &mut words,
+        );
+        words
     }
 
     #[test]
@@ -398,7 +389,7 @@ mod tests {
         let t0 = monotonic_raw_ns();
         let mut words = record(t0 + 1_000_000, 1_000_000, 7);
         words.extend(record(t0 + 2_000_000, 2_000_000, 10));
-        decoder.feed(0, 3, &words, false).unwrap();
+        decoder.feed(0, 3, &words).unwrap();
         let counter: Vec<(u64, i32)> = decoder
             .decoded
             .iter()
@@ -423,12 +414,12 @@ mod tests {
         let base = monotonic_raw_ns().saturating_sub(nanos_since(epoch));
         let mut words = record(base + 3_000_000, 1_000_000, 1);
         words.extend(record(base + 4_000_000, 2_000_000, 2));
-        decoder.feed(0, 0, &words, false).unwrap();
+        decoder.feed(0, 0, &words).unwrap();
         decoder
-            .feed(1, 1, &record(base + 5_500_000, 2_500_000, 1), false)
+            .feed(1, 1, &record(base + 5_500_000, 2_500_000, 1))
             .unwrap();
         decoder
-            .feed(1, 1, &record(base + 9_000_000, 9_000_000, 2), true)
+            .feed_read(1, 100, base + 9_000_000, &[2, 0, 0, 9_000_000, 100, 2, 101])
             .unwrap();
         let near = |got: Option<i64>, want: i64| {
             let got = got.expect("a start");
@@ -460,7 +451,7 @@ mod tests {
                     period,
                 ));
             }
-            decoder.feed(ring, ring as u32, &words, false).unwrap();
+            decoder.feed(ring, ring as u32, &words).unwrap();
         }
         let mut tallies = std::mem::take(&mut decoder.tallies).into_iter();
         let first = tallies.next().unwrap().finish(epoch + ms(10));
@@ -480,7 +471,7 @@ mod tests {
         // A record whose header claims more words than the ring gave.
         words.push(record_header(PERF_RECORD_SAMPLE, 0, 40));
         words.push(100);
-        let err = decoder.feed(0, 0, &words, false).unwrap_err();
+        let err = decoder.feed(0, 0, &words).unwrap_err();
         assert!(
             matches!(err, Error::Direct(DirectError::Backend(_))),
             "{err:?}"
@@ -489,35 +480,27 @@ mod tests {
         // A record of an id nobody announced.
         let mut stranger = record(t0 + 10, 2_000, 6);
         stranger[1] = 999;
-        assert!(decoder.feed(0, 0, &stranger, false).is_err());
+        assert!(decoder.feed(0, 0, &stranger).is_err());
     }
 
     #[test]
-    fn throttled_stretches_are_counted_and_timed_from_their_records() {
-        let mut throttling = Throttling::default();
-        throttling.scan(&[
-            record_header(PERF_RECORD_THROTTLE, 0, 3),
-            1_000,
-            7,
-            7,
-            record_header(PERF_RECORD_SAMPLE, 0, 1),
-            9,
-            record_header(PERF_RECORD_UNTHROTTLE, 0, 3),
-            1_500,
-            7,
-            7,
-            record_header(PERF_RECORD_THROTTLE, 0, 3),
-            2_000,
-            7,
-            7,
-        ]);
-        assert_eq!((throttling.count, throttling.total_ns), (2, 500));
-        // Still throttled at the stop: until then.
-        throttling.end(2_250);
-        assert_eq!(throttling.total_ns, 750);
-        // A zero size or a record cut after its header (never the kernel's) still moves on.
-        throttling.scan(&[0, 0, record_header(PERF_RECORD_THROTTLE, 0, 3)]);
-        assert_eq!(throttling.count, 2);
+    fn throttling_and_lost_records_are_the_decoders_account() {
+        let epoch = Instant::now();
+        let mut decoder = decoder(epoch);
+        let t0 = monotonic_raw_ns();
+        let mut words = record(t0, 1_000_000, 1);
+        perf_record::ThrottleRecord {
+            time: t0 + 100,
+            id: 100,
+            stream_id: 100,
+        }
+        .encode_throttle(&mut words);
+        perf_record::LostRecord { id: 100, lost: 4 }.encode_words(&mut words);
+        decoder.feed(0, 0, &words).unwrap();
+        decoder.tracker.end_throttling(t0 + 600);
+        let throttling = decoder.tracker.throttling();
+        assert_eq!((throttling.count(), throttling.total_ns()), (1, 500));
+        assert_eq!(decoder.tracker.lost_records(), 4);
     }
 
     #[test]
@@ -531,12 +514,69 @@ mod tests {
     }
 
     #[test]
-    fn a_group_read_becomes_the_record_its_timer_would_write() {
-        let read = [2, 100, 100, 7, 41, 9, 42];
-        let words = read_as_record(&read, 1234).unwrap();
-        assert_eq!(words[0], record_header(PERF_RECORD_SAMPLE, 0, 9));
-        assert_eq!(&words[1..3], &[41, 1234]);
-        assert_eq!(&words[3..], &read);
-        assert_eq!(read_as_record(&[1, 0, 0], 5), None, "no leader id");
+    fn the_read_after_the_stop_gives_the_counts_since_the_last_record_and_no_period() {
+        let epoch = Instant::now();
+        let mut decoder = decoder(epoch);
+        let base = monotonic_raw_ns().saturating_sub(nanos_since(epoch));
+        decoder
+            .feed(0, 2, &record(base + 1_000_000, 1_000_000, 7))
+            .unwrap();
+        decoder
+            .feed_read(
+                2,
+                100,
+                base + 1_500_000,
+                &[2, 0, 0, 1_500_000, 100, 12, 101],
+            )
+            .unwrap();
+        let counter: Vec<(i64, u64, i32)> = decoder
+            .decoded
+            .iter()
+            .filter(|s| s.key == 0)
+            .map(|s| (s.time_ns, s.delta, s.core))
+            .collect();
+        // The decoder's clock base and this test's are read a moment apart.
+        let [(time_ns, delta, core)] = counter[..] else {
+            panic!("one value: {counter:?}");
+        };
+        assert_eq!((delta, core), (5, 2));
+        assert!((time_ns - 1_500_000).abs() < 200_000, "{time_ns} ns");
+        let account = decoder
+            .tallies
+            .remove(0)
+            .finish(epoch + Duration::from_millis(2));
+        assert_eq!(account.delivered, 1, "the read is no period");
+        // A read cut short, or of an id nobody announced, is an error.
+        assert!(decoder.feed_read(2, 100, base, &[2, 0, 0, 1]).is_err());
+        assert!(decoder.feed_read(2, 999, base, &[1, 0, 0, 1, 999]).is_err());
+    }
+
+    #[test]
+    fn a_count_the_store_cannot_hold_is_an_error_and_the_others_are_stored() {
+        let store = SampleStore::new(2, 16);
+        let sample = |key, delta| PerfCounterSample {
+            time_ns: 5,
+            core: 1,
+            key,
+            total: delta,
+            delta,
+        };
+        let decoded = [sample(0, 7), sample(1, u64::MAX), sample(TIMER_KEY, 9)];
+        let err = store_decoded(&decoded, &store, &[(0, 1), (1, 2)], true).unwrap_err();
+        let Error::Direct(DirectError::Backend(source)) = &err else {
+            panic!("{err:?}");
+        };
+        assert_eq!(
+            source.downcast_ref::<crate::store::CountOutOfRange>(),
+            Some(&crate::store::CountOutOfRange { count: u64::MAX })
+        );
+        let stored: Vec<Value> = store
+            .samples(1, None)
+            .unwrap()
+            .iter()
+            .map(|s| s.value)
+            .collect();
+        assert_eq!(stored, [Value::Int(7)]);
+        assert!(store.samples(2, None).unwrap().is_empty());
     }
 }

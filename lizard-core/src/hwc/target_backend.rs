@@ -236,10 +236,17 @@ impl HwcBackend for TargetBackend {
             .cpu
             .sample()
             .map_err(|e| EngineError::Direct(DirectError::Backend(Box::new(e))))?;
+        // A count the store cannot hold is the sample's error, after the values beside it.
+        let mut out_of_range = None;
         self.scaling.clear();
         for &index in &self.enabled_cpu {
             if let Some(reading) = readings.get(index) {
-                out.push((index, Value::from(hwcpipe::Value::Int(reading.delta))));
+                match Value::from_count(reading.delta) {
+                    Ok(value) => out.push((index, value)),
+                    Err(err) => {
+                        out_of_range.get_or_insert(err);
+                    }
+                }
                 self.scaling.push((
                     index,
                     Scaling {
@@ -250,7 +257,9 @@ impl HwcBackend for TargetBackend {
             }
         }
         self.check_child();
-        Ok(())
+        out_of_range.map_or(Ok(()), |err| {
+            Err(EngineError::Direct(DirectError::Backend(Box::new(err))))
+        })
     }
 
     fn stop(&mut self) {
@@ -341,5 +350,55 @@ impl HwcBackend for TargetBackend {
             sampler,
             per_core: self.cpu.series().iter().all(|s| s.cpu.is_none()),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hwcpipe::cpu::sim::FakePerf;
+    use hwcpipe::KernelCounting;
+
+    #[test]
+    fn a_count_the_store_cannot_hold_is_the_samples_error_and_the_others_are_kept() {
+        let Ok(&[cpu, ..]) = hwcpipe::counting::online_cpus().as_deref() else {
+            panic!("no online CPU");
+        };
+        let fake = Arc::new(FakePerf::new(0));
+        let target = Target::Cpus {
+            cpus: vec![cpu],
+            per_cpu: false,
+            all: false,
+        };
+        let wanted = [CpuCounter::TaskClock, CpuCounter::PageFaults];
+        let counters =
+            TargetCounters::open_with(&target, &wanted, &[], KernelCounting::Auto, fake.clone())
+                .unwrap();
+        let mut backend = TargetBackend {
+            target,
+            gpu_first: counters.series().len(),
+            cpu: counters,
+            gpu: None,
+            enabled_cpu: Vec::new(),
+            scaling: Vec::new(),
+            watch: CommandWatch::default(),
+        };
+        let names: Vec<String> = backend.counters().into_iter().map(|c| c.name).collect();
+        let index = |name: &str| names.iter().position(|n| n == name).unwrap();
+        let (clock, faults) = (index("TaskClock"), index("PageFaults"));
+        backend.start(&[clock, faults]).unwrap();
+        // Task clock (config 1) counts 1000 more, page faults (config 2) jump beyond i64::MAX.
+        fake.advance(1_000, 1_000, |config| if config == 1 { 1_000 } else { 0 });
+        fake.set_count(2, u64::MAX);
+        let mut out = Vec::new();
+        let err = backend.sample(&mut out).unwrap_err();
+        let EngineError::Direct(DirectError::Backend(source)) = &err else {
+            panic!("{err:?}");
+        };
+        assert_eq!(
+            source.downcast_ref::<crate::store::CountOutOfRange>(),
+            Some(&crate::store::CountOutOfRange { count: u64::MAX })
+        );
+        assert_eq!(out, [(clock, Value::Int(1_000))]);
     }
 }

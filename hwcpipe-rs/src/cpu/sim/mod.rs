@@ -11,6 +11,15 @@
 //! counters: pinned groups first (a pinned group that does not fit reads end-of-file, its error state),
 //! then the others share what is left, multiplexed. Events of another core type are enabled but never on a
 //! counter while the task is away from their cores.
+//!
+//! Sampling events write real perf ring records (`sampling.rs`): a sampling event's ring
+//! ([`PerfSys::map_ring`]) is ordinary memory the fake writes as the kernel writes a mapped one, and
+//! [`FakePerf::fire_timers`] lets one period of every sampling event elapse — a PERF_RECORD_SAMPLE with a
+//! read of its group in its ring, or, where the ring is full, a record lost and announced by a
+//! PERF_RECORD_LOST in the next one that fits. [`FakePerf::throttle`] and [`FakePerf::unthrottle`] write
+//! PERF_RECORD_THROTTLE and UNTHROTTLE, and [`Faults::offline_cpus`] takes CPUs away.
+
+mod sampling;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -23,10 +32,10 @@ use rustix::io::Errno;
 use crate::cpu::group_read::{encode, record_len};
 use crate::sys::arm_pmu::{ArmPmu, ArmPmuError};
 use crate::sys::perf_event_attr::{
-    flag, PERF_FORMAT_GROUP, PERF_FORMAT_ID, PERF_FORMAT_TOTAL_TIME_ENABLED,
-    PERF_FORMAT_TOTAL_TIME_RUNNING, PERF_TYPE_RAW,
+    flag, PERF_ATTR_SIZE_VER0, PERF_ATTR_SIZE_VER3, PERF_FORMAT_GROUP, PERF_FORMAT_ID,
+    PERF_FORMAT_TOTAL_TIME_ENABLED, PERF_FORMAT_TOTAL_TIME_RUNNING, PERF_TYPE_RAW,
 };
-use crate::sys::{PerfEventAttr, PerfIoctl, PerfSys};
+use crate::sys::{PerfEventAttr, PerfIoctl, PerfRing, PerfSys};
 
 /// One simulated event.
 #[derive(Debug, Clone)]
@@ -90,6 +99,15 @@ pub struct Faults {
     pub nr_override: Option<u64>,
     /// Report this `time_enabled` instead of the real one.
     pub time_enabled_override: Option<u64>,
+    /// CPUs that are offline: an open for one answers `ENODEV`, as the kernel's does for a CPU that is not
+    /// online; events already open on one count nothing more and their timers write no records (their CPU
+    /// runs nothing).
+    pub offline_cpus: Vec<i32>,
+    /// errno of a `read` of an event opened for one of these CPUs.
+    pub read_errno_on_cpu: HashMap<i32, i32>,
+    /// Maps a ring of at most this many data pages; a larger one is refused with `EPERM`, as the kernel
+    /// refuses more locked memory than `perf_event_mlock_kb` allows.
+    pub ring_page_limit: Option<usize>,
 }
 
 /// The simulated kernel.
@@ -110,6 +128,8 @@ struct State {
     arm_events: Option<pmu_regs::CommonEventSet>,
     arm_pmus: usize,
     pmus: Vec<FakePmu>,
+    /// The mapped rings, by their event's descriptor.
+    rings: HashMap<RawFd, sampling::Ring>,
 }
 
 impl FakePerf {
@@ -127,8 +147,8 @@ impl FakePerf {
     }
 
     /// Lets `ns` nanoseconds pass: every counting event (enabled, and a member's leader enabled too, as
-    /// the kernel schedules a group) is enabled for `ns`, runs for `running` of them, and counts
-    /// `per_config(config)` more.
+    /// the kernel schedules a group; its CPU online) is enabled for `ns`, runs for `running` of them, and
+    /// counts `per_config(config)` more.
     pub fn advance(&self, ns: u64, running: u64, per_config: impl Fn(u64) -> u64) {
         let mut s = self.state.lock().unwrap();
         let leaders_on: Vec<i32> = s
@@ -137,9 +157,10 @@ impl FakePerf {
             .filter(|(_, (e, _))| e.leader.is_none() && e.enabled)
             .map(|(fd, _)| *fd)
             .collect();
+        let offline = s.faults.offline_cpus.clone();
         for (event, _) in s.events.values_mut() {
             let group_on = event.leader.is_none_or(|l| leaders_on.contains(&l));
-            if event.enabled && group_on {
+            if event.enabled && group_on && !offline.contains(&event.cpu) {
                 event.time_enabled += ns;
                 event.time_running += running;
                 event.count += per_config(event.attr.config);
@@ -205,7 +226,7 @@ impl FakePerf {
         let mut groups: Vec<(RawFd, usize, bool)> = s
             .events
             .iter()
-            .filter(|(_, (e, _))| e.leader.is_none() && e.enabled && e.attr.type_ == pmu_type)
+            .filter(|(_, (e, _))| e.leader.is_none() && e.enabled && e.attr.kind == pmu_type)
             .map(|(&fd, (e, _))| (fd, 0, e.attr.has(flag::PINNED)))
             .collect();
         groups.sort_by_key(|&(fd, _, _)| fd);
@@ -241,7 +262,7 @@ impl FakePerf {
                 continue;
             }
             event.time_enabled += ns;
-            let running = if event.attr.type_ == pmu_type {
+            let running = if event.attr.kind == pmu_type {
                 match on.iter().find(|&&(l, _, _)| l == leader) {
                     Some(&(_, time, error)) => {
                         event.error |= error;
@@ -249,13 +270,13 @@ impl FakePerf {
                     }
                     None => 0,
                 }
-            } else if arm_types.contains(&event.attr.type_) {
+            } else if arm_types.contains(&event.attr.kind) {
                 0
             } else {
                 ns
             };
             event.time_running += running;
-            let counted = per_event(event.attr.type_, event.attr.config) * running;
+            let counted = per_event(event.attr.kind, event.attr.config) * running;
             event.count += counted.checked_div(ns).unwrap_or(0);
         }
     }
@@ -305,15 +326,21 @@ impl PerfSys for FakePerf {
         group: Option<BorrowedFd<'_>>,
     ) -> io::Result<OwnedFd> {
         let mut s = self.state.lock().unwrap();
-        if attr.size != 64 || attr.read_format != FORMAT {
+        // The two sizes this crate writes: a counting event's, and that of one choosing its clock.
+        if !matches!(attr.size, PERF_ATTR_SIZE_VER0 | PERF_ATTR_SIZE_VER3)
+            || attr.read_format.0 != FORMAT
+        {
             return Err(Errno::INVAL.into());
         }
         // Like the real kernel, an event it does not have fails as such before permissions count.
-        if let Some(&e) = s.faults.open_errno.get(&(attr.type_, attr.config)) {
+        if let Some(&e) = s.faults.open_errno.get(&(attr.kind, attr.config)) {
             return Err(errno(e));
         }
         if s.faults.deny_all || (s.faults.deny_kernel && !attr.has(flag::EXCLUDE_KERNEL)) {
             return Err(Errno::ACCESS.into());
+        }
+        if s.faults.offline_cpus.contains(&cpu) {
+            return Err(Errno::NODEV.into());
         }
         if let Some((limit, e)) = s.faults.open_limit {
             if s.opened.len() >= limit {
@@ -321,11 +348,11 @@ impl PerfSys for FakePerf {
             }
         }
         // An Arm PMU's event: for a task, or for one of the PMU's own CPUs (the driver's rule).
-        if let Some(pmu) = s.pmus.iter().find(|p| p.pmu.perf_type == attr.type_) {
+        if let Some(pmu) = s.pmus.iter().find(|p| p.pmu.perf_type == attr.kind) {
             if cpu >= 0 && !pmu.pmu.cpus.iter().any(|&c| i64::from(c) == i64::from(cpu)) {
                 return Err(Errno::NOENT.into());
             }
-        } else if attr.type_ > PERF_TYPE_RAW && !s.pmus.is_empty() {
+        } else if attr.kind > PERF_TYPE_RAW && !s.pmus.is_empty() {
             return Err(Errno::NOENT.into());
         }
         let leader = match group {
@@ -354,6 +381,8 @@ impl PerfSys for FakePerf {
             error: false,
         };
         s.opened.push(*attr);
+        // A descriptor number dropped without `close` and now reused: nothing of its old event stays.
+        s.rings.remove(&owned.as_raw_fd());
         s.events.insert(owned.as_raw_fd(), (event, file));
         Ok(owned)
     }
@@ -368,6 +397,9 @@ impl PerfSys for FakePerf {
         let Some((leader, _)) = s.events.get(&raw) else {
             return Err(Errno::BADF.into());
         };
+        if let Some(&e) = s.faults.read_errno_on_cpu.get(&leader.cpu) {
+            return Err(errno(e));
+        }
         if leader.error {
             return Ok(0);
         }
@@ -438,9 +470,17 @@ impl PerfSys for FakePerf {
         Ok(0)
     }
 
+    fn map_ring(&self, fd: BorrowedFd<'_>, data_pages: usize) -> io::Result<PerfRing> {
+        self.state
+            .lock()
+            .unwrap()
+            .map_ring(fd.as_raw_fd(), data_pages)
+    }
+
     fn close(&self, fd: OwnedFd) -> io::Result<()> {
         let mut s = self.state.lock().unwrap();
         s.events.remove(&fd.as_raw_fd());
+        s.rings.remove(&fd.as_raw_fd());
         s.closed += 1;
         drop(fd);
         match s.faults.close_errno {
