@@ -33,7 +33,7 @@ use thiserror::Error;
 
 use super::metrics::{MetricGap, MetricValues};
 use crate::counter::CounterId;
-use crate::store::{Sample, Value};
+use crate::store::{CountOutOfRange, Sample, Value};
 
 /// Why gatord will not send values for a counter it offered, in the configuration this client delivered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -87,6 +87,9 @@ pub enum SinkError {
     /// A perf frame could not be decoded into counter values.
     #[error("perf counter data")]
     Perf(#[source] TrackerError),
+    /// A perf count beyond what the store holds: the frame's other values are kept, this one is not.
+    #[error("perf counter data")]
+    Count(#[source] CountOutOfRange),
 }
 
 /// gatord counter keys (from the `captured` XML) to engine counter ids.
@@ -279,6 +282,7 @@ impl FrameSink {
             let tracker = &self.perf;
             self.metrics.link(|key| tracker.metric_events(key));
         }
+        let mut out_of_range = None;
         for sample in perf.drain(..) {
             self.metrics.sample(
                 sample.key,
@@ -306,18 +310,26 @@ impl FrameSink {
             if bound_only && self.keys.get(sample.key).is_none() {
                 continue;
             }
+            let value = match Value::from_count(sample.delta) {
+                Ok(value) => value,
+                Err(err) => {
+                    out_of_range.get_or_insert(err);
+                    continue;
+                }
+            };
             out.push(KeyedSample {
                 key: sample.key,
                 sample: Sample {
                     timestamp_ns: self.engine_time(sample.time_ns),
-                    value: Value::Int(i64::try_from(sample.delta).unwrap_or(i64::MAX)),
+                    value,
                     core,
                 },
                 perf_total: Some(sample.total),
             });
         }
         self.perf_samples = perf;
-        result.map_err(SinkError::Perf)
+        result.map_err(SinkError::Perf)?;
+        out_of_range.map_or(Ok(()), |err| Err(SinkError::Count(err)))
     }
 
     fn block_or_counter(
@@ -571,6 +583,43 @@ mod tests {
         assert!(Unavailable::CountingOnly
             .to_string()
             .contains("counting only"));
+    }
+
+    #[test]
+    fn a_perf_count_beyond_the_stores_integers_is_an_error_and_the_others_are_kept() {
+        let counter = PerfCounter {
+            key: 0x10,
+            role: PerfRole::Sampled,
+            config: 0x11,
+        };
+        let mut stream = PerfStream::new(2, vec![counter], PerfLeader::default(), 40);
+        let mut keys = KeyMap::new();
+        assert!(keys.insert(0x10, 1));
+        let mut sink = FrameSink::new(ProtocolVersion::V950, keys, 1000);
+        let mut out = Vec::new();
+        sink.frame(&stream.attrs_frame(10), &mut out).unwrap();
+        sink.frame(&stream.keys_frame(), &mut out).unwrap();
+        let mut summary = Vec::new();
+        let clocks = Clocks {
+            monotonic_raw_ns: 40,
+            ..Clocks::default()
+        };
+        encode_summary(ProtocolVersion::V950, &clocks, [], &mut summary);
+        sink.frame(&summary, &mut out).unwrap();
+        // Core 1's count grows by 2^63 in one period: more than an i64 holds.
+        let increase = |_: usize, core: u32| if core == 1 { 1 << 63 } else { 7 };
+        let mut errors = Vec::new();
+        for frame in stream.sample_frames(20, 20, increase) {
+            if let Err(err) = sink.frame(&frame, &mut out) {
+                errors.push(err);
+            }
+        }
+        assert_eq!(
+            errors,
+            [SinkError::Count(CountOutOfRange { count: 1 << 63 })]
+        );
+        let got: Vec<_> = out.iter().map(|(_, s)| (s.core, s.value)).collect();
+        assert_eq!(got, [(Some(0), Value::Int(7))], "core 0's value is kept");
     }
 
     #[test]

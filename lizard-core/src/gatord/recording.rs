@@ -264,6 +264,7 @@ impl fmt::Display for RecordingIssue {
             RecordingIssue::Values { frame, error } => match error {
                 SinkError::Frame(e) => write!(f, "frame {frame}: {e}"),
                 SinkError::Perf(e) => write!(f, "frame {frame}: {e}"),
+                SinkError::Count(e) => write!(f, "frame {frame}: {e}"),
             },
             RecordingIssue::LostPerfRecords { count } => write!(
                 f,
