@@ -56,8 +56,10 @@ fuzz_target!(|input: (u8, &[u8])| {
                 (Some(record.time_enabled), Some(record.time_running))
             );
             let theirs: Vec<(u64, Option<u64>)> = read.values().map(|v| (v.value, v.id)).collect();
-            let ours: Vec<(u64, Option<u64>)> =
-                record.entries().map(|(value, id)| (value, Some(id))).collect();
+            let ours: Vec<(u64, Option<u64>)> = record
+                .entries()
+                .map(|(value, id)| (value, Some(id)))
+                .collect();
             assert_eq!(theirs, ours);
         }
         (Ok(read), Err(_)) => assert_ne!(read.values().count(), usize::from(members)),
