@@ -147,8 +147,8 @@ def test_a_capture_holds_the_loops_instructions_in_the_samples_it_ran_in(icount,
     over = held - ARM_LOOP_INSTRUCTIONS
     assert 0 <= over < 1_000_000, (held, values[max(first - 1, 0) : last + 2])
     note(
-        f"lizard_rs.capture(INST_RETIRED, CPU_CYCLES) at 1 ms while arm_loop ran once: {len(whole)} whole ms of it "
-        f"hold 1,000,000 instructions each, exactly (= CPU_CYCLES); its samples hold {held:,.0f}: its "
+        f"lizard_rs.capture(INST_RETIRED, CPU_CYCLES) at 1 ms while arm_loop ran once: each whole ms of it "
+        f"({len(whole)}) 1,000,000 instructions exactly (= CPU_CYCLES); its samples hold {held:,.0f}: its "
         f"{ARM_LOOP_INSTRUCTIONS:,} and {over:,.0f} more from what else ran in those ms (a quiet sample holds "
         f"{background:,.0f})"
     )
