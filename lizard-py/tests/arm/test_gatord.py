@@ -53,10 +53,12 @@ def test_a_capture_gives_cycles_instructions_and_the_cpu_metrics(icount, real_ga
     assert gap < 1e-3 * cycles.value, (cycles.value, instructions.value)
     per_second = cycles.value / cycles.covered_s
     assert 0.9e9 < per_second < 1.1e9, per_second
-    # gatord's metrics, from the events it programs for them, agree with the counters' own ratio.
+    # gatord's metrics agree with the counters' own ratio: it computes them from events it programs for them
+    # and samples on their own overflows, which end their counts up to a sampling period early (cpi has
+    # read 0.9916 where the ratio was 1.0000).
     ratio = instructions.value / cycles.value
-    assert ipc.value == pytest.approx(ratio, abs=0.01), (ipc.value, ratio)
-    assert cpi.value == pytest.approx(1 / ratio, abs=0.01), (cpi.value, ratio)
+    assert ipc.value == pytest.approx(ratio, abs=0.02), (ipc.value, ratio)
+    assert cpi.value == pytest.approx(1 / ratio, abs=0.02), (cpi.value, ratio)
     assert len(ipc) > 0 and len(cpi) > 0
     note(
         f"lizard_rs.capture(gatord='{real_gatord}') of the CPU kept busy by arm_loop: {CYCLES} "

