@@ -445,23 +445,20 @@ impl Watch for Signals<'_> {
     }
 }
 
-/// `counters(gatord=None)`: every counter the sources give, with units, class and source.
+/// `counters(gatord=None)`: every counter the sources give, with units, class and source; beside the local
+/// CPU counters, the CPU's Arm PMU events (category "Arm PMU event"), which a capture counts when named.
 #[pyfunction]
 #[pyo3(signature = (gatord = None))]
 fn counters(py: Python<'_>, gatord: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<Py<CounterInfo>>> {
     let gatord = GatordArg::extract(gatord)?;
     let lizard = sources::for_listing(py, &gatord)?;
-    lizard
-        .counters()
-        .iter()
-        .map(|c| {
-            Py::new(
-                py,
-                CounterInfo {
-                    info: collect::info(c),
-                },
-            )
-        })
+    let mut infos: Vec<doc::CounterInfo> = lizard.counters().iter().map(collect::info).collect();
+    let events = crate::cpu_events::listed(&infos)
+        .map_err(|e| errors::raise::<crate::errors::SourceError>(py, &e))?;
+    infos.extend(events);
+    infos
+        .into_iter()
+        .map(|info| Py::new(py, CounterInfo { info }))
         .collect()
 }
 

@@ -205,7 +205,8 @@ class Session:
     def close(self) -> None: ...
 
 def counters(gatord: _Gatord = None) -> List[CounterInfo]:
-    """Every counter the sources give (gatord when one answers, else the local counters)."""
+    """Every counter the sources give (gatord when one answers, else the local counters); beside the local
+    counters, the CPU's Arm PMU events (category "Arm PMU event"), which `capture` counts when named."""
 
 def capture(
     duration: float = 2.0,
