@@ -49,6 +49,8 @@ pub fn listed(listed: &[doc::CounterInfo]) -> Result<Vec<doc::CounterInfo>, CpuE
             result_type: ValueType::Int,
             event: None,
             cpu_series: None,
+            // One counter over every core type that has the event: no single core type's part.
+            pmu_event: None,
             name: event.name,
         })
         .collect())
