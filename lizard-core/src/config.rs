@@ -82,6 +82,24 @@ pub struct Config {
     /// Whether a target's CPU counters count kernel execution too where the kernel allows it
     /// ([`hwcpipe::KernelCounting::Auto`], the default) or user space only.
     pub kernel: hwcpipe::KernelCounting,
+    /// When the Mali GPU is dumped: at the driver's own pace (the default) or with each sample of the other
+    /// local counters and once at the stop.
+    pub gpu_dumps: GpuDumps,
+}
+
+/// When the engine dumps the Mali GPU's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum GpuDumps {
+    /// The driver dumps by itself every sampling interval, where it can, and the engine takes its dumps as
+    /// they come on a thread of its own: samples at the driver's pace and timestamps, but the part of a
+    /// period left at the stop is not dumped. Where the driver cannot dump by itself, the engine asks for
+    /// a dump each interval and one at the stop.
+    #[default]
+    DriverPaced,
+    /// The engine asks for a dump with each sample of the other local counters and one at the stop, so that
+    /// the samples cover the whole window however short: for a total over a counted command (`lizard stat`)
+    /// rather than a time series.
+    WithSamples,
 }
 
 impl Default for Config {
@@ -103,6 +121,7 @@ impl Default for Config {
             cpu_events: Vec::new(),
             cpu_counters: None,
             kernel: hwcpipe::KernelCounting::Auto,
+            gpu_dumps: GpuDumps::DriverPaced,
         }
     }
 }

@@ -22,7 +22,7 @@ pub mod store;
 pub mod transport;
 mod units;
 
-pub use config::{CaptureMode, Config, SampleRate, MAX_CAPACITY, PER_DRAW_LIVE_RATE_MS};
+pub use config::{CaptureMode, Config, GpuDumps, SampleRate, MAX_CAPACITY, PER_DRAW_LIVE_RATE_MS};
 pub use counter::{
     Counter, CounterClass, CounterId, CpuScope, CpuSeries, Derivation, DerivedInput, PmuPart,
     ResultType, Scope, SetEvent, Source, Units,

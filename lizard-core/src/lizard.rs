@@ -159,7 +159,7 @@ impl Lizard {
     /// [`Error::NoSource`] (carrying both reasons) otherwise.
     pub fn configure(config: Config) -> Result<Lizard, Error> {
         let backend = if config.hwcpipe {
-            crate::hwc::open_hwcpipe(&config.cpu_events)
+            crate::hwc::open_hwcpipe(&config.cpu_events, config.gpu_dumps)
         } else {
             Err(Error::SourceDisabled)
         };

@@ -11,8 +11,8 @@ use gatord_sim::{self as sim, SimConfig};
 use hwcpipe::gpu::{Fault, GpuProfiler, MaliValues, SimGpu, SimulatedKbase, Workload};
 use hwcpipe::HwcPipe;
 use lizard_core::{
-    CaptureMode, Config, CounterClass, DerivedInput, Error, HwcPipeBackend, Lizard, ResultType,
-    Source, Value,
+    CaptureMode, Config, CounterClass, DerivedInput, Error, GpuDumps, HwcPipeBackend, Lizard,
+    ResultType, Source, Value,
 };
 use lizard_core::{DirectError, UsageError};
 
@@ -154,6 +154,33 @@ fn simulated_mali_values_are_summed() {
         sampling.largest_gap >= Duration::from_millis(1) - Duration::from_micros(1),
         "{sampling:?}"
     );
+}
+
+/// A capture of 20 ms with a 1 s interval, its GPU dumped as `dumps` says: GpuCycles' samples.
+fn short_capture_of_gpu_cycles(dumps: GpuDumps) -> Result<Vec<f64>, Error> {
+    let (backend, _device) = simulated_gpu();
+    let mut config = no_gatord();
+    config.sample_interval = Duration::from_secs(1);
+    let backend = backend.with_gpu_dumps(dumps);
+    let mut lizard = Lizard::configure_with_backend(config, Box::new(backend)).unwrap();
+    let cycles = id_named(&lizard, "GpuCycles");
+    lizard.enable(cycles).unwrap();
+    lizard.start_capture().unwrap();
+    std::thread::sleep(Duration::from_millis(20));
+    lizard.stop_capture()?;
+    let samples = lizard.samples(cycles)?;
+    Ok(samples.iter().map(|s| s.value.as_f64()).collect())
+}
+
+#[test]
+fn dumps_with_the_samples_cover_a_capture_shorter_than_the_interval() {
+    // At the driver's pace the first dump is due after the stop: a short capture has no GPU sample.
+    let paced = short_capture_of_gpu_cycles(GpuDumps::DriverPaced);
+    assert!(matches!(paced, Err(Error::NothingCaptured(_))), "{paced:?}");
+    // With the samples: the dump at the stop covers the window, one constant workload's dump.
+    let samples = short_capture_of_gpu_cycles(GpuDumps::WithSamples).unwrap();
+    assert!(!samples.is_empty(), "the stop's dump is a sample");
+    assert!(samples.iter().all(|&v| v > 0.0), "{samples:?}");
 }
 
 #[test]

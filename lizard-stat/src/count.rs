@@ -17,7 +17,7 @@ use crate::report::{
 use lizard_core::capture::{self, CapturedCounter, Plan, Source, Watch};
 use lizard_core::counter_names::SelectError;
 use lizard_core::sources::{self, Gatord, Join, Local, SourceError, Sources};
-use lizard_core::{ChoiceError, Counters};
+use lizard_core::{ChoiceError, Counters, GpuDumps};
 use lizard_core::{CommandWatch, Config, CounterId, Lizard, UnreadableCounter};
 
 /// How a counting runs.
@@ -68,6 +68,10 @@ pub fn count(
     config.kernel = options.kernel;
     config.cpu_counters = Some(choice.cpu.clone());
     config.cpu_events = chosen.events.into_iter().map(|(name, _)| name).collect();
+    // A total over the command, however short: the GPU is dumped with each sample and at the stop, not
+    // at the driver's pace, which leaves the part of a period at the stop undumped (all of a command
+    // shorter than the interval).
+    config.gpu_dumps = GpuDumps::WithSamples;
     if let Some(duration) = options.duration {
         config.size_for(duration);
     }

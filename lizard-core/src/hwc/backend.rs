@@ -207,9 +207,9 @@ pub enum NoKernelSampling {
         "a task's counters are sampled by a thread (the kernel's timer would fire only while the task runs)"
     )]
     TaskCounters,
-    /// GPU counters were among those asked for: the GPU's own poller samples them
-    /// ([`HwcBackend::gpu_source`]).
-    #[error("GPU counters are sampled by the GPU's own poller")]
+    /// GPU counters were among those asked for, dumped with each sample ([`crate::GpuDumps::WithSamples`]):
+    /// the sampler thread takes the samples, a dump with each.
+    #[error("the GPU is dumped with each sample, which the sampler thread takes")]
     GpuCounters,
     /// The kernel refused to open the sampling events.
     #[error("the kernel refused periodic sampling")]

@@ -16,6 +16,7 @@ use super::backend::{
     GpuDevice, GpuDump, GpuMiss, GpuPlan, GpuSource, HwcBackend, HwcCounterInfo, UnreadableCounter,
 };
 use super::sampling::GpuPace;
+use crate::config::GpuDumps;
 use crate::counter::{CounterClass, Derivation, DerivedInput, ResultType, Source, Units};
 use crate::error::Error;
 use crate::store::Value;
@@ -48,6 +49,8 @@ pub struct HwcPipeBackend {
     gpu: Option<Arc<Mutex<GpuSide>>>,
     /// Whether [`start`](HwcBackend::start) started the GPU.
     gpu_started: bool,
+    /// Whether the GPU is dumped on its own ([`HwcBackend::gpu_source`]) or with each sample.
+    gpu_dumps: GpuDumps,
 }
 
 /// One Arm PMU event series of an [`HwcPipeBackend`]: an event summed over the core types, or on one.
@@ -253,7 +256,16 @@ impl HwcPipeBackend {
             gpu_first,
             gpu,
             gpu_started: false,
+            gpu_dumps: GpuDumps::DriverPaced,
         })
+    }
+
+    /// The backend dumping the GPU as `dumps` says: with [`GpuDumps::WithSamples`] it offers no
+    /// [`gpu_source`](HwcBackend::gpu_source), so the engine samples the GPU with the CPU counters, a
+    /// manual dump each sample and one at the stop.
+    pub fn with_gpu_dumps(mut self, dumps: GpuDumps) -> HwcPipeBackend {
+        self.gpu_dumps = dumps;
+        self
     }
 }
 
@@ -374,6 +386,9 @@ impl HwcBackend for HwcPipeBackend {
     }
 
     fn gpu_source(&self) -> Option<GpuPlan> {
+        if self.gpu_dumps == GpuDumps::WithSamples {
+            return None;
+        }
         let side = self.gpu.as_ref()?;
         Some(GpuPlan {
             source: Arc::clone(side) as Arc<Mutex<dyn GpuSource>>,

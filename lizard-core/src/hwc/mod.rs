@@ -27,10 +27,15 @@ use crate::counter::{Counter, CpuScope, Scope, Source};
 use crate::error::Error;
 
 /// Opens HWCPipe on this machine (CPU perf events, the Arm PMU events among `events` and, if present, the
-/// Mali GPU).
-pub(crate) fn open_hwcpipe(events: &[String]) -> Result<Box<dyn HwcBackend>, Error> {
+/// Mali GPU, dumped as `gpu_dumps` says).
+pub(crate) fn open_hwcpipe(
+    events: &[String],
+    gpu_dumps: crate::GpuDumps,
+) -> Result<Box<dyn HwcBackend>, Error> {
     let events = resolve_cpu_events(events).map_err(crate::DirectError::from)?;
-    Ok(Box::new(HwcPipeBackend::open_with_events(events)?))
+    Ok(Box::new(
+        HwcPipeBackend::open_with_events(events)?.with_gpu_dumps(gpu_dumps),
+    ))
 }
 
 /// The title of HWCPipe's CPU counters: they count only the calling process (perf events opened for it),

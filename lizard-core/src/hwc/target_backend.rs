@@ -17,6 +17,7 @@ use super::backend::NoKernelSampling;
 use super::{
     GpuDevice, HwcBackend, HwcCounterInfo, HwcPipeBackend, KernelPlan, Scaling, UnreadableCounter,
 };
+use crate::config::GpuDumps;
 use crate::counter::{CounterClass, CpuScope, CpuSeries, PmuPart, ResultType, Source};
 use crate::error::Error as EngineError;
 use crate::store::Value;
@@ -91,23 +92,30 @@ pub struct OpenedTarget {
 /// here; the sampler reaps it as soon as it exits ([`CommandWatch`]), and it is killed if still running when
 /// the capture stops.
 pub fn open_target(target: &Target, events: &[PmuEvent]) -> Result<OpenedTarget, TargetError> {
-    open_target_with(target, &CpuCounter::ALL, events, KernelCounting::Auto)
+    open_target_with(
+        target,
+        &CpuCounter::ALL,
+        events,
+        KernelCounting::Auto,
+        GpuDumps::DriverPaced,
+    )
 }
 
 /// [`open_target`] with the HWCPipe CPU counters `counters` only, counting kernel execution as `kernel`
-/// says.
+/// says and dumping the GPU as `gpu_dumps` says.
 pub fn open_target_with(
     target: &Target,
     counters: &[CpuCounter],
     events: &[PmuEvent],
     kernel: KernelCounting,
+    gpu_dumps: GpuDumps,
 ) -> Result<OpenedTarget, TargetError> {
     let cpu = TargetCounters::open(target, counters, events, kernel)?;
     // The GPU counters count the whole GPU whatever the CPU target; no GPU is no GPU counters, and
     // the reason is kept for the summary.
     let pipe = HwcPipe::with_config(None, &GpuCounter::ALL);
     let (gpu, gpu_error) = match HwcPipeBackend::new(pipe) {
-        Ok(gpu) => (Some(gpu), None),
+        Ok(gpu) => (Some(gpu.with_gpu_dumps(gpu_dumps)), None),
         Err(EngineError::Direct(DirectError::HwcPipeUnavailable { gpu, .. })) => (None, gpu),
         Err(_) => (None, None),
     };
@@ -327,7 +335,8 @@ impl HwcBackend for TargetBackend {
         interval: Duration,
     ) -> Result<KernelPlan, NoKernelSampling> {
         if enabled.iter().any(|&i| i >= self.gpu_first) {
-            // The engine samples the GPU on its own ([`HwcBackend::gpu_source`]) and never asks this.
+            // The GPU is dumped with the samples (`GpuDumps::WithSamples`): by the sampler thread.
+            // Otherwise the engine samples it on its own (`HwcBackend::gpu_source`) and never asks this.
             return Err(NoKernelSampling::GpuCounters);
         }
         let plan = match self.cpu.kernel_sampling_plan(enabled) {

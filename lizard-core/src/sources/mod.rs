@@ -201,7 +201,13 @@ fn open_local(local: &Local, config: &Config) -> Result<(Backend, LocalOpened), 
     };
     let target = |target: Target, refused: Option<TargetError>| -> Result<_, TargetError> {
         let counters = config.cpu_counters.as_deref().unwrap_or(&CpuCounter::ALL);
-        let opened = open_target_with(&target, counters, &resolved, config.kernel)?;
+        let opened = open_target_with(
+            &target,
+            counters,
+            &resolved,
+            config.kernel,
+            config.gpu_dumps,
+        )?;
         Ok((
             Backend::Target(opened.backend),
             LocalOpened {
