@@ -107,6 +107,10 @@ pub fn count(
         _ => None,
     };
     let kernel_excluded = lizard.kernel_excluded();
+    // The rates are the totals over the time they were counted: the window from the start sample to the
+    // stop sample, not the capture's start and stop around it (opening and closing the counters, long
+    // under emulation).
+    let window = lizard.sampling().map(|sampling| sampling.window);
     let exit = local.watch.status();
     drop(lizard);
 
@@ -130,7 +134,7 @@ pub fn count(
         },
         scope: target.scope(),
         exit,
-        elapsed: captured.elapsed,
+        elapsed: window.unwrap_or(captured.elapsed),
         times,
         kernel_excluded,
         cpu_counters: shown(choice, choice.cpu.clone()),
