@@ -50,8 +50,11 @@ impl Regions {
     }
 
     /// Ends the region started last, reads every counter over it, and starts the next region.
+    ///
+    /// A region the sources sent no sample for (one shorter than a sample period, or a loaded machine)
+    /// is a reading in which every counter has no value and says why, not an error.
     pub fn read(&mut self) -> Result<Vec<RegionReading>, Error> {
-        self.lizard.stop_capture()?;
+        ended(self.lizard.stop_capture())?;
         let mut readings = Vec::with_capacity(self.ids.len());
         for (&id, key) in self.ids.iter().zip(&self.keys) {
             let value = match self.lizard.read_double(id) {
@@ -68,13 +71,22 @@ impl Regions {
         Ok(readings)
     }
 
-    /// Ends a running region and closes the engine (and its gatord session).
+    /// Ends a running region and closes the engine (and its gatord session). The region is not read, so
+    /// one that nothing was captured over is no error.
     pub fn close(mut self) -> Result<(), Error> {
         let stopped = match self.lizard.is_capturing() {
-            true => self.lizard.stop_capture(),
+            true => ended(self.lizard.stop_capture()),
             false => Ok(()),
         };
         let closed = self.lizard.close_session();
         stopped.and(closed)
+    }
+}
+
+/// A region's stop: that nothing was captured over it is its reading (no value, and why), not a failure.
+fn ended(stopped: Result<(), Error>) -> Result<(), Error> {
+    match stopped {
+        Err(Error::NothingCaptured(_)) => Ok(()),
+        other => other,
     }
 }

@@ -9,10 +9,10 @@ mod common;
 use std::time::Duration;
 
 use common::config_for;
-use gatord_sim::{self as sim, Faults, SimConfig};
+use gatord_sim::{self as sim, Faults, SimConfig, Stream};
 use lizard_core::capture::{self, Ended, Plan, RunError, Watch};
 use lizard_core::counter_names::SelectError;
-use lizard_core::{ChoiceError, Chosen, Counters, Lizard, Regions};
+use lizard_core::{ChoiceError, Chosen, Counters, Lizard, NoValue, Regions};
 
 /// A watch that never stops a capture, and remembers what it was told.
 #[derive(Default)]
@@ -166,6 +166,25 @@ fn regions_are_read_one_after_another() {
         }
     }
     assert!(with_values >= 1, "no region had values");
+    regions.close().unwrap();
+}
+
+#[test]
+fn a_region_without_a_sample_reads_as_no_value_and_closes() {
+    let daemon = sim::start(SimConfig {
+        stream: Stream::Samples(Vec::new()),
+        ..SimConfig::quick()
+    })
+    .unwrap();
+    let lizard = Lizard::configure(config_for(&daemon)).unwrap();
+    let counters = Counters::Named(vec!["Sim_ccnt".into()]);
+    let mut regions = Regions::new(lizard, &counters).unwrap();
+    regions.start().unwrap();
+    let readings = regions.read().unwrap();
+    assert_eq!(readings.len(), 1);
+    assert_eq!(readings[0].counter, "Sim_ccnt");
+    assert_eq!(readings[0].value, Err(NoValue::NoSamples));
+    // The region the read started ends at the close: nothing was captured over it, and that is no error.
     regions.close().unwrap();
 }
 
