@@ -1,7 +1,8 @@
 //! The simulated gatord seen from the wire, with hand-written client bytes over loopback TCP: the handshake
 //! line per protocol generation, the XML-declaration rule of gatord 9, NAK for unknown requests, the key
 //! binding rule (a configuration delivered on the capture connection itself gets key 0x0, as with gatord), the
-//! end marker after APC_STOP, and "Session already in progress" for a second connection.
+//! end marker after APC_STOP with every sample due sent before it, and "Session already in progress" for a
+//! second connection.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -188,4 +189,35 @@ fn idle_connections_beyond_the_limit_are_closed_and_counted_and_the_daemon_serve
         assert!(std::time::Instant::now() < deadline, "{:?}", daemon.stats());
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn a_stop_sends_every_sample_due_before_the_end_marker() {
+    let daemon = sim::start(SimConfig::quick()).unwrap();
+    let config = format!(
+        "{DECL}<configurations revision=\"3\"><configuration counter=\"Sim_ccnt\"/></configurations>"
+    );
+    let (mut wire, _) = Wire::connect(&daemon);
+    wire.command(1, config.as_bytes());
+    assert_eq!(wire.response().0, 4);
+    wire.command(4, &[]);
+    drop(wire);
+    std::thread::sleep(Duration::from_millis(50));
+    // APC_START and APC_STOP in one write: the daemon meets both in one turn, as a thread that had no
+    // time between them would. The sample due at the start is still sent, before the end marker.
+    let (mut wire, _) = Wire::connect(&daemon);
+    let mut both = vec![2u8, 0, 0, 0, 0];
+    both.extend_from_slice(&[3, 0, 0, 0, 0]);
+    wire.0.write_all(&both).unwrap();
+    let mut kinds = Vec::new();
+    loop {
+        let (kind, payload) = wire.response();
+        assert_eq!(kind, 3, "APC_DATA only");
+        match payload.first() {
+            Some(&frame) => kinds.push(frame),
+            None => break,
+        }
+    }
+    assert_eq!(kinds.first(), Some(&1), "SUMMARY first: {kinds:?}");
+    assert!(kinds.contains(&5), "a BLOCK_COUNTER frame: {kinds:?}");
 }

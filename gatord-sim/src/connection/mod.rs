@@ -471,8 +471,12 @@ impl Conn<'_> {
             // APC_STOP before a start: the gatord child exits quietly.
             return Next::Close;
         }
+        // gatord stops its sources and drains its buffers before the end marker: every sample due by now is
+        // sent, even where this thread had no time to send it on schedule (a loaded machine).
+        if self.stream_due() == Next::Close {
+            return Next::Close;
+        }
         self.capturing = None;
-        // gatord stops its sources and drains its buffers before the end marker.
         self.pause(self.shared.config.timing.stop);
         if self.shared.config.faults.no_end_marker {
             self.silent = true;
