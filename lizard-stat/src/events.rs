@@ -60,20 +60,9 @@ pub(crate) fn choose(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hwcpipe::cpu::CpuPmu;
 
     fn a72() -> CpuPmus {
-        CpuPmus::new(vec![CpuPmu {
-            name: "armv8_pmuv3".into(),
-            perf_type: 8,
-            cpus: vec![0],
-            midr: Some(0x410f_d083),
-            core: None,
-            kernel_events: vec![("cpu_cycles".into(), 0x11), ("inst_retired".into(), 0x08)],
-            core_events: None,
-            counters: None,
-            slots: None,
-        }])
+        CpuPmus::new(vec![hwcpipe::cpu::sim::qemu_a72_pmu(false)])
     }
 
     fn names(list: &[&str]) -> Vec<String> {

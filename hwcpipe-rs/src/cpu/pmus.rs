@@ -379,39 +379,7 @@ pub enum PmusError {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// QEMU's Cortex-A72 PMU as Debian's 6.1 kernel describes it, without or with Arm's list.
-    pub(crate) fn a72(list: bool) -> CpuPmu {
-        CpuPmu {
-            name: "armv8_pmuv3".into(),
-            perf_type: 8,
-            cpus: vec![0],
-            midr: Some(0x410f_d083),
-            core: list.then(|| "Cortex-A72".into()),
-            kernel_events: vec![("cpu_cycles".into(), 0x11), ("inst_retired".into(), 0x08)],
-            core_events: list.then(|| {
-                vec![
-                    CoreEvent {
-                        code: 0x08,
-                        name: Some("INST_RETIRED".into()),
-                        description: "Instruction architecturally executed".into(),
-                    },
-                    CoreEvent {
-                        code: 0x11,
-                        name: Some("CPU_CYCLES".into()),
-                        description: "Cycle".into(),
-                    },
-                    CoreEvent {
-                        code: 0x60,
-                        name: Some("BUS_ACCESS_RD".into()),
-                        description: "Bus access read".into(),
-                    },
-                ]
-            }),
-            counters: list.then_some(6),
-            slots: None,
-        }
-    }
+    use crate::cpu::sim::qemu_a72_pmu as a72;
 
     #[test]
     fn common_events_are_checked_by_pmceid_and_others_by_the_list() {

@@ -30,12 +30,48 @@ use std::sync::Mutex;
 use rustix::io::Errno;
 
 use crate::cpu::group_read::{encode, record_len};
+use crate::cpu::{CoreEvent, CpuPmu};
 use crate::sys::arm_pmu::{ArmPmu, ArmPmuError};
 use crate::sys::perf_event_attr::{
     flag, PERF_ATTR_SIZE_VER0, PERF_ATTR_SIZE_VER3, PERF_FORMAT_GROUP, PERF_FORMAT_ID,
     PERF_FORMAT_TOTAL_TIME_ENABLED, PERF_FORMAT_TOTAL_TIME_RUNNING, PERF_TYPE_RAW,
 };
 use crate::sys::{PerfEventAttr, PerfIoctl, PerfRing, PerfSys};
+
+/// QEMU's Cortex-A72 PMU (one core, MIDR 0x410fd083) as Debian's 6.1 kernel describes it: its two
+/// kernel-named events, and with `arm_list` the core type, a part of Arm's event list and PMCR_EL0.N (6)
+/// that Arm's PMU data adds.
+pub fn qemu_a72_pmu(arm_list: bool) -> CpuPmu {
+    CpuPmu {
+        name: "armv8_pmuv3".into(),
+        perf_type: 8,
+        cpus: vec![0],
+        midr: Some(0x410f_d083),
+        core: arm_list.then(|| "Cortex-A72".into()),
+        kernel_events: vec![("cpu_cycles".into(), 0x11), ("inst_retired".into(), 0x08)],
+        core_events: arm_list.then(|| {
+            vec![
+                CoreEvent {
+                    code: 0x08,
+                    name: Some("INST_RETIRED".into()),
+                    description: "Instruction architecturally executed".into(),
+                },
+                CoreEvent {
+                    code: 0x11,
+                    name: Some("CPU_CYCLES".into()),
+                    description: "Cycle".into(),
+                },
+                CoreEvent {
+                    code: 0x60,
+                    name: Some("BUS_ACCESS_RD".into()),
+                    description: "Bus access read".into(),
+                },
+            ]
+        }),
+        counters: arm_list.then_some(6),
+        slots: None,
+    }
+}
 
 /// One simulated event.
 #[derive(Debug, Clone)]
