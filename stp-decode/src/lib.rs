@@ -40,6 +40,8 @@ pub mod span;
 pub mod stats;
 pub mod stmlib;
 pub mod tbr;
+#[cfg(all(test, feature = "alloc"))]
+mod test_streams;
 #[cfg(feature = "perfetto")]
 pub mod timeline;
 pub mod timestamp;

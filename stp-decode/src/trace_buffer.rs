@@ -154,55 +154,14 @@ pub(crate) fn report_stream_within<R: std::io::Read, S: ReportSink>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::encoder::StpEncoder;
     use crate::message::NoImages;
     use crate::report::ReportEvent;
-    use crate::stmlib::{message_words, Protocol};
-    use crate::{DataWidth, IdWidth, PacketKind, Timestamp};
+    use crate::test_streams::put_msg;
     use alloc::borrow::ToOwned;
     use alloc::string::String;
     use alloc::vec::Vec;
     #[cfg(feature = "std")]
     use std::io::Read;
-
-    /// A putMsg `text` from master 2 on channel 5, as a raw STP stream (whole 32-bit words).
-    fn put_msg(text: &[u8]) -> Vec<u8> {
-        let mut e = StpEncoder::new();
-        e.async_packet();
-        e.packet(&PacketKind::Version { version: 3 }).unwrap();
-        e.packet(&PacketKind::Master {
-            width: IdWidth::W8,
-            master: 2,
-        })
-        .unwrap();
-        e.packet(&PacketKind::Channel {
-            width: IdWidth::W8,
-            channel: 5,
-        })
-        .unwrap();
-        let words = message_words(Protocol::PutMsg, text);
-        for (i, &w) in words.iter().enumerate() {
-            let last = i + 1 == words.len();
-            let ts = last.then_some(Timestamp {
-                nibbles: 4,
-                update: 0x1234,
-                absolute: None,
-            });
-            e.packet(&PacketKind::Data {
-                width: DataWidth::W32,
-                value: w.into(),
-                marker: last,
-                ts,
-            })
-            .unwrap();
-        }
-        let mut bytes = e.finish().into_bytes();
-        while !bytes.len().is_multiple_of(4) {
-            // NULL packets (nibble 0) pad to whole words.
-            bytes.push(0);
-        }
-        bytes
-    }
 
     fn texts(
         texts: &mut Vec<String>,
