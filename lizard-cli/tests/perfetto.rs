@@ -1,7 +1,7 @@
 //! `--format perfetto`: captures of the simulated gatord and of this machine's own counters written as
 //! native Perfetto traces, decoded with Perfetto's own protobuf module (`perfetto_trace_pb2` of the
-//! `perfetto` package, through `tests/perfetto/decode.py`) and checked against the JSON document of the same
-//! capture: every counter's track, parent, unit, multiplier and every value, the clock, the per-core
+//! `perfetto` package, through perfetto-writer's `tools/decode_trace.py`) and checked against the JSON
+//! document of the same capture: every counter's track, parent, unit, multiplier and every value, the clock, the per-core
 //! tracks, the GPU counters and the trace records. Where the module is missing the tests skip and say so
 //! (in CI they fail: `.ci/run` installs it).
 
@@ -9,9 +9,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use test_data::Fixture;
 
-use common::{gatord_capture, lizard, stderr, Sim};
+use common::{decode_trace, decode_trace_py, gatord_capture, lizard, stderr, Sim};
 use serde_json::{json, Value};
 
 /// A scratch folder of this test process.
@@ -20,31 +19,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-/// The trace at `path` as `decode.py` reads it with Perfetto's module; `None` (a printed skip) without it.
-fn decode(path: &Path) -> Option<Value> {
-    let output = decode_py(path)?;
-    assert!(output.status.success(), "decode.py: {}", stderr(&output));
-    Some(serde_json::from_slice(&output.stdout).expect("decode.py's JSON"))
-}
-
-/// `decode.py`'s run on the trace at `path`; `None` (a printed skip) without Perfetto's module.
-fn decode_py(path: &Path) -> Option<std::process::Output> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto/decode.py");
-    let output = Command::new("python3").arg(script).arg(path).output();
-    let missing = match &output {
-        Err(e) => Some((Fixture::Python3, format!("no python3 ({e})"))),
-        Ok(output) if output.status.code() == Some(3) => {
-            Some((Fixture::PerfettoPython, stderr(output).trim().to_owned()))
-        }
-        Ok(_) => None,
-    };
-    if let Some((fixture, missing)) = missing {
-        test_data::skip!(fixture, "{missing}");
-        return None;
-    }
-    Some(output.expect("checked above"))
 }
 
 #[test]
@@ -117,7 +91,7 @@ fn the_decoder_refuses_an_interned_name_undefined_or_used_without_the_flag() {
     for (name, packets, valid) in cases {
         let path = dir.join(format!("{name}.pftrace"));
         std::fs::write(&path, Trace { packet: packets }.encode_to_vec()).unwrap();
-        let Some(output) = decode_py(&path) else {
+        let Some(output) = decode_trace_py(&path) else {
             return;
         };
         assert_eq!(
@@ -168,7 +142,7 @@ fn converted(path: &Path) -> Option<Value> {
         "-o",
         trace.to_str().unwrap(),
     ]);
-    decode(&trace)
+    decode_trace(&trace)
 }
 
 /// The track named `name` whose parent is named `parent`: its uuid and descriptor.
@@ -436,7 +410,7 @@ fn capture_writes_a_perfetto_trace_directly_on_this_hosts_boot_clock() {
         trace_path.to_str().unwrap(),
     ]);
     let after = boottime();
-    let Some(trace) = decode(&trace_path) else {
+    let Some(trace) = decode_trace(&trace_path) else {
         return;
     };
     let zero = trace["clock"]["clocks"][0][1].as_u64().unwrap();

@@ -3,7 +3,7 @@
 //! compiled with the machine's gcc (their real addresses from its symbol table), putMsg messages and values
 //! named by a dictionary, in TWP frames, in a trace buffer that wrapped. The dump is read as TI's tools save
 //! it (in order, with its `.dcm`) and raw with its write pointer; the Perfetto timeline is decoded with
-//! Perfetto's own `perfetto_trace_pb2` (`tests/perfetto/decode.py`) and checked against the JSON
+//! Perfetto's own `perfetto_trace_pb2` (perfetto-writer's `tools/decode_trace.py`) and checked against the JSON
 //! statistics; every kind of bad input gets its reason and exit status. Without gcc or Perfetto's Python
 //! module the parts that need them say they skip.
 
@@ -14,9 +14,8 @@ mod stm_model;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use test_data::Fixture;
 
-use common::{lizard, stderr, stdout};
+use common::{decode_trace, lizard, stderr, stdout};
 use serde_json::Value;
 use stm_model::{frames, wrap, Model, Msg};
 use stp_decode::dcm::Dcm;
@@ -134,26 +133,6 @@ fn ok(args: &[&str]) -> String {
     let output = run(args);
     assert!(output.status.success(), "{args:?}: {}", stderr(&output));
     stdout(&output)
-}
-
-/// The trace as Perfetto's module reads it, or `None` (a printed skip).
-fn decode(path: &Path) -> Option<Value> {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/perfetto/decode.py");
-    let output = Command::new("python3").arg(script).arg(path).output();
-    let missing = match &output {
-        Err(e) => Some((Fixture::Python3, format!("no python3 ({e})"))),
-        Ok(o) if o.status.code() == Some(3) => {
-            Some((Fixture::PerfettoPython, stderr(o).trim().to_owned()))
-        }
-        Ok(_) => None,
-    };
-    if let Some((fixture, missing)) = missing {
-        test_data::skip!(fixture, "{missing}");
-        return None;
-    }
-    let output = output.expect("checked above");
-    assert!(output.status.success(), "decode.py: {}", stderr(&output));
-    Some(serde_json::from_slice(&output.stdout).unwrap())
 }
 
 #[test]
@@ -387,7 +366,7 @@ fn a_keystone_dump_and_its_elf_open_as_a_timeline_of_readable_messages() {
 
     // Perfetto's own module reads the timeline: a track per master, per channel under it, the messages'
     // text as instants, the spans as slices.
-    let Some(t) = decode(&trace) else {
+    let Some(t) = decode_trace(&trace) else {
         return;
     };
     assert_eq!(t["packets_with_unknown_fields"], serde_json::json!([]));

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Draws a stretch of a VK_LAYER_LIZARD_workloads trace as a timeline picture (PNG), from the trace as
-Perfetto's own protobuf module decodes it (tests/decode.py): the frames, each queue's workloads with their
+Perfetto's own protobuf module decodes it (perfetto-writer/tools/decode_trace.py): the frames, each queue's workloads with their
 GPU times, the pipeline statistics per render pass and lizard's counters per frame, on one time axis.
 
     python3 timeline.py TRACE.pftrace OUT.png [FIRST_FRAME [FRAMES]]
@@ -17,8 +17,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-import decode  # noqa: E402
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "perfetto-writer", "tools")
+)
+import decode_trace as decode  # noqa: E402
 
 
 def main():

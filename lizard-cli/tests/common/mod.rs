@@ -1,10 +1,11 @@
 //! Helpers shared by the CLI's integration tests: running `lizard`, a `lizard gatord-sim` child on a free
-//! port, the gatord 9.7.2 data files, and a `lizard` process run under a memory limit.
+//! port, the gatord 9.7.2 data files, a `lizard` process run under a memory limit, and a Perfetto trace as
+//! Perfetto's own protobuf module reads it.
 
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
@@ -184,4 +185,39 @@ pub fn run_limited(cmd: &mut Command, bytes: u64) -> (std::process::ExitStatus, 
         "lizard ran past {DEADLINE:?}: killed"
     );
     (status, lines, errors.join().expect("stderr reader"))
+}
+
+/// perfetto-writer's `tools/decode_trace.py` run on the trace at `path` (Perfetto's own
+/// `perfetto_trace_pb2` decoding it); `None` (a printed skip) without python3 or Perfetto's module.
+pub fn decode_trace_py(path: &Path) -> Option<Output> {
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../perfetto-writer/tools/decode_trace.py");
+    let output = Command::new("python3").arg(script).arg(path).output();
+    let missing = match &output {
+        Err(e) => Some((test_data::Fixture::Python3, format!("no python3 ({e})"))),
+        Ok(output) if output.status.code() == Some(3) => Some((
+            test_data::Fixture::PerfettoPython,
+            stderr(output).trim().to_owned(),
+        )),
+        Ok(_) => None,
+    };
+    if let Some((fixture, missing)) = missing {
+        test_data::skip!(fixture, "{missing}");
+        return None;
+    }
+    output.ok()
+}
+
+/// The trace at `path` as `decode_trace.py` reads it, whole (a trace the command wrote has no cut tail);
+/// `None` (a printed skip) without Perfetto's module.
+pub fn decode_trace(path: &Path) -> Option<Value> {
+    let output = decode_trace_py(path)?;
+    assert!(
+        output.status.success(),
+        "decode_trace.py: {}",
+        stderr(&output)
+    );
+    let trace: Value = serde_json::from_slice(&output.stdout).expect("decode_trace.py's JSON");
+    assert_eq!(trace["truncated_tail_bytes"], 0, "a whole trace");
+    Some(trace)
 }

@@ -1,7 +1,7 @@
 //! What the layer's tests share: running a real Vulkan application (vkcube, vkcubepp, the crate's own
 //! `workloads` example) on the machine's driver under Xvfb with the layer enabled through `VK_LAYER_PATH`
 //! and `VK_INSTANCE_LAYERS`, each run bounded by `timeout`; decoding its trace with Perfetto's own
-//! `perfetto_trace_pb2` (`tests/decode.py`); and reading its capture document.
+//! `perfetto_trace_pb2` (perfetto-writer's `tools/decode_trace.py`); and reading its capture document.
 
 #![allow(dead_code)]
 
@@ -245,9 +245,10 @@ impl<'a> App<'a> {
     }
 }
 
-/// The trace at `path` as `tests/decode.py` reads it; `None` (a printed skip) without Perfetto's module.
+/// The trace at `path` as perfetto-writer's `tools/decode_trace.py` reads it; `None` (a printed skip)
+/// without Perfetto's module.
 pub fn decode(path: &Path) -> Option<Trace> {
-    let script = layer_dir().join("tests/decode.py");
+    let script = layer_dir().join("../perfetto-writer/tools/decode_trace.py");
     let output = match Command::new("python3").arg(script).arg(path).output() {
         Ok(o) => o,
         Err(e) => {
@@ -265,11 +266,11 @@ pub fn decode(path: &Path) -> Option<Trace> {
     }
     assert!(
         output.status.success(),
-        "decode.py {}: {}",
+        "decode_trace.py {}: {}",
         path.display(),
         String::from_utf8_lossy(&output.stderr)
     );
-    let value: Value = serde_json::from_slice(&output.stdout).expect("decode.py's JSON");
+    let value: Value = serde_json::from_slice(&output.stdout).expect("decode_trace.py's JSON");
     assert_eq!(
         value["packets_with_unknown_fields"],
         serde_json::json!([]),
