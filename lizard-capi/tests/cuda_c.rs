@@ -11,12 +11,14 @@ mod prebuilt;
 #[path = "support/c_build.rs"]
 mod c_build;
 
+#[path = "support/device_client.rs"]
+mod device_client;
+
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::Duration;
 
 use c_build::{library_dir, manifest, scratch};
-use lizard_trace::{CopyMode, DeviceSupport, Origin, ServerConfig, SocketName, TraceServer};
+use device_client::{check_device_records, device_server};
 
 /// `nvcc`, if this machine has one.
 fn nvcc() -> Option<PathBuf> {
@@ -44,16 +46,9 @@ fn a_cuda_c_client_records_device_memory_through_the_header() {
         );
         return;
     };
-    let socket = format!("@lizard-capi-cuda-{}", std::process::id());
-    let name: SocketName = socket.parse().unwrap();
-    let server = TraceServer::start(&name, ServerConfig::with_capacity(64 << 20)).unwrap();
-    if let DeviceSupport::Unavailable(reason) = server.device_support() {
-        test_data::skip!(
-            test_data::Fixture::Cuda,
-            "nvcc is here but the server cannot copy device memory: {reason}"
-        );
+    let Some((socket, server)) = device_server("cuda", "nvcc is here") else {
         return;
-    }
+    };
     let program = scratch().join("trace_cuda");
     let lib = library_dir();
     let status = Command::new(&nvcc)
@@ -80,33 +75,6 @@ fn a_cuda_c_client_records_device_memory_through_the_header() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let line = |name: &str| -> u32 {
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("line {name} ")))
-            .and_then(|n| n.parse().ok())
-            .expect("line")
-    };
-    let (stats, done) = server.wait_until(Duration::from_secs(60), |s| s.records_stored >= 2);
-    assert!(done, "{stats:?}");
-    assert_eq!(stats.records_device_sync, 2);
-    assert_eq!(stats.rejected.device_outside_allocation, 1, "{stats:?}");
-    server.with_ring(|ring| {
-        let records: Vec<_> = ring.iter().collect();
-        for (record, (module, offset, len)) in records
-            .iter()
-            .zip([("ipc", 4096, 65536), ("ptr", 100, 1000)])
-        {
-            assert_eq!(
-                (record.module(), record.file(), record.line()),
-                (module, "trace_cuda.cu", line(module))
-            );
-            let want: Vec<u8> = (offset..offset + len).map(pattern).collect();
-            assert_eq!(record.payload(), &want[..], "{module}");
-            assert!(matches!(
-                record.head().meta.origin,
-                Origin::Device { mode: CopyMode::Sync, offset: o, .. } if o == offset as u64
-            ));
-        }
-    });
+    let expected = [("ipc", 4096, 65536), ("ptr", 100, 1000)];
+    check_device_records(&server, "trace_cuda.cu", &stdout, &expected, 1, pattern);
 }

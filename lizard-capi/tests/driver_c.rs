@@ -11,11 +11,14 @@ mod prebuilt;
 #[path = "support/c_build.rs"]
 mod c_build;
 
+#[path = "support/device_client.rs"]
+mod device_client;
+
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use c_build::{compile, manifest, run, search_path_with, tool_available, Lang};
-use lizard_trace::{CopyMode, DeviceSupport, Origin, ServerConfig, SocketName, TraceServer};
+use device_client::{check_device_records, device_server};
+use lizard_trace::Origin;
 
 /// The folder holding the CUDA driver, `libcuda.so.1`: on the loader's path, or where NVIDIA's driver is
 /// usually installed.
@@ -50,17 +53,10 @@ fn a_c_client_over_the_driver_api_records_device_memory_through_the_header() {
     if !tool_available(&Lang::C.compiler()) {
         return;
     }
-    let socket = format!("@lizard-capi-driver-{}", std::process::id());
-    let name: SocketName = socket.parse().unwrap();
-    let server = TraceServer::start(&name, ServerConfig::with_capacity(64 << 20)).unwrap();
-    if let DeviceSupport::Unavailable(reason) = server.device_support() {
-        test_data::skip!(
-            test_data::Fixture::Cuda,
-            "{} holds libcuda.so.1 but the server cannot copy device memory: {reason}",
-            driver.display()
-        );
+    let here = format!("{} holds libcuda.so.1", driver.display());
+    let Some((socket, server)) = device_server("driver", &here) else {
         return;
-    }
+    };
     let dir = driver.to_str().expect("a UTF-8 folder");
     let program = compile(
         Lang::C,
@@ -75,40 +71,18 @@ fn a_c_client_over_the_driver_api_records_device_memory_through_the_header() {
         "{stdout}\n{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let line = |name: &str| -> u32 {
-        stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("line {name} ")))
-            .and_then(|n| n.parse().ok())
-            .expect("line")
-    };
-    let (stats, done) = server.wait_until(Duration::from_secs(60), |s| {
-        s.records_stored >= 3 && s.rejected.total() >= 1
-    });
-    assert!(done, "{stats:?}");
-    assert_eq!(stats.records_device_sync, 3);
-    assert_eq!(stats.rejected.device_outside_allocation, 1, "{stats:?}");
-    assert_eq!(stats.rejected.total(), 1, "{stats:?}");
-    server.with_ring(|ring| {
-        let records: Vec<_> = ring.iter().collect();
-        for (record, (module, offset, len)) in records.iter().zip([
-            ("ipc", 4096, 65536),
-            ("ptr", 100, 1000),
-            ("worker", 200, 64),
-        ]) {
-            assert_eq!(
-                (record.module(), record.file(), record.line()),
-                (module, "trace_driver.c", line(module))
-            );
-            let want: Vec<u8> = (offset..offset + len).map(pattern).collect();
-            assert_eq!(record.payload(), &want[..], "{module}");
-            assert!(matches!(
-                record.head().meta.origin,
-                Origin::Device { mode: CopyMode::Sync, offset: o, device, .. }
-                    if o == offset as u64 && !device.is_any()
-            ));
-        }
-    });
+    let expected = [
+        ("ipc", 4096, 65536),
+        ("ptr", 100, 1000),
+        ("worker", 200, 64),
+    ];
+    let origins = check_device_records(&server, "trace_driver.c", &stdout, &expected, 1, pattern);
+    for origin in origins {
+        assert!(
+            matches!(origin, Origin::Device { device, .. } if !device.is_any()),
+            "the allocation's own device: {origin:?}"
+        );
+    }
 }
 
 #[test]
