@@ -103,7 +103,7 @@ fn start_stop_cycle(c: &mut Criterion) {
 }
 
 fn reduce_samples(c: &mut Criterion) {
-    use lizard_core::{reduce, Counter, CounterClass, ResultType, Sample, Source, Units, Value};
+    use lizard_core::{reduce, Counter, Sample, Value};
     let samples: Vec<Sample> = (0..65_536u64)
         .map(|t| Sample {
             timestamp_ns: t * 1_000_000,
@@ -112,22 +112,10 @@ fn reduce_samples(c: &mut Criterion) {
         })
         .collect();
     let counter = Counter {
-        id: 1,
-        key: "k".into(),
         name: "n".into(),
         title: "t".into(),
-        description: String::new(),
         category: "c".into(),
-        multiplier: 1.0,
-        units: Units::Unknown,
-        class: CounterClass::Delta,
-        source: Source::Gatord,
-        scope: lizard_core::Scope::System,
-        result_type: ResultType::Integer,
-        set_event: None,
-        derivation: None,
-        cpu_series: None,
-        pmu_part: None,
+        ..Counter::gatord_delta(1, "k")
     };
     let mut group = c.benchmark_group("lizard_core/reduce_65536_samples");
     group.throughput(Throughput::Elements(samples.len() as u64));

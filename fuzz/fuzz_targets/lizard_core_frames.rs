@@ -8,9 +8,7 @@
 use arbitrary::Arbitrary;
 use gator_proto::ProtocolVersion;
 use libfuzzer_sys::fuzz_target;
-use lizard_core::{
-    reduce, Counter, CounterClass, FrameSink, KeyMap, ResultType, SampleStore, Source, Units,
-};
+use lizard_core::{reduce, Counter, CounterClass, FrameSink, KeyMap, SampleStore, Units};
 
 #[derive(Debug, Arbitrary)]
 struct Input {
@@ -50,12 +48,6 @@ fuzz_target!(|input: Input| {
         store.push_all(out.iter().copied());
     }
     let counter = Counter {
-        id: 1,
-        key: String::new(),
-        name: String::new(),
-        title: String::new(),
-        description: String::new(),
-        category: String::new(),
         multiplier: input.multiplier,
         units: if input.mhz {
             Units::Megahertz
@@ -67,13 +59,7 @@ fuzz_target!(|input: Input| {
         } else {
             CounterClass::Delta
         },
-        source: Source::Gatord,
-        scope: lizard_core::Scope::System,
-        result_type: ResultType::Integer,
-        set_event: None,
-        derivation: None,
-        cpu_series: None,
-        pmu_part: None,
+        ..Counter::gatord_delta(1, "")
     };
     for id in 1..=COUNTERS as u32 {
         let samples = store.samples(id, None).unwrap();

@@ -248,32 +248,32 @@ pub enum DerivedInput {
 }
 
 impl Counter {
+    /// A delta counter of gatord's with `id` and `key` and nothing else (no name, unit, multiplier or
+    /// derivation): a base to set the fields a caller needs on, as `Counter { units, ..Counter::gatord_delta(id, key) }`.
+    pub fn gatord_delta(id: CounterId, key: impl Into<String>) -> Counter {
+        Counter {
+            id,
+            key: key.into(),
+            name: String::new(),
+            title: String::new(),
+            description: String::new(),
+            category: String::new(),
+            multiplier: 1.0,
+            units: Units::Unknown,
+            class: CounterClass::Delta,
+            source: Source::Gatord,
+            scope: Scope::System,
+            result_type: ResultType::Integer,
+            set_event: None,
+            derivation: None,
+            cpu_series: None,
+            pmu_part: None,
+        }
+    }
+
     /// The combined scale applied to every reading: the multiplier times the unit scale (MHz → Hz).
     pub fn scale(&self) -> f64 {
         self.multiplier * self.units.scale()
-    }
-}
-
-/// A gatord delta counter with `id` and `key` and nothing else, for tests to set the fields they need on.
-#[cfg(test)]
-pub(crate) fn test_counter(id: CounterId, key: &str) -> Counter {
-    Counter {
-        id,
-        key: key.into(),
-        name: String::new(),
-        title: String::new(),
-        description: String::new(),
-        category: String::new(),
-        multiplier: 1.0,
-        units: Units::Unknown,
-        class: CounterClass::Delta,
-        source: Source::Gatord,
-        scope: Scope::System,
-        result_type: ResultType::Integer,
-        set_event: None,
-        derivation: None,
-        cpu_series: None,
-        pmu_part: None,
     }
 }
 

@@ -215,7 +215,7 @@ mod tests {
         assert!(closest("zzzzzz", names).is_empty());
         assert_eq!(distance("abc", "ABD"), 1);
     }
-    use crate::counter::{test_counter, CounterId, CpuScope, CpuSeries, Scope, Source};
+    use crate::counter::{Counter, CounterId, CpuScope, CpuSeries, Scope, Source};
 
     fn counter(id: CounterId, key: &str, name: &str, cpu: Option<u32>) -> Counter {
         Counter {
@@ -226,7 +226,7 @@ mod tests {
                 counter: "TaskClock".into(),
                 cpu,
             }),
-            ..test_counter(id, key)
+            ..Counter::gatord_delta(id, key)
         }
     }
 

@@ -142,7 +142,7 @@ pub fn default_choice(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter::{test_counter, SetEvent};
+    use crate::counter::SetEvent;
 
     fn counter(id: CounterId, event: Option<u64>) -> Counter {
         let set_event = event.map(|code| SetEvent {
@@ -154,7 +154,7 @@ mod tests {
             .map_or(format!("fixed{id}"), SetEvent::key);
         Counter {
             set_event,
-            ..test_counter(id, &key)
+            ..Counter::gatord_delta(id, key)
         }
     }
 

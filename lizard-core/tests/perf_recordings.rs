@@ -15,32 +15,10 @@ use gator_proto::apc::LocalCaptureReader;
 use gator_proto::recorded::RecordedResponses;
 use gator_proto::ProtocolVersion;
 use lizard_core::{
-    reduce, Counter, CounterClass, CounterId, FrameSink, KeyMap, ResultType, Sample, SampleStore,
-    Source, Unavailable, Units, Window,
+    reduce, Counter, CounterId, FrameSink, KeyMap, Sample, SampleStore, Unavailable, Window,
 };
 
 const OFFSET_NS: u64 = 5_000_000_000;
-
-fn delta_counter(id: CounterId) -> Counter {
-    Counter {
-        id,
-        key: String::new(),
-        name: String::new(),
-        title: String::new(),
-        description: String::new(),
-        category: String::new(),
-        multiplier: 1.0,
-        units: Units::Unknown,
-        class: CounterClass::Delta,
-        source: Source::Gatord,
-        scope: lizard_core::Scope::System,
-        result_type: ResultType::Integer,
-        set_event: None,
-        derivation: None,
-        cpu_series: None,
-        pmu_part: None,
-    }
-}
 
 /// Feeds `frames` through a sink with `keys` (key → id) into a store of `ids` counters.
 fn replay(frames: &[&[u8]], keys: &[(i32, CounterId)], ids: usize) -> (FrameSink, SampleStore) {
@@ -62,7 +40,7 @@ fn window_sum(store: &SampleStore, id: CounterId, start_ns: u64, end_ns: u64) ->
     let samples: Vec<Sample> = store
         .samples(id, Some(Window { start_ns, end_ns }))
         .unwrap();
-    reduce::read_int(&delta_counter(id), &samples).expect("samples in the window")
+    reduce::read_int(&Counter::gatord_delta(id, ""), &samples).expect("samples in the window")
 }
 
 #[test]

@@ -3,32 +3,10 @@
 
 use lizard_core::reduce::*;
 use lizard_core::{
-    Counter, CounterClass, CounterId, Derivation, DerivedInput, NoValue, ResultType, Sample, Scope,
-    Source, Units, Value, Window,
+    Counter, CounterClass, CounterId, Derivation, DerivedInput, NoValue, Sample, Source, Units,
+    Value, Window,
 };
 use proptest::prelude::*;
-
-/// A delta counter keyed `key`, of gatord, with no unit.
-fn test_counter(id: CounterId, key: &str) -> Counter {
-    Counter {
-        id,
-        key: key.into(),
-        name: String::new(),
-        title: String::new(),
-        description: String::new(),
-        category: String::new(),
-        multiplier: 1.0,
-        units: Units::Unknown,
-        class: CounterClass::Delta,
-        source: Source::Gatord,
-        scope: Scope::System,
-        result_type: ResultType::Integer,
-        set_event: None,
-        derivation: None,
-        cpu_series: None,
-        pmu_part: None,
-    }
-}
 
 /// A derivation of `text`, whose names `a`, `b`, … are counters 1, 2, … and `TIME`/`CORES` the time
 /// span and a constant 4.
@@ -211,7 +189,7 @@ fn counter(class: CounterClass, multiplier: f64, units: Units) -> Counter {
         multiplier,
         units,
         class,
-        ..test_counter(1, "k")
+        ..Counter::gatord_delta(1, "k")
     }
 }
 

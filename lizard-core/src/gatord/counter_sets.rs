@@ -141,7 +141,6 @@ pub(crate) fn assign(enabled: &[&Counter], sets: &[SetSlots]) -> Result<Vec<Conf
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::counter::test_counter;
 
     /// A fragment shaped like gatord 9.7.2's events-Cortex-A72.xml, with its 6-slot counter set.
     const EVENTS: &str = r#"<counter_set count="6" name="ARMv8_Cortex_A72_cnt"/>
@@ -162,7 +161,7 @@ mod tests {
                 set: set.into(),
                 code,
             }),
-            ..test_counter(id, key)
+            ..Counter::gatord_delta(id, key)
         }
     }
 
