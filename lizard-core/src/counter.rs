@@ -249,7 +249,8 @@ pub enum DerivedInput {
 
 impl Counter {
     /// A delta counter of gatord's with `id` and `key` and nothing else (no name, unit, multiplier or
-    /// derivation): a base to set the fields a caller needs on, as `Counter { units, ..Counter::gatord_delta(id, key) }`.
+    /// derivation): a base to set the fields a caller needs on, as
+    /// `Counter { units, ..Counter::gatord_delta(id, key) }`.
     pub fn gatord_delta(id: CounterId, key: impl Into<String>) -> Counter {
         Counter {
             id,
